@@ -1,0 +1,105 @@
+"""Import a BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`) as a golden set.
+
+Only queries with at least one judgement of score > 0 become questions: BEIR leaves unjudged queries
+out of the qrels, and an unjudged query is not a claim that nothing answers it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.forms import tag_form
+from retrieval_pipeline.core.question_files import question_set_from_mapping
+from retrieval_pipeline.core.questions import GoldenQuestionSet
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object); a malformed line names the file and the line."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as error:
+        raise InvalidInputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InvalidInputError(f"invalid JSON: {error.msg}", source=f"{path}:{number}") from None
+            if not isinstance(record, dict):
+                raise InvalidInputError("expected a JSON object", source=f"{path}:{number}")
+            yield number, record
+
+
+def read_qrels(path: Path) -> dict[str, list[str]]:
+    """Relevant document ids per query, in file order; a header line is allowed."""
+    relevant: dict[str, list[str]] = {}
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as error:
+        raise InvalidInputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
+    with handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if not row or (number == 1 and row[0] == "query-id"):
+                continue
+            if len(row) != 3:
+                raise InvalidInputError("expected query-id, corpus-id and score", source=f"{path}:{number}")
+            query_id, document_id, score = row
+            try:
+                is_relevant = float(score) > 0
+            except ValueError:
+                raise InvalidInputError(f"score {score!r} is not a number", source=f"{path}:{number}") from None
+            targets = relevant.setdefault(query_id, [])
+            if is_relevant and document_id not in targets:
+                targets.append(document_id)
+    return {query_id: targets for query_id, targets in relevant.items() if targets}
+
+
+def import_beir(folder: str | Path, *, identifier: str, split: str = "test", name: str | None = None) -> GoldenQuestionSet:
+    folder = Path(folder)
+    qrels = read_qrels(folder / "qrels" / f"{split}.tsv")
+    wanted = {document_id for targets in qrels.values() for document_id in targets}
+    corpus_path = folder / "corpus.jsonl"
+    texts = {
+        str(record.get("_id")): f"{record.get('title') or ''} {record.get('text') or ''}"
+        for _, record in read_jsonl(corpus_path)
+        if str(record.get("_id")) in wanted
+    }
+    queries_path = folder / "queries.jsonl"
+    questions = []
+    for number, record in read_jsonl(queries_path):
+        query_id = str(record.get("_id", ""))
+        if query_id not in qrels:
+            continue
+        text = record.get("text")
+        if not isinstance(text, str):
+            raise InvalidInputError("missing query text", source=f"{queries_path}:{number}", field="text")
+        targets = qrels[query_id]
+        missing = [document_id for document_id in targets if document_id not in texts]
+        if missing:
+            raise InvalidInputError(
+                f"query {query_id!r} is judged relevant to {missing[0]!r}, which is not in {corpus_path}",
+                source=str(folder / "qrels" / f"{split}.tsv"),
+            )
+        questions.append(
+            {
+                "id": query_id,
+                "question": text,
+                "form": tag_form(text, (texts[d] for d in targets)),
+                "expected_document_ids": targets,
+            }
+        )
+    return question_set_from_mapping(
+        {
+            "identifier": identifier,
+            "name": name or f"{folder.name} ({split})",
+            "description": f"Imported from the BEIR folder {folder.name}, split {split}; forms tagged by vocabulary overlap.",
+            "questions": questions,
+        },
+        source=str(folder),
+    )

@@ -1,0 +1,210 @@
+"""The project configuration file (YAML): store, question sets, named retrievers, tolerances, schedule.
+
+Relative paths resolve against the file's folder; every error names the file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
+from retrieval_pipeline.core.questions import GoldenQuestionSet, check_identifier
+from retrieval_pipeline.core.regression import Tolerances
+from retrieval_pipeline.core.retriever import BuildContext, Retriever, default_cache_dir
+from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
+
+CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
+DEFAULT_RETENTION_DAYS = 30.0
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SetFileSource(_Section):
+    file: str
+
+
+class BeirSource(_Section):
+    beir: str
+    identifier: str
+    split: str = "test"
+    name: str | None = None
+
+    @field_validator("identifier")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        return check_identifier(value, "set identifier")
+
+
+class RetrieverSpec(BaseModel):
+    """`kind` picks the class; every other key is that kind's parameter, validated by the kind."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    kind: str
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class ToleranceSection(_Section):
+    max_top1_drop: float = Field(0.1, ge=0)
+    max_top3_drop: float = Field(0.1, ge=0)
+    max_p95_latency_increase_ms: float | None = Field(None, ge=0)
+
+
+class DagsterSection(_Section):
+    """Read by the Dagster layer only; kept here so one file configures the whole project."""
+
+    nightly_cron: str = "0 2 * * *"
+    timezone: str = "UTC"
+    sensor_interval_seconds: int = Field(300, ge=1)
+    check_severity: Literal["ERROR", "WARN"] = "ERROR"
+
+
+class _ConfigFile(_Section):
+    store: str = "results"
+    retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
+    cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
+    overfetch_multiplier: int = OVERFETCH_MULTIPLIER
+    cache_dir: str | None = None
+    tolerances: ToleranceSection = ToleranceSection()
+    question_sets: list[SetFileSource | BeirSource] = []
+    retrievers: dict[str, RetrieverSpec] = {}
+    dagster: DagsterSection = DagsterSection()
+
+    @field_validator("retrievers")
+    @classmethod
+    def _retriever_identifiers(cls, retrievers: dict[str, RetrieverSpec]) -> dict[str, RetrieverSpec]:
+        for identifier in retrievers:
+            check_identifier(identifier, "retriever identifier")
+        return retrievers
+
+    @model_validator(mode="after")
+    def _cutoffs(self) -> _ConfigFile:
+        CutOffs(self.cutoffs, self.overfetch_multiplier)
+        return self
+
+
+class ProjectConfig:
+    """A loaded configuration; sets and retrievers are built on first use and then reused."""
+
+    def __init__(self, data: _ConfigFile, path: Path):
+        self.path = path
+        self.base_dir = path.parent
+        self._data = data
+        self.cutoffs = CutOffs(data.cutoffs, data.overfetch_multiplier)
+        self.tolerances = Tolerances(**data.tolerances.model_dump())
+        self.retention_days = data.retention_days
+        self.dagster = data.dagster
+        self.retriever_specs = data.retrievers
+        self._retrievers: dict[str, Retriever] = {}
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+    @property
+    def store_uri(self) -> str:
+        """A URI with a scheme is kept; a plain path resolves against the configuration's folder."""
+        store = self._data.store
+        return store if "://" in store else str(self.resolve(store))
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.resolve(self._data.cache_dir) if self._data.cache_dir else default_cache_dir()
+
+    def resolve(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.base_dir / candidate
+
+    @cached_property
+    def question_sets(self) -> QuestionSetRegistry:
+        return build_question_set_registry([*self._set_providers(), *entry_point_providers()])
+
+    def _set_providers(self) -> Iterable[SetProvider]:
+        from retrieval_pipeline.core.beir import import_beir
+        from retrieval_pipeline.core.question_files import load_question_set_file
+
+        for index, source in enumerate(self._data.question_sets):
+            if isinstance(source, SetFileSource):
+                path = self.resolve(source.file)
+                yield str(path), lambda path=path: [load_question_set_file(path)]
+            else:
+                path = self.resolve(source.beir)
+                yield f"{path} (BEIR, {source.split})", lambda s=source, path=path: [
+                    import_beir(path, identifier=s.identifier, split=s.split, name=s.name)
+                ]
+
+    def question_set(self, identifier: str) -> GoldenQuestionSet:
+        return self.question_sets[identifier]
+
+    @property
+    def retriever_identifiers(self) -> list[str]:
+        return list(self.retriever_specs)
+
+    def retriever(self, identifier: str) -> Retriever:
+        """Built once per configuration; a kind such as fusion may ask for other named retrievers."""
+        if identifier not in self._retrievers:
+            from retrieval_pipeline.core.retriever_kinds import build_retriever
+
+            if identifier not in self.retriever_specs:
+                raise UnknownIdentifierError("retriever", identifier, self.retriever_specs)
+            spec = self.retriever_specs[identifier]
+            context = BuildContext(
+                base_dir=self.base_dir,
+                source=self.source,
+                load_question_sets=lambda: self.question_sets,
+                cache_dir=self.cache_dir,
+                build_retriever=self.retriever,
+            )
+            self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, context)
+        return self._retrievers[identifier]
+
+
+def load_config(path: str | Path) -> ProjectConfig:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InvalidInputError(f"cannot read the configuration ({error.strerror or error})", source=str(path)) from None
+    import yaml
+
+    try:
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as error:
+        raise InvalidInputError(f"invalid YAML: {error}", source=str(path)) from None
+    if not isinstance(raw, dict):
+        raise InvalidInputError("the configuration must be a mapping", source=str(path))
+    try:
+        data = _ConfigFile.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        location = [str(part) for part in first["loc"] if not str(part).startswith(("SetFileSource", "BeirSource"))]
+        message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            message = "is not a known key"
+        elif first["type"] == "missing":
+            message = "is required"
+        raise InvalidInputError(
+            message, source=str(path), key=".".join(location[:-1]) or None, field=location[-1] if location else None
+        ) from None
+    return ProjectConfig(data, path.resolve())
+
+
+def demo_config_path() -> Path:
+    """The embedded demo, used when no configuration is given."""
+    return Path(__file__).resolve().parent.parent / "demo" / "config.yaml"
+
+
+def default_config_path() -> Path:
+    explicit = os.environ.get(CONFIG_ENV_VAR)
+    return Path(explicit) if explicit else demo_config_path()

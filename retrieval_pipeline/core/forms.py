@@ -1,0 +1,47 @@
+"""The documented rule that tags a question `match` or `gap` when importing labels that lack forms.
+
+A question is `match` when at least half of its content words (lower-cased alphanumeric tokens of
+three or more characters, English stopwords removed, Snowball-stemmed) occur in at least one of its
+target documents, and `gap` otherwise. Questions without targets are `gap`: nothing matches them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+MATCH_THRESHOLD = 0.5
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def content_terms(text: str) -> set[str]:
+    stopwords = _stopwords()
+    words = [w for w in _TOKEN.findall(text.lower()) if len(w) >= 3 and w not in stopwords]
+    return set(_stemmer().stemWords(words))
+
+
+def vocabulary_overlap(question: str, target_texts: Iterable[str]) -> float:
+    """Best share of the question's content terms found in any one target document."""
+    terms = content_terms(question)
+    if not terms:
+        return 0.0
+    return max((len(terms & content_terms(text)) / len(terms) for text in target_texts), default=0.0)
+
+
+def tag_form(question: str, target_texts: Iterable[str]) -> str:
+    return "match" if vocabulary_overlap(question, target_texts) >= MATCH_THRESHOLD else "gap"

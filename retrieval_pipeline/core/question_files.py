@@ -1,0 +1,104 @@
+"""Golden set files in YAML, JSON or JSONL, with errors that name the file, question id and field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
+
+SET_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
+
+
+def load_question_set_file(path: str | Path) -> GoldenQuestionSet:
+    """YAML and JSON hold one mapping (identifier, name, description, questions).
+
+    JSONL holds the set's header on its first line and one question per following line, which keeps
+    large sets streamable and diff-friendly.
+    """
+    path = Path(path)
+    source = str(path)
+    if path.suffix not in SET_FILE_SUFFIXES:
+        raise InvalidInputError(f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InvalidInputError(f"cannot read the set file ({error.strerror or error})", source=source) from None
+    if path.suffix == ".jsonl":
+        return _from_jsonl(text, source)
+    return question_set_from_mapping(_parse_document(text, path.suffix, source), source)
+
+
+def _parse_document(text: str, suffix: str, source: str) -> Any:
+    try:
+        if suffix == ".json":
+            return json.loads(text)
+        import yaml
+
+        return yaml.safe_load(text)
+    except (json.JSONDecodeError, ValueError) as error:
+        raise InvalidInputError(f"invalid JSON: {error}", source=source) from None
+    except Exception as error:  # yaml.YAMLError and its subclasses
+        raise InvalidInputError(f"invalid YAML: {error}", source=source) from None
+
+
+def _from_jsonl(text: str, source: str) -> GoldenQuestionSet:
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise InvalidInputError("empty file; the first line must hold the set's identifier and name", source=source)
+    records = []
+    for number, line in lines:
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise InvalidInputError(f"invalid JSON on line {number}: {error.msg}", source=source) from None
+    header, questions = records[0], records[1:]
+    if not isinstance(header, Mapping):
+        raise InvalidInputError("line 1 must be a JSON object with the set's identifier and name", source=source)
+    return question_set_from_mapping({**header, "questions": questions}, source)
+
+
+def question_set_from_mapping(data: Any, source: str) -> GoldenQuestionSet:
+    """Validate question by question first, so an error names the question id, then the set."""
+    if not isinstance(data, Mapping):
+        raise InvalidInputError("expected a mapping with identifier, name, description and questions", source=source)
+    raw_questions = data.get("questions")
+    if not isinstance(raw_questions, list):
+        raise InvalidInputError("must be a list of questions", source=source, field="questions")
+    questions = [_question(raw, index, source) for index, raw in enumerate(raw_questions)]
+    try:
+        return GoldenQuestionSet.model_validate({**data, "questions": questions})
+    except ValidationError as error:
+        raise _invalid(error, source, key=None) from None
+
+
+def _question(raw: Any, index: int, source: str) -> GoldenQuestion:
+    key = f"question {raw.get('id')!r}" if isinstance(raw, Mapping) and raw.get("id") else f"question #{index + 1}"
+    if not isinstance(raw, Mapping):
+        raise InvalidInputError("must be a mapping", source=source, key=key)
+    try:
+        return GoldenQuestion.model_validate(dict(raw))
+    except ValidationError as error:
+        raise _invalid(error, source, key=key) from None
+
+
+def _invalid(error: ValidationError, source: str, key: str | None) -> InvalidInputError:
+    first = error.errors()[0]
+    location = [str(part) for part in first["loc"]]
+    field = location[0] if location else None
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "missing":
+        message = "is required"
+    elif first["type"] == "extra_forbidden":
+        message = "is not a known field"
+    elif first["type"] == "enum":
+        message = f"{first['input']!r} is not a known form; use 'match' or 'gap'"
+    elif len(location) > 1:
+        message = f"item {int(location[1]) + 1}: {message}"
+    return InvalidInputError(message, source=source, key=key, field=field)
+

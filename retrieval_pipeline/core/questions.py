@@ -1,0 +1,105 @@
+"""Golden questions and sets (SPEC section 1): immutable, validated on construction."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
+KNOWN_HARD_CLASSES = ("near-duplicate", "specific-vs-general", "prose-free", "boilerplate", "normal")
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+
+
+def check_identifier(identifier: str, what: str = "identifier") -> str:
+    """Identifiers end up in paths, partition keys and run keys, so they are kept to a safe alphabet."""
+    if not isinstance(identifier, str) or not re.fullmatch(IDENTIFIER_PATTERN, identifier):
+        raise ValueError(
+            f"{what} {identifier!r} must match {IDENTIFIER_PATTERN} "
+            "(lower-case letters, digits and underscores, in dot-separated parts)"
+        )
+    return identifier
+
+
+class QuestionForm(str, Enum):
+    """`match` shares vocabulary with its target; `gap` rewords it, where retrieval problems live."""
+
+    MATCH = "match"
+    GAP = "gap"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False)
+
+
+class GoldenQuestion(_Frozen):
+    """One labelled question; an empty `expected_document_ids` says no indexed document answers it."""
+
+    id: NonEmpty
+    question: NonEmpty
+    form: QuestionForm
+    expected_document_ids: tuple[NonEmpty, ...]
+    hard_class: NonEmpty | None = None
+    answer_gist: str | None = None
+
+    @field_validator("id", "question", "hard_class")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("expected_document_ids")
+    @classmethod
+    def _distinct(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
+        seen: set[str] = set()
+        for document_id in ids:
+            if document_id in seen:
+                raise ValueError(f"duplicate expected document id {document_id!r}")
+            seen.add(document_id)
+        return ids
+
+
+class GoldenQuestionSet(_Frozen):
+    """A labelled set; labels only mean something against one concrete corpus."""
+
+    identifier: str
+    name: NonEmpty
+    description: str = ""
+    questions: tuple[GoldenQuestion, ...] = Field(min_length=1)
+
+    @field_validator("identifier")
+    @classmethod
+    def _identifier(cls, identifier: str) -> str:
+        return check_identifier(identifier, "set identifier")
+
+    @model_validator(mode="after")
+    def _unique_question_ids(self) -> GoldenQuestionSet:
+        seen: set[str] = set()
+        for question in self.questions:
+            if question.id in seen:
+                raise ValueError(f"duplicate question id {question.id!r}")
+            seen.add(question.id)
+        return self
+
+    def question(self, question_id: str) -> GoldenQuestion:
+        for question in self.questions:
+            if question.id == question_id:
+                return question
+        raise KeyError(question_id)
+
+    def counts_by_form(self) -> dict[str, int]:
+        return _count(q.form.value for q in self.questions)
+
+    def counts_by_hard_class(self) -> dict[str, int]:
+        return _count(q.hard_class for q in self.questions if q.hard_class is not None)
+
+
+def _count(keys) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return counts

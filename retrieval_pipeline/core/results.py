@@ -1,0 +1,179 @@
+"""A run's result (SPEC section 4): per-question outcomes and everything derived from them."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, hit_rate, is_hit
+
+GRADER = "retrieval_hit_rate"
+LATENCY_PERCENTILES = (50, 90, 95, 99)
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """What one question got back. Hits are derived, never stored apart from the ids they come from.
+
+    An errored question (the retriever failed after its retries) has no hits at all: it is neither a
+    hit nor a miss, and its run is incomplete.
+    """
+
+    question_id: str
+    form: str
+    hard_class: str | None
+    expected_document_ids: tuple[str, ...]
+    retrieved_document_ids: tuple[str, ...]
+    latency_ms: float
+    error: str | None = None
+
+    def hit_at(self, k: int) -> bool | None:
+        if self.error is not None:
+            return None
+        return is_hit(self.retrieved_document_ids, self.expected_document_ids, k)
+
+    @property
+    def top1_hit(self) -> bool | None:
+        return self.hit_at(1)
+
+    @property
+    def top3_hit(self) -> bool | None:
+        return self.hit_at(3)
+
+
+@dataclass(frozen=True)
+class GroupRates:
+    """One key of a breakdown (a form or a hard class)."""
+
+    questions: int
+    top1_hits: int
+    top3_hits: int
+
+    @property
+    def top1_hit_rate(self) -> float:
+        return hit_rate(self.top1_hits, self.questions)
+
+    @property
+    def top3_hit_rate(self) -> float:
+        return hit_rate(self.top3_hits, self.questions)
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"questions": self.questions, "top1_hit_rate": self.top1_hit_rate, "top3_hit_rate": self.top3_hit_rate}
+
+
+@dataclass(frozen=True)
+class EvaluationSummary:
+    """The generic evaluation-result model (ADR-060): retrieval rates stored under their overloaded names."""
+
+    set_identifier: str
+    model: str
+    grader: str
+    total: int
+    passed: int
+    pass_rate: float
+    mean_score: float
+    question_outcomes: tuple[tuple[str, bool, float], ...]
+
+
+def new_run_id(run_at: datetime) -> str:
+    """Sortable by time, unique across processes: the timestamp then random hex."""
+    return f"{run_at.strftime('%Y%m%dT%H%M%S%fZ')}-{secrets.token_hex(4)}"
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    set_identifier: str
+    retriever_identifier: str
+    questions: tuple[QuestionResult, ...]
+    run_at: datetime = field(default_factory=utc_now)
+    run_id: str = ""
+    cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
+    index_version: str | None = None
+    grader: str = GRADER
+
+    def __post_init__(self) -> None:
+        if not self.run_id:
+            object.__setattr__(self, "run_id", new_run_id(self.run_at))
+
+    @property
+    def question_count(self) -> int:
+        return len(self.questions)
+
+    def hit_count(self, k: int) -> int:
+        return sum(1 for q in self.questions if q.hit_at(k))
+
+    def hit_rate(self, k: int) -> float:
+        return hit_rate(self.hit_count(k), self.question_count)
+
+    @property
+    def top1_hit_count(self) -> int:
+        return self.hit_count(1)
+
+    @property
+    def top3_hit_count(self) -> int:
+        return self.hit_count(3)
+
+    @property
+    def top1_hit_rate(self) -> float:
+        return self.hit_rate(1)
+
+    @property
+    def top3_hit_rate(self) -> float:
+        return self.hit_rate(3)
+
+    @property
+    def errored_question_ids(self) -> tuple[str, ...]:
+        return tuple(q.question_id for q in self.questions if q.error is not None)
+
+    @property
+    def complete(self) -> bool:
+        """An incomplete run is kept for inspection but never becomes a baseline."""
+        return not self.errored_question_ids
+
+    def by_form(self) -> dict[str, GroupRates]:
+        return _breakdown(self.questions, lambda q: q.form)
+
+    def by_hard_class(self) -> dict[str, GroupRates]:
+        return _breakdown(self.questions, lambda q: q.hard_class)
+
+    def latency_percentiles(self) -> dict[str, float]:
+        """Nearest-rank percentiles over the questions that answered, in milliseconds."""
+        latencies = sorted(q.latency_ms for q in self.questions if q.error is None)
+        if not latencies:
+            return {}
+        return {f"p{p}": latencies[max(0, math.ceil(p / 100 * len(latencies)) - 1)] for p in LATENCY_PERCENTILES} | {
+            "max": latencies[-1]
+        }
+
+    def to_evaluation_summary(self) -> EvaluationSummary:
+        return EvaluationSummary(
+            set_identifier=self.set_identifier,
+            model=self.retriever_identifier,
+            grader=self.grader,
+            total=self.question_count,
+            passed=self.top1_hit_count,
+            pass_rate=self.top1_hit_rate,
+            mean_score=self.top3_hit_rate,
+            question_outcomes=tuple((q.question_id, bool(q.top1_hit), 1.0 if q.top3_hit else 0.0) for q in self.questions),
+        )
+
+
+def _breakdown(questions: Iterable[QuestionResult], key: Callable[[QuestionResult], str | None]) -> dict[str, GroupRates]:
+    """Keys in first-seen order, only keys that occur; questions without a key are left out."""
+    counts: dict[str, list[int]] = {}
+    for question in questions:
+        group = key(question)
+        if group is None:
+            continue
+        tally = counts.setdefault(group, [0, 0, 0])
+        tally[0] += 1
+        tally[1] += bool(question.top1_hit)
+        tally[2] += bool(question.top3_hit)
+    return {group: GroupRates(*tally) for group, tally in counts.items()}

@@ -1,0 +1,98 @@
+"""The retriever contract (SPEC section 2): deliberately minimal so any pipeline can be measured.
+
+A kind is a class registered under the entry-point group `retrieval_pipeline.retrievers`; the project
+configuration names instances of kinds. A kind is built by `Kind.from_config(identifier, params, context)`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from retrieval_pipeline.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.question_sets import QuestionSetRegistry
+
+RETRIEVER_KINDS_GROUP = "retrieval_pipeline.retrievers"
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Ranked document ids for a question, best first; duplicates allowed (one id per chunk)."""
+
+    identifier: str
+
+    def retrieve(self, question: str, limit: int) -> Sequence[str]: ...
+
+
+@runtime_checkable
+class BatchRetriever(Protocol):
+    """Optional: many questions in one call, for retrievers that vectorise (BM25) or fan out."""
+
+    def retrieve_batch(self, questions: Sequence[str], limit: int) -> Sequence[Sequence[str]]: ...
+
+
+@runtime_checkable
+class VersionedIndex(Protocol):
+    """Optional: the version of the index served, so a rebuild can trigger an evaluation."""
+
+    def index_version(self) -> str: ...
+
+
+@runtime_checkable
+class ConcurrentRetriever(Protocol):
+    """Optional: how many questions may be asked at once (remote services)."""
+
+    concurrency: int
+
+
+def document_id_from_chunk(chunk_id: str, separator: str = "_") -> str:
+    """Chunk-grained stores label chunks `<document>_<n>`; labels are documents, so keep the prefix."""
+    head, found, _ = chunk_id.rpartition(separator)
+    return head if found and head else chunk_id
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a kind may need beyond its own parameters, supplied by the configuration that names it."""
+
+    base_dir: Path
+    source: str
+    load_question_sets: Callable[[], QuestionSetRegistry] | None = None
+    cache_dir: Path = field(default_factory=lambda: default_cache_dir())
+    build_retriever: Callable[[str], Retriever] | None = None
+
+    def resolve(self, path: str | Path) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else (self.base_dir / candidate)
+
+
+def default_cache_dir() -> Path:
+    """Built indexes are reused across runs and processes, so they live outside any one run."""
+    explicit = os.environ.get("RETRIEVAL_EVAL_CACHE")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "retrieval-eval"
+
+
+class RetrieverParams(BaseModel):
+    """Base of every kind's parameters: unknown keys are refused so typos do not pass silently."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def parse(cls, identifier: str, params: Mapping[str, Any], context: BuildContext):
+        try:
+            return cls.model_validate(dict(params))
+        except ValidationError as error:
+            first = error.errors()[0]
+            location = ".".join(str(part) for part in first["loc"]) or None
+            raise InvalidInputError(
+                first["msg"], source=context.source, key=f"retrievers.{identifier}", field=location
+            ) from None

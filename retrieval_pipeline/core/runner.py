@@ -1,0 +1,146 @@
+"""Asking a retriever every question of a set, with bounded retries, and scoring what came back.
+
+Like the record's evaluation service it neither persists nor compares: that is `evaluation.py`'s job.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.results import QuestionResult, RunResult, utc_now
+from retrieval_pipeline.core.retriever import BatchRetriever, Retriever, VersionedIndex
+from retrieval_pipeline.core.scoring import CutOffs, collapse
+
+BATCH_SIZE = 1000
+Progress = Callable[[int], None]
+
+
+class RetrieverFault(Exception):
+    """The retriever answered with something that is not a ranking; retrying will not change that."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """A failing question is asked `attempts` times in all, waiting backoff, backoff*factor, ... between."""
+
+    attempts: int = 3
+    backoff_seconds: float = 0.2
+    factor: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.backoff_seconds < 0 or self.factor < 1:
+            raise ValueError("retries need attempts >= 1, backoff >= 0 and factor >= 1")
+
+
+def checked_ranking(raw: object) -> Sequence[str]:
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
+        raise RetrieverFault(f"returned {type(raw).__name__} {_preview(raw)}; expected a sequence of document-id strings")
+    for item in raw:
+        if not isinstance(item, str):
+            raise RetrieverFault(
+                f"returned a sequence holding {type(item).__name__} {_preview(item)}; expected document-id strings"
+            )
+    return raw
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def run_question_set(
+    question_set: GoldenQuestionSet,
+    retriever: Retriever,
+    *,
+    cutoffs: CutOffs = CutOffs(),
+    retry: RetryPolicy = RetryPolicy(),
+    progress: Progress | None = None,
+) -> RunResult:
+    run_at = utc_now()
+    index_version = retriever.index_version() if isinstance(retriever, VersionedIndex) else None
+    questions = question_set.questions
+    if isinstance(retriever, BatchRetriever):
+        rankings = _ask_in_batches(retriever, questions, cutoffs.fetch_limit, retry, progress)
+    else:
+        rankings = _ask_one_by_one(retriever, questions, cutoffs.fetch_limit, retry, progress)
+    depth = cutoffs.deepest
+    results = tuple(
+        QuestionResult(
+            question_id=question.id,
+            form=question.form.value,
+            hard_class=question.hard_class,
+            expected_document_ids=question.expected_document_ids,
+            retrieved_document_ids=collapse(ranking, depth) if error is None else (),
+            latency_ms=latency_ms,
+            error=error,
+        )
+        for question, (ranking, latency_ms, error) in zip(questions, rankings)
+    )
+    return RunResult(
+        set_identifier=question_set.identifier,
+        retriever_identifier=retriever.identifier,
+        questions=results,
+        run_at=run_at,
+        cutoffs=cutoffs.values,
+        index_version=index_version,
+    )
+
+
+Answer = tuple[Sequence[str], float, "str | None"]
+
+
+def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> Answer:
+    wait = retry.backoff_seconds
+    for attempt in range(1, retry.attempts + 1):
+        started = time.perf_counter()
+        try:
+            ranking = checked_ranking(retriever.retrieve(text, limit))
+            return ranking, (time.perf_counter() - started) * 1000.0, None
+        except RetrieverFault as fault:
+            return (), 0.0, str(fault)
+        except Exception as error:  # a retriever may fail in any way; the run must go on
+            if attempt == retry.attempts:
+                return (), 0.0, f"{type(error).__name__}: {error} (after {retry.attempts} attempts)"
+            time.sleep(wait)
+            wait *= retry.factor
+    raise AssertionError("unreachable")
+
+
+def _ask_one_by_one(retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress) -> list[Answer]:
+    concurrency = int(getattr(retriever, "concurrency", 1) or 1)
+
+    def ask(question: GoldenQuestion) -> Answer:
+        answer = _ask(retriever, question.question, limit, retry)
+        if progress is not None:
+            progress(1)
+        return answer
+
+    if concurrency <= 1:
+        return [ask(question) for question in questions]
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        return list(pool.map(ask, questions))
+
+
+def _ask_in_batches(retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress) -> list[Answer]:
+    """A failed or malformed batch falls back to asking its questions one by one, with retries."""
+    answers: list[Answer] = []
+    for start in range(0, len(questions), BATCH_SIZE):
+        chunk = questions[start : start + BATCH_SIZE]
+        started = time.perf_counter()
+        try:
+            rankings = retriever.retrieve_batch([q.question for q in chunk], limit)
+            if len(rankings) != len(chunk):
+                raise RetrieverFault(f"batch of {len(chunk)} questions returned {len(rankings)} rankings")
+            rankings = [checked_ranking(ranking) for ranking in rankings]
+        except Exception:
+            answers.extend(_ask_one_by_one(retriever, chunk, limit, retry, progress))
+            continue
+        latency_ms = (time.perf_counter() - started) * 1000.0 / len(chunk)
+        answers.extend((ranking, latency_ms, None) for ranking in rankings)
+        if progress is not None:
+            progress(len(chunk))
+    return answers
