@@ -1,0 +1,51 @@
+"""The one operation the command line and Dagster share: load the baseline, evaluate, compare, save."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from retrieval_pipeline.core.questions import GoldenQuestionSet
+from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression
+from retrieval_pipeline.core.results import RunResult
+from retrieval_pipeline.core.retriever import Retriever
+from retrieval_pipeline.core.runner import Progress, RetryPolicy, run_question_set
+from retrieval_pipeline.core.scoring import CutOffs
+from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    run: RunResult
+    report: RegressionReport
+    stored: StoredRun
+    baseline: RunResult | None
+
+
+def evaluate_and_record(
+    question_set: GoldenQuestionSet,
+    retriever: Retriever,
+    store: ResultStore,
+    *,
+    tolerances: Tolerances = Tolerances(),
+    cutoffs: CutOffs = CutOffs(),
+    retry: RetryPolicy = RetryPolicy(),
+    progress: Progress | None = None,
+) -> Evaluation:
+    """The baseline is read before the run is saved, so a run never compares with itself.
+
+    An incomplete run is saved for inspection but compared with nothing: its errored questions are
+    not misses, and treating them so would report a regression the retrieval did not make.
+    """
+    baseline = store.baseline(HistoryKey(question_set.identifier, retriever.identifier))
+    run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
+    if run.complete:
+        report = detect_regression(run, baseline, tolerances)
+    else:
+        report = RegressionReport(
+            has_baseline=baseline is not None,
+            is_regression=False,
+            summary=f"Incomplete run: the retriever failed on {len(run.errored_question_ids)} question(s); "
+            "stored for inspection, not compared and never used as a baseline.",
+            baseline_run_id=baseline.run_id if baseline else None,
+        )
+    return Evaluation(run=run, report=report, stored=store.save(run), baseline=baseline)

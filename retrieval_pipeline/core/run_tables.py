@@ -1,0 +1,146 @@
+"""A run as Arrow tables and back: the summary row and the per-question rows of SPEC section 4.
+
+Hits are written for readers' convenience but rebuilt from the ids on reading, so a stored run and
+the run it came from are the same value.
+"""
+
+from __future__ import annotations
+
+from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
+
+
+
+def _schemas():
+    import pyarrow as pa
+
+    breakdown = pa.list_(
+        pa.struct([("key", pa.string()), ("questions", pa.int64()), ("top1_hit_rate", pa.float64()), ("top3_hit_rate", pa.float64())])
+    )
+    summary = pa.schema(
+        [
+            ("set_identifier", pa.string()),
+            ("retriever_identifier", pa.string()),
+            ("grader", pa.string()),
+            ("run_id", pa.string()),
+            ("run_at", pa.timestamp("us", tz="UTC")),
+            ("complete", pa.bool_()),
+            ("question_count", pa.int64()),
+            ("errored_count", pa.int64()),
+            ("top1_hit_count", pa.int64()),
+            ("top1_hit_rate", pa.float64()),
+            ("top3_hit_count", pa.int64()),
+            ("top3_hit_rate", pa.float64()),
+            ("pass_rate", pa.float64()),
+            ("mean_score", pa.float64()),
+            ("cutoffs", pa.list_(pa.int64())),
+            ("hit_rates", pa.list_(pa.float64())),
+            ("by_form", breakdown),
+            ("by_hard_class", breakdown),
+            *[(f"latency_p{p}_ms", pa.float64()) for p in LATENCY_PERCENTILES],
+            ("latency_max_ms", pa.float64()),
+            ("index_version", pa.string()),
+        ]
+    )
+    questions = pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("question_id", pa.string()),
+            ("form", pa.string()),
+            ("hard_class", pa.string()),
+            ("expected_document_ids", pa.list_(pa.string())),
+            ("retrieved_document_ids", pa.list_(pa.string())),
+            ("top1_hit", pa.bool_()),
+            ("top3_hit", pa.bool_()),
+            ("latency_ms", pa.float64()),
+            ("error", pa.string()),
+        ]
+    )
+    return summary, questions
+
+
+def _breakdown_rows(groups) -> list[dict]:
+    return [{"key": key, **rates.as_dict()} for key, rates in groups.items()]
+
+
+def summary_table(run: RunResult):
+    import pyarrow as pa
+
+    summary = run.to_evaluation_summary()
+    latency = run.latency_percentiles()
+    row = {
+        "set_identifier": run.set_identifier,
+        "retriever_identifier": run.retriever_identifier,
+        "grader": run.grader,
+        "run_id": run.run_id,
+        "run_at": run.run_at,
+        "complete": run.complete,
+        "question_count": run.question_count,
+        "errored_count": len(run.errored_question_ids),
+        "top1_hit_count": run.top1_hit_count,
+        "top1_hit_rate": run.top1_hit_rate,
+        "top3_hit_count": run.top3_hit_count,
+        "top3_hit_rate": run.top3_hit_rate,
+        "pass_rate": summary.pass_rate,
+        "mean_score": summary.mean_score,
+        "cutoffs": list(run.cutoffs),
+        "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
+        "by_form": _breakdown_rows(run.by_form()),
+        "by_hard_class": _breakdown_rows(run.by_hard_class()),
+        **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in LATENCY_PERCENTILES},
+        "latency_max_ms": latency.get("max"),
+        "index_version": run.index_version,
+    }
+    return pa.Table.from_pylist([row], schema=_schemas()[0])
+
+
+def question_table(run: RunResult):
+    import pyarrow as pa
+
+    questions = run.questions
+    columns = {
+        "run_id": [run.run_id] * len(questions),
+        "question_id": [q.question_id for q in questions],
+        "form": [q.form for q in questions],
+        "hard_class": [q.hard_class for q in questions],
+        "expected_document_ids": [list(q.expected_document_ids) for q in questions],
+        "retrieved_document_ids": [list(q.retrieved_document_ids) for q in questions],
+        "top1_hit": [q.top1_hit for q in questions],
+        "top3_hit": [q.top3_hit for q in questions],
+        "latency_ms": [q.latency_ms for q in questions],
+        "error": [q.error for q in questions],
+    }
+    return pa.Table.from_pydict(columns, schema=_schemas()[1])
+
+
+def run_from_tables(summary, questions) -> RunResult:
+    row = summary.to_pylist()[0]
+    columns = questions.to_pydict()
+    return RunResult(
+        set_identifier=row["set_identifier"],
+        retriever_identifier=row["retriever_identifier"],
+        grader=row["grader"],
+        run_id=row["run_id"],
+        run_at=row["run_at"],
+        cutoffs=tuple(row["cutoffs"]),
+        index_version=row["index_version"],
+        questions=tuple(
+            QuestionResult(
+                question_id=question_id,
+                form=form,
+                hard_class=hard_class,
+                expected_document_ids=tuple(expected),
+                retrieved_document_ids=tuple(retrieved),
+                latency_ms=latency_ms,
+                error=error,
+            )
+            for question_id, form, hard_class, expected, retrieved, latency_ms, error in zip(
+                columns["question_id"],
+                columns["form"],
+                columns["hard_class"],
+                columns["expected_document_ids"],
+                columns["retrieved_document_ids"],
+                columns["latency_ms"],
+                columns["error"],
+            )
+        ),
+    )

@@ -1,0 +1,153 @@
+"""The Parquet result store (SPEC section 4): every run kept as plain Parquet any reader can open.
+
+Layout under the root URI, one file per run on each side:
+
+    summaries/<set>/<retriever>/<grader>/<run_id>.parquet             one summary row (complete run)
+    summaries/<set>/<retriever>/<grader>/<run_id>.incomplete.parquet  one summary row (retriever errors)
+    questions/<set>/<retriever>/<grader>/<run_id>.parquet             one row per question
+
+A run becomes visible only when its summary lands, and each file is written under a temporary name
+then renamed, so a crash mid-write leaves the history as it was and no partial run. The completeness
+mark in the summary's name lets the baseline be found without opening every past run.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from retrieval_pipeline.core.errors import StoreError
+from retrieval_pipeline.core.results import GRADER, RunResult
+from retrieval_pipeline.core.run_tables import question_table, run_from_tables, summary_table
+
+COMPLETE_SUFFIX = ".parquet"
+INCOMPLETE_SUFFIX = ".incomplete.parquet"
+PARTIAL_PREFIX = ".partial-"
+
+
+@dataclass(frozen=True, order=True)
+class HistoryKey:
+    set_identifier: str
+    retriever_identifier: str
+    grader: str = GRADER
+
+    @property
+    def parts(self) -> str:
+        return f"{self.set_identifier}/{self.retriever_identifier}/{self.grader}"
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as listed in the history: enough to sort, show and fetch it."""
+
+    key: HistoryKey
+    run_id: str
+    complete: bool
+
+    @property
+    def run_at(self) -> datetime:
+        return datetime.strptime(self.run_id.split("-", 1)[0], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=timezone.utc)
+
+    @property
+    def file_name(self) -> str:
+        return self.run_id + (COMPLETE_SUFFIX if self.complete else INCOMPLETE_SUFFIX)
+
+
+class ResultStore:
+    def __init__(self, uri: str):
+        self.uri = uri
+        try:
+            from upath import UPath
+
+            self.root = UPath(uri)
+            self.fs = self.root.fs
+        except (ImportError, ValueError) as error:
+            raise StoreError(f"cannot open the result store {uri!r}: {error}") from None
+
+    def _dir(self, side: str, key: HistoryKey) -> str:
+        return f"{self.root.path.rstrip('/')}/{side}/{key.parts}"
+
+    def save(self, run: RunResult) -> StoredRun:
+        key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
+        stored = StoredRun(key, run.run_id, run.complete)
+        self._write(self._dir("questions", key), f"{run.run_id}{COMPLETE_SUFFIX}", question_table(run))
+        self._write(self._dir("summaries", key), stored.file_name, summary_table(run))
+        return stored
+
+    def _write(self, folder: str, name: str, table) -> None:
+        import pyarrow.parquet as pq
+
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        partial = f"{folder}/{PARTIAL_PREFIX}{name}"
+        try:
+            self.fs.makedirs(folder, exist_ok=True)
+            self.fs.pipe_file(partial, buffer.getvalue())
+            self.fs.mv(partial, f"{folder}/{name}")
+        except OSError as error:
+            raise StoreError(f"cannot write to the result store {self.uri!r}: {error}") from None
+
+    def history(self, key: HistoryKey) -> list[StoredRun]:
+        """Newest first."""
+        folder = self._dir("summaries", key)
+        try:
+            names = [path.rsplit("/", 1)[-1] for path in self.fs.ls(folder, detail=False)] if self.fs.exists(folder) else []
+        except OSError as error:
+            raise StoreError(f"cannot read the result store {self.uri!r}: {error}") from None
+        runs = [
+            StoredRun(key, name.removesuffix(INCOMPLETE_SUFFIX), complete=False)
+            if name.endswith(INCOMPLETE_SUFFIX)
+            else StoredRun(key, name.removesuffix(COMPLETE_SUFFIX), complete=True)
+            for name in names
+            if name.endswith(COMPLETE_SUFFIX) and not name.startswith(PARTIAL_PREFIX)
+        ]
+        return sorted(runs, key=lambda run: run.run_id, reverse=True)
+
+    def baseline(self, key: HistoryKey) -> RunResult | None:
+        """The most recent complete run: an incomplete run is never a baseline."""
+        latest = next((run for run in self.history(key) if run.complete), None)
+        return self.load(latest) if latest else None
+
+    def load(self, stored: StoredRun) -> RunResult:
+        return run_from_tables(
+            self._read(f"{self._dir('summaries', stored.key)}/{stored.file_name}"),
+            self._read(f"{self._dir('questions', stored.key)}/{stored.run_id}{COMPLETE_SUFFIX}"),
+        )
+
+    def _read(self, path: str):
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(io.BytesIO(self.fs.cat_file(path)))
+        except OSError as error:
+            raise StoreError(f"cannot read {path} from the result store {self.uri!r}: {error}") from None
+
+    def keys(self) -> list[HistoryKey]:
+        root = f"{self.root.path.rstrip('/')}/summaries"
+        try:
+            folders = self.fs.glob(f"{root}/*/*/*") if self.fs.exists(root) else []
+        except OSError as error:
+            raise StoreError(f"cannot read the result store {self.uri!r}: {error}") from None
+        return sorted(HistoryKey(*folder.rstrip("/").split("/")[-3:]) for folder in folders if self.fs.isdir(folder))
+
+    def prune(self, retention: timedelta, now: datetime | None = None) -> list[StoredRun]:
+        """Remove runs older than `retention`, always keeping each key's latest run and latest complete run."""
+        cutoff = (now or datetime.now(timezone.utc)) - retention
+        removed = []
+        for key in self.keys():
+            runs = self.history(key)
+            keep = {run.run_id for run in runs[:1]} | {next((r.run_id for r in runs if r.complete), None)}
+            for run in runs:
+                if run.run_id not in keep and run.run_at < cutoff:
+                    self._remove(run)
+                    removed.append(run)
+        return removed
+
+    def _remove(self, run: StoredRun) -> None:
+        """Summary first: once it is gone the run is no longer visible, whatever happens next."""
+        try:
+            self.fs.rm(f"{self._dir('summaries', run.key)}/{run.file_name}")
+            self.fs.rm(f"{self._dir('questions', run.key)}/{run.run_id}{COMPLETE_SUFFIX}")
+        except OSError as error:
+            raise StoreError(f"cannot remove run {run.run_id} from the result store {self.uri!r}: {error}") from None
