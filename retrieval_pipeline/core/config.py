@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, validation_problem
 from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.questions import GoldenQuestionSet, check_identifier
 from retrieval_pipeline.core.regression import Tolerances
@@ -187,13 +187,9 @@ def load_config(path: str | Path) -> ProjectConfig:
     try:
         data = _ConfigFile.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        location = [str(part) for part in first["loc"] if not str(part).startswith(("SetFileSource", "BeirSource"))]
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "extra_forbidden":
+        location, message = validation_problem(error)
+        if message == "is not a known field":
             message = "is not a known key"
-        elif first["type"] == "missing":
-            message = "is required"
         raise InvalidInputError(
             message, source=str(path), key=".".join(location[:-1]) or None, field=location[-1] if location else None
         ) from None

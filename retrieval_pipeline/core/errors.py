@@ -43,3 +43,29 @@ class DuplicateIdentifierError(RetrievalEvalError, ValueError):
 
 class StoreError(RetrievalEvalError):
     """The result store cannot be reached or holds something unreadable."""
+
+
+def validation_problem(error) -> tuple[list[str], str]:
+    """The first problem of a pydantic ValidationError as (field path, plain sentence).
+
+    Union member names that pydantic inserts into the path are dropped: users wrote keys, not types.
+    """
+    first = error.errors()[0]
+    location = [str(part) for part in first["loc"] if not _is_union_member(part)]
+    kind = first["type"]
+    if kind == "missing":
+        message = "is required"
+    elif kind == "extra_forbidden":
+        message = "is not a known field"
+    elif kind == "enum":
+        message = f"{first['input']!r} is not one of {first.get('ctx', {}).get('expected', 'the allowed values')}"
+    else:
+        message = first["msg"].removeprefix("Value error, ")
+    return location, message
+
+
+_TYPE_NAMES = {"str", "int", "float", "bool", "list", "dict", "none"}
+
+
+def _is_union_member(part: object) -> bool:
+    return isinstance(part, str) and (part[:1].isupper() or "[" in part or part in _TYPE_NAMES)

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.errors import InvalidInputError, validation_problem
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
 
 SET_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
@@ -88,17 +88,9 @@ def _question(raw: Any, index: int, source: str) -> GoldenQuestion:
 
 
 def _invalid(error: ValidationError, source: str, key: str | None) -> InvalidInputError:
-    first = error.errors()[0]
-    location = [str(part) for part in first["loc"]]
-    field = location[0] if location else None
-    message = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "missing":
-        message = "is required"
-    elif first["type"] == "extra_forbidden":
-        message = "is not a known field"
-    elif first["type"] == "enum":
-        message = f"{first['input']!r} is not a known form; use 'match' or 'gap'"
-    elif len(location) > 1:
+    location, message = validation_problem(error)
+    if error.errors()[0]["type"] == "enum":
+        message = f"{error.errors()[0]['input']!r} is not a known form; use 'match' or 'gap'"
+    elif len(location) > 1 and location[1].isdigit():
         message = f"item {int(location[1]) + 1}: {message}"
-    return InvalidInputError(message, source=source, key=key, field=field)
-
+    return InvalidInputError(message, source=source, key=key, field=location[0] if location else None)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.errors import InvalidInputError, validation_problem
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.question_sets import QuestionSetRegistry
@@ -91,8 +91,7 @@ class RetrieverParams(BaseModel):
         try:
             return cls.model_validate(dict(params))
         except ValidationError as error:
-            first = error.errors()[0]
-            location = ".".join(str(part) for part in first["loc"]) or None
+            location, message = validation_problem(error)
             raise InvalidInputError(
-                first["msg"], source=context.source, key=f"retrievers.{identifier}", field=location
+                message, source=context.source, key=f"retrievers.{identifier}", field=".".join(location) or None
             ) from None

@@ -1,0 +1,144 @@
+"""Retrievers side by side on one set: rates per group, the questions they disagree on, paired tests.
+
+Pure functions over finished runs, so the command line and the Dagster UI show the same figures. The
+first run is the reference: every other run is tested against it with the exact McNemar test, which
+looks only at the questions where exactly one of the two hit. On a small set one question is several
+points, and the p-value tells a team whether a difference could be noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
+
+COMPARED_CUTOFFS = (1, 3)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """One run against the reference at one cut-off."""
+
+    reference: str
+    other: str
+    k: int
+    reference_only: int
+    """Questions the reference hit and the other missed (errored questions left out)."""
+    other_only: int
+    """Questions the other hit and the reference missed."""
+    delta: float
+    """The other's hit rate minus the reference's, absolute on the 0..1 scale."""
+    p_value: float
+    """Two-sided exact McNemar p-value; 1.0 when the two never disagree."""
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """One form or hard class; `rates` holds one entry per run (None: the group is absent from that run)."""
+
+    key: str
+    rates: tuple[GroupRates | None, ...]
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A question whose hits differ between runs at some compared cut-off; one outcome per run."""
+
+    question_id: str
+    form: str
+    hard_class: str | None
+    expected_document_ids: tuple[str, ...]
+    outcomes: tuple[QuestionResult, ...]
+
+    def hits(self, k: int) -> tuple[bool | None, ...]:
+        return tuple(outcome.hit_at(k) for outcome in self.outcomes)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    set_identifier: str
+    runs: tuple[RunResult, ...]
+    by_form: tuple[GroupComparison, ...]
+    by_hard_class: tuple[GroupComparison, ...]
+    disagreements: tuple[Disagreement, ...]
+    paired_tests: tuple[PairedTest, ...]
+
+    @property
+    def reference(self) -> RunResult:
+        return self.runs[0]
+
+    @property
+    def retriever_identifiers(self) -> tuple[str, ...]:
+        return tuple(run.retriever_identifier for run in self.runs)
+
+    def test(self, other: str, k: int) -> PairedTest | None:
+        """The paired test of `other` against the reference at `k` (None for the reference itself)."""
+        return next((t for t in self.paired_tests if t.other == other and t.k == k), None)
+
+
+def compare_runs(runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CUTOFFS) -> Comparison:
+    """Compare runs of distinct retrievers on the same set; the first run is the reference."""
+    runs = tuple(runs)
+    _check_comparable(runs)
+    return Comparison(
+        set_identifier=runs[0].set_identifier,
+        runs=runs,
+        by_form=group_comparisons([run.by_form() for run in runs]),
+        by_hard_class=group_comparisons([run.by_hard_class() for run in runs]),
+        disagreements=disagreements(runs, cutoffs),
+        paired_tests=tuple(paired_test(runs[0], other, k) for other in runs[1:] for k in cutoffs),
+    )
+
+
+def _check_comparable(runs: tuple[RunResult, ...]) -> None:
+    if len(runs) < 2:
+        raise InvalidInputError("a comparison needs at least two runs")
+    identifiers = [run.retriever_identifier for run in runs]
+    repeated = next((i for i in identifiers if identifiers.count(i) > 1), None)
+    if repeated is not None:
+        raise InvalidInputError(f"retriever '{repeated}' is given more than once")
+    reference = runs[0]
+    questions = [q.question_id for q in reference.questions]
+    for run in runs[1:]:
+        if run.set_identifier != reference.set_identifier:
+            raise InvalidInputError(
+                f"runs of different sets cannot be compared: '{reference.set_identifier}' and '{run.set_identifier}'"
+            )
+        if [q.question_id for q in run.questions] != questions:
+            raise InvalidInputError(
+                f"the runs of '{reference.retriever_identifier}' and '{run.retriever_identifier}' "
+                f"answer different questions of set '{reference.set_identifier}'"
+            )
+
+
+def group_comparisons(breakdowns: Sequence[dict[str, GroupRates]]) -> tuple[GroupComparison, ...]:
+    """Keys in first-seen order across the runs."""
+    keys = list(dict.fromkeys(key for breakdown in breakdowns for key in breakdown))
+    return tuple(GroupComparison(key, tuple(breakdown.get(key) for breakdown in breakdowns)) for key in keys)
+
+
+def disagreements(runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CUTOFFS) -> tuple[Disagreement, ...]:
+    """Questions, in set order, on which the runs do not all agree (an error disagrees with any hit or miss)."""
+    found = []
+    for outcomes in zip(*(run.questions for run in runs)):
+        if any(len({outcome.hit_at(k) for outcome in outcomes}) > 1 for k in cutoffs):
+            first = outcomes[0]
+            found.append(Disagreement(first.question_id, first.form, first.hard_class, first.expected_document_ids, outcomes))
+    return tuple(found)
+
+
+def paired_test(reference: RunResult, other: RunResult, k: int) -> PairedTest:
+    hits = [{q.question_id: q.hit_at(k) for q in run.questions} for run in (reference, other)]
+    reference_only, other_only = discordant_pairs(*hits)
+    return PairedTest(
+        reference=reference.retriever_identifier,
+        other=other.retriever_identifier,
+        k=k,
+        reference_only=reference_only,
+        other_only=other_only,
+        delta=other.hit_rate(k) - reference.hit_rate(k),
+        p_value=mcnemar_exact_p(reference_only, other_only),
+    )

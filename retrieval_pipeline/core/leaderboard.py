@@ -1,0 +1,159 @@
+"""The latest rates of every set and retriever side by side, read from the result store.
+
+Each (set, retriever) pair is represented by its latest COMPLETE run: that run is the pair's baseline,
+so the leaderboard shows the figures the next regression check will compare with. When the latest run
+of a pair is incomplete (the retriever failed on some questions) the entry says so, because the rates
+shown are then older than the last attempt. Pure: no Dagster, no printing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from retrieval_pipeline.core.results import GRADER
+from retrieval_pipeline.core.store import HistoryKey, ResultStore
+
+
+@dataclass(frozen=True)
+class LeaderboardEntry:
+    set_identifier: str
+    retriever_identifier: str
+    run_id: str
+    run_at: datetime
+    question_count: int
+    top1_hit_rate: float
+    top3_hit_rate: float
+    hit_rates: tuple[tuple[int, float], ...]
+    """(cut-off, hit rate) for every cut-off the run was scored at, top-1 and top-3 included."""
+    latency_p95_ms: float | None
+    index_version: str | None
+    latest_run_complete: bool
+    """False when a newer run than this one exists but is incomplete."""
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    entries: tuple[LeaderboardEntry, ...]
+    """Grouped by set (first-seen order of the requested sets), best first inside a set."""
+    missing: tuple[tuple[str, str], ...] = ()
+    """Requested (set, retriever) pairs without any complete run yet."""
+
+    @property
+    def set_identifiers(self) -> list[str]:
+        return list(dict.fromkeys(entry.set_identifier for entry in self.entries))
+
+    @property
+    def retriever_identifiers(self) -> list[str]:
+        return list(dict.fromkeys(entry.retriever_identifier for entry in self.entries))
+
+    def for_set(self, set_identifier: str) -> list[LeaderboardEntry]:
+        return [entry for entry in self.entries if entry.set_identifier == set_identifier]
+
+    def entry(self, set_identifier: str, retriever_identifier: str) -> LeaderboardEntry | None:
+        return next(
+            (e for e in self.entries if (e.set_identifier, e.retriever_identifier) == (set_identifier, retriever_identifier)),
+            None,
+        )
+
+    def to_markdown(self) -> str:
+        """One ranked table per set, then (with several sets) a retriever-by-set matrix of top-1 / top-3."""
+        if not self.entries:
+            return "No complete evaluation run yet."
+        blocks = []
+        for set_identifier in self.set_identifiers:
+            entries = self.for_set(set_identifier)
+            deeper = sorted({k for e in entries for k, _ in e.hit_rates if k not in (1, 3)})
+            header = ["#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], "p95 ms", "questions", "run"]
+            rows = []
+            for rank, entry in enumerate(entries, start=1):
+                rates = dict(entry.hit_rates)
+                note = "" if entry.latest_run_complete else " (latest run incomplete)"
+                rows.append(
+                    [
+                        str(rank),
+                        f"`{entry.retriever_identifier}`",
+                        _percent(entry.top1_hit_rate),
+                        _percent(entry.top3_hit_rate),
+                        *[_percent(rates[k]) if k in rates else "" for k in deeper],
+                        "" if entry.latency_p95_ms is None else f"{entry.latency_p95_ms:.1f}",
+                        str(entry.question_count),
+                        f"{entry.run_at:%Y-%m-%d %H:%M} UTC{note}",
+                    ]
+                )
+            blocks.append(f"### `{set_identifier}`\n\n" + _table(header, rows))
+        if len(self.set_identifiers) > 1:
+            header = ["retriever", *[f"`{s}` top-1 / top-3" for s in self.set_identifiers]]
+            rows = []
+            for retriever in self.retriever_identifiers:
+                cells = []
+                for set_identifier in self.set_identifiers:
+                    entry = self.entry(set_identifier, retriever)
+                    cells.append(f"{_percent(entry.top1_hit_rate)} / {_percent(entry.top3_hit_rate)}" if entry else "")
+                rows.append([f"`{retriever}`", *cells])
+            blocks.append("### Side by side\n\n" + _table(header, rows))
+        if self.missing:
+            blocks.append("Not evaluated yet: " + ", ".join(f"`{s}` x `{r}`" for s, r in self.missing))
+        return "\n\n".join(blocks)
+
+
+def build_leaderboard(
+    store: ResultStore,
+    set_identifiers: Sequence[str] | None = None,
+    retriever_identifiers: Sequence[str] | None = None,
+    grader: str = GRADER,
+) -> Leaderboard:
+    """Every pair of the given sets and retrievers (default: every pair the store holds)."""
+    stored_keys = [key for key in store.keys() if key.grader == grader]
+    sets = list(set_identifiers) if set_identifiers is not None else _unique(k.set_identifier for k in stored_keys)
+    retrievers = (
+        list(retriever_identifiers) if retriever_identifiers is not None else _unique(k.retriever_identifier for k in stored_keys)
+    )
+    entries, missing = [], []
+    for set_identifier in sets:
+        found = []
+        for retriever_identifier in retrievers:
+            entry = latest_entry(store, HistoryKey(set_identifier, retriever_identifier, grader))
+            if entry is None:
+                missing.append((set_identifier, retriever_identifier))
+            else:
+                found.append(entry)
+        found.sort(key=lambda e: (-e.top1_hit_rate, -e.top3_hit_rate, e.retriever_identifier))
+        entries.extend(found)
+    return Leaderboard(entries=tuple(entries), missing=tuple(missing))
+
+
+def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None:
+    history = store.history(key)
+    latest_complete = next((run for run in history if run.complete), None)
+    if latest_complete is None:
+        return None
+    run = store.load(latest_complete)
+    return LeaderboardEntry(
+        set_identifier=key.set_identifier,
+        retriever_identifier=key.retriever_identifier,
+        run_id=run.run_id,
+        run_at=run.run_at,
+        question_count=run.question_count,
+        top1_hit_rate=run.top1_hit_rate,
+        top3_hit_rate=run.top3_hit_rate,
+        hit_rates=tuple((k, run.hit_rate(k)) for k in run.cutoffs),
+        latency_p95_ms=run.latency_percentiles().get("p95"),
+        index_version=run.index_version,
+        latest_run_complete=history[0].complete,
+    )
+
+
+def _unique(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _percent(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)

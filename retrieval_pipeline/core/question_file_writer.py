@@ -1,0 +1,80 @@
+"""Writing a golden set as a file that `load_question_set_file` reads back as the same set.
+
+The format follows the suffix (YAML, JSON, or JSONL with the header on the first line and one
+question per following line). The file is written under a temporary name in the target folder and
+renamed into place, so an error never leaves a half-written set behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.question_files import SET_FILE_SUFFIXES
+from retrieval_pipeline.core.questions import GoldenQuestionSet
+
+HEADER_FIELDS = ("identifier", "name", "description")
+
+
+def question_set_document(question_set: GoldenQuestionSet) -> dict[str, Any]:
+    """The mapping a set file holds; optional fields that are unset are left out."""
+    return question_set.model_dump(mode="json", exclude_none=True)
+
+
+def dump_question_set(question_set: GoldenQuestionSet, suffix: str) -> str:
+    document = question_set_document(question_set)
+    if suffix == ".jsonl":
+        header = {field: document[field] for field in HEADER_FIELDS}
+        lines = [header, *document["questions"]]
+        return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    if suffix == ".json":
+        return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
+    raise InvalidInputError(f"unsupported set file type {suffix!r}; use one of {', '.join(SET_FILE_SUFFIXES)}")
+
+
+def write_question_set_file(question_set: GoldenQuestionSet, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write atomically; an existing file is only replaced when `overwrite` is set."""
+    path = Path(path)
+    if path.suffix not in SET_FILE_SUFFIXES:
+        raise InvalidInputError(
+            f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=str(path)
+        )
+    if path.exists() and not overwrite:
+        raise InvalidInputError("the file already exists and is not overwritten", source=str(path))
+    if path.is_dir():
+        raise InvalidInputError("is a folder, not a file", source=str(path))
+    text = dump_question_set(question_set, path.suffix)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False
+        )
+    except OSError as error:
+        raise InvalidInputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o666 & ~_umask())  # a temporary file is private; the set file is not
+        os.replace(handle.name, path)
+    except BaseException as error:
+        Path(handle.name).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise InvalidInputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
+        raise
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

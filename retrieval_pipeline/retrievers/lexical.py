@@ -1,0 +1,222 @@
+"""BM25 over a JSONL corpus (bm25s + PyStemmer): the baseline every other retriever is measured against.
+
+Building an index costs seconds while a question costs microseconds, so an index is keyed by the corpus
+file's checksum and the indexing parameters, kept in this process and persisted under the cache folder
+for the next process. Heavy libraries are imported inside functions so the command line starts fast.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
+
+IDS_FILE = "document_ids.json"
+
+
+class LexicalParams(RetrieverParams):
+    corpus: str
+    k1: float = Field(1.5, ge=0)
+    b: float = Field(0.75, ge=0, le=1)
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    stemmer: str | None = "english"
+    stopwords: str | list[str] | None = "en"
+    fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
+    min_score: float = 0.0
+
+    @field_validator("stemmer")
+    @classmethod
+    def _known_stemmer(cls, language: str | None) -> str | None:
+        import Stemmer
+
+        if language is not None and language not in Stemmer.algorithms():
+            raise ValueError(f"unknown stemmer {language!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
+        return language
+
+    @field_validator("stopwords")
+    @classmethod
+    def _known_stopwords(cls, stopwords: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(stopwords, str) and stopwords != "en":
+            raise ValueError(f"{stopwords!r} is not a stopword list; use 'en', a list of words, or null")
+        return stopwords
+
+    def tokenize(self, texts: Sequence[str], *, return_ids: bool):
+        """Index and questions go through this one function, so a question's terms match the index's."""
+        import bm25s
+        import Stemmer
+
+        stopwords = [word.lower() for word in self.stopwords] if isinstance(self.stopwords, list) else self.stopwords
+        stemmer = Stemmer.Stemmer(self.stemmer) if self.stemmer else None  # per call: stemmers are not thread-safe
+        return bm25s.tokenize(list(texts), stopwords=stopwords, stemmer=stemmer, return_ids=return_ids, show_progress=False)
+
+
+@dataclass(frozen=True)
+class _Index:
+    bm25: Any
+    document_ids: list[str]
+
+
+_INDEXES: dict[str, _Index] = {}
+_LOCK = threading.Lock()
+
+
+class LexicalRetriever:
+    """BM25 ranking of corpus documents; only documents scoring strictly above `min_score` are returned."""
+
+    def __init__(self, identifier: str, params: LexicalParams, index: _Index, key: str):
+        self.identifier = identifier
+        self.params = params
+        self._index = index
+        self._key = key
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
+        settings = LexicalParams.parse(identifier, params, context)
+        corpus = context.resolve(settings.corpus)
+        if not corpus.is_file():
+            raise InvalidInputError(
+                f"corpus file {corpus} does not exist", source=context.source, key=f"retrievers.{identifier}", field="corpus"
+            )
+        key = _index_key(corpus, settings)
+        with _LOCK:
+            if key not in _INDEXES:
+                _INDEXES[key] = _load_or_build(context.cache_dir / "lexical" / key, corpus, settings, identifier)
+            return cls(identifier, settings, _INDEXES[key], key)
+
+    def index_version(self) -> str:
+        return self._key
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        return self.retrieve_batch([question], limit)[0]
+
+    def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
+        """One tokenisation and one bm25s call for all questions; that is where BM25's speed comes from."""
+        depth = min(limit, len(self._index.document_ids))
+        if depth <= 0 or not questions:
+            return [[] for _ in questions]
+        tokens = self.params.tokenize(questions, return_ids=False)
+        indices, scores = self._index.bm25.retrieve(tokens, k=depth, show_progress=False, n_threads=0)
+        rankings = []
+        for row_indices, row_scores in zip(indices.tolist(), scores.tolist()):
+            # Re-sorted by (score, position) so equal scores rank the same way on every run.
+            ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
+            rankings.append([self._index.document_ids[i] for score, i in ranked if score > self.params.min_score])
+        return rankings
+
+
+def _index_key(corpus: Path, params: LexicalParams) -> str:
+    """Everything that changes the index, and nothing else: `min_score` only filters at query time."""
+    digest = hashlib.sha256()
+    with corpus.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    recipe = {
+        "corpus": digest.hexdigest(),
+        "params": params.model_dump(exclude={"corpus", "min_score"}),
+        "bm25s": version("bm25s"),
+    }
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier: str) -> _Index:
+    """The folder appears by a rename once complete, so another process never reads a half-written index."""
+    import bm25s
+
+    if folder.is_dir():
+        try:
+            bm25 = bm25s.BM25.load(folder, show_progress=False)
+            return _Index(bm25, json.loads((folder / IDS_FILE).read_text(encoding="utf-8")))
+        except (OSError, ValueError):  # damaged by hand or by a full disk: rebuilt below
+            shutil.rmtree(folder, ignore_errors=True)
+    document_ids, texts = read_corpus(corpus, params.fields, identifier)
+    index = _Index(_build_index(texts, params), document_ids)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        index.bm25.save(staging, show_progress=False)
+        (staging / IDS_FILE).write_text(json.dumps(document_ids), encoding="utf-8")
+        os.rename(staging, folder)
+    except OSError:  # another process finished first, or the cache is full or read-only: serve from memory
+        pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return index
+
+
+def _build_index(texts: list[str], params: LexicalParams):
+    import bm25s
+
+    bm25 = bm25s.BM25(k1=params.k1, b=params.b, method=params.method)
+    bm25.index(params.tokenize(texts, return_ids=True), show_progress=False)
+    return bm25
+
+
+def read_corpus(path: Path, fields: Sequence[str], identifier: str) -> tuple[list[str], list[str]]:
+    """Document ids and indexed texts; BEIR's `_id` or plain `id`, plain or gzip-compressed JSONL."""
+    columns = _columnar(path) or _line_by_line(path, identifier)
+    ids = [first or second for first, second in zip(columns["_id"], columns["id"])]
+    if not ids:
+        raise InvalidInputError("the corpus holds no documents", source=str(path), key=f"retrievers.{identifier}")
+    texts = [" ".join(columns[name][row] or "" for name in fields) for row in range(len(ids))]
+    return ids, texts
+
+
+def _columnar(path: Path) -> dict[str, list[str | None]] | None:
+    """None when pyarrow cannot vouch for every line; the line-by-line reader then names the culprit."""
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    try:
+        table = pajson.read_json(path, read_options=pajson.ReadOptions(block_size=1 << 24))
+        columns = {
+            name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
+            for name in ("_id", "id", "title", "text")
+        }
+    except pa.ArrowException:
+        return None
+    if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
+        return None
+    return columns
+
+
+def _line_by_line(path: Path, identifier: str) -> dict[str, list[str | None]]:
+    columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    record = _record(line, f"{path}:{number}", identifier)
+                    for name, values in columns.items():
+                        values.append(None if record.get(name) is None else str(record[name]))
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read the corpus ({error})", source=str(path), key=f"retrievers.{identifier}") from None
+    return columns
+
+
+def _record(line: str, source: str, identifier: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InvalidInputError(f"invalid JSON in the corpus ({error.msg})", source=source, key=f"retrievers.{identifier}") from None
+    if not isinstance(record, dict):
+        raise InvalidInputError("a corpus line must be a JSON object", source=source, key=f"retrievers.{identifier}")
+    if record.get("_id") in (None, "") and record.get("id") in (None, ""):
+        raise InvalidInputError(
+            "the document has no id; give it `_id` (BEIR) or `id`", source=source, key=f"retrievers.{identifier}"
+        )
+    return record

@@ -1,0 +1,37 @@
+"""Shared fixtures for the whole test suite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA_ENV_VAR = "RETRIEVAL_EVAL_SHARED_DATA"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_index_cache(tmp_path_factory):
+    """Built indexes go to a per-session folder, never into the user's home."""
+    cache = tmp_path_factory.mktemp("index-cache")
+    previous = os.environ.get("RETRIEVAL_EVAL_CACHE")
+    os.environ["RETRIEVAL_EVAL_CACHE"] = str(cache)
+    yield cache
+    if previous is None:
+        os.environ.pop("RETRIEVAL_EVAL_CACHE", None)
+    else:
+        os.environ["RETRIEVAL_EVAL_CACHE"] = previous
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The public BEIR collections (SciFact, Cranfield, CISI) kept beside the checkout, not inside it.
+
+    SciFact's licence forbids shipping it with the package, so a checkout without the `shared` folder
+    skips the tests that need it rather than failing them.
+    """
+    explicit = os.environ.get(SHARED_DATA_ENV_VAR)
+    folder = Path(explicit) if explicit else Path(__file__).resolve().parents[2] / "shared" / "data"
+    if not folder.is_dir():
+        pytest.skip(f"shared test collections not found at {folder} (set {SHARED_DATA_ENV_VAR} to their folder)")
+    return folder
