@@ -9,9 +9,9 @@ import os
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, validation_problem
 from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
@@ -42,6 +42,16 @@ class BeirSource(_Section):
     @classmethod
     def _identifier(cls, value: str) -> str:
         return check_identifier(value, "set identifier")
+
+
+def _source_kind(value: Any) -> str:
+    return "beir" if isinstance(value, dict) and "beir" in value else "file"
+
+
+SetSource = Annotated[
+    Union[Annotated[SetFileSource, Tag("file")], Annotated[BeirSource, Tag("beir")]],
+    Discriminator(_source_kind),
+]
 
 
 class RetrieverSpec(BaseModel):
@@ -77,7 +87,7 @@ class _ConfigFile(_Section):
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cache_dir: str | None = None
     tolerances: ToleranceSection = ToleranceSection()
-    question_sets: list[SetFileSource | BeirSource] = []
+    question_sets: list[SetSource] = []
     retrievers: dict[str, RetrieverSpec] = {}
     dagster: DagsterSection = DagsterSection()
 

@@ -48,7 +48,8 @@ class StoreError(RetrievalEvalError):
 def validation_problem(error) -> tuple[list[str], str]:
     """The first problem of a pydantic ValidationError as (field path, plain sentence).
 
-    Union member names that pydantic inserts into the path are dropped: users wrote keys, not types.
+    The type names pydantic inserts into the path for a union of plain types (`str`, `list[str]`) are
+    dropped: users wrote keys, not types.
     """
     first = error.errors()[0]
     location = [str(part) for part in first["loc"] if not _is_union_member(part)]
@@ -68,4 +69,4 @@ _TYPE_NAMES = {"str", "int", "float", "bool", "list", "dict", "none"}
 
 
 def _is_union_member(part: object) -> bool:
-    return isinstance(part, str) and (part[:1].isupper() or "[" in part or part in _TYPE_NAMES)
+    return isinstance(part, str) and ("[" in part or part in _TYPE_NAMES)

@@ -22,6 +22,13 @@ if TYPE_CHECKING:
 RETRIEVER_KINDS_GROUP = "retrieval_pipeline.retrievers"
 
 
+class RetrieverFault(Exception):
+    """A failure retrying cannot mend: a malformed answer, or an adapter that already retried itself.
+
+    The runner records it on the question at once instead of asking again.
+    """
+
+
 @runtime_checkable
 class Retriever(Protocol):
     """Ranked document ids for a question, best first; duplicates allowed (one id per chunk)."""

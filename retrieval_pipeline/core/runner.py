@@ -5,6 +5,7 @@ Like the record's evaluation service it neither persists nor compares: that is `
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -12,15 +13,12 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.results import QuestionResult, RunResult, utc_now
-from retrieval_pipeline.core.retriever import BatchRetriever, Retriever, VersionedIndex
+from retrieval_pipeline.core.retriever import BatchRetriever, Retriever, RetrieverFault, VersionedIndex
 from retrieval_pipeline.core.scoring import CutOffs, collapse
 
 BATCH_SIZE = 1000
+logger = logging.getLogger(__name__)
 Progress = Callable[[int], None]
-
-
-class RetrieverFault(Exception):
-    """The retriever answered with something that is not a ranking; retrying will not change that."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ def run_question_set(
     progress: Progress | None = None,
 ) -> RunResult:
     run_at = utc_now()
-    index_version = retriever.index_version() if isinstance(retriever, VersionedIndex) else None
+    index_version = _index_version(retriever)
     questions = question_set.questions
     if isinstance(retriever, BatchRetriever):
         rankings = _ask_in_batches(retriever, questions, cutoffs.fetch_limit, retry, progress)
@@ -88,6 +86,17 @@ def run_question_set(
         cutoffs=cutoffs.values,
         index_version=index_version,
     )
+
+
+def _index_version(retriever: Retriever) -> str | None:
+    """A version endpoint that is down must not stop the measurement; the run just lacks a version."""
+    if not isinstance(retriever, VersionedIndex):
+        return None
+    try:
+        return retriever.index_version()
+    except Exception as error:  # any adapter failure
+        logger.warning("retriever %s could not report its index version: %s", retriever.identifier, error)
+        return None
 
 
 Answer = tuple[Sequence[str], float, "str | None"]

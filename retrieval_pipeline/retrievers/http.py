@@ -1,0 +1,253 @@
+"""Ask a JSON search service over HTTP, so a deployed search stack is measured exactly as users reach it.
+
+Configuration says where the question and limit go, where the list of hits sits in the response, and
+where each hit keeps its id, so most services need no code.
+
+Retries live here, not only in the core runner, because only this adapter knows which failures are
+transient (connection errors, timeouts, 5xx, 429 with its Retry-After). Every error it raises is a
+`RetrieverFault`: the adapter already retried what retrying can fix, so the runner records it on the
+question instead of asking again and multiplying the load on a struggling service.
+
+Secrets: header values read from environment variables live only in the session's headers. repr()
+shows header names, never values, and every message that carries response text is scrubbed of them,
+since a misbehaving service may echo its request.
+
+`index_version` exists only on `VersionedHttpRetriever`, built when `version_url` is configured: the
+core detects the capability with `isinstance(retriever, VersionedIndex)`, a runtime protocol that checks
+the method exists, so a method returning None or raising would claim a capability the instance lacks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRY_AFTER_SECONDS = 30.0
+PREVIEW_CHARS = 200
+URL_PATTERN = r"^https?://"
+_MISSING = object()
+
+
+class HttpRetrieverError(RetrieverFault):
+    """Final: transient failures were already retried, the rest cannot be fixed by asking again."""
+
+
+class EnvHeader(BaseModel):
+    """A header value taken from an environment variable at build time, e.g. a bearer token."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    env: str = Field(min_length=1)
+    prefix: str = ""
+
+
+class HttpParams(RetrieverParams):
+    url: str = Field(pattern=URL_PATTERN)
+    method: Literal["GET", "POST"] = "POST"
+    question_field: str = Field("query", min_length=1)
+    limit_field: str | None = Field("limit", min_length=1)
+    extra_body: dict[str, Any] | None = None
+    extra_params: dict[str, Any] | None = None
+    results_path: str = Field("results", description="dotted path to the list of hits; empty: the response itself")
+    id_field: str | None = Field(None, min_length=1, description="dotted path to the id in a hit; null: hits are ids")
+    chunk_separator: str | None = Field(None, min_length=1)
+    headers: dict[str, str | EnvHeader] = {}
+    timeout_seconds: float = Field(10.0, gt=0)
+    retries: int = Field(3, ge=0)
+    backoff_seconds: float = Field(0.2, ge=0)
+    concurrency: int = Field(4, ge=1)
+    version_url: str | None = Field(None, pattern=URL_PATTERN)
+    version_path: str | None = Field(None, min_length=1)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _header_values(cls, headers: Any) -> Any:
+        """One sentence naming the header beats pydantic's report on each member of the union."""
+        for name, value in headers.items() if isinstance(headers, dict) else ():
+            if not (isinstance(value, str) or (isinstance(value, dict) and {"env"} <= value.keys() <= {"env", "prefix"})):
+                raise ValueError(f"header {name!r} must be a plain string or {{env: VARIABLE_NAME, prefix: optional text}}")
+        return headers
+
+
+class HttpRetriever:
+    """One request per question; `concurrency` tells the runner how many questions to ask at once."""
+
+    def __init__(self, identifier: str, params: HttpParams, headers: Mapping[str, str], secrets: tuple[str, ...]):
+        import requests
+        from requests.adapters import HTTPAdapter
+
+        self.identifier = identifier
+        self.concurrency = params.concurrency
+        self._params = params
+        self._secrets = secrets
+        self._session = requests.Session()
+        # A blocking pool of `concurrency` connections bounds in-flight requests whoever calls retrieve().
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=params.concurrency, pool_block=True, max_retries=0)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
+        self._session.headers.update({"Accept": "application/json", **headers})
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
+        parsed = HttpParams.parse(identifier, params, context)
+        key = f"retrievers.{identifier}"
+
+        def invalid(message: str, field: str) -> InvalidInputError:
+            return InvalidInputError(message, source=context.source, key=key, field=field)
+
+        if parsed.method == "GET" and parsed.extra_body is not None:
+            raise invalid("a GET request has no body; use extra_params", "extra_body")
+        if (parsed.version_url is None) != (parsed.version_path is None):
+            raise invalid("version_url and version_path go together", "version_path")
+        headers: dict[str, str] = {}
+        secrets: list[str] = []
+        for name, value in parsed.headers.items():
+            if isinstance(value, str):
+                headers[name] = value
+                continue
+            secret = os.environ.get(value.env)
+            if not secret:
+                raise invalid(f"the environment variable {value.env} is not set or empty", f"headers.{name}")
+            headers[name] = value.prefix + secret
+            secrets.append(secret)
+        kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
+        return kind(identifier, parsed, headers, tuple(secrets))
+
+    def __repr__(self) -> str:
+        params, names = self._params, ", ".join(self._params.headers)
+        return f"{type(self).__name__}({self.identifier!r}, {params.method} {params.url}, headers=[{names}])"
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        params = self._params
+        fields: dict[str, Any] = {params.question_field: question}
+        if params.limit_field is not None:
+            fields[params.limit_field] = limit
+        if params.method == "GET":
+            document = self._request_json("GET", params.url, params={**(params.extra_params or {}), **fields})
+        else:
+            body = {**(params.extra_body or {}), **fields}
+            document = self._request_json("POST", params.url, params=params.extra_params, json=body)
+        hits = _at(document, params.results_path)
+        if not isinstance(hits, list):
+            where = f"'{params.results_path}'" if params.results_path else "the top level"
+            raise self._fault(f"the response has no list at {where}: {self._preview(document)}")
+        ids = [self._hit_id(hit, position) for position, hit in enumerate(hits[:limit], start=1)]
+        if params.chunk_separator is None:
+            return ids
+        return [document_id_from_chunk(chunk_id, params.chunk_separator) for chunk_id in ids]
+
+    def _hit_id(self, hit: Any, position: int) -> str:
+        value = hit if self._params.id_field is None else _at(hit, self._params.id_field)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        wanted = "a document-id string" if self._params.id_field is None else f"an id at '{self._params.id_field}'"
+        raise self._fault(f"hit {position} is not {wanted}: {self._preview(hit)}")
+
+    def _request_json(self, method: str, url: str, **request: Any) -> Any:
+        """Transient failures are retried with exponential backoff; anything else fails at once."""
+        import requests
+
+        attempts = self._params.retries + 1
+        wait = self._params.backoff_seconds
+        for attempt in range(1, attempts + 1):
+            delay = wait
+            try:
+                response = self._session.request(method, url, timeout=self._params.timeout_seconds, **request)
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
+                problem = f"{type(error).__name__}: {error}"
+            else:
+                status = response.status_code
+                if status < 400:
+                    try:
+                        return response.json()
+                    except ValueError:
+                        preview = self._preview(response.text)
+                        raise self._fault(f"{method} {url} answered HTTP {status} with non-JSON: {preview}") from None
+                problem = f"HTTP {status}: {self._preview(response.text)}"
+                if status != 429 and status < 500:
+                    raise self._fault(f"{method} {url} answered {problem}")
+                retry_after = _retry_after_seconds(response.headers.get("Retry-After")) if status == 429 else None
+                if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
+                    raise self._fault(f"{method} {url} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
+                delay = max(delay, retry_after or 0.0)
+            if attempt == attempts:
+                raise self._fault(f"{method} {url} failed after {attempts} attempts; last: {problem}")
+            logger.warning(
+                "retriever %s: %s %s failed (%s); retry %d of %d in %.2f s",
+                self.identifier, method, url, self._scrub(problem), attempt, attempts - 1, delay,
+            )
+            time.sleep(delay)
+            wait *= 2
+        raise AssertionError("unreachable")
+
+    def _fault(self, message: str) -> HttpRetrieverError:
+        return HttpRetrieverError(self._scrub(message))
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _preview(self, value: Any) -> str:
+        """What came back, secrets scrubbed before truncation so no fragment of one survives the cut."""
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+        text = self._scrub(text)
+        return repr(text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "...")
+
+
+class VersionedHttpRetriever(HttpRetriever):
+    """An HTTP retriever whose service reports the version of the index it serves."""
+
+    def index_version(self) -> str:
+        params = self._params
+        document = self._request_json("GET", params.version_url)
+        version = _at(document, params.version_path)
+        if isinstance(version, bool) or not isinstance(version, (str, int, float)) or version == "":
+            raise self._fault(f"{params.version_url} has no version at '{params.version_path}': {self._preview(document)}")
+        return str(version)
+
+
+def _at(document: Any, dotted_path: str) -> Any:
+    """Follow a dotted path through nested objects; `_MISSING` when it leads nowhere."""
+    value = document
+    for part in dotted_path.split(".") if dotted_path else ():
+        if not isinstance(value, dict) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+def _retry_after_seconds(header: str | None) -> float | None:
+    """Retry-After is seconds or an HTTP date; anything unreadable is ignored in favour of the backoff."""
+    if header is None:
+        return None
+    try:
+        return max(0.0, float(header))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return max(0.0, (moment - datetime.now(timezone.utc)).total_seconds())
