@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
 
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, validation_problem
 from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
@@ -45,11 +45,11 @@ class BeirSource(_Section):
 
 
 def _source_kind(value: Any) -> str:
-    return "beir" if isinstance(value, dict) and "beir" in value else "file"
+    return "beir-folder" if isinstance(value, dict) and "beir" in value else "set-file"
 
 
 SetSource = Annotated[
-    Union[Annotated[SetFileSource, Tag("file")], Annotated[BeirSource, Tag("beir")]],
+    Union[Annotated[SetFileSource, Tag("set-file")], Annotated[BeirSource, Tag("beir-folder")]],
     Discriminator(_source_kind),
 ]
 
@@ -98,10 +98,17 @@ class _ConfigFile(_Section):
             check_identifier(identifier, "retriever identifier")
         return retrievers
 
-    @model_validator(mode="after")
-    def _cutoffs(self) -> _ConfigFile:
-        CutOffs(self.cutoffs, self.overfetch_multiplier)
-        return self
+    @field_validator("cutoffs")
+    @classmethod
+    def _cutoffs(cls, values: tuple[int, ...]) -> tuple[int, ...]:
+        CutOffs(values)
+        return values
+
+    @field_validator("overfetch_multiplier")
+    @classmethod
+    def _overfetch(cls, value: int) -> int:
+        CutOffs(DEFAULT_CUTOFFS, value)
+        return value
 
 
 class ProjectConfig:

@@ -66,7 +66,8 @@ def validation_problem(error) -> tuple[list[str], str]:
 
 
 _TYPE_NAMES = {"str", "int", "float", "bool", "list", "dict", "none"}
+_UNION_TAGS = {"set-file", "beir-folder"}  # the tags of config.SetSource
 
 
 def _is_union_member(part: object) -> bool:
-    return isinstance(part, str) and ("[" in part or part in _TYPE_NAMES)
+    return isinstance(part, str) and ("[" in part or part in _TYPE_NAMES or part in _UNION_TAGS)

@@ -80,7 +80,12 @@ class EvaluationSummary:
 
 def new_run_id(run_at: datetime) -> str:
     """Sortable by time, unique across processes: the timestamp then random hex."""
-    return f"{run_at.strftime('%Y%m%dT%H%M%S%fZ')}-{secrets.token_hex(4)}"
+    return f"{as_utc(run_at).strftime('%Y%m%dT%H%M%S%fZ')}-{secrets.token_hex(4)}"
+
+
+def as_utc(moment: datetime) -> datetime:
+    """Run ids and the store sort by UTC time; a naive time is taken as UTC."""
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
 def utc_now() -> datetime:
@@ -99,6 +104,7 @@ class RunResult:
     grader: str = GRADER
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "run_at", as_utc(self.run_at))
         if not self.run_id:
             object.__setattr__(self, "run_id", new_run_id(self.run_at))
 

@@ -1,0 +1,58 @@
+"""The core is framework-free: the command line and any orchestrator can use it without Dagster."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import retrieval_pipeline.core
+
+CORE = Path(retrieval_pipeline.core.__file__).resolve().parent
+CORE_FILES = sorted(CORE.glob("*.py"))
+CORE_MODULES = [f"retrieval_pipeline.core.{path.stem}" for path in CORE_FILES if path.stem != "__init__"]
+
+
+def imported_modules(path: Path) -> set[str]:
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules.add(node.module)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module":
+            modules.update(arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str))
+    return modules
+
+
+def test_the_core_has_modules_to_check():
+    assert len(CORE_MODULES) >= 10
+    assert {"retrieval_pipeline.core.scoring", "retrieval_pipeline.core.store", "retrieval_pipeline.core.regression"} <= set(CORE_MODULES)
+
+
+def test_no_core_module_imports_dagster_or_the_layers_above_it():
+    offenders = {}
+    for path in CORE_FILES:
+        bad = sorted(
+            module
+            for module in imported_modules(path)
+            if module.split(".")[0] in {"dagster", "dagster_webserver"}
+            or (module.startswith("retrieval_pipeline.") and not module.startswith("retrieval_pipeline.core"))
+        )
+        if bad:
+            offenders[path.name] = bad
+    assert offenders == {}
+
+
+def test_importing_every_core_module_does_not_load_dagster():
+    code = (
+        "import importlib, sys\n"
+        f"for name in {CORE_MODULES!r}:\n"
+        "    importlib.import_module(name)\n"
+        "loaded = sorted(m for m in sys.modules if m == 'dagster' or m.startswith(('dagster.', 'dagster_')))\n"
+        "print(len(loaded), loaded[:5])\n"
+        "sys.exit(1 if loaded else 0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,84 @@
+"""The leaderboard: every pair's latest complete run (its baseline), best first within a set."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from core_helpers import outcome, run_from_codes, utc
+
+from retrieval_pipeline.core.leaderboard import build_leaderboard
+from retrieval_pipeline.core.results import RunResult
+from retrieval_pipeline.core.store import ResultStore
+
+DAY = timedelta(days=1)
+START = utc(2025, 3, 1)
+
+
+@pytest.fixture
+def store(tmp_path):
+    return ResultStore(str(tmp_path / "results"))
+
+
+def save(store, codes, retriever, set_identifier="demo.set", day=0, **kwargs):
+    run = run_from_codes(codes, retriever_identifier=retriever, set_identifier=set_identifier, run_at=START + day * DAY, **kwargs)
+    store.save(run)
+    return run
+
+
+def test_each_pair_shows_its_latest_complete_run_best_first(store):
+    save(store, "1111", "lexical", day=0)
+    latest_lexical = save(store, "13--", "lexical", day=1)
+    save(store, "113-", "vector", day=0)
+    latest_vector = save(store, "----", "vector", day=2)
+    board = build_leaderboard(store)
+    assert [e.retriever_identifier for e in board.for_set("demo.set")] == ["lexical", "vector"]
+    assert board.entry("demo.set", "lexical").run_id == latest_lexical.run_id
+    assert board.entry("demo.set", "lexical").top1_hit_rate == 0.25
+    assert board.entry("demo.set", "vector").run_id == latest_vector.run_id
+    assert board.entry("demo.set", "vector").top1_hit_rate == 0.0
+    assert board.entry("demo.set", "vector").latest_run_complete is True
+
+
+def test_a_pair_whose_latest_run_is_incomplete_shows_its_baseline_and_says_so(store):
+    baseline = save(store, "11", "remote", day=0)
+    save(store, "1E", "remote", day=1)
+    entry = build_leaderboard(store).entry("demo.set", "remote")
+    assert entry.run_id == baseline.run_id
+    assert entry.latest_run_complete is False
+    assert "(latest run incomplete)" in build_leaderboard(store).to_markdown()
+
+
+def test_requested_pairs_without_a_complete_run_are_listed_as_missing(store):
+    save(store, "1", "lexical")
+    save(store, "E", "remote")
+    board = build_leaderboard(store, ["demo.set"], ["lexical", "remote", "vector"])
+    assert [e.retriever_identifier for e in board.entries] == ["lexical"]
+    assert board.missing == (("demo.set", "remote"), ("demo.set", "vector"))
+    assert "Not evaluated yet" in board.to_markdown()
+
+
+def test_ties_rank_by_top3_then_name_and_sets_keep_their_order(store):
+    save(store, "13", "beta", set_identifier="b.set")
+    save(store, "1-", "alpha", set_identifier="b.set")
+    save(store, "13", "alpha", set_identifier="a.set")
+    board = build_leaderboard(store, ["b.set", "a.set"])
+    assert board.set_identifiers == ["b.set", "a.set"]
+    assert [e.retriever_identifier for e in board.for_set("b.set")] == ["beta", "alpha"]
+    markdown = board.to_markdown()
+    assert "### `b.set`" in markdown and "### Side by side" in markdown
+    assert "| `beta` | 50.0% / 100.0% |" in markdown
+
+
+def test_deeper_cutoffs_appear_as_extra_columns(store):
+    questions = (outcome("q1", "1"),)
+    store.save(RunResult("demo.set", "deep", questions, run_at=START, cutoffs=(1, 3, 10)))
+    board = build_leaderboard(store)
+    assert board.entries[0].hit_rates == ((1, 1.0), (3, 1.0), (10, 1.0))
+    assert "top-10" in board.to_markdown()
+
+
+def test_other_graders_histories_stay_off_the_leaderboard(store):
+    store.save(RunResult("demo.set", "judge", (outcome("q1", "1"),), run_at=START, grader="llm_judge"))
+    assert build_leaderboard(store).entries == ()
+    assert build_leaderboard(store).to_markdown() == "No complete evaluation run yet."

@@ -1,0 +1,241 @@
+"""Retriever faults: retried, then recorded on the question; the run is incomplete and never a baseline."""
+
+from __future__ import annotations
+
+import pytest
+from core_helpers import question, question_set
+
+from retrieval_pipeline.core.evaluation import evaluate_and_record
+from retrieval_pipeline.core.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.store import HistoryKey, ResultStore
+
+NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0)
+QS = question_set(
+    question("q1", text="first question"),
+    question("q2", text="second question"),
+    question("q3", text="third question"),
+)
+
+
+class FlakyRetriever:
+    """Fails the first `failures` attempts on one question text, then answers; counts every attempt."""
+
+    def __init__(self, failing_text: str | None = None, failures: int = 0, identifier: str = "flaky"):
+        self.identifier = identifier
+        self.failing_text = failing_text
+        self.failures = failures
+        self.attempts: dict[str, int] = {}
+
+    def retrieve(self, question, limit):
+        self.attempts[question] = self.attempts.get(question, 0) + 1
+        if question == self.failing_text and self.attempts[question] <= self.failures:
+            raise ConnectionError("search service unavailable")
+        return ["t"]
+
+
+class ReturnsRetriever:
+    identifier = "odd"
+
+    def __init__(self, value):
+        self.value = value
+        self.calls = 0
+
+    def retrieve(self, question, limit):
+        self.calls += 1
+        return self.value
+
+
+def test_a_failing_question_is_retried_then_recorded_with_its_error():
+    retriever = FlakyRetriever("second question", failures=99)
+    run = run_question_set(QS, retriever, retry=NO_WAIT)
+    assert retriever.attempts == {"first question": 1, "second question": 3, "third question": 1}
+    errored = run.questions[1]
+    assert "ConnectionError" in errored.error and "search service unavailable" in errored.error
+    assert "3 attempts" in errored.error
+    assert run.complete is False
+    assert run.errored_question_ids == ("q2",)
+
+
+def test_an_errored_question_is_neither_hit_nor_miss():
+    run = run_question_set(QS, FlakyRetriever("second question", failures=99), retry=NO_WAIT)
+    errored = run.questions[1]
+    assert errored.top1_hit is None and errored.top3_hit is None
+    assert errored.retrieved_document_ids == ()
+    assert [q.top1_hit for q in run.questions] == [True, None, True]
+    assert run.top1_hit_count == 2
+
+
+def test_a_retriever_that_recovers_on_the_second_attempt_gives_a_complete_run():
+    retriever = FlakyRetriever("second question", failures=1)
+    run = run_question_set(QS, retriever, retry=NO_WAIT)
+    assert retriever.attempts["second question"] == 2
+    assert run.complete is True
+    assert run.top1_hit_rate == 1.0
+    assert all(q.error is None for q in run.questions)
+
+
+def test_a_single_attempt_policy_does_not_retry():
+    retriever = FlakyRetriever("first question", failures=1)
+    run = run_question_set(QS, retriever, retry=RetryPolicy(attempts=1, backoff_seconds=0))
+    assert retriever.attempts["first question"] == 1
+    assert run.errored_question_ids == ("q1",)
+
+
+def test_retries_wait_with_growing_backoff(monkeypatch):
+    waits = []
+    monkeypatch.setattr("retrieval_pipeline.core.runner.time.sleep", waits.append)
+    run_question_set(QS, FlakyRetriever("first question", failures=99), retry=RetryPolicy(attempts=4, backoff_seconds=0.5, factor=2))
+    assert waits == [0.5, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("policy", [{"attempts": 0}, {"backoff_seconds": -1}, {"factor": 0.5}])
+def test_a_nonsensical_retry_policy_is_refused(policy):
+    with pytest.raises(ValueError):
+        RetryPolicy(**policy)
+
+
+@pytest.mark.parametrize(
+    ("returned", "described"),
+    [
+        ("doc-1 doc-2", "returned str 'doc-1 doc-2'"),
+        (None, "returned NoneType None"),
+        (["doc-1", 7], "holding int 7"),
+        ({"doc-1": 0.9}, "returned dict"),
+        (b"doc-1", "returned bytes"),
+        (42, "returned int 42"),
+    ],
+    ids=["str", "None", "list-with-int", "dict", "bytes", "int"],
+)
+def test_a_retriever_returning_something_other_than_document_ids_is_a_fault_saying_what_it_returned(returned, described):
+    retriever = ReturnsRetriever(returned)
+    run = run_question_set(question_set(question("q1")), retriever, retry=NO_WAIT)
+    result = run.questions[0]
+    assert described in result.error
+    assert result.top1_hit is None
+    assert run.complete is False
+    assert retriever.calls == 1  # a malformed answer is not retried: asking again will not fix it
+
+
+def test_a_tuple_of_ids_is_a_valid_ranking():
+    run = run_question_set(question_set(question("q1")), ReturnsRetriever(("a", "t")), retry=NO_WAIT)
+    assert run.complete and run.questions[0].top3_hit is True
+
+
+class BatchRetriever:
+    """Offers a batch call; the batch fails (or misbehaves) so the runner must fall back per question."""
+
+    identifier = "batchy"
+
+    def __init__(self, batch_behaviour):
+        self.batch_behaviour = batch_behaviour
+        self.batch_calls = 0
+        self.single_calls = []
+
+    def retrieve_batch(self, questions, limit):
+        self.batch_calls += 1
+        return self.batch_behaviour(questions, limit)
+
+    def retrieve(self, question, limit):
+        self.single_calls.append((question, limit))
+        return ["t"]
+
+
+def failing_batch(questions, limit):
+    raise TimeoutError("batch endpoint timed out")
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [failing_batch, lambda qs, limit: [["t"]], lambda qs, limit: [["t"], "t", ["t"]]],
+    ids=["raises", "too-few-rankings", "malformed-ranking"],
+)
+def test_a_batch_retriever_whose_batch_call_fails_falls_back_to_asking_per_question(behaviour):
+    retriever = BatchRetriever(behaviour)
+    run = run_question_set(QS, retriever, retry=NO_WAIT)
+    assert retriever.batch_calls == 1
+    assert retriever.single_calls == [(q.question, 12) for q in QS.questions]
+    assert run.complete is True
+    assert run.top1_hit_rate == 1.0
+
+
+def test_a_working_batch_call_answers_every_question_at_once():
+    retriever = BatchRetriever(lambda qs, limit: [["a", "t"] for _ in qs])
+    run = run_question_set(QS, retriever, retry=NO_WAIT)
+    assert retriever.batch_calls == 1 and retriever.single_calls == []
+    assert (run.top1_hit_rate, run.top3_hit_rate) == (0.0, 1.0)
+
+
+def test_a_concurrent_retriever_answers_every_question_in_set_order():
+    class Remote:
+        identifier = "remote"
+        concurrency = 4
+
+        def retrieve(self, question, limit):
+            return [question]
+
+    many = question_set(*(question(f"q{i}", (f"question q{i}?",)) for i in range(40)))
+    run = run_question_set(many, Remote(), retry=NO_WAIT)
+    assert [q.question_id for q in run.questions] == [f"q{i}" for i in range(40)]
+    assert run.top1_hit_rate == 1.0
+
+
+def test_progress_reports_every_question():
+    seen = []
+    run_question_set(QS, FlakyRetriever(), retry=NO_WAIT, progress=seen.append)
+    assert sum(seen) == 3
+
+
+def test_index_version_is_recorded_when_the_retriever_reports_it():
+    class Versioned(FlakyRetriever):
+        def index_version(self):
+            return "index-2024-06-01"
+
+    assert run_question_set(QS, Versioned(), retry=NO_WAIT).index_version == "index-2024-06-01"
+    assert run_question_set(QS, FlakyRetriever(), retry=NO_WAIT).index_version is None
+
+
+def test_a_failing_index_version_report_does_not_stop_the_measurement():
+    class BrokenVersion(FlakyRetriever):
+        def index_version(self):
+            raise ConnectionError("version endpoint down")
+
+    run = run_question_set(QS, BrokenVersion(), retry=NO_WAIT)
+    assert run.complete and run.index_version is None
+    assert run.top1_hit_rate == 1.0
+
+
+# --- through evaluate_and_record --------------------------------------------------------------
+
+
+def test_an_incomplete_run_is_stored_but_not_compared_and_not_a_regression(tmp_path):
+    store = ResultStore(str(tmp_path / "store"))
+    first = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
+    assert first.stored.complete is True
+    broken = evaluate_and_record(QS, FlakyRetriever("third question", failures=99), store, retry=NO_WAIT)
+    assert broken.run.complete is False
+    assert broken.stored.complete is False
+    assert broken.report.is_regression is False
+    assert "Incomplete run" in broken.report.summary
+    assert broken.report.baseline_run_id == first.run.run_id
+    history = store.history(HistoryKey(QS.identifier, "flaky"))
+    assert [run.run_id for run in history] == [broken.run.run_id, first.run.run_id]
+    assert store.load(history[0]).questions[2].error is not None
+
+
+def test_a_later_run_compares_with_the_earlier_complete_run_not_the_incomplete_one(tmp_path):
+    store = ResultStore(str(tmp_path / "store"))
+    first = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
+    evaluate_and_record(QS, FlakyRetriever("first question", failures=99), store, retry=NO_WAIT)
+    later = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
+    assert later.baseline.run_id == first.run.run_id
+    assert later.report.baseline_run_id == first.run.run_id
+    assert store.baseline(HistoryKey(QS.identifier, "flaky")).run_id == later.run.run_id
+
+
+def test_an_incomplete_first_run_leaves_no_baseline(tmp_path):
+    store = ResultStore(str(tmp_path / "store"))
+    evaluate_and_record(QS, FlakyRetriever("first question", failures=99), store, retry=NO_WAIT)
+    assert store.baseline(HistoryKey(QS.identifier, "flaky")) is None
+    follow_up = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
+    assert follow_up.report.has_baseline is False
+    assert "recorded as the baseline" in follow_up.report.summary
