@@ -39,8 +39,7 @@ class HistoryEntry:
 
 
 def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
-    # The store has no public summary-only read yet; this uses its documented layout (see store.py).
-    row = store._read(f"{store._dir('summaries', stored.key)}/{stored.file_name}").to_pylist()[0]
+    row = store.read_summary(stored)
     return RunSummary(
         key=stored.key,
         run_id=row["run_id"],

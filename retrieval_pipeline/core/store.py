@@ -115,6 +115,10 @@ class ResultStore:
             self._read(f"{self._dir('questions', stored.key)}/{stored.run_id}{COMPLETE_SUFFIX}"),
         )
 
+    def read_summary(self, stored: StoredRun) -> dict:
+        """The one summary row alone: listing a long history never opens the per-question files."""
+        return self._read(f"{self._dir('summaries', stored.key)}/{stored.file_name}").to_pylist()[0]
+
     def _read(self, path: str):
         import pyarrow.parquet as pq
 

@@ -1,0 +1,95 @@
+"""The `retrieval-eval` command line: parse, call the core, render. Nothing here imports Dagster.
+
+Commands are loaded lazily: `retrieval-eval --help` imports no command module at all (the short help
+shown in the listing is kept in COMMANDS), and a command's module is imported only when that command
+runs. Each command imports the core inside its function, so start-up stays a fraction of a second.
+
+Adding a command from another module is one line in COMMANDS:
+
+    "nightly": ("retrieval_pipeline.nightly:nightly", "Run the nightly Dagster job now: ..."),
+
+where the target is a `click.Command` (or `click.Group`). The module is imported only when the command
+is invoked or its own `--help` is asked for, so a command that needs Dagster keeps Dagster out of
+every other command. Its failures get the same treatment as the built-in commands' (see `errors.py`).
+
+Exit codes: 0 success (also a regression without --fail-on-regression, with a warning on stderr);
+1 an unknown set or retriever, or a regression with --fail-on-regression; 2 usage errors and invalid
+input (files, configuration, tolerances, an unreachable result store); 3 an incomplete run (the
+retriever failed on some questions); 4 an unexpected internal error (a bug: set RETRIEVAL_EVAL_DEBUG=1
+to see its traceback).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from retrieval_pipeline.cli.errors import reported_errors
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("retrieval_pipeline.cli.run:run", "Run a question set against a retriever, save it, check for regressions."),
+    "compare": ("retrieval_pipeline.cli.compare:compare", "Compare retrievers side by side on one set, with paired tests."),
+    "list": ("retrieval_pipeline.cli.commands:list_command", "List the configuration's question sets and retrievers."),
+    "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
+    "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
+    "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR)."),
+    "nightly": ("retrieval_pipeline.nightly:nightly", "Run the nightly Dagster job now: every partition, then the leaderboard."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are `module:attribute` strings, imported on first use."""
+
+    def __init__(self, *args, lazy_commands: dict[str, tuple[str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands or name not in self.lazy_commands:
+            return super().get_command(ctx, name)
+        module_name, _, attribute = self.lazy_commands[name][0].partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{self.lazy_commands[name][0]} is not a click command")
+        self.commands[name] = command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The listing uses the stored short help, so `--help` imports no command module."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy_commands and name not in self.commands:
+                rows.append((name, self.lazy_commands[name][1]))
+            else:
+                command = self.commands[name]
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context):
+        with reported_errors():
+            return super().invoke(ctx)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(package_name="retrieval-pipeline", prog_name="retrieval-eval")
+def main() -> None:
+    """Measure retrieval quality: golden question sets, top-1/top-3 document hit rates, history, regressions.
+
+    The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else
+    the embedded demo (set demo.cranfield over the public Cranfield abstracts).
+
+    Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set or
+    retriever, or a regression with --fail-on-regression; 2 usage error or invalid input (files,
+    configuration, tolerances, unreachable store); 3 incomplete run (retriever errors); 4 internal error.
+    """

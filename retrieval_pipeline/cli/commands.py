@@ -1,0 +1,162 @@
+"""`list`, `history` and `prune`: what is configured and what is stored."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import click
+
+from retrieval_pipeline.cli.common import config_option, json_option, load_project, open_store, stdout_console, store_option
+from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
+
+
+@click.command("list")
+@config_option
+@json_option
+def list_command(config_path, as_json: bool) -> None:
+    """List the question sets (questions by form) and retrievers (kind) of the configuration."""
+    config = load_project(config_path)
+    sets = config.question_sets
+    rows = [
+        {
+            "identifier": identifier,
+            "name": question_set.name,
+            "question_count": len(question_set.questions),
+            "by_form": question_set.counts_by_form(),
+            "by_hard_class": question_set.counts_by_hard_class(),
+            "source": sets.source_of(identifier),
+        }
+        for identifier, question_set in sets.items()
+    ]
+    retrievers = [{"identifier": name, "kind": spec.kind} for name, spec in config.retriever_specs.items()]
+    if as_json:
+        from retrieval_pipeline.cli.payloads import emit
+
+        emit({"config": config.source, "store": config.store_uri, "question_sets": rows, "retrievers": retrievers})
+        return
+    from rich.table import Table
+
+    console = stdout_console()
+    console.print(f"Configuration: {config.source}")
+    console.print(f"Result store: {config.store_uri}")
+    table = Table(title="Question sets", title_justify="left")
+    for header, justify in (("set", "left"), ("questions", "right"), ("match", "right"), ("gap", "right"), ("name", "left")):
+        table.add_column(header, justify=justify)
+    for row in rows:
+        forms = row["by_form"]
+        table.add_row(
+            row["identifier"], str(row["question_count"]), str(forms.get("match", 0)), str(forms.get("gap", 0)), row["name"]
+        )
+    console.print(table if rows else "No question sets configured.")
+    table = Table(title="Retrievers", title_justify="left")
+    table.add_column("retriever")
+    table.add_column("kind")
+    for retriever in retrievers:
+        table.add_row(retriever["identifier"], retriever["kind"])
+    console.print(table if retrievers else "No retrievers configured.")
+
+
+@click.command("history")
+@click.argument("set_identifier", metavar="SET")
+@click.argument("retriever_identifier", metavar="RETRIEVER")
+@config_option
+@store_option
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Runs to show (0 for all).")
+@json_option
+def history(set_identifier: str, retriever_identifier: str, config_path, store_uri, limit: int, as_json: bool) -> None:
+    """The stored runs of SET against RETRIEVER, newest first, with their rates and their deltas to the
+    previous complete run (the baseline each was checked against)."""
+    from retrieval_pipeline.core.history import run_history
+    from retrieval_pipeline.core.store import HistoryKey
+
+    store = open_store(store_uri, None if store_uri else load_project(config_path))
+    key = HistoryKey(set_identifier, retriever_identifier)
+    entries = run_history(store, key, limit or None)
+    if not entries:
+        stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
+        raise CommandError(
+            f"no stored runs of set '{set_identifier}' against retriever '{retriever_identifier}' in {store.uri}; "
+            f"stored: {stored}",
+            EXIT_FAILED,
+        )
+    if as_json:
+        from retrieval_pipeline.cli import payloads
+
+        payloads.emit({"set": set_identifier, "retriever": retriever_identifier, "grader": key.grader, "store": store.uri,
+                       "runs": payloads.history(entries)})
+        return
+    from rich.table import Table
+
+    from retrieval_pipeline.cli.render import percent, signed_pp
+
+    console = stdout_console()
+    questions = entries[0].summary.question_count
+    console.print(f"{set_identifier} × {retriever_identifier} in {store.uri} ({questions} questions), newest first:")
+    table = Table(show_edge=False)
+    table.add_column("run at (UTC)", no_wrap=True)
+    table.add_column("run id", no_wrap=True)
+    for header in ("top-1", "Δ top-1", "top-3", "Δ top-3"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("note")
+    for entry in entries:
+        s = entry.summary
+        notes = [] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
+        if s.complete and entry.baseline_run_id is None:
+            notes.append("first run")
+        if s.question_count != questions:
+            notes.append(f"{s.question_count} questions")
+        table.add_row(
+            s.run_at.strftime("%Y-%m-%d %H:%M:%S"),
+            s.run_id,
+            percent(s.top1_hit_rate),
+            signed_pp(entry.top1_delta),
+            percent(s.top3_hit_rate),
+            signed_pp(entry.top3_delta),
+            "; ".join(notes),
+        )
+    console.print(table)
+
+
+@click.command("prune")
+@click.option(
+    "--older-than-days",
+    type=click.FloatRange(min=0),
+    help="Remove runs older than this many days. Default: the configuration's retention_days (30).",
+)
+@config_option
+@store_option
+@json_option
+def prune(older_than_days: float | None, config_path, store_uri, as_json: bool) -> None:
+    """Apply retention: remove stored runs older than the retention period. The latest run and the latest
+    complete run of every set and retriever are always kept, so a baseline survives."""
+    config = load_project(config_path) if older_than_days is None or not store_uri else None
+    days = older_than_days if older_than_days is not None else config.retention_days
+    store = open_store(store_uri, config)
+    removed = store.prune(timedelta(days=days))
+    if as_json:
+        from retrieval_pipeline.cli import payloads
+
+        payloads.emit({"store": store.uri, "older_than_days": days, "removed": payloads.stored_runs(removed)})
+        return
+    console = stdout_console()
+    if not removed:
+        console.print(
+            f"Nothing to remove from {store.uri}: no run older than {days:g} days "
+            "(the latest run of each set and retriever is always kept)."
+        )
+        return
+    from rich.table import Table
+
+    console.print(f"Removed {len(removed)} run(s) older than {days:g} days from {store.uri}:")
+    table = Table()
+    for header in ("set", "retriever", "run id", "run at (UTC)", "complete"):
+        table.add_column(header, no_wrap=True)
+    for run in removed:
+        table.add_row(
+            run.key.set_identifier,
+            run.key.retriever_identifier,
+            run.run_id,
+            run.run_at.strftime("%Y-%m-%d %H:%M:%S"),
+            "yes" if run.complete else "no",
+        )
+    console.print(table)

@@ -1,0 +1,139 @@
+"""Options and helpers the commands share: configuration, store, consoles, progress.
+
+Core modules are imported inside the functions, never at module level, to keep start-up fast.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from retrieval_pipeline.cli.errors import CommandError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from retrieval_pipeline.core.config import ProjectConfig
+    from retrieval_pipeline.core.store import ResultStore
+
+CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same name as retrieval_pipeline.core.config.CONFIG_ENV_VAR
+NON_TTY_WIDTH = 120
+
+
+def config_option(function):
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar=CONFIG_ENV_VAR,
+        show_envvar=True,
+        help="The project configuration (YAML). Default: the embedded demo.",
+    )(function)
+
+
+def store_option(function):
+    return click.option(
+        "--store",
+        "store_uri",
+        metavar="URI",
+        help="The result store (a folder, s3://..., gs://...). Default: the configuration's store.",
+    )(function)
+
+
+def json_option(function):
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of tables.")(
+        function
+    )
+
+
+def load_project(config_path: Path | None) -> ProjectConfig:
+    from retrieval_pipeline.core.config import default_config_path, load_config
+
+    path = config_path or default_config_path()
+    if config_path is None and not path.exists():
+        raise CommandError(
+            f"no configuration given and the embedded demo is missing at {path}; "
+            f"pass --config FILE or set {CONFIG_ENV_VAR}"
+        )
+    return load_config(path)
+
+
+def store_location(store_uri: str | None, config: ProjectConfig | None) -> str:
+    """A URI given on the command line is kept; a plain path resolves against the working folder."""
+    if store_uri is None:
+        if config is None:
+            raise AssertionError("either a store or a configuration is needed")
+        return config.store_uri
+    if not store_uri.strip():
+        raise CommandError("--store must not be empty")
+    return store_uri if "://" in store_uri else str(Path(store_uri).expanduser().resolve())
+
+
+def open_store(store_uri: str | None, config: ProjectConfig | None) -> ResultStore:
+    from retrieval_pipeline.core.store import ResultStore
+
+    return ResultStore(store_location(store_uri, config))
+
+
+def non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback: a negative (or NaN) tolerance is a usage error, raised before anything runs."""
+    if value is not None and not (value >= 0 and math.isfinite(value)):
+        raise click.BadParameter(f"must be a non-negative number, got {value}")
+    return value
+
+
+def stdout_console() -> Console:
+    """Tables for people; off a terminal (CI logs, pipes) a fixed width keeps rows from wrapping."""
+    from rich.console import Console
+
+    terminal = sys.stdout.isatty()
+    width = None if terminal else int(os.environ.get("COLUMNS") or NON_TTY_WIDTH)
+    return Console(file=sys.stdout, width=width, highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(file=sys.stderr, highlight=False)
+
+
+@contextmanager
+def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
+    """A transient bar on stderr when stderr is a terminal; never on stdout, so JSON output stays clean."""
+    console = stderr_console()
+    if not console.is_terminal or total <= 0:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        redirect_stdout=False,
+        redirect_stderr=False,
+    ) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda advance: progress.advance(task, advance)
+
+
+@contextmanager
+def status(message: str) -> Iterator[None]:
+    """A spinner on stderr for slow preparation (building an index), only on a terminal."""
+    console = stderr_console()
+    if not console.is_terminal:
+        yield
+        return
+    with console.status(message):
+        yield

@@ -1,0 +1,107 @@
+"""`retrieval-eval compare SET RETRIEVER RETRIEVER...`: retrievers side by side with paired tests."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import redirect_stdout
+
+import click
+
+from retrieval_pipeline.cli.common import (
+    config_option,
+    json_option,
+    load_project,
+    open_store,
+    progress_bar,
+    status,
+    stdout_console,
+    store_option,
+)
+from retrieval_pipeline.cli.errors import EXIT_INCOMPLETE, CommandError
+
+
+@click.command("compare")
+@click.argument("set_identifier", metavar="SET")
+@click.argument("retriever_identifiers", metavar="RETRIEVER RETRIEVER...", nargs=-1, required=True)
+@config_option
+@store_option
+@click.option(
+    "--save",
+    is_flag=True,
+    help="Also save each run in the history (with its regression check), as `run` does. Default: not saved.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Disagreeing questions to list (0 lists all; --json always has all).",
+)
+@json_option
+def compare(
+    set_identifier: str,
+    retriever_identifiers: tuple[str, ...],
+    config_path,
+    store_uri: str | None,
+    save: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Evaluate each RETRIEVER on SET and show them side by side: overall, by form, by hard class,
+    the questions on which they disagree, and an exact McNemar p-value of each retriever against the
+    first at top-1 and top-3 (a small p-value: the difference is unlikely to be noise).
+
+    The runs are fresh and, unless --save is given, not stored.
+    """
+    if len(retriever_identifiers) < 2:
+        raise click.UsageError("compare needs at least two retrievers")
+    repeated = next((r for r in retriever_identifiers if retriever_identifiers.count(r) > 1), None)
+    if repeated:
+        raise click.UsageError(f"retriever '{repeated}' is given more than once")
+
+    from retrieval_pipeline.core.comparison import compare_runs
+    from retrieval_pipeline.core.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.runner import run_question_set
+
+    config = load_project(config_path)
+    store = open_store(store_uri, config) if save else None
+    question_set = config.question_set(set_identifier)
+    for identifier in retriever_identifiers:
+        if identifier not in config.retriever_specs:
+            config.retriever(identifier)  # raises the unknown-retriever error listing the known ones
+    runs, saved = [], {}
+    with redirect_stdout(sys.stderr):  # anything a retriever prints stays off stdout
+        for identifier in retriever_identifiers:
+            with status(f"Preparing retriever {identifier}…"):
+                retriever = config.retriever(identifier)
+            with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
+                if store is not None:
+                    evaluation = evaluate_and_record(
+                        question_set, retriever, store, tolerances=config.tolerances, cutoffs=config.cutoffs, progress=advance
+                    )
+                    runs.append(evaluation.run)
+                    saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
+                else:
+                    runs.append(run_question_set(question_set, retriever, cutoffs=config.cutoffs, progress=advance))
+    comparison = compare_runs(runs)
+
+    if as_json:
+        from retrieval_pipeline.cli import payloads
+
+        payloads.emit(payloads.comparison(comparison, saved if store is not None else None))
+    else:
+        from retrieval_pipeline.cli.render_compare import print_comparison
+
+        print_comparison(stdout_console(), comparison, limit)
+        if store is not None:
+            console = stdout_console()
+            for identifier, (run_id, verdict) in saved.items():
+                console.print(f"Saved run {run_id} of {identifier} to {store.uri}. {verdict}")
+
+    incomplete = [run.retriever_identifier for run in runs if not run.complete]
+    if incomplete:
+        raise CommandError(
+            f"incomplete run: {', '.join(incomplete)} failed on some questions; "
+            "errored questions are left out of the paired tests",
+            EXIT_INCOMPLETE,
+        )

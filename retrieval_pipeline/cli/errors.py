@@ -1,0 +1,52 @@
+"""Every failure becomes one readable line on stderr and an exit code, never a traceback."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # unknown set or retriever; regression with --fail-on-regression
+EXIT_INVALID = 2  # usage errors and invalid input (click uses 2 for its usage errors too)
+EXIT_INCOMPLETE = 3  # the retriever failed on some questions
+EXIT_INTERNAL = 4  # a bug: an exception nobody anticipated
+DEBUG_ENV_VAR = "RETRIEVAL_EVAL_DEBUG"
+
+
+class CommandError(click.ClickException):
+    """A failure the user can act on, shown as `error: <message>`."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_INVALID):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def warn(message: str) -> None:
+    click.secho(f"warning: {message}", fg="yellow", err=True)
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Translate the core's errors into exit codes; click's own exceptions pass through unchanged."""
+    from retrieval_pipeline.core.errors import RetrievalEvalError, UnknownIdentifierError
+
+    try:
+        yield
+    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt):
+        raise
+    except UnknownIdentifierError as error:
+        raise CommandError(str(error), EXIT_FAILED) from None
+    except RetrievalEvalError as error:  # invalid input, duplicate identifiers, an unreachable store
+        raise CommandError(str(error), EXIT_INVALID) from None
+    except Exception as error:
+        if os.environ.get(DEBUG_ENV_VAR):
+            raise
+        raise CommandError(
+            f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV_VAR}=1 to see the traceback)", EXIT_INTERNAL
+        ) from None

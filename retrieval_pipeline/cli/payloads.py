@@ -1,0 +1,180 @@
+"""The `--json` documents: plain dicts of the core's values, one JSON object per command invocation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from retrieval_pipeline.core.comparison import Comparison
+from retrieval_pipeline.core.history import HistoryEntry
+from retrieval_pipeline.core.regression import GroupDelta, RegressionReport, Tolerances
+from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.store import StoredRun
+
+
+def emit(document: dict[str, Any]) -> None:
+    """Exactly one JSON object on stdout."""
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def breakdown(groups: dict[str, GroupRates]) -> dict[str, dict[str, float | int]]:
+    return {key: rates.as_dict() for key, rates in groups.items()}
+
+
+def question(result: QuestionResult) -> dict[str, Any]:
+    return {
+        "id": result.question_id,
+        "form": result.form,
+        "hard_class": result.hard_class,
+        "expected_document_ids": list(result.expected_document_ids),
+        "retrieved_document_ids": list(result.retrieved_document_ids),
+        "top1_hit": result.top1_hit,
+        "top3_hit": result.top3_hit,
+        "latency_ms": result.latency_ms,
+        "error": result.error,
+    }
+
+
+def run_summary(run: RunResult) -> dict[str, Any]:
+    return {
+        "set": run.set_identifier,
+        "retriever": run.retriever_identifier,
+        "grader": run.grader,
+        "run_id": run.run_id,
+        "run_at": run.run_at.isoformat(),
+        "question_count": run.question_count,
+        "top1_hit_count": run.top1_hit_count,
+        "top1_hit_rate": run.top1_hit_rate,
+        "top3_hit_count": run.top3_hit_count,
+        "top3_hit_rate": run.top3_hit_rate,
+        "hit_rates": {
+            str(k): {"hit_count": run.hit_count(k), "hit_rate": run.hit_rate(k)} for k in run.cutoffs
+        },
+        "by_form": breakdown(run.by_form()),
+        "by_hard_class": breakdown(run.by_hard_class()),
+        "latency_ms": run.latency_percentiles(),
+        "complete": run.complete,
+        "errored_question_ids": list(run.errored_question_ids),
+        "index_version": run.index_version,
+    }
+
+
+def group_deltas(deltas: Sequence[GroupDelta]) -> dict[str, dict[str, float | int]]:
+    return {d.key: {"questions": d.questions, "top1_delta": d.top1_delta, "top3_delta": d.top3_delta} for d in deltas}
+
+
+def regression(report: RegressionReport, tolerances: Tolerances) -> dict[str, Any]:
+    return {
+        "has_baseline": report.has_baseline,
+        "baseline_run_id": report.baseline_run_id,
+        "top1_delta": report.top1_delta,
+        "top3_delta": report.top3_delta,
+        "is_regression": report.is_regression,
+        "summary": report.summary,
+        "flipped_to_miss": list(report.flipped_to_miss),
+        "flipped_to_hit": list(report.flipped_to_hit),
+        "by_form": group_deltas(report.by_form),
+        "by_hard_class": group_deltas(report.by_hard_class),
+        "top1_p_value": report.top1_p_value,
+        "top3_p_value": report.top3_p_value,
+        "p95_latency_delta_ms": report.p95_latency_delta_ms,
+        "tolerances": {
+            "max_top1_drop": tolerances.max_top1_drop,
+            "max_top3_drop": tolerances.max_top3_drop,
+            "max_p95_latency_increase_ms": tolerances.max_p95_latency_increase_ms,
+        },
+    }
+
+
+def evaluation(run: RunResult, report: RegressionReport, tolerances: Tolerances, store_uri: str) -> dict[str, Any]:
+    return {
+        **run_summary(run),
+        "store": store_uri,
+        "questions": [question(q) for q in run.questions],
+        "regression": regression(report, tolerances),
+    }
+
+
+def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """`saved` maps each retriever to its stored run id and regression verdict (with --save)."""
+    identifiers = result.retriever_identifiers
+    return {
+        "set": result.set_identifier,
+        "question_count": result.reference.question_count,
+        "reference": result.reference.retriever_identifier,
+        "saved": saved is not None,
+        "runs": [_compared_run(run, (saved or {}).get(run.retriever_identifier)) for run in result.runs],
+        "paired_tests": [
+            {
+                "reference": test.reference,
+                "retriever": test.other,
+                "k": test.k,
+                "reference_only_hits": test.reference_only,
+                "retriever_only_hits": test.other_only,
+                "delta": test.delta,
+                "p_value": test.p_value,
+            }
+            for test in result.paired_tests
+        ],
+        "disagreements": [
+            {
+                "id": d.question_id,
+                "form": d.form,
+                "hard_class": d.hard_class,
+                "expected_document_ids": list(d.expected_document_ids),
+                "results": {
+                    identifier: {key: value for key, value in question(outcome).items() if key not in _SHARED}
+                    for identifier, outcome in zip(identifiers, d.outcomes)
+                },
+            }
+            for d in result.disagreements
+        ],
+    }
+
+
+_SHARED = ("id", "form", "hard_class", "expected_document_ids")
+
+
+def _compared_run(run: RunResult, saved: tuple[str, str] | None) -> dict[str, Any]:
+    """A fresh run that was not saved has no run id anyone could look up."""
+    run_id, verdict = saved if saved else (None, None)
+    return {**run_summary(run), "run_id": run_id, "regression_summary": verdict}
+
+
+def history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": e.summary.run_id,
+            "run_at": e.summary.run_at.isoformat(),
+            "complete": e.summary.complete,
+            "question_count": e.summary.question_count,
+            "errored_count": e.summary.errored_count,
+            "top1_hit_count": e.summary.top1_hit_count,
+            "top1_hit_rate": e.summary.top1_hit_rate,
+            "top3_hit_count": e.summary.top3_hit_count,
+            "top3_hit_rate": e.summary.top3_hit_rate,
+            "latency_p95_ms": e.summary.latency_p95_ms,
+            "index_version": e.summary.index_version,
+            "baseline_run_id": e.baseline_run_id,
+            "top1_delta": e.top1_delta,
+            "top3_delta": e.top3_delta,
+        }
+        for e in entries
+    ]
+
+
+def stored_runs(runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
+    return [
+        {
+            "set": run.key.set_identifier,
+            "retriever": run.key.retriever_identifier,
+            "grader": run.key.grader,
+            "run_id": run.run_id,
+            "run_at": run.run_at.isoformat(),
+            "complete": run.complete,
+        }
+        for run in runs
+    ]

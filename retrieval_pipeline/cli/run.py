@@ -1,0 +1,146 @@
+"""`retrieval-eval run SET RETRIEVER`: evaluate, save, and report the regression verdict."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import redirect_stdout
+
+import click
+
+from retrieval_pipeline.cli.common import (
+    config_option,
+    json_option,
+    load_project,
+    non_negative,
+    open_store,
+    progress_bar,
+    status,
+    stdout_console,
+    store_option,
+)
+from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
+
+SHOW_CHOICES = ("auto", "all", "misses", "none")
+
+
+@click.command("run")
+@click.argument("set_identifier", metavar="SET")
+@click.argument("retriever_identifier", metavar="RETRIEVER")
+@config_option
+@store_option
+@click.option(
+    "--max-top1-drop",
+    type=float,
+    callback=non_negative,
+    help="Largest accepted top-1 hit-rate drop, 0..1 (0.1 = 10 pp). Default: the configuration's, else 0.1.",
+)
+@click.option(
+    "--max-top3-drop",
+    type=float,
+    callback=non_negative,
+    help="Largest accepted top-3 hit-rate drop, 0..1. Default: the configuration's, else 0.1.",
+)
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 on a regression (for CI) instead of only warning.")
+@click.option(
+    "--show",
+    type=click.Choice(SHOW_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Per-question rows: auto = all for up to 50 questions, else misses; misses = top-3 misses and errors.",
+)
+@json_option
+def run(
+    set_identifier: str,
+    retriever_identifier: str,
+    config_path,
+    store_uri: str | None,
+    max_top1_drop: float | None,
+    max_top3_drop: float | None,
+    fail_on_regression: bool,
+    show: str,
+    as_json: bool,
+) -> None:
+    """Run the question set SET against RETRIEVER, save the run and compare it with the previous one.
+
+    Prints the per-question hits, the top-1 and top-3 hit rates, the breakdowns by form and by hard
+    class, the saved run and the regression verdict; with a baseline also the per-group deltas, the
+    questions that flipped, and paired exact McNemar p-values.
+    """
+    from retrieval_pipeline.core.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.regression import Tolerances
+
+    config = load_project(config_path)
+    configured = config.tolerances
+    try:
+        tolerances = Tolerances(
+            max_top1_drop=configured.max_top1_drop if max_top1_drop is None else max_top1_drop,
+            max_top3_drop=configured.max_top3_drop if max_top3_drop is None else max_top3_drop,
+            max_p95_latency_increase_ms=configured.max_p95_latency_increase_ms,
+        )
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    store = open_store(store_uri, config)
+    question_set = config.question_set(set_identifier)
+    # Anything a retriever prints goes to stderr: stdout holds the report, or exactly one JSON object.
+    with redirect_stdout(sys.stderr):
+        with status(f"Preparing retriever {retriever_identifier}…"):
+            retriever = config.retriever(retriever_identifier)
+        with progress_bar(len(question_set.questions), f"{set_identifier} × {retriever_identifier}") as advance:
+            evaluation = evaluate_and_record(
+                question_set, retriever, store, tolerances=tolerances, cutoffs=config.cutoffs, progress=advance
+            )
+    run_result, report = evaluation.run, evaluation.report
+
+    if as_json:
+        from retrieval_pipeline.cli import payloads
+
+        payloads.emit(payloads.evaluation(run_result, report, tolerances, store.uri))
+    else:
+        _print_report(evaluation, store.uri, show)
+
+    if not run_result.complete:
+        errored = run_result.errored_question_ids
+        listed = ", ".join(errored[:5]) + (f" and {len(errored) - 5} more" if len(errored) > 5 else "")
+        raise CommandError(
+            f"incomplete run: the retriever failed on {len(errored)} of {run_result.question_count} questions ({listed}); "
+            f"stored as run {evaluation.stored.run_id} for inspection, never used as a baseline",
+            EXIT_INCOMPLETE,
+        )
+    if report.is_regression:
+        if fail_on_regression:
+            raise CommandError(report.summary, EXIT_FAILED)
+        warn(f"{report.summary} (pass --fail-on-regression to make this fail)")
+
+
+def _print_report(evaluation, store_uri: str, show: str) -> None:
+    from retrieval_pipeline.cli import render
+
+    run_result, report = evaluation.run, evaluation.report
+    console = stdout_console()
+    console.print(
+        f"[bold]{run_result.set_identifier}[/bold] × [bold]{run_result.retriever_identifier}[/bold] "
+        f"(grader {run_result.grader}, {run_result.question_count} questions)"
+    )
+    questions, note = render.selected_questions(run_result, show)
+    if questions:
+        console.print(render.question_table(questions))
+    if note:
+        console.print(note)
+    console.print()
+    for line in render.rate_lines(run_result):
+        console.print(line)
+    latency = render.latency_line(run_result)
+    if latency:
+        console.print(latency)
+    with_deltas = report.has_baseline and run_result.complete
+    for title, groups, deltas in (
+        ("By form", run_result.by_form(), report.by_form),
+        ("By hard class", run_result.by_hard_class(), report.by_hard_class),
+    ):
+        table = render.breakdown_table(title, groups, deltas if with_deltas else ())
+        if table is not None:
+            console.print(table)
+    console.print()
+    kind = "Saved run" if run_result.complete else "Saved incomplete run"
+    console.print(f"{kind} {evaluation.stored.run_id} to {store_uri}")
+    render.print_regression(console, report, run_result.complete)

@@ -1,0 +1,114 @@
+"""`retrieval-eval compare`: side by side, disagreements, paired McNemar p-values, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+from cli_helpers import PERFECT
+
+
+def compare(cli, project, *arguments):
+    return cli("compare", "cli.small", *arguments, "--config", str(project.config))
+
+
+def test_compare_shows_rates_breakdowns_disagreements_and_p_values(cli, project):
+    result = compare(cli, project, "good", "half")
+
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "reference good" in out
+    assert "100.0% (2/2)" in out and "50.0% (1/2)" in out
+    assert "-50.0 pp" in out and "1.000" in out  # one discordant question: p = 1
+    assert "McNemar" in out
+    assert "By form (top-1 / top-3)" in out and "By hard class (top-1 / top-3)" in out
+    assert "Disagreements (1 questions" in out
+    disagreement_rows = [line for line in out.splitlines() if line.startswith("│ q")]
+    assert [row.split()[1] for row in disagreement_rows] == ["q2"]
+    assert "d2, d3" in disagreement_rows[0]
+
+
+def test_compare_does_not_save_unless_asked(cli, project):
+    assert compare(cli, project, "good", "half").exit_code == 0
+    assert not project.store.exists()
+
+    result = compare(cli, project, "good", "half", "--save")
+
+    assert result.exit_code == 0
+    assert len(project.stored_summaries()) == 2
+    assert "Saved run" in result.stdout and "of good" in result.stdout and "of half" in result.stdout
+    assert result.stdout.count("No baseline: recorded as the baseline.") == 2
+    again = compare(cli, project, "good", "half", "--save", "--json")
+    runs = json.loads(again.stdout)["runs"]
+    assert [run["regression_summary"] for run in runs] == ["No regression: top-1 +0.0 pp, top-3 +0.0 pp."] * 2
+    assert all(run["run_id"] for run in runs) and len(project.stored_summaries()) == 4
+
+
+def test_compare_json_has_runs_paired_tests_and_disagreements(cli, project):
+    result = compare(cli, project, "good", "half", "--json")
+
+    document = json.loads(result.stdout)
+    assert document["set"] == "cli.small" and document["reference"] == "good" and document["saved"] is False
+    assert [run["run_id"] for run in document["runs"]] == [None, None]
+    assert [run["retriever"] for run in document["runs"]] == ["good", "half"]
+    assert [run["top1_hit_rate"] for run in document["runs"]] == [1.0, 0.5]
+    assert document["runs"][0]["by_form"]["gap"]["top1_hit_rate"] == 1.0
+    tests = {(t["retriever"], t["k"]): t for t in document["paired_tests"]}
+    assert set(tests) == {("half", 1), ("half", 3)}
+    assert tests[("half", 1)] == {
+        "reference": "good",
+        "retriever": "half",
+        "k": 1,
+        "reference_only_hits": 1,
+        "retriever_only_hits": 0,
+        "delta": -0.5,
+        "p_value": 1.0,
+    }
+    [disagreement] = document["disagreements"]
+    assert disagreement["id"] == "q2" and disagreement["expected_document_ids"] == ["d2", "d3"]
+    assert disagreement["results"]["good"]["top1_hit"] is True
+    assert disagreement["results"]["half"]["retrieved_document_ids"] == ["x", "y", "z"]
+
+
+def test_retrievers_that_agree_have_no_disagreements(cli, project):
+    project.rankings("half", PERFECT)
+
+    result = compare(cli, project, "good", "half")
+
+    assert result.exit_code == 0
+    assert "agree on every question" in result.stdout
+
+
+def test_compare_with_three_retrievers_tests_each_against_the_first(cli, project):
+    result = compare(cli, project, "half", "good", "flaky", "--json")
+
+    assert result.exit_code == 3  # flaky errors on q2
+    document = json.loads(result.stdout)
+    assert {(t["reference"], t["retriever"]) for t in document["paired_tests"]} == {("half", "good"), ("half", "flaky")}
+    flaky = next(t for t in document["paired_tests"] if t["retriever"] == "flaky" and t["k"] == 1)
+    assert (flaky["reference_only_hits"], flaky["retriever_only_hits"]) == (0, 0)  # q2 errored: left out
+    assert "incomplete run: flaky" in result.stderr
+
+
+def test_compare_needs_two_distinct_retrievers(cli, project):
+    one = compare(cli, project, "good")
+    assert one.exit_code == 2 and "at least two retrievers" in one.stderr
+
+    twice = compare(cli, project, "good", "good")
+    assert twice.exit_code == 2 and "more than once" in twice.stderr
+
+
+def test_compare_with_an_unknown_retriever_exits_1_before_running_anything(cli, project):
+    result = compare(cli, project, "good", "nope")
+
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: unknown retriever 'nope'; available: flaky, good, half"
+    assert result.stdout == ""
+
+
+def test_compare_limit_caps_the_listed_disagreements(cli, project):
+    project.rankings("half", {"alpha question": ["x"], "beta question": ["x"]})
+
+    result = compare(cli, project, "good", "half", "--limit", "1")
+
+    assert "Disagreements (2 questions" in result.stdout
+    assert "… and 1 more" in result.stdout

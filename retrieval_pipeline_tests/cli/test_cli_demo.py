@@ -1,0 +1,57 @@
+"""The embedded demo through the command line, as a first-time user meets it: no configuration at all.
+
+The store and the index cache live in tmp_path; nothing is written to the home folder.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval_pipeline.core.config import demo_config_path
+
+pytestmark = pytest.mark.skipif(not demo_config_path().exists(), reason="the embedded demo is not built yet")
+
+
+@pytest.fixture
+def demo_env(tmp_path, monkeypatch):
+    monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
+    monkeypatch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "store"
+
+
+def test_demo_runs_twice_without_configuration_then_reports_no_regression(cli, demo_env):
+    first = cli("run", "demo.cranfield", "bm25_stemmed", "--store", str(demo_env), "--json")
+
+    assert first.exit_code == 0, first.stderr
+    document = json.loads(first.stdout)
+    assert document["regression"]["has_baseline"] is False and document["complete"] is True
+    assert set(document["by_form"]) == {"match", "gap"}
+    assert 0.5 < document["top3_hit_rate"] <= 1.0  # BM25 on Cranfield: about 0.7 (README of the shared data)
+
+    second = cli("run", "demo.cranfield", "bm25_stemmed", "--store", str(demo_env))
+
+    assert second.exit_code == 0, second.stderr
+    assert "No regression: top-1 +0.0 pp, top-3 +0.0 pp." in second.stdout
+    assert f"Top-1 hit rate: {document['top1_hit_rate'] * 100:.1f}% ({document['top1_hit_count']}/{document['question_count']})" in second.stdout
+    assert "top-3 misses and errors (--show all lists every question)" in second.stdout
+
+
+def test_demo_compare_and_list(cli, demo_env):
+    compared = cli("compare", "demo.cranfield", "bm25_stemmed", "bm25_plain", "--limit", "5")
+
+    assert compared.exit_code == 0, compared.stderr
+    assert "McNemar" in compared.stdout and "Disagreements" in compared.stdout
+    assert not demo_env.exists()
+
+    listed = cli("list")
+    assert listed.exit_code == 0 and "demo.cranfield" in listed.stdout and "bm25_stemmed" in listed.stdout
+
+
+def test_demo_unknown_retriever_lists_the_demo_ones(cli, demo_env):
+    result = cli("run", "demo.cranfield", "bm25", "--store", str(demo_env))
+
+    assert result.exit_code == 1
+    assert "unknown retriever 'bm25'; available:" in result.stderr and "bm25_stemmed" in result.stderr
+    assert not demo_env.exists()

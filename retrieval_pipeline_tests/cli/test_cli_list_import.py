@@ -1,0 +1,133 @@
+"""`retrieval-eval list` and `retrieval-eval import beir`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_pipeline.core.beir import import_beir
+from retrieval_pipeline.core.question_files import load_question_set_file
+
+
+def test_list_shows_sets_with_counts_by_form_and_retrievers_with_kinds(cli, project):
+    result = cli("list", "--config", str(project.config))
+
+    assert result.exit_code == 0, result.stderr
+    set_row = next(line for line in result.stdout.splitlines() if "cli.small" in line)
+    assert [cell.strip() for cell in set_row.split("│")[2:5]] == ["2", "1", "1"]
+    assert any("good" in line and "cli_table" in line for line in result.stdout.splitlines())
+    assert f"Configuration: {project.config}" in result.stdout
+
+
+def test_list_json(cli, project):
+    document = json.loads(cli("list", "--config", str(project.config), "--json").stdout)
+
+    [question_set] = document["question_sets"]
+    assert question_set["identifier"] == "cli.small" and question_set["by_form"] == {"match": 1, "gap": 1}
+    assert question_set["source"].endswith("small.yaml")
+    assert document["retrievers"][0] == {"identifier": "good", "kind": "cli_table"}
+
+
+def test_list_with_a_duplicate_set_identifier_exits_2_naming_both_files(cli, project):
+    (project.root / "copy.yaml").write_text((project.root / "small.yaml").read_text())
+    project.config.write_text(project.config.read_text().replace("- file: small.yaml", "- file: small.yaml\n- file: copy.yaml"))
+
+    result = cli("list", "--config", str(project.config))
+
+    assert result.exit_code == 2
+    assert "duplicate question set 'cli.small'" in result.stderr and "copy.yaml" in result.stderr
+
+
+@pytest.fixture
+def beir_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "tiny-beir"
+    (folder / "qrels").mkdir(parents=True)
+    corpus = [
+        {"_id": "d1", "title": "Wing flutter", "text": "Flutter of swept wings at high speed."},
+        {"_id": "d2", "title": "Boundary layers", "text": "Laminar boundary layer transition on plates."},
+        {"_id": "d3", "title": "Heat transfer", "text": "Heat conduction in composite slabs."},
+    ]
+    queries = [
+        {"_id": "1", "text": "flutter of swept wings"},
+        {"_id": "2", "text": "when does smooth airflow turn chaotic"},
+        {"_id": "3", "text": "an unjudged query"},
+    ]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus))
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td1\t2\n2\td2\t1\n2\td3\t0\n")
+    return folder
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".yml", ".json", ".jsonl"])
+def test_import_beir_writes_a_file_that_loads_back_as_the_same_set(cli, beir_folder, tmp_path, suffix):
+    out = tmp_path / "sets" / f"tiny{suffix}"
+
+    result = cli("import", "beir", str(beir_folder), "--identifier", "tiny.set", "--out", str(out))
+
+    assert result.exit_code == 0, result.stderr
+    assert "Wrote 2 questions (match 1, gap 1) of set tiny.set" in result.stdout
+    loaded = load_question_set_file(out)
+    assert loaded == import_beir(beir_folder, identifier="tiny.set")
+    assert [q.expected_document_ids for q in loaded.questions] == [("d1",), ("d2",)]
+    if suffix == ".jsonl":
+        lines = out.read_text().splitlines()
+        assert set(json.loads(lines[0])) == {"identifier", "name", "description"} and len(lines) == 3
+    assert [p.name for p in out.parent.iterdir()] == [out.name]  # no temporary file left
+
+
+def test_import_beir_refuses_to_overwrite_without_force(cli, beir_folder, tmp_path):
+    out = tmp_path / "tiny.yaml"
+    out.write_text("precious")
+
+    refused = cli("import", "beir", str(beir_folder), "--identifier", "tiny.set", "--out", str(out))
+
+    assert refused.exit_code == 2 and "already exists; pass --force" in refused.stderr
+    assert out.read_text() == "precious"
+    forced = cli("import", "beir", str(beir_folder), "--identifier", "tiny.set", "--out", str(out), "--force", "--name", "Tiny")
+    assert forced.exit_code == 0 and load_question_set_file(out).name == "Tiny"
+
+
+def test_import_beir_from_a_broken_folder_writes_nothing(cli, beir_folder, tmp_path):
+    (beir_folder / "qrels" / "test.tsv").write_text("1\td1\n")
+    out = tmp_path / "out" / "tiny.jsonl"
+
+    result = cli("import", "beir", str(beir_folder), "--identifier", "tiny.set", "--out", str(out))
+
+    assert result.exit_code == 2
+    assert "test.tsv:1" in result.stderr and "expected query-id, corpus-id and score" in result.stderr
+    assert not out.exists() and not out.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--identifier", "Bad Name", "--out", "x.yaml"], "--identifier"),
+        (["--identifier", "tiny.set", "--out", "x.csv"], "use one of .yaml, .yml, .json, .jsonl"),
+        (["--identifier", "tiny.set", "--out", "x.yaml", "--split", "dev"], "dev.tsv"),
+    ],
+)
+def test_import_beir_bad_input_exits_2(cli, beir_folder, tmp_path, monkeypatch, arguments, message):
+    monkeypatch.chdir(tmp_path)
+
+    result = cli("import", "beir", str(beir_folder), *arguments)
+
+    assert result.exit_code == 2 and message in result.stderr
+    assert not list(tmp_path.glob("x.*"))
+
+
+def test_import_beir_of_a_missing_folder_exits_2(cli, tmp_path):
+    result = cli("import", "beir", str(tmp_path / "nowhere"), "--identifier", "tiny.set", "--out", str(tmp_path / "x.yaml"))
+
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+def test_import_of_the_public_cranfield_collection_round_trips(cli, shared_data, tmp_path):
+    out = tmp_path / "cranfield.jsonl"
+
+    result = cli("import", "beir", str(shared_data / "cranfield"), "--identifier", "cranfield.test", "--out", str(out))
+
+    assert result.exit_code == 0, result.stderr
+    assert "Wrote 225 questions" in result.stdout
+    assert load_question_set_file(out) == import_beir(shared_data / "cranfield", identifier="cranfield.test")
