@@ -129,18 +129,18 @@ def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None
     latest_complete = next((run for run in history if run.complete), None)
     if latest_complete is None:
         return None
-    run = store.load(latest_complete)
+    row = store.read_summary(latest_complete)
     return LeaderboardEntry(
         set_identifier=key.set_identifier,
         retriever_identifier=key.retriever_identifier,
-        run_id=run.run_id,
-        run_at=run.run_at,
-        question_count=run.question_count,
-        top1_hit_rate=run.top1_hit_rate,
-        top3_hit_rate=run.top3_hit_rate,
-        hit_rates=tuple((k, run.hit_rate(k)) for k in run.cutoffs),
-        latency_p95_ms=run.latency_percentiles().get("p95"),
-        index_version=run.index_version,
+        run_id=row["run_id"],
+        run_at=row["run_at"],
+        question_count=row["question_count"],
+        top1_hit_rate=row["top1_hit_rate"],
+        top3_hit_rate=row["top3_hit_rate"],
+        hit_rates=tuple(zip(row["cutoffs"], row["hit_rates"])),
+        latency_p95_ms=row["latency_p95_ms"],
+        index_version=row["index_version"],
         latest_run_complete=history[0].complete,
     )
 

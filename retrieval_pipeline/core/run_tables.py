@@ -1,4 +1,4 @@
-"""A run as Arrow tables and back: the summary row and the per-question rows of SPEC section 4.
+"""Runs (summary row, per-question rows; SPEC section 4) and question sets as Arrow tables.
 
 Hits are written for readers' convenience but rebuilt from the ids on reading, so a stored run and
 the run it came from are the same value.
@@ -110,6 +110,23 @@ def question_table(run: RunResult):
         "error": [q.error for q in questions],
     }
     return pa.Table.from_pydict(columns, schema=_schemas()[1])
+
+
+def question_set_table(question_set):
+    import pyarrow as pa
+
+    questions = question_set.questions
+    return pa.table(
+        {
+            "set_identifier": [question_set.identifier] * len(questions),
+            "question_id": [q.id for q in questions],
+            "question": [q.question for q in questions],
+            "form": [q.form.value for q in questions],
+            "hard_class": pa.array([q.hard_class for q in questions], pa.string()),
+            "expected_document_ids": pa.array([list(q.expected_document_ids) for q in questions], pa.list_(pa.string())),
+            "answer_gist": pa.array([q.answer_gist for q in questions], pa.string()),
+        }
+    )
 
 
 def run_from_tables(summary, questions) -> RunResult:

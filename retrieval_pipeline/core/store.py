@@ -5,6 +5,7 @@ Layout under the root URI, one file per run on each side:
     summaries/<set>/<retriever>/<grader>/<run_id>.parquet             one summary row (complete run)
     summaries/<set>/<retriever>/<grader>/<run_id>.incomplete.parquet  one summary row (retriever errors)
     questions/<set>/<retriever>/<grader>/<run_id>.parquet             one row per question
+    question_sets/<set>.parquet                                        a set's questions, as last loaded
 
 A run becomes visible only when its summary lands, and each file is written under a temporary name
 then renamed, so a crash mid-write leaves the history as it was and no partial run. The completeness
@@ -19,11 +20,12 @@ from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.errors import StoreError
 from retrieval_pipeline.core.results import GRADER, RunResult
-from retrieval_pipeline.core.run_tables import question_table, run_from_tables, summary_table
+from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, summary_table
 
 COMPLETE_SUFFIX = ".parquet"
 INCOMPLETE_SUFFIX = ".incomplete.parquet"
 PARTIAL_PREFIX = ".partial-"
+QUESTION_SETS_SIDE = "question_sets"
 
 
 @dataclass(frozen=True, order=True)
@@ -87,6 +89,19 @@ class ResultStore:
             self.fs.mv(partial, f"{folder}/{name}")
         except OSError as error:
             raise StoreError(f"cannot write to the result store {self.uri!r}: {error}") from None
+
+    def save_question_set(self, question_set) -> str:
+        """A set's questions as Parquet beside the runs (for the Dagster UI and ad-hoc readers); its URI."""
+        folder = f"{self.root.path.rstrip('/')}/{QUESTION_SETS_SIDE}"
+        name = f"{question_set.identifier}{COMPLETE_SUFFIX}"
+        self._write(folder, name, question_set_table(question_set))
+        return str(self.root / QUESTION_SETS_SIDE / name)
+
+    def questions_uri(self, stored: StoredRun) -> str:
+        return str(self.root / "questions" / stored.key.parts / f"{stored.run_id}{COMPLETE_SUFFIX}")
+
+    def summary_uri(self, stored: StoredRun) -> str:
+        return str(self.root / "summaries" / stored.key.parts / stored.file_name)
 
     def history(self, key: HistoryKey) -> list[StoredRun]:
         """Newest first."""

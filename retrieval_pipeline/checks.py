@@ -1,0 +1,115 @@
+"""The regression check on `retrieval_evaluation`: tolerances applied against the partition's previous run.
+
+The check is evaluated by the evaluation asset itself, in the same step, from the report the core's
+`evaluate_and_record` returns: the core reads the baseline (the latest complete stored run of the same
+set and retriever, i.e. the previous materialization of this partition) before it saves the new run, so
+the check and the stored history can never disagree, and no second comparison exists to drift from it.
+
+An incomplete run (the retriever failed on some questions) fails the check: it is stored for
+inspection but cannot be compared, so "no regression" cannot be claimed for it. The materialization
+itself still succeeds, so the per-question table with the errors stays visible in the UI.
+
+The spec carries the evaluation's partitions definition (a preview feature in Dagster 1.13), so each
+result is recorded against its (set, retriever) partition and the UI shows the check per partition.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    MetadataValue,
+    PartitionsDefinition,
+    PreviewWarning,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+)
+
+from retrieval_pipeline.core.evaluation import Evaluation
+from retrieval_pipeline.core.regression import GroupDelta, Tolerances
+
+CHECK_NAME = "no_regression"
+EVALUATION_ASSET = "retrieval_evaluation"
+MAX_LISTED_QUESTIONS = 200
+
+DELTA_SCHEMA = TableSchema(
+    columns=[
+        TableColumn("key", "string"),
+        TableColumn("questions", "int", description="Questions in this group in the current run"),
+        TableColumn("top1_delta_pp", "float", description="Top-1 hit rate change, percentage points"),
+        TableColumn("top3_delta_pp", "float", description="Top-3 hit rate change, percentage points"),
+    ]
+)
+
+
+def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
+    with warnings.catch_warnings():
+        # A partitioned check spec is a preview feature in Dagster 1.13 (see the module docstring);
+        # its warning would otherwise be repeated at every definitions load.
+        warnings.simplefilter("ignore", PreviewWarning)
+        return AssetCheckSpec(
+            CHECK_NAME,
+            asset=EVALUATION_ASSET,
+            partitions_def=partitions_def,
+            description="Top-1 and top-3 hit rates dropped no more than the configured tolerances since the "
+            "previous run of this set and retriever; an incomplete run (retriever errors) fails.",
+        )
+
+
+def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, severity: str = "ERROR") -> AssetCheckResult:
+    report, run = evaluation.report, evaluation.run
+    metadata = {
+        "verdict": MetadataValue.text(report.summary),
+        "is_regression": MetadataValue.bool(report.is_regression),
+        "complete": MetadataValue.bool(run.complete),
+        "has_baseline": MetadataValue.bool(report.has_baseline),
+        "run_id": MetadataValue.text(run.run_id),
+        "baseline_run_id": MetadataValue.text(report.baseline_run_id or "none"),
+        "top1_delta": MetadataValue.float(report.top1_delta),
+        "top3_delta": MetadataValue.float(report.top3_delta),
+        "max_top1_drop": MetadataValue.float(tolerances.max_top1_drop),
+        "max_top3_drop": MetadataValue.float(tolerances.max_top3_drop),
+        "top1_p_value": MetadataValue.float(report.top1_p_value),
+        "top3_p_value": MetadataValue.float(report.top3_p_value),
+        "by_form_deltas": _delta_table(report.by_form),
+        "by_hard_class_deltas": _delta_table(report.by_hard_class),
+        "flipped_to_miss_count": MetadataValue.int(len(report.flipped_to_miss)),
+        "flipped_to_hit_count": MetadataValue.int(len(report.flipped_to_hit)),
+        "flipped_to_miss": MetadataValue.json(list(report.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
+        "flipped_to_hit": MetadataValue.json(list(report.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
+    }
+    if tolerances.max_p95_latency_increase_ms is not None:
+        metadata["max_p95_latency_increase_ms"] = MetadataValue.float(tolerances.max_p95_latency_increase_ms)
+    if report.p95_latency_delta_ms is not None:
+        metadata["p95_latency_delta_ms"] = MetadataValue.float(report.p95_latency_delta_ms)
+    if not run.complete:
+        metadata["errored_question_count"] = MetadataValue.int(len(run.errored_question_ids))
+        metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
+    return AssetCheckResult(
+        check_name=CHECK_NAME,
+        passed=run.complete and not report.is_regression,
+        severity=AssetCheckSeverity(severity),
+        description=report.summary,
+        metadata=metadata,
+    )
+
+
+def _delta_table(deltas: tuple[GroupDelta, ...]) -> MetadataValue:
+    return MetadataValue.table(
+        records=[
+            TableRecord(
+                {
+                    "key": delta.key,
+                    "questions": delta.questions,
+                    "top1_delta_pp": round(delta.top1_delta * 100, 2),
+                    "top3_delta_pp": round(delta.top3_delta * 100, 2),
+                }
+            )
+            for delta in deltas
+        ],
+        schema=DELTA_SCHEMA,
+    )

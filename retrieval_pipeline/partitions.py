@@ -1,0 +1,62 @@
+"""Partitions come from the project configuration, read when the definitions load.
+
+Static partitions, not dynamic ones: the configuration is the single place where sets and retrievers
+are declared, so the partitions are a pure function of it. Adding a set or a retriever is an edit of
+the configuration followed by a reload of the code location ("Reload" in the UI, or a restart of
+`dagster dev`); there is no second registry (a dynamic-partitions table in the instance) to keep in
+step with the file, and a partition can never name a set the configuration no longer has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
+
+from retrieval_pipeline.core.config import ProjectConfig
+
+SET_DIMENSION = "set"
+RETRIEVER_DIMENSION = "retriever"
+
+
+@dataclass(frozen=True)
+class ProjectPartitions:
+    set_identifiers: tuple[str, ...]
+    retriever_identifiers: tuple[str, ...]
+
+    @cached_property
+    def sets(self) -> StaticPartitionsDefinition:
+        return StaticPartitionsDefinition(list(self.set_identifiers))
+
+    @cached_property
+    def retrievers(self) -> StaticPartitionsDefinition:
+        return StaticPartitionsDefinition(list(self.retriever_identifiers))
+
+    @cached_property
+    def evaluations(self) -> MultiPartitionsDefinition:
+        return MultiPartitionsDefinition({SET_DIMENSION: self.sets, RETRIEVER_DIMENSION: self.retrievers})
+
+    def evaluation_key(self, set_identifier: str, retriever_identifier: str) -> MultiPartitionKey:
+        return MultiPartitionKey({SET_DIMENSION: set_identifier, RETRIEVER_DIMENSION: retriever_identifier})
+
+    def evaluation_keys(self, retriever_identifier: str | None = None) -> list[MultiPartitionKey]:
+        """Every (set, retriever) pair in configuration order, or only one retriever's pairs."""
+        return [
+            self.evaluation_key(set_identifier, retriever)
+            for retriever in self.retriever_identifiers
+            if retriever_identifier is None or retriever == retriever_identifier
+            for set_identifier in self.set_identifiers
+        ]
+
+    def dimensions(self, partition_key: str) -> tuple[str, str]:
+        """(set, retriever) of an evaluation partition key, given as a MultiPartitionKey or its string."""
+        if not isinstance(partition_key, MultiPartitionKey):
+            partition_key = self.evaluations.get_partition_key_from_str(partition_key)
+        keys = partition_key.keys_by_dimension
+        return keys[SET_DIMENSION], keys[RETRIEVER_DIMENSION]
+
+
+def project_partitions(config: ProjectConfig) -> ProjectPartitions:
+    """Set identifiers need the sets loaded (files, BEIR folders, plugins); retrievers are not built."""
+    return ProjectPartitions(tuple(config.question_sets), tuple(config.retriever_identifiers))

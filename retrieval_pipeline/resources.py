@@ -1,0 +1,60 @@
+"""The one Dagster resource: the project configuration (and through it the result store).
+
+A resource instance lives for one run (or one sensor/schedule evaluation): the configuration file is
+read once per run and each retriever is built once per run (the lexical kind also keeps its BM25 index
+per process and on disk, so a rebuild is only paid when the corpus or the parameters change). A fresh
+read per run is deliberate: a sensor that polls index versions must see a rebuilt index, and an edited
+configuration applies to the next run without restarting anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import ConfigurableResource, InitResourceContext
+from pydantic import Field, PrivateAttr
+
+from retrieval_pipeline.core.config import ProjectConfig, default_config_path, load_config
+from retrieval_pipeline.core.store import ResultStore
+
+
+def resolve_store_uri(uri: str | None) -> str | None:
+    """A URI with a scheme is kept; a plain path becomes absolute, so every process agrees on it."""
+    if uri is None or "://" in uri:
+        return uri
+    return str(Path(uri).expanduser().resolve())
+
+
+class RetrievalProject(ConfigurableResource):
+    """The project configuration file and an optional override of its result store."""
+
+    config_path: str | None = Field(
+        default=None,
+        description="Project configuration (YAML). Default: $RETRIEVAL_EVAL_CONFIG, else the embedded demo.",
+    )
+    store_uri: str | None = Field(
+        default=None,
+        description="Result store URI (a folder, s3://..., gs://...) replacing the configuration's `store`.",
+    )
+
+    _config: ProjectConfig | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self._config = None
+
+    @property
+    def resolved_config_path(self) -> Path:
+        return Path(self.config_path) if self.config_path else default_config_path()
+
+    @property
+    def config(self) -> ProjectConfig:
+        if self._config is None:
+            self._config = load_config(self.resolved_config_path)
+        return self._config
+
+    @property
+    def resolved_store_uri(self) -> str:
+        return resolve_store_uri(self.store_uri) or self.config.store_uri
+
+    def store(self) -> ResultStore:
+        return ResultStore(self.resolved_store_uri)

@@ -1,0 +1,84 @@
+"""The index-rebuild sensor: a new index version of a retriever evaluates every set against it, once.
+
+Every `sensor_interval_seconds` the sensor builds each configured retriever afresh and asks the ones
+that report an index version (`VersionedIndex`) for it. The cursor is a JSON map retriever -> last
+version seen. A version different from the cursor's is new: the sensor requests that retriever's
+partitions (every set against it, plus a refresh of its `retriever_config` partition, whose metadata
+shows the version). The version is in every run key, so even a lost cursor cannot request a version
+twice.
+
+On the first observation of a retriever (no cursor entry, e.g. the sensor was just turned on), the
+version is new unless the result store already holds a complete run of that set and retriever made
+against that very version: turning the sensor on right after `retrieval-eval nightly` then requests
+nothing, while a never-measured index is measured at once.
+"""
+
+
+import json
+
+from dagster import DefaultSensorStatus, RunRequest, SensorDefinition, SensorEvaluationContext, SensorResult, sensor
+
+from retrieval_pipeline.core.config import DagsterSection
+from retrieval_pipeline.core.leaderboard import latest_entry
+from retrieval_pipeline.core.retriever import VersionedIndex
+from retrieval_pipeline.core.store import HistoryKey
+from retrieval_pipeline.partitions import ProjectPartitions
+from retrieval_pipeline.resources import RetrievalProject
+from retrieval_pipeline.schedules import TRIGGER_TAG
+
+INDEX_SENSOR = "index_version_sensor"
+
+
+def build_index_version_sensor(evaluation_job, retriever_job, partitions: ProjectPartitions, section: DagsterSection) -> SensorDefinition:
+    @sensor(
+        name=INDEX_SENSOR,
+        jobs=[evaluation_job, retriever_job],
+        minimum_interval_seconds=section.sensor_interval_seconds,
+        default_status=DefaultSensorStatus.STOPPED,
+        description="Evaluates every set against a retriever whose index version changed, once per version.",
+    )
+    def index_version_sensor(context: SensorEvaluationContext, project: RetrievalProject) -> SensorResult:
+        seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+        requests: list[RunRequest] = []
+        for retriever_identifier in partitions.retriever_identifiers:
+            try:
+                retriever = project.config.retriever(retriever_identifier)
+                if not isinstance(retriever, VersionedIndex):
+                    continue
+                version = str(retriever.index_version())
+            except Exception as error:  # one broken retriever must not stop the others being watched
+                context.log.warning(f"retriever '{retriever_identifier}': cannot read its index version: {error}")
+                continue
+            if seen.get(retriever_identifier) == version:
+                continue
+            sets = list(partitions.set_identifiers)
+            if retriever_identifier not in seen:
+                store = project.store()
+                sets = [s for s in sets if not _measured_at(store, s, retriever_identifier, version)]
+            seen[retriever_identifier] = version
+            if not sets:
+                continue
+            context.log.info(f"retriever '{retriever_identifier}': index version {version} is new; evaluating {len(sets)} set(s)")
+            run_key = f"{retriever_identifier}@{version}"
+            tags = {TRIGGER_TAG: "index_version"}
+            requests.append(RunRequest(run_key=run_key, job_name=retriever_job.name, partition_key=retriever_identifier, tags=tags))
+            requests.extend(
+                RunRequest(
+                    run_key=f"{run_key}|{set_identifier}",
+                    job_name=evaluation_job.name,
+                    partition_key=partitions.evaluation_key(set_identifier, retriever_identifier),
+                    tags=tags,
+                )
+                for set_identifier in sets
+            )
+        cursor = json.dumps(seen, sort_keys=True)
+        if not requests:
+            return SensorResult(skip_reason="No new index version.", cursor=cursor)
+        return SensorResult(run_requests=requests, cursor=cursor)
+
+    return index_version_sensor
+
+
+def _measured_at(store, set_identifier: str, retriever_identifier: str, version: str) -> bool:
+    entry = latest_entry(store, HistoryKey(set_identifier, retriever_identifier))
+    return entry is not None and entry.index_version == version

@@ -1,0 +1,88 @@
+"""The regression check runs in the evaluation's own step and compares with the partition's previous run."""
+
+from __future__ import annotations
+
+import json
+
+from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey
+from dagster_runs import evaluate, only_check, only_materialization
+from dagster_test_project import PERFECT, degraded, write_project
+
+from retrieval_pipeline.definitions import build_definitions
+
+CHECK = AssetCheckKey(AssetKey("retrieval_evaluation"), "no_regression")
+
+
+def test_a_second_run_with_an_unchanged_retriever_passes(defs, instance):
+    first = only_materialization(evaluate(defs, instance, "alpha", "good"))
+    evaluate(defs, instance, "beta.small", "good")  # another partition in between is not a baseline
+    result = evaluate(defs, instance, "alpha", "good")
+    check = only_check(result)
+    assert check.passed and check.severity == AssetCheckSeverity.ERROR
+    assert check.metadata["verdict"].value == "No regression: top-1 +0.0 pp, top-3 +0.0 pp."
+    assert check.metadata["baseline_run_id"].value == first.metadata["run_id"].value
+    assert check.metadata["flipped_to_miss"].value == []
+
+
+def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(defs, instance, project):
+    evaluate(defs, instance, "alpha", "good")
+    project.write_run("good", degraded("a1", "a2"))
+
+    result = evaluate(defs, instance, "alpha", "good")
+
+    assert result.success  # the run is recorded; the check is what fails
+    check = only_check(result)
+    assert check.asset_check_key == CHECK
+    assert not check.passed and check.severity == AssetCheckSeverity.ERROR
+    assert check.partition == "good|alpha"  # recorded against its own partition (preview feature)
+    materialization = only_materialization(result)
+    assert check.target_materialization_data.run_id == result.run_id
+    assert check.metadata["is_regression"].value is True
+    assert check.metadata["verdict"].value.startswith("Regression: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp)")
+    assert check.metadata["flipped_to_miss"].value == ["a1", "a2"]
+    assert check.metadata["flipped_to_miss_count"].value == 2
+    assert abs(check.metadata["top1_delta"].value - (-2 / 6)) < 1e-9
+    by_form = {r.data["key"]: r.data for r in check.metadata["by_form_deltas"].value.records}
+    assert by_form["match"]["top1_delta_pp"] == -66.67 and by_form["gap"]["top1_delta_pp"] == 0.0
+    by_class = {r.data["key"]: r.data for r in check.metadata["by_hard_class_deltas"].value.records}
+    assert by_class["near-duplicate"]["top3_delta_pp"] == -100.0
+    assert materialization.metadata["is_regression"].value is True
+
+    # The failed run became the baseline: restoring the retriever is a recovery, not a regression.
+    project.write_run("good", PERFECT)
+    recovered = only_check(evaluate(defs, instance, "alpha", "good"))
+    assert recovered.passed and recovered.metadata["flipped_to_hit"].value == ["a1", "a2"]
+
+
+def test_tolerances_and_severity_come_from_the_configuration(tmp_path, instance):
+    project = write_project(
+        tmp_path / "lenient", tolerances={"max_top1_drop": 0.2, "max_top3_drop": 0.2}, dagster={"check_severity": "WARN"}
+    )
+    defs = build_definitions(project.config)
+    evaluate(defs, instance, "alpha", "good")
+    project.write_run("good", degraded("a1"))  # 16.7 pp: within 20 pp
+    within = only_check(evaluate(defs, instance, "alpha", "good"))
+    assert within.passed and within.metadata["max_top1_drop"].value == 0.2
+    project.write_run("good", degraded("a1", "a2", "a3"))  # a further 33.3 pp
+    beyond = only_check(evaluate(defs, instance, "alpha", "good"))
+    assert not beyond.passed and beyond.severity == AssetCheckSeverity.WARN
+
+
+def test_an_incomplete_run_fails_the_check_but_is_recorded(tmp_path, instance):
+    """A question whose text is in both sets under different ids cannot be replayed: the retriever errs."""
+    project = write_project(tmp_path / "ambiguous")
+    beta = project.root / "sets" / "beta.json"
+    data = json.loads(beta.read_text(encoding="utf-8"))
+    data["questions"][0]["question"] = "alpha one wing lift"  # a1's text, under the id b1
+    beta.write_text(json.dumps(data), encoding="utf-8")
+    defs = build_definitions(project.config)
+
+    result = evaluate(defs, instance, "alpha", "good")
+
+    assert result.success
+    check = only_check(result)
+    assert not check.passed
+    assert check.metadata["complete"].value is False
+    assert check.metadata["errored_questions"].value == ["a1"]
+    assert check.metadata["verdict"].value.startswith("Incomplete run")
+    assert only_materialization(result).metadata["errored_questions"].value == 1

@@ -1,0 +1,100 @@
+"""`retrieval-eval nightly`: every partition in-process on the local instance, leaderboard, verdicts, exit code."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+from dagster import AssetKey, DagsterInstance
+from dagster._core.instance.ref import InstanceRef
+from dagster_test_project import RETRIEVERS, SETS, degraded
+from rich.console import Console
+
+from retrieval_pipeline.nightly import DEFAULT_HOME, DEFAULT_INSTANCE_YAML, nightly, prepare_dagster_home, run_nightly
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EVALUATION = AssetKey("retrieval_evaluation")
+
+
+def run(project, instance):
+    output = io.StringIO()
+    report = run_nightly(project.config, instance=instance, console=Console(file=output, width=200))
+    return report, output.getvalue()
+
+
+def test_nightly_evaluates_everything_then_reports_a_regression(project, instance):
+    report, output = run(project, instance)
+    assert report.exit_code == 0, output
+    assert instance.get_materialized_partitions(EVALUATION) == {f"{r}|{s}" for s in SETS for r in RETRIEVERS}
+    assert "Leaderboard: alpha" in output and "Leaderboard: beta.small" in output
+    assert output.count("PASSED") == 4
+
+    project.write_run("good", degraded("a1", "a2"))
+    report, output = run(project, instance)
+    assert report.exit_code == 1
+    failed = [o for o in report.evaluations if not o.check_passed]
+    assert [(o.set_identifier, o.retriever_identifier) for o in failed] == [("alpha", "good")]
+    assert "FAILED (ERROR)" in output and "Regression: top-1 hit rate dropped 33.3 pp" in output
+
+
+def test_a_retriever_that_cannot_be_built_is_invalid_input_and_skips_its_partitions(project, instance):
+    project.run_file("other").unlink()
+    report, output = run(project, instance)
+    assert report.exit_code == 2
+    assert "cannot read the run file" in output and "skipped" in output
+    assert instance.get_materialized_partitions(EVALUATION) == {"good|alpha", "good|beta.small"}
+
+
+def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(project, tmp_path, monkeypatch):
+    """The runs land in $DAGSTER_HOME's instance, whose dagster.yaml is seeded from the project's."""
+    workdir = tmp_path / "checkout"
+    workdir.mkdir()
+    (workdir / "dagster.yaml").write_text((REPO_ROOT / "dagster.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(workdir)
+    home = tmp_path / "home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+
+    result = CliRunner().invoke(nightly, ["--config", str(project.config), "--store", str(tmp_path / "elsewhere")])
+
+    assert result.exit_code == 0, result.output
+    assert f"export DAGSTER_HOME={home}" in result.output and "dagster dev" in result.output
+    assert f"export RETRIEVAL_EVAL_CONFIG={project.config}" in result.output
+    assert (home / "dagster.yaml").read_text(encoding="utf-8") == (workdir / "dagster.yaml").read_text(encoding="utf-8")
+    assert (tmp_path / "elsewhere" / "summaries" / "alpha" / "good").is_dir()
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+        assert len(instance.get_runs()) == len(SETS) + len(RETRIEVERS) + len(SETS) * len(RETRIEVERS) + 1
+        assert len(instance.get_materialized_partitions(EVALUATION)) == 4
+
+
+def test_the_default_home_is_dot_dagster_home_with_the_built_in_settings(tmp_path, monkeypatch):
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    home, seeded_from = prepare_dagster_home(tmp_path)
+    assert home == tmp_path / DEFAULT_HOME and seeded_from == "the defaults built into retrieval-eval"
+    assert yaml.safe_load((home / "dagster.yaml").read_text()) == yaml.safe_load(DEFAULT_INSTANCE_YAML)
+    assert prepare_dagster_home(tmp_path) == (home, None)  # an existing dagster.yaml is left alone
+
+
+def test_the_command_line_group_offers_nightly():
+    from retrieval_pipeline.cli import main
+
+    result = CliRunner().invoke(main, ["nightly", "--help"])
+    assert result.exit_code == 0 and "--store" in result.output
+
+
+def test_an_invalid_configuration_exits_2_before_anything_runs(tmp_path):
+    from retrieval_pipeline.cli import main
+
+    bad = tmp_path / "config.yaml"
+    bad.write_text("store: [unclosed\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["nightly", "--config", str(bad)])
+    assert result.exit_code == 2 and "invalid YAML" in result.output
+
+
+def test_an_incomplete_run_exits_3(project, instance):
+    beta = project.root / "sets" / "beta.json"
+    beta.write_text(beta.read_text(encoding="utf-8").replace('"beta one"', '"alpha one wing lift"'), encoding="utf-8")
+    report, output = run(project, instance)  # a1's text is now ambiguous: run_file cannot answer it
+    assert report.exit_code == 3
+    assert "Incomplete run" in output

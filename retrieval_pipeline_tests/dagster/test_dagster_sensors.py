@@ -1,0 +1,62 @@
+"""The index-rebuild sensor: a new index version evaluates that retriever's partitions, once per version."""
+
+from __future__ import annotations
+
+import json
+
+from dagster import build_sensor_context
+from dagster_runs import evaluate
+from dagster_test_project import PERFECT, RETRIEVERS, SETS, degraded
+
+from retrieval_pipeline.definitions import EVALUATION_JOB, RETRIEVERS_JOB
+from retrieval_pipeline.sensors import INDEX_SENSOR
+
+
+def tick(defs, instance, cursor=None):
+    context = build_sensor_context(
+        instance=instance, cursor=cursor, resources=defs.resources, repository_def=defs.get_repository_def()
+    )
+    return defs.resolve_sensor_def(INDEX_SENSOR).evaluate_tick(context)
+
+
+def evaluations(data) -> set[str]:
+    return {str(r.partition_key) for r in data.run_requests if r.job_name == EVALUATION_JOB}
+
+
+def test_the_interval_comes_from_the_configuration(defs):
+    assert defs.resolve_sensor_def(INDEX_SENSOR).minimum_interval_seconds == 60
+
+
+def test_unchanged_versions_request_nothing_and_a_new_version_requests_that_retriever_once(defs, instance, project):
+    first = tick(defs, instance)  # never seen, never measured: everything is new
+    assert evaluations(first) == {f"{r}|{s}" for r in RETRIEVERS for s in SETS}
+    versions = json.loads(first.cursor)
+    assert set(versions) == set(RETRIEVERS) and all(v.startswith("sha256:") for v in versions.values())
+
+    unchanged = tick(defs, instance, first.cursor)
+    assert unchanged.run_requests == [] and unchanged.cursor == first.cursor
+
+    project.write_run("good", degraded("a1"))  # the "good" index is rebuilt
+    rebuilt = tick(defs, instance, unchanged.cursor)
+    assert evaluations(rebuilt) == {"good|alpha", "good|beta.small"}
+    assert [(r.job_name, r.partition_key) for r in rebuilt.run_requests if r.job_name == RETRIEVERS_JOB] == [
+        (RETRIEVERS_JOB, "good")
+    ]
+    new_version = json.loads(rebuilt.cursor)["good"]
+    assert new_version != versions["good"] and json.loads(rebuilt.cursor)["other"] == versions["other"]
+    assert all(new_version in r.run_key for r in rebuilt.run_requests)
+    assert len({r.run_key for r in rebuilt.run_requests}) == len(rebuilt.run_requests)
+
+    again = tick(defs, instance, rebuilt.cursor)
+    assert again.run_requests == []
+
+    project.write_run("good", PERFECT)  # back to the first version: it is new again relative to the cursor
+    assert evaluations(tick(defs, instance, again.cursor)) == {"good|alpha", "good|beta.small"}
+
+
+def test_a_first_observation_skips_what_the_store_already_measured_at_that_version(defs, instance):
+    for set_identifier in SETS:
+        evaluate(defs, instance, set_identifier, "good")  # e.g. `retrieval-eval nightly` just ran for "good"
+    data = tick(defs, instance)
+    assert evaluations(data) == {"other|alpha", "other|beta.small"}
+    assert set(json.loads(data.cursor)) == set(RETRIEVERS)
