@@ -56,6 +56,13 @@ class StoredRun:
         return self.run_id + (COMPLETE_SUFFIX if self.complete else INCOMPLETE_SUFFIX)
 
 
+def _stamped_before(run_id: str, cutoff: datetime) -> bool:
+    try:
+        return StoredRun(HistoryKey("", ""), run_id, True).run_at < cutoff
+    except ValueError:  # not a file this store wrote: left alone
+        return False
+
+
 class ResultStore:
     def __init__(self, uri: str):
         self.uri = uri
@@ -161,7 +168,20 @@ class ResultStore:
                 if run.run_id not in keep and run.run_at < cutoff:
                     self._remove(run)
                     removed.append(run)
+            self._remove_leftovers(key, {run.run_id for run in runs}, cutoff)
         return removed
+
+    def _remove_leftovers(self, key: HistoryKey, listed: set[str], cutoff: datetime) -> None:
+        """Files of saves that crashed (a question file without its summary, a `.partial-` file) are
+        invisible already; once older than the retention they are deleted too."""
+        for side in ("summaries", "questions"):
+            folder = self._dir(side, key)
+            for path in self.fs.ls(folder, detail=False) if self.fs.exists(folder) else []:
+                name = path.rsplit("/", 1)[-1]
+                run_id = name.removeprefix(PARTIAL_PREFIX).split(".", 1)[0]
+                orphan = name.startswith(PARTIAL_PREFIX) or run_id not in listed
+                if orphan and _stamped_before(run_id, cutoff):
+                    self.fs.rm(path)
 
     def _remove(self, run: StoredRun) -> None:
         """Summary first: once it is gone the run is no longer visible, whatever happens next."""

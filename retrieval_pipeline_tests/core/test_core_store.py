@@ -14,7 +14,7 @@ import pytest
 from core_helpers import run_from_codes, utc
 
 from retrieval_pipeline.core.errors import StoreError
-from retrieval_pipeline.core.results import GRADER, RunResult
+from retrieval_pipeline.core.results import GRADER, QuestionResult, RunResult
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
@@ -314,3 +314,24 @@ def test_an_object_store_uri_works_like_a_folder():
     assert store.load(store.history(KEY)[1]) == second
     assert run_ids(store.prune(timedelta(days=30), now=NOW)) == [second.run_id, first.run_id]
     assert run_ids(store.history(KEY)) == [third.run_id]
+
+
+def test_retention_also_deletes_the_leftovers_of_crashed_saves(store, tmp_path):
+    old = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    kept = store.save(_leftover_run(old + timedelta(days=1)))
+    crashed = _leftover_run(old)
+    folder = tmp_path / "results" / "questions" / kept.key.parts
+    orphan = folder / f"{crashed.run_id}.parquet"
+    partial = folder / f".partial-{crashed.run_id}.parquet"
+    orphan.write_bytes(b"half a run")
+    partial.write_bytes(b"half a file")
+    foreign = folder / "notes.txt"
+    foreign.write_text("not ours")
+    store.prune(timedelta(days=30), now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    assert not orphan.exists() and not partial.exists()
+    assert foreign.exists() and [run.run_id for run in store.history(kept.key)] == [kept.run_id]
+
+
+def _leftover_run(run_at):
+    question = QuestionResult("q1", "match", None, ("d1",), ("d1",), 1.0)
+    return RunResult("demo.set", "bm25", (question,), run_at=run_at)
