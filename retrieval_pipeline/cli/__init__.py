@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("retrieval_pipeline.cli.commands:list_command", "List the configuration's question sets and retrievers."),
     "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
-    "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR)."),
+    "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
     "nightly": ("retrieval_pipeline.nightly:nightly", "Run the nightly Dagster job now: every partition, then the leaderboard."),
 }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from retrieval_pipeline.core.errors import InvalidInputError
@@ -60,31 +60,47 @@ def read_qrels(path: Path) -> dict[str, list[str]]:
     return {query_id: targets for query_id, targets in relevant.items() if targets}
 
 
-def import_beir(folder: str | Path, *, identifier: str, split: str = "test", name: str | None = None) -> GoldenQuestionSet:
-    folder = Path(folder)
-    qrels = read_qrels(folder / "qrels" / f"{split}.tsv")
-    wanted = {document_id for targets in qrels.values() for document_id in targets}
-    corpus_path = folder / "corpus.jsonl"
-    texts = {
+def read_corpus_texts(path: Path, wanted: Collection[str]) -> dict[str, str]:
+    """Title and text of the wanted documents of a BEIR corpus.jsonl, the text forms are tagged against.
+
+    Only the wanted ones are kept: a corpus can be far larger than the documents anybody judged.
+    """
+    return {
         str(record.get("_id")): f"{record.get('title') or ''} {record.get('text') or ''}"
-        for _, record in read_jsonl(corpus_path)
+        for _, record in read_jsonl(path)
         if str(record.get("_id")) in wanted
     }
-    queries_path = folder / "queries.jsonl"
+
+
+def question_set_from_judgements(
+    queries: Iterable[tuple[str, str]],
+    qrels: Mapping[str, list[str]],
+    corpus_path: Path,
+    *,
+    qrels_source: str,
+    identifier: str,
+    name: str,
+    description: str,
+    source: str,
+) -> GoldenQuestionSet:
+    """The set of the judged queries, in `queries` order, each tagged by the documented form rule.
+
+    Shared by every importer of judgements (BEIR, TREC): `queries` yields (query id, text) pairs and
+    may validate lazily; queries absent from `qrels` are skipped. A judged document missing from the
+    corpus is an error, because its form cannot be tagged and no retriever over that corpus can find it.
+    """
+    wanted = {document_id for targets in qrels.values() for document_id in targets}
+    texts = read_corpus_texts(corpus_path, wanted)
     questions = []
-    for number, record in read_jsonl(queries_path):
-        query_id = str(record.get("_id", ""))
+    for query_id, text in queries:
         if query_id not in qrels:
             continue
-        text = record.get("text")
-        if not isinstance(text, str):
-            raise InvalidInputError("missing query text", source=f"{queries_path}:{number}", field="text")
         targets = qrels[query_id]
         missing = [document_id for document_id in targets if document_id not in texts]
         if missing:
             raise InvalidInputError(
                 f"query {query_id!r} is judged relevant to {missing[0]!r}, which is not in {corpus_path}",
-                source=str(folder / "qrels" / f"{split}.tsv"),
+                source=qrels_source,
             )
         questions.append(
             {
@@ -95,11 +111,34 @@ def import_beir(folder: str | Path, *, identifier: str, split: str = "test", nam
             }
         )
     return question_set_from_mapping(
-        {
-            "identifier": identifier,
-            "name": name or f"{folder.name} ({split})",
-            "description": f"Imported from the BEIR folder {folder.name}, split {split}; forms tagged by vocabulary overlap.",
-            "questions": questions,
-        },
+        {"identifier": identifier, "name": name, "description": description, "questions": questions},
+        source=source,
+    )
+
+
+def import_beir(folder: str | Path, *, identifier: str, split: str = "test", name: str | None = None) -> GoldenQuestionSet:
+    folder = Path(folder)
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    queries_path = folder / "queries.jsonl"
+
+    def queries() -> Iterator[tuple[str, str]]:
+        for number, record in read_jsonl(queries_path):
+            query_id = str(record.get("_id", ""))
+            if query_id not in qrels:
+                continue
+            text = record.get("text")
+            if not isinstance(text, str):
+                raise InvalidInputError("missing query text", source=f"{queries_path}:{number}", field="text")
+            yield query_id, text
+
+    qrels = read_qrels(qrels_path)
+    return question_set_from_judgements(
+        queries(),
+        qrels,
+        folder / "corpus.jsonl",
+        qrels_source=str(qrels_path),
+        identifier=identifier,
+        name=name or f"{folder.name} ({split})",
+        description=f"Imported from the BEIR folder {folder.name}, split {split}; forms tagged by vocabulary overlap.",
         source=str(folder),
     )
