@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,8 +17,10 @@ from retrieval_pipeline.core.store import StoredRun
 
 
 def emit(document: dict[str, Any]) -> None:
-    """Exactly one JSON object on stdout."""
-    click.echo(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False))
+    """Exactly one JSON object on stdout: indented for a person at a terminal, compact for a pipe,
+    where Python's C encoder makes a 20,000-question document take a tenth of the time."""
+    indent = 2 if sys.stdout.isatty() else None
+    click.echo(json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False))
 
 
 def breakdown(groups: dict[str, GroupRates]) -> dict[str, dict[str, float | int]]:

@@ -93,10 +93,9 @@ def retrieved_text(question: QuestionResult, limit: int = MAX_RETRIEVED_SHOWN) -
     return text
 
 
-def first_hit_rank(question: QuestionResult) -> str:
-    """The rank of the first expected document among the distinct retrieved ones, if any."""
-    expected = set(question.expected_document_ids)
-    rank = next((i for i, document_id in enumerate(question.retrieved_document_ids, start=1) if document_id in expected), None)
+def hit_rank_cell(question: QuestionResult) -> str:
+    """Where the first expected document came; a question that nothing answers has no such rank."""
+    rank = question.first_hit_rank if question.expected_document_ids else None
     return "—" if rank is None else str(rank)
 
 
@@ -133,7 +132,7 @@ def question_table(questions: Sequence[QuestionResult]) -> Table:
             question.hard_class or "",
             hit_mark(question.top1_hit),
             hit_mark(question.top3_hit),
-            first_hit_rank(question) if answered else "",
+            hit_rank_cell(question) if answered else "",
             retrieved_text(question) if answered else Text(""),
             id_list(question.expected_document_ids) if question.expected_document_ids else "(none)",
             f"{question.latency_ms:.1f}" if answered else "",

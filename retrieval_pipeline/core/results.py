@@ -6,9 +6,10 @@ import math
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 
-from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, hit_rate, is_hit
+from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit_rate
 
 GRADER = "retrieval_hit_rate"
 LATENCY_PERCENTILES = (50, 90, 95, 99)
@@ -30,10 +31,15 @@ class QuestionResult:
     latency_ms: float
     error: str | None = None
 
+    @cached_property
+    def first_hit_rank(self) -> int | None:
+        """Computed once: every count, breakdown and table asks for hits again."""
+        return first_hit_rank(self.retrieved_document_ids, self.expected_document_ids)
+
     def hit_at(self, k: int) -> bool | None:
         if self.error is not None:
             return None
-        return is_hit(self.retrieved_document_ids, self.expected_document_ids, k)
+        return self.first_hit_rank is not None and self.first_hit_rank <= k
 
     @property
     def top1_hit(self) -> bool | None:

@@ -52,11 +52,19 @@ def collapse(raw_ranking: Iterable[str], depth: int) -> tuple[str, ...]:
     return tuple(distinct)
 
 
-def is_hit(retrieved: Sequence[str], expected: Sequence[str], k: int) -> bool:
-    """Any expected id among the first k distinct ids; with no expected ids, a hit only on silence."""
+def first_hit_rank(retrieved: Sequence[str], expected: Sequence[str]) -> int | None:
+    """The 1-based distinct rank from which a question is a hit at every cut-off, None if at none.
+
+    Any expected id counts. With no expected ids the question is a hit (from rank 1) only on silence.
+    """
     if not expected:
-        return not retrieved
-    return any(document_id in expected for document_id in retrieved[:k])
+        return None if retrieved else 1
+    return next((rank for rank, document_id in enumerate(retrieved, start=1) if document_id in expected), None)
+
+
+def is_hit(retrieved: Sequence[str], expected: Sequence[str], k: int) -> bool:
+    rank = first_hit_rank(retrieved, expected)
+    return rank is not None and rank <= k
 
 
 def hit_rate(hits: int, question_count: int) -> float:

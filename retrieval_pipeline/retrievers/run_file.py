@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 RunFormat = Literal["trec", "jsonl"]
 TREC_COLUMNS = ("query_id", "iteration", "document_id", "rank", "score", "tag")
-TREC_ORDER = [("query_id", "ascending"), ("score", "descending"), ("document_id", "descending")]
+TREC_ORDER = [("query", "ascending"), ("score", "descending"), ("document_id", "descending")]
 
 
 class Rankings:
@@ -58,66 +58,97 @@ class Rankings:
 
 
 def load_run(path: Path, format: RunFormat | None = None, *, key: str | None = None) -> Rankings:
-    """Read the file once; its checksum covers exactly the bytes parsed. `.gz` files are decompressed.
+    """Parse the file once, checksum its bytes as stored. `.gz` files are decompressed.
 
     Without `format`, a name ending in `.jsonl` (before any `.gz`) is JSONL and anything else TREC.
     """
+    checksum = _checksum(path, key)
+    name = path.name.removesuffix(".gz")
+    if (format or ("jsonl" if name.endswith(".jsonl") else "trec")) == "jsonl":
+        document_ids, spans = _parse_jsonl(_contents(path, key), str(path), key)
+    else:
+        document_ids, spans = _parse_trec(path, key)
+    if not spans:
+        raise InvalidInputError("the run file holds no rankings", source=str(path), key=key)
+    return Rankings(document_ids, spans, checksum)
+
+
+def _checksum(path: Path, key: str | None) -> str:
+    digest = hashlib.sha256()
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     except OSError as error:
         raise InvalidInputError(f"cannot read the run file ({error.strerror or error})", source=str(path), key=key) from None
-    name, data = path.name, raw
-    if name.endswith(".gz"):
-        name = name[: -len(".gz")]
-        try:
-            data = gzip.decompress(raw)
-        except (OSError, EOFError) as error:
-            raise InvalidInputError(f"is not a readable gzip file ({error})", source=str(path), key=key) from None
-    if not data or data.isspace():
-        raise InvalidInputError("the run file holds no rankings", source=str(path), key=key)
-    parse = _parse_jsonl if (format or ("jsonl" if name.endswith(".jsonl") else "trec")) == "jsonl" else _parse_trec
-    document_ids, spans = parse(data, str(path), key)
-    return Rankings(document_ids, spans, hashlib.sha256(raw).hexdigest())
+    return digest.hexdigest()
 
 
-def _parse_trec(data: bytes, source: str, key: str | None) -> tuple[pa.Array, dict[str, tuple[int, int]]]:
+def _contents(path: Path, key: str | None) -> bytes:
+    """The whole file, decompressed: for JSONL runs (one line per query) and to locate a bad TREC line."""
+    try:
+        return gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    except (OSError, EOFError) as error:
+        raise InvalidInputError(f"cannot read the run file ({error})", source=str(path), key=key) from None
+
+
+def _parse_trec(path: Path, key: str | None) -> tuple[pa.Array, dict[str, tuple[int, int]]]:
+    """Query ids are dictionary-encoded before the sort, so millions of lines sort on small integers."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     try:
-        table = _read_single_delimited(data)
-    except ValueError:  # pyarrow.ArrowInvalid: not one space or tab between columns, or a bad line
+        table = _read_single_delimited(path)
+    except (ValueError, OSError):  # pyarrow.ArrowInvalid: not one space or tab between columns, or a bad line
+        data = _contents(path, key)
         try:
             table = _read_any_whitespace(data)
         except ValueError as error:
-            raise _bad_trec_line(data, source, key, str(error)) from None
-    table = table.select(["query_id", "document_id"]).take(pc.sort_indices(table, sort_keys=TREC_ORDER))
-    groups = pc.run_end_encode(table.column("query_id").combine_chunks())
+            raise _bad_trec_line(data, str(path), key, str(error)) from None
+    queries = table.column("query_id")
+    queries = (queries if pa.types.is_dictionary(queries.type) else pc.dictionary_encode(queries)).unify_dictionaries()
+    queries = queries.combine_chunks()
+    keyed = pa.table({"query": queries.indices, "score": table.column("score"), "document_id": table.column("document_id")})
+    del table
+    order = pc.sort_indices(keyed, sort_keys=TREC_ORDER)
+    groups = pc.run_end_encode(keyed.column("query").take(order).combine_chunks())
     ends = groups.run_ends.to_pylist()
-    spans = dict(zip(groups.values.to_pylist(), zip([0, *ends[:-1]], ends)))
-    return table.column("document_id").combine_chunks(), spans
+    names = queries.dictionary.take(groups.values).to_pylist()
+    return keyed.column("document_id").take(order).combine_chunks(), dict(zip(names, zip([0, *ends[:-1]], ends)))
 
 
-def _read_single_delimited(data: bytes) -> pa.Table:
-    """The common case and the fast one: columns separated by exactly one space (or one tab) on every line."""
+def _read_single_delimited(path: Path) -> pa.Table:
+    """The common case and the fast one: columns separated by exactly one space (or one tab) on every line.
+
+    Read straight from the file (compressed or not), with the repeated columns dictionary-encoded, which
+    keeps the peak memory of a multi-million-line run near the size of its text.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv
 
-    newline = data.find(b"\n")
-    first_line = data if newline < 0 else data[:newline]
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        first_line = handle.readline()
+    label = pa.dictionary(pa.int32(), pa.string())  # Q0 and the tag repeat on every line: stored once
+    types = {"query_id": pa.string(), "iteration": label, "document_id": pa.string(), "rank": pa.float64(), "score": pa.float64(), "tag": label}
+    delimiter = "\t" if b"\t" in first_line else " "
     table = csv.read_csv(
-        pa.BufferReader(data),
+        str(path),
         read_options=csv.ReadOptions(column_names=TREC_COLUMNS),
-        parse_options=csv.ParseOptions(delimiter="\t" if b"\t" in first_line else " ", quote_char=False),
-        convert_options=csv.ConvertOptions(
-            column_types={name: pa.float64() if name in ("rank", "score") else pa.string() for name in TREC_COLUMNS},
-            null_values=[],
-            strings_can_be_null=False,
-        ),
+        parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False),
+        convert_options=csv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False),
     )
-    # An empty column is a doubled or trailing delimiter: a whitespace split would see one column fewer.
-    if any(pc.any(pc.equal(table.column(name), "")).as_py() for name in ("query_id", "iteration", "document_id", "tag")):
-        raise ValueError("an empty column")
+    # An empty field is a doubled or trailing delimiter, and a field holding the other kind of blank
+    # hides one: either way a whitespace split, as trec_eval does, would see other columns.
+    other_blank = " " if delimiter == "\t" else "\t"
+    ids = [table.column("query_id"), table.column("document_id")]
+    labels = [chunk.dictionary for name in ("iteration", "tag") for chunk in table.column(name).chunks]
+    if (
+        any(pc.any(pc.equal(column, "")).as_py() or pc.any(pc.match_substring(column, other_blank)).as_py() for column in ids)
+        or any(pc.any(pc.match_substring_regex(label, r"^$|\s")).as_py() for label in labels)
+    ):
+        raise ValueError("an empty field or whitespace inside a field")
     return table
 
 
