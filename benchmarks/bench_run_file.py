@@ -1,0 +1,192 @@
+"""2. Run files: `retrieval-eval run` (run-file retriever) versus ir_measures and ranx on one TREC run.
+
+A synthetic TREC run of 20,000 queries x 100 documents (2,000,000 lines), its qrels (1 to 3 relevant
+documents per query, the first placed at a random rank or left out) and a golden set file whose
+questions carry the qrels' labels (question text unique per query, as the run-file retriever maps text
+to query id through the configured set). Each tool runs as a whole child process, measured from spawn
+to exit (wall) and by the child's peak RSS:
+
+- ours:        `retrieval-eval run bench.run_file replay --config ... --store <scratch> --json`, which also
+               saves the 20,000-question run to a Parquet store (a fresh folder per repetition, so no
+               baseline; a second row runs against a store that already holds a baseline);
+- ir_measures: `calc_aggregate([Success@1, Success@3], read_trec_qrels(...), read_trec_run(...))`;
+- ranx:        `evaluate(Qrels.from_file(..., kind="trec"), Run.from_file(..., kind="trec"), ["hit_rate@1", "hit_rate@3"])`.
+
+The three tools' rates must be identical (checked, and printed with the generator's own count).
+Targets: at most 0.25 times ir_measures' wall time and 0.5 times its peak memory.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import _common as c
+
+TARGET_WALL = 0.25
+TARGET_MEMORY = 0.5
+GENERATOR_VERSION = 2
+
+IR_MEASURES = """
+import json, sys, ir_measures
+from ir_measures import Success
+rates = ir_measures.calc_aggregate([Success@1, Success@3], ir_measures.read_trec_qrels(sys.argv[1]), ir_measures.read_trec_run(sys.argv[2]))
+print(json.dumps({"top1": rates[Success@1], "top3": rates[Success@3]}))
+"""
+
+RANX = """
+import json, sys
+from ranx import Qrels, Run, evaluate
+rates = evaluate(Qrels.from_file(sys.argv[1], kind="trec"), Run.from_file(sys.argv[2], kind="trec"), ["hit_rate@1", "hit_rate@3"])
+print(json.dumps({"top1": float(rates["hit_rate@1"]), "top3": float(rates["hit_rate@3"])}))
+"""
+
+
+def generate(folder, queries: int, depth: int, seed: int = 11) -> dict:
+    """Write run.trec, qrels.trec, set.jsonl and config.yaml once per size; returns the true rates."""
+    import numpy as np
+
+    manifest = folder / "manifest.json"
+    if manifest.is_file():
+        recorded = json.loads(manifest.read_text())
+        if recorded.get("version") == GENERATOR_VERSION:
+            return recorded
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    pool = 1_000_000
+    hits1 = hits3 = 0
+    scores = [f"{1000 - rank * 7.25:.2f}" for rank in range(depth)]  # strictly decreasing: no ties to break
+    with (folder / "run.trec").open("w") as run, (folder / "qrels.trec").open("w") as qrels, (folder / "set.jsonl").open("w") as golden:
+        golden.write(json.dumps({"identifier": "bench.run_file", "name": "synthetic run-file set"}) + "\n")
+        for number in range(queries):
+            qid = f"q{number:06d}"
+            documents = rng.choice(pool, size=depth + 3, replace=False)
+            ranked, extra = documents[:depth], documents[depth:]
+            relevant_count = int(rng.integers(1, 4))
+            draw = rng.random()
+            if draw < 0.30:
+                first = 0
+            elif draw < 0.50:
+                first = int(rng.integers(1, 3))
+            elif draw < 0.80:
+                first = int(rng.integers(3, depth))
+            else:
+                first = None  # the relevant documents are not retrieved
+            relevant = [ranked[first]] if first is not None else [extra[0]]
+            relevant += list(extra[1:relevant_count])
+            hits1 += first == 0
+            hits3 += first is not None and first < 3
+            ids = [f"D{doc:07d}" for doc in ranked]
+            run.write("".join(f"{qid} Q0 {doc} {rank + 1} {scores[rank]} bench\n" for rank, doc in enumerate(ids)))
+            expected = [f"D{doc:07d}" for doc in relevant]
+            qrels.write("".join(f"{qid} 0 {doc} 1\n" for doc in expected))
+            golden.write(
+                json.dumps({"id": qid, "question": f"synthetic question {qid}", "form": "match", "expected_document_ids": expected})
+                + "\n"
+            )
+    (folder / "config.yaml").write_text(
+        "question_sets:\n  - file: set.jsonl\n"
+        "retrievers:\n  replay:\n    kind: run_file\n    path: run.trec\n    question_set: bench.run_file\n",
+        encoding="utf-8",
+    )
+    recorded = {"version": GENERATOR_VERSION, "queries": queries, "depth": depth, "top1": hits1 / queries, "top3": hits3 / queries}
+    manifest.write_text(json.dumps(recorded))
+    return recorded
+
+
+def main(argv: list[str] | None = None) -> c.Report:
+    arguments = c.parser(__doc__.splitlines()[0])
+    arguments.add_argument("--queries", type=int, default=None, help="queries in the run (default 20,000; 5,000 with --quick)")
+    args = arguments.parse_args(argv)
+    queries = args.queries or (5_000 if args.quick else 20_000)
+    depth = 100
+    repeat = c.repetitions(args, full=5, quick=1)
+    report = c.Report("bench_run_file", f"2. run file ({queries * depth:,} lines)", args.quick)
+    c.banner(report.title)
+    if not c.require_modules("ir_measures", "ranx", "retrieval_pipeline.retrievers.run_file", "retrieval_pipeline.cli"):
+        return report
+
+    folder = c.work_dir("run_file", f"{queries}x{depth}")
+    truth = generate(folder, queries, depth)
+    run_path, qrels_path = folder / "run.trec", folder / "qrels.trec"
+    print(f"  {run_path.relative_to(c.REPO_DIR)}: {run_path.stat().st_size / 2**20:.0f} MiB; expected rates top-1 {truth['top1']:.4f} top-3 {truth['top3']:.4f}")
+
+    python = sys.executable
+    cli = c.cli_executable()
+    with c.temp_dir("run-file-") as scratch:
+        counter = iter(range(10**6))
+
+        def ours_command(store):
+            return [*cli, "run", "bench.run_file", "replay", "--config", str(folder / "config.yaml"), "--store", str(store), "--json"]
+
+        commands = {
+            "ir_measures": [python, "-c", IR_MEASURES, str(qrels_path), str(run_path)],
+            "ranx": [python, "-c", RANX, str(qrels_path), str(run_path)],
+        }
+        env = {c.CACHE_ENV: str(scratch / "cache"), "NUMBA_CACHE_DIR": str(c.work_dir("numba-cache"))}
+        samples: dict[str, list[c.ProcessSample]] = {"ours": [], "ours_baseline": [], "ir_measures": [], "ranx": []}
+        baseline_store = scratch / "store-with-baseline"
+        for round_number in range(1 + repeat):  # round 0 warms the page cache, bytecode and numba's cache
+            rows = {
+                "ours": ours_command(scratch / f"store-{next(counter)}"),
+                "ours_baseline": ours_command(baseline_store),
+                **commands,
+            }
+            for name, command in rows.items():
+                sample = c.run_process(command, env=env)
+                if round_number:
+                    samples[name].append(sample)
+        rates = {}
+        for name, runs in samples.items():
+            document = json.loads(runs[-1].stdout)
+            rates[name] = (document["top1_hit_rate"], document["top3_hit_rate"]) if name.startswith("ours") else (document["top1"], document["top3"])
+        print("  rates (top-1, top-3): " + "; ".join(f"{name} {r[0]!r}, {r[1]!r}" for name, r in rates.items()))
+        identical = len(set(rates.values())) == 1 and rates["ours"] == (truth["top1"], truth["top3"])
+        print(f"  identical across tools and equal to the generator's count: {identical}")
+        if not identical:
+            print("  RATES DIFFER", file=sys.stderr)
+
+        wall = {name: c.median_wall(runs) for name, runs in samples.items()}
+        peak = {name: c.median_peak(runs) for name, runs in samples.items()}
+
+        def wall_ratio(name, baseline):
+            return c.paired_ratio([s.wall_seconds for s in samples[name]], [s.wall_seconds for s in samples[baseline]])
+
+        for baseline in ("ir_measures", "ranx"):
+            report.add(
+                f"wall time vs {baseline}",
+                c.fmt_seconds(wall["ours"]),
+                f"{baseline} {c.fmt_seconds(wall[baseline])}",
+                wall_ratio("ours", baseline),
+                target=TARGET_WALL if baseline == "ir_measures" else None,
+                note=("includes saving the run to a Parquet store; " if baseline == "ir_measures" else "")
+                + "best-of ratio "
+                + f"{c.best_ratio([s.wall_seconds for s in samples['ours']], [s.wall_seconds for s in samples[baseline]]):.3f}×",
+            )
+            report.add(
+                f"peak memory vs {baseline}",
+                c.fmt_bytes(peak["ours"]),
+                f"{baseline} {c.fmt_bytes(peak[baseline])}",
+                peak["ours"] / peak[baseline],
+                target=TARGET_MEMORY if baseline == "ir_measures" else None,
+            )
+        report.add(
+            "with a baseline in the store (read + compare + save)",
+            c.fmt_seconds(wall["ours_baseline"]),
+            f"ir_measures {c.fmt_seconds(wall['ir_measures'])}",
+            wall_ratio("ours_baseline", "ir_measures"),
+            note=f"peak {c.fmt_bytes(peak['ours_baseline'])}; rates identical to ir_measures and ranx: {identical}",
+        )
+        report.details.update(
+            lines=queries * depth,
+            rates={name: list(r) for name, r in rates.items()},
+            identical=identical,
+            wall_s={name: [s.wall_seconds for s in runs] for name, runs in samples.items()},
+            peak_bytes={name: [s.peak_rss_bytes for s in runs] for name, runs in samples.items()},
+        )
+    report.save()
+    return report
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
