@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from retrieval_pipeline.core.errors import InvalidInputError, validation_problem
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
 
 SET_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
+_QUESTION_LIST = TypeAdapter(list[GoldenQuestion])
 
 
 def load_question_set_file(path: str | Path) -> GoldenQuestionSet:
@@ -70,11 +71,19 @@ def question_set_from_mapping(data: Any, source: str) -> GoldenQuestionSet:
     raw_questions = data.get("questions")
     if not isinstance(raw_questions, list):
         raise InvalidInputError("must be a list of questions", source=source, field="questions")
-    questions = [_question(raw, index, source) for index, raw in enumerate(raw_questions)]
+    questions = _questions(raw_questions, source)
     try:
         return GoldenQuestionSet.model_validate({**data, "questions": questions})
     except ValidationError as error:
         raise _invalid(error, source, key=None) from None
+
+
+def _questions(raw_questions: list, source: str) -> list[GoldenQuestion]:
+    """All at once (one pydantic call, fast for large sets); one by one only to name a bad question."""
+    try:
+        return _QUESTION_LIST.validate_python(raw_questions)
+    except ValidationError:
+        return [_question(raw, index, source) for index, raw in enumerate(raw_questions)]
 
 
 def _question(raw: Any, index: int, source: str) -> GoldenQuestion:
