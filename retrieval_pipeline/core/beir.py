@@ -38,25 +38,37 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
 
 def read_qrels(path: Path) -> dict[str, list[str]]:
     """Relevant document ids per query, in file order; a header line is allowed."""
-    relevant: dict[str, list[str]] = {}
     try:
         handle = path.open(encoding="utf-8", newline="")
     except OSError as error:
         raise InvalidInputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
     with handle:
-        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
-            if not row or (number == 1 and row[0] == "query-id"):
-                continue
-            if len(row) != 3:
-                raise InvalidInputError("expected query-id, corpus-id and score", source=f"{path}:{number}")
-            query_id, document_id, score = row
-            try:
-                is_relevant = float(score) > 0
-            except ValueError:
-                raise InvalidInputError(f"score {score!r} is not a number", source=f"{path}:{number}") from None
-            targets = relevant.setdefault(query_id, [])
-            if is_relevant and document_id not in targets:
-                targets.append(document_id)
+        return relevant_documents(_beir_judgements(csv.reader(handle, delimiter="\t"), path))
+
+
+def _beir_judgements(rows, path: Path) -> Iterator[tuple[str, str, str, str]]:
+    for number, row in enumerate(rows, start=1):
+        if not row or (number == 1 and row[0] == "query-id"):
+            continue
+        if len(row) != 3:
+            raise InvalidInputError("expected query-id, corpus-id and score", source=f"{path}:{number}")
+        yield f"{path}:{number}", *row
+
+
+def relevant_documents(judgements: Iterable[tuple[str, str, str, str]]) -> dict[str, list[str]]:
+    """(where, query id, document id, relevance) to the relevant documents of each query, in file order.
+
+    Relevance > 0 counts. A query judged only non-relevant is left out: unjudged is not "nothing answers".
+    """
+    relevant: dict[str, list[str]] = {}
+    for where, query_id, document_id, relevance in judgements:
+        try:
+            is_relevant = float(relevance) > 0
+        except ValueError:
+            raise InvalidInputError(f"relevance {relevance!r} is not a number", source=where) from None
+        targets = relevant.setdefault(query_id, [])
+        if is_relevant and document_id not in targets:
+            targets.append(document_id)
     return {query_id: targets for query_id, targets in relevant.items() if targets}
 
 

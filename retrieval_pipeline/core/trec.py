@@ -11,9 +11,10 @@ the documents a form would be a guess, so the corpus is required.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-from retrieval_pipeline.core.beir import question_set_from_judgements
+from retrieval_pipeline.core.beir import question_set_from_judgements, relevant_documents
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.questions import GoldenQuestionSet
 
@@ -41,22 +42,18 @@ def read_trec_qrels(path: str | Path) -> dict[str, list[str]]:
     the set could score.
     """
     path = Path(path)
-    relevant: dict[str, list[str]] = {}
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    return relevant_documents(_trec_judgements(_read_text(path), path))
+
+
+def _trec_judgements(text: str, path: Path) -> Iterator[tuple[str, str, str, str]]:
+    for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue
         if len(fields) != 4:
             raise InvalidInputError("expected query-id, iteration, document-id and relevance", source=f"{path}:{number}")
         query_id, _, document_id, relevance = fields
-        try:
-            is_relevant = float(relevance) > 0
-        except ValueError:
-            raise InvalidInputError(f"relevance {relevance!r} is not a number", source=f"{path}:{number}") from None
-        targets = relevant.setdefault(query_id, [])
-        if is_relevant and document_id not in targets:
-            targets.append(document_id)
-    return {query_id: targets for query_id, targets in relevant.items() if targets}
+        yield f"{path}:{number}", query_id, document_id, relevance
 
 
 def read_trec_topics(path: str | Path, field: str = "title") -> dict[str, str]:
