@@ -224,7 +224,7 @@ def _print_results(report: NightlyReport, project, console) -> None:
     board = build_leaderboard(ResultStore(report.store_uri), sets, retrievers)
     for set_identifier in board.set_identifiers:
         entries = board.for_set(set_identifier)
-        deeper = sorted({k for e in entries for k, _ in e.hit_rates if k not in (1, 3)})
+        deeper = board.deeper_cutoffs(set_identifier)
         table = Table(title=f"Leaderboard: {set_identifier}", title_justify="left")
         for column in ("#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], "p95 ms", "questions"):
             table.add_column(column, justify="left" if column == "retriever" else "right")

@@ -57,6 +57,10 @@ class Leaderboard:
             None,
         )
 
+    def deeper_cutoffs(self, set_identifier: str) -> list[int]:
+        """Cut-offs beyond top-1 and top-3 that some run of the set was scored at (columns to show)."""
+        return sorted({k for e in self.for_set(set_identifier) for k, _ in e.hit_rates if k not in (1, 3)})
+
     def to_markdown(self) -> str:
         """One ranked table per set, then (with several sets) a retriever-by-set matrix of top-1 / top-3."""
         if not self.entries:
@@ -64,7 +68,7 @@ class Leaderboard:
         blocks = []
         for set_identifier in self.set_identifiers:
             entries = self.for_set(set_identifier)
-            deeper = sorted({k for e in entries for k, _ in e.hit_rates if k not in (1, 3)})
+            deeper = self.deeper_cutoffs(set_identifier)
             header = ["#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], "p95 ms", "questions", "run"]
             rows = []
             for rank, entry in enumerate(entries, start=1):

@@ -9,7 +9,6 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
-KNOWN_HARD_CLASSES = ("near-duplicate", "specific-vs-general", "prose-free", "boilerplate", "normal")
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 
@@ -36,7 +35,11 @@ class _Frozen(BaseModel):
 
 
 class GoldenQuestion(_Frozen):
-    """One labelled question; an empty `expected_document_ids` says no indexed document answers it."""
+    """One labelled question; an empty `expected_document_ids` says no indexed document answers it.
+
+    `hard_class` is free-form; the methodology's known classes are near-duplicate, specific-vs-general,
+    prose-free, boilerplate and normal.
+    """
 
     id: NonEmpty
     question: NonEmpty

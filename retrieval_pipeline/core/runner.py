@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.results import QuestionResult, RunResult, utc_now
-from retrieval_pipeline.core.retriever import BatchRetriever, Retriever, RetrieverFault, VersionedIndex
+from retrieval_pipeline.core.retriever import BatchRetriever, ConcurrentRetriever, Retriever, RetrieverFault, VersionedIndex
 from retrieval_pipeline.core.scoring import CutOffs, collapse
 
 BATCH_SIZE = 1000
@@ -120,7 +120,7 @@ def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> Ans
 
 
 def _ask_one_by_one(retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress) -> list[Answer]:
-    concurrency = int(getattr(retriever, "concurrency", 1) or 1)
+    concurrency = retriever.concurrency if isinstance(retriever, ConcurrentRetriever) else 1
 
     def ask(question: GoldenQuestion) -> Answer:
         answer = _ask(retriever, question.question, limit, retry)
