@@ -14,6 +14,11 @@ to exit (wall) and by the child's peak RSS:
 
 The three tools' rates must be identical (checked, and printed with the generator's own count).
 Targets: at most 0.25 times ir_measures' wall time and 0.5 times its peak memory.
+
+Two reference rows say what part of ours is not the evaluation: the import floor (a process that
+imports what `retrieval-eval run` imports and does nothing else) and ours where pandas is not
+installed (pyarrow imports pandas on its first conversion whenever it can; ranx installs it here; the
+run is simulated by making `import pandas` fail in the child).
 """
 
 from __future__ import annotations
@@ -32,6 +37,26 @@ import json, sys, ir_measures
 from ir_measures import Success
 rates = ir_measures.calc_aggregate([Success@1, Success@3], ir_measures.read_trec_qrels(sys.argv[1]), ir_measures.read_trec_run(sys.argv[2]))
 print(json.dumps({"top1": rates[Success@1], "top3": rates[Success@3]}))
+"""
+
+# What `retrieval-eval run` imports on this path; pyarrow pulls in pandas on its first conversion.
+IMPORT_FLOOR = """
+import click, yaml, rich, pydantic, fsspec, upath, numpy, pandas
+import pyarrow, pyarrow.compute, pyarrow.csv, pyarrow.parquet
+import retrieval_pipeline.cli.run, retrieval_pipeline.cli.payloads, retrieval_pipeline.core.evaluation
+import retrieval_pipeline.core.config, retrieval_pipeline.core.run_blocks, retrieval_pipeline.retrievers.run_file
+"""
+
+WITHOUT_PANDAS = """
+import importlib.abc, sys
+class NoPandas(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.partition(".")[0] == "pandas":
+            raise ImportError("pandas is not installed (simulated)")
+sys.meta_path.insert(0, NoPandas())
+from retrieval_pipeline.cli import main
+sys.argv = ["retrieval-eval", *sys.argv[1:]]
+main()
 """
 
 RANX = """
@@ -120,16 +145,20 @@ def main(argv: list[str] | None = None) -> c.Report:
             return [*cli, "run", "bench.run_file", "replay", "--config", str(folder / "config.yaml"), "--store", str(store), "--json"]
 
         commands = {
+            "import_floor": [python, "-c", IMPORT_FLOOR],
             "ir_measures": [python, "-c", IR_MEASURES, str(qrels_path), str(run_path)],
             "ranx": [python, "-c", RANX, str(qrels_path), str(run_path)],
         }
         env = {c.CACHE_ENV: str(scratch / "cache"), "NUMBA_CACHE_DIR": str(c.work_dir("numba-cache"))}
-        samples: dict[str, list[c.ProcessSample]] = {"ours": [], "ours_baseline": [], "ir_measures": [], "ranx": []}
+        samples: dict[str, list[c.ProcessSample]] = {
+            name: [] for name in ("ours", "ours_baseline", "ours_without_pandas", "import_floor", "ir_measures", "ranx")
+        }
         baseline_store = scratch / "store-with-baseline"
         for round_number in range(1 + repeat):  # round 0 warms the page cache, bytecode and numba's cache
             rows = {
                 "ours": ours_command(scratch / f"store-{next(counter)}"),
                 "ours_baseline": ours_command(baseline_store),
+                "ours_without_pandas": [python, "-c", WITHOUT_PANDAS, *ours_command(scratch / f"store-{next(counter)}")[1:]],
                 **commands,
             }
             for name, command in rows.items():
@@ -138,6 +167,8 @@ def main(argv: list[str] | None = None) -> c.Report:
                     samples[name].append(sample)
         rates = {}
         for name, runs in samples.items():
+            if name == "import_floor":
+                continue
             document = json.loads(runs[-1].stdout)
             rates[name] = (document["top1_hit_rate"], document["top3_hit_rate"]) if name.startswith("ours") else (document["top1"], document["top3"])
         print("  rates (top-1, top-3): " + "; ".join(f"{name} {r[0]!r}, {r[1]!r}" for name, r in rates.items()))
@@ -177,6 +208,17 @@ def main(argv: list[str] | None = None) -> c.Report:
             wall_ratio("ours_baseline", "ir_measures"),
             note=f"peak {c.fmt_bytes(peak['ours_baseline'])}; rates identical to ir_measures and ranx: {identical}",
         )
+        for name, label in (
+            ("ours_without_pandas", "where pandas is not installed (simulated)"),
+            ("import_floor", "import floor: the same imports, no work"),
+        ):
+            report.add(
+                label,
+                f"{c.fmt_seconds(wall[name])}, {c.fmt_bytes(peak[name])}",
+                f"ir_measures {c.fmt_seconds(wall['ir_measures'])}, {c.fmt_bytes(peak['ir_measures'])}",
+                wall_ratio(name, "ir_measures"),
+                note=f"ratio column: wall time; peak memory {peak[name] / peak['ir_measures']:.3f}×",
+            )
         report.details.update(
             lines=queries * depth,
             rates={name: list(r) for name, r in rates.items()},

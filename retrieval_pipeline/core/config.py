@@ -182,6 +182,7 @@ class ProjectConfig:
                 load_question_sets=lambda: self.question_sets,
                 cache_dir=self.cache_dir,
                 build_retriever=self.retriever,
+                fetch_limit=self.cutoffs.fetch_limit,
             )
             self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, context)
         return self._retrievers[identifier]

@@ -52,16 +52,21 @@ def _from_jsonl(text: str, source: str) -> GoldenQuestionSet:
     lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if not lines:
         raise InvalidInputError("empty file; the first line must hold the set's identifier and name", source=source)
-    records = []
-    for number, line in lines:
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise InvalidInputError(f"invalid JSON on line {number}: {error.msg}", source=source) from None
-    header, questions = records[0], records[1:]
+    header = _json_line(*lines[0], source)
     if not isinstance(header, Mapping):
         raise InvalidInputError("line 1 must be a JSON object with the set's identifier and name", source=source)
+    try:  # the whole set parsed and validated in one pydantic call; line by line only to name a bad line
+        questions = _QUESTION_LIST.validate_json("[" + ",".join(line for _, line in lines[1:]) + "]")
+    except ValidationError:
+        questions = [_json_line(number, line, source) for number, line in lines[1:]]
     return question_set_from_mapping({**header, "questions": questions}, source)
+
+
+def _json_line(number: int, line: str, source: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InvalidInputError(f"invalid JSON on line {number}: {error.msg}", source=source) from None
 
 
 def question_set_from_mapping(data: Any, source: str) -> GoldenQuestionSet:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -118,8 +119,13 @@ class RunResult:
     def question_count(self) -> int:
         return len(self.questions)
 
+    @cached_property
+    def _hit_ranks(self) -> list[int]:
+        """Sorted once: every rate, table and verdict counts the hits again, at one cut-off or another."""
+        return sorted(q.first_hit_rank for q in self.questions if q.error is None and q.first_hit_rank is not None)
+
     def hit_count(self, k: int) -> int:
-        return sum(1 for q in self.questions if q.hit_at(k))
+        return bisect_right(self._hit_ranks, k)
 
     def hit_rate(self, k: int) -> float:
         return hit_rate(self.hit_count(k), self.question_count)
@@ -140,7 +146,7 @@ class RunResult:
     def top3_hit_rate(self) -> float:
         return self.hit_rate(3)
 
-    @property
+    @cached_property
     def errored_question_ids(self) -> tuple[str, ...]:
         return tuple(q.question_id for q in self.questions if q.error is not None)
 

@@ -74,6 +74,7 @@ class BuildContext:
     load_question_sets: Callable[[], QuestionSetRegistry] | None = None
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
     build_retriever: Callable[[str], Retriever] | None = None
+    fetch_limit: int | None = None  # documents per question the evaluation asks for; None: not known
 
     def resolve(self, path: str | Path) -> Path:
         candidate = Path(path).expanduser()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -62,9 +62,9 @@ def run_question_set(
     index_version = _index_version(retriever)
     questions = question_set.questions
     if isinstance(retriever, BatchRetriever):
-        rankings = _ask_in_batches(retriever, questions, cutoffs.fetch_limit, retry, progress)
+        answers = _ask_in_batches(retriever, questions, cutoffs.fetch_limit, retry, progress)
     else:
-        rankings = _ask_one_by_one(retriever, questions, cutoffs.fetch_limit, retry, progress)
+        answers = _ask_one_by_one(retriever, questions, cutoffs.fetch_limit, retry, progress)
     depth = cutoffs.deepest
     results = tuple(
         QuestionResult(
@@ -76,7 +76,7 @@ def run_question_set(
             latency_ms=latency_ms,
             error=error,
         )
-        for question, (ranking, latency_ms, error) in zip(questions, rankings)
+        for question, (ranking, latency_ms, error) in zip(questions, answers)
     )
     return RunResult(
         set_identifier=question_set.identifier,
@@ -134,9 +134,12 @@ def _ask_one_by_one(retriever, questions: Sequence[GoldenQuestion], limit: int, 
         return list(pool.map(ask, questions))
 
 
-def _ask_in_batches(retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress) -> list[Answer]:
-    """A failed or malformed batch falls back to asking its questions one by one, with retries."""
-    answers: list[Answer] = []
+def _ask_in_batches(retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress) -> Iterator[Answer]:
+    """A failed or malformed batch falls back to asking its questions one by one, with retries.
+
+    Answers are yielded batch by batch, so only one batch of full rankings is alive at a time: the
+    result keeps each question's ranking cut to the deepest cut-off.
+    """
     for start in range(0, len(questions), BATCH_SIZE):
         chunk = questions[start : start + BATCH_SIZE]
         started = time.perf_counter()
@@ -146,10 +149,9 @@ def _ask_in_batches(retriever, questions: Sequence[GoldenQuestion], limit: int, 
                 raise RetrieverFault(f"batch of {len(chunk)} questions returned {len(rankings)} rankings")
             rankings = [checked_ranking(ranking) for ranking in rankings]
         except Exception:
-            answers.extend(_ask_one_by_one(retriever, chunk, limit, retry, progress))
+            yield from _ask_one_by_one(retriever, chunk, limit, retry, progress)
             continue
         latency_ms = (time.perf_counter() - started) * 1000.0 / len(chunk)
-        answers.extend((ranking, latency_ms, None) for ranking in rankings)
         if progress is not None:
             progress(len(chunk))
-    return answers
+        yield from ((ranking, latency_ms, None) for ranking in rankings)

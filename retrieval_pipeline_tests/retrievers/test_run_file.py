@@ -239,6 +239,27 @@ def test_unknown_question_set_is_a_configuration_error(tmp_path):
     assert (raised.value.key, raised.value.field) == ("retrievers.replay", "question_set")
 
 
+def test_run_loaded_to_the_evaluation_depth_reads_the_file_again_when_asked_deeper(tmp_path):
+    write_queries(tmp_path)
+    (tmp_path / "run.trec").write_text(TREC_RUN, encoding="utf-8")
+    shallow = build(BuildContext(base_dir=tmp_path, source="test.yaml", fetch_limit=2), path="run.trec")
+
+    assert shallow.retrieve("how do turbofan engines fail", 2) == ["d7", "d9"]
+    assert shallow.retrieve("how do turbofan engines fail", 12) == ["d7", "d9", "d2", "d10", "d1"]  # a fusion's depth
+
+
+def test_run_file_changed_before_a_deeper_read_is_a_fault_not_a_mixed_ranking(tmp_path):
+    write_queries(tmp_path)
+    run = tmp_path / "run.trec"
+    run.write_text(TREC_RUN, encoding="utf-8")
+    shallow = build(BuildContext(base_dir=tmp_path, source="test.yaml", fetch_limit=2), path="run.trec")
+    run.write_text(TREC_RUN.replace("d7", "d8"), encoding="utf-8")
+
+    with pytest.raises(RetrieverFault, match="changed since it was loaded"):
+        shallow.retrieve("how do turbofan engines fail", 12)
+    assert shallow.retrieve("how do turbofan engines fail", 2) == ["d7", "d9"]
+
+
 def test_load_run_reports_the_number_of_queries(tmp_path):
     (tmp_path / "run.trec").write_text(TREC_RUN, encoding="utf-8")
 
