@@ -41,7 +41,7 @@ print(json.dumps({"top1": rates[Success@1], "top3": rates[Success@3]}))
 
 # What `retrieval-eval run` imports on this path; pyarrow pulls in pandas on its first conversion.
 IMPORT_FLOOR = """
-import click, yaml, rich, pydantic, fsspec, upath, numpy, pandas
+import click, yaml, pydantic, numpy, pandas
 import pyarrow, pyarrow.compute, pyarrow.csv, pyarrow.parquet
 import retrieval_pipeline.cli.run, retrieval_pipeline.cli.payloads, retrieval_pipeline.core.evaluation
 import retrieval_pipeline.core.config, retrieval_pipeline.core.run_blocks, retrieval_pipeline.retrievers.run_file

@@ -106,11 +106,14 @@ def stderr_console() -> Console:
 
 @contextmanager
 def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
-    """A transient bar on stderr when stderr is a terminal; never on stdout, so JSON output stays clean."""
-    console = stderr_console()
-    if not console.is_terminal or total <= 0:
+    """A transient bar on stderr when stderr is a terminal; never on stdout, so JSON output stays clean.
+
+    Elsewhere (CI, a pipe) rich is not even imported.
+    """
+    if not sys.stderr.isatty() or total <= 0:
         yield None
         return
+    console = stderr_console()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     with Progress(
@@ -131,9 +134,8 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None]
 @contextmanager
 def status(message: str) -> Iterator[None]:
     """A spinner on stderr for slow preparation (building an index), only on a terminal."""
-    console = stderr_console()
-    if not console.is_terminal:
+    if not sys.stderr.isatty():
         yield
         return
-    with console.status(message):
+    with stderr_console().status(message):
         yield

@@ -146,4 +146,15 @@ def rankings_from_rows(kept: list[pa.Table], depth: int | None) -> tuple[pa.Arra
     ends = groups.run_ends.to_pylist()
     names = queries.dictionary.take(groups.values).to_pylist()
     spans = {name: (start, end if depth is None else min(end, start + depth)) for name, start, end in zip(names, [0, *ends[:-1]], ends)}
-    return table.column("document_id").take(order).combine_chunks(), spans
+    document_ids = table.column("document_id").take(order).combine_chunks()
+    del table, keyed, order
+    release_unused()
+    return document_ids, spans
+
+
+def release_unused() -> None:
+    """Hand the freed parse buffers back to the system: allocators keep them for reuse, which reading a
+    run never makes, and the rest of the evaluation would otherwise stack its memory on top of them."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()

@@ -124,7 +124,7 @@ def _pieces(text: IO[bytes]) -> Iterator[bytes]:
 
 
 def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[pa.Array, dict[str, tuple[int, int]]], str]:
-    from retrieval_pipeline.core.run_blocks import keep_top, rankings_from_rows, read_any_whitespace, read_single_delimited
+    from retrieval_pipeline.core.run_blocks import keep_top, rankings_from_rows, read_any_whitespace, read_single_delimited, release_unused
 
     try:
         with path.open("rb") as handle:
@@ -134,6 +134,7 @@ def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[p
             for piece in _pieces(text):
                 delimiter = delimiter or ("\t" if b"\t" in piece[: piece.find(b"\n")] else " ")
                 kept += [keep_top(batch, depth) for batch in read_single_delimited(piece, delimiter).to_batches()]
+                release_unused()
             return rankings_from_rows(kept, depth), hashing.hexdigest()
     except (ValueError, OSError, EOFError):  # pyarrow.ArrowInvalid: not one space or tab between columns, or a bad line
         pass

@@ -107,22 +107,33 @@ def test_two_keys_never_mix(store):
 # --- atomic writes ----------------------------------------------------------------------------
 
 
+class CrashingFileSystem:
+    """The store's file system, failing `method` on any path holding `fragment` (a simulated crash)."""
+
+    def __init__(self, inner, method: str, fragment: str):
+        self._inner, self._method, self._fragment = inner, method, fragment
+
+    def __getattr__(self, name: str):
+        original = getattr(self._inner, name)
+        if name != self._method:
+            return original
+
+        def failing(*args, **kwargs):
+            if any(self._fragment in str(arg) for arg in args):
+                raise OSError("disk full")
+            return original(*args, **kwargs)
+
+        return failing
+
+
 def crash_when(store, monkeypatch, method: str, fragment: str):
-    """Make the store's file system fail `method` on any path holding `fragment` (a simulated crash)."""
-    original = getattr(store.fs, method)
-
-    def failing(path, *args, **kwargs):
-        if fragment in str(path) or any(fragment in str(arg) for arg in args):
-            raise OSError("disk full")
-        return original(path, *args, **kwargs)
-
-    monkeypatch.setattr(store.fs, method, failing)
+    monkeypatch.setattr(store, "fs", CrashingFileSystem(store.fs, method, fragment))
 
 
 def test_a_crash_writing_the_summary_leaves_the_previous_history_intact(store, monkeypatch, tmp_path):
     previous = run_from_codes("11", run_at=days_ago(1))
     store.save(previous)
-    crash_when(store, monkeypatch, "pipe_file", "/summaries/")
+    crash_when(store, monkeypatch, "open_output_stream", "/summaries/")
     failing = run_from_codes("--")
     with pytest.raises(StoreError, match="disk full"):
         store.save(failing)
@@ -135,7 +146,7 @@ def test_a_crash_writing_the_summary_leaves_the_previous_history_intact(store, m
 def test_a_crash_while_renaming_the_summary_leaves_an_ignored_partial_file(store, monkeypatch, tmp_path):
     previous = run_from_codes("11", run_at=days_ago(1))
     store.save(previous)
-    crash_when(store, monkeypatch, "mv", "/summaries/")
+    crash_when(store, monkeypatch, "move", "/summaries/")
     failing = run_from_codes("--")
     with pytest.raises(StoreError):
         store.save(failing)
