@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrieval_pipeline.core.arrow_memory import release_unused
+
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
@@ -151,10 +153,3 @@ def rankings_from_rows(kept: list[pa.Table], depth: int | None) -> tuple[pa.Arra
     release_unused()
     return document_ids, spans
 
-
-def release_unused() -> None:
-    """Hand the freed parse buffers back to the system: allocators keep them for reuse, which reading a
-    run never makes, and the rest of the evaluation would otherwise stack its memory on top of them."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()

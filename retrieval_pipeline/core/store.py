@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.errors import StoreError
 from retrieval_pipeline.core.results import GRADER, RunResult
-from retrieval_pipeline.core.run_blocks import release_unused
+from retrieval_pipeline.core.arrow_memory import release_unused
 from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, summary_table
 
 COMPLETE_SUFFIX = ".parquet"
