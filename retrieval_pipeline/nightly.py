@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
+
+from retrieval_pipeline.nightly_report import NightlyReport, PartitionOutcome, pct, print_results
 
 DEFAULT_HOME = ".dagster_home"
 DEFAULT_INSTANCE_YAML = """\
@@ -41,54 +42,6 @@ QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 INPUT_ERRORS = frozenset(
     {"RetrievalEvalError", "InvalidInputError", "UnknownIdentifierError", "DuplicateIdentifierError", "StoreError"}
 )
-
-EXIT_OK, EXIT_REGRESSION, EXIT_INVALID, EXIT_INCOMPLETE, EXIT_INTERNAL = 0, 1, 2, 3, 4
-
-
-@dataclass
-class PartitionOutcome:
-    job: str
-    partition: str
-    success: bool
-    set_identifier: str | None = None
-    retriever_identifier: str | None = None
-    error: str | None = None
-    input_error: bool = False
-    check_passed: bool | None = None
-    check_severity: str | None = None
-    verdict: str | None = None
-    complete: bool | None = None
-    is_regression: bool | None = None
-    top1_hit_rate: float | None = None
-    top3_hit_rate: float | None = None
-
-
-@dataclass
-class NightlyReport:
-    dagster_home: Path | None
-    config_path: Path
-    store_uri: str
-    outcomes: list[PartitionOutcome] = field(default_factory=list)
-
-    @property
-    def evaluations(self) -> list[PartitionOutcome]:
-        from retrieval_pipeline.definitions import EVALUATION_JOB
-
-        return [o for o in self.outcomes if o.job == EVALUATION_JOB]
-
-    @property
-    def exit_code(self) -> int:
-        failed = [o for o in self.outcomes if not o.success]
-        if any(not o.input_error for o in failed):
-            return EXIT_INTERNAL
-        if failed:
-            return EXIT_INVALID
-        if any(o.is_regression and o.check_severity == "ERROR" for o in self.evaluations):
-            return EXIT_REGRESSION
-        if any(o.complete is False for o in self.evaluations):
-            return EXIT_INCOMPLETE
-        return EXIT_OK
-
 
 def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
     """The instance folder (created), and where its dagster.yaml came from when this call wrote it."""
@@ -132,7 +85,7 @@ def run_nightly(config_path=None, store_uri=None, *, instance=None, console=None
     finally:
         if home is not None:
             instance.dispose()
-    _print_results(report, project, console)
+    print_results(report, project, console)
     return report
 
 
@@ -168,7 +121,7 @@ def _run_all(defs, instance, report: NightlyReport, console) -> None:
         else:
             mark = "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
             console.print(
-                f"{mark} {label}: top-1 {_pct(outcome.top1_hit_rate)}, top-3 {_pct(outcome.top3_hit_rate)}. "
+                f"{mark} {label}: top-1 {pct(outcome.top1_hit_rate)}, top-3 {pct(outcome.top3_hit_rate)}. "
                 f"{escape(outcome.verdict or '')}",
                 soft_wrap=True,
             )
@@ -211,67 +164,6 @@ def _failure(result) -> tuple[set[str], str]:
             message = text.split(f"{error.cls_name}: ", 1)[-1].strip()
         error = error.cause
     return names, message
-
-
-def _print_results(report: NightlyReport, project, console) -> None:
-    from rich.table import Table
-
-    from retrieval_pipeline.core.leaderboard import build_leaderboard
-    from retrieval_pipeline.core.store import ResultStore
-
-    sets = list(dict.fromkeys(o.set_identifier for o in report.evaluations))
-    retrievers = list(dict.fromkeys(o.retriever_identifier for o in report.evaluations))
-    board = build_leaderboard(ResultStore(report.store_uri), sets, retrievers)
-    for set_identifier in board.set_identifiers:
-        entries = board.for_set(set_identifier)
-        deeper = board.deeper_cutoffs(set_identifier)
-        table = Table(title=f"Leaderboard: {set_identifier}", title_justify="left")
-        for column in ("#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], "p95 ms", "questions"):
-            table.add_column(column, justify="left" if column == "retriever" else "right")
-        for rank, entry in enumerate(entries, start=1):
-            rates = dict(entry.hit_rates)
-            table.add_row(
-                str(rank),
-                entry.retriever_identifier,
-                _pct(entry.top1_hit_rate),
-                _pct(entry.top3_hit_rate),
-                *[_pct(rates.get(k)) for k in deeper],
-                "" if entry.latency_p95_ms is None else f"{entry.latency_p95_ms:.2f}",
-                str(entry.question_count),
-            )
-        console.print(table)
-    checks = Table(title="Regression checks (retrieval_evaluation / no_regression)", title_justify="left")
-    for column in ("set", "retriever", "check", "verdict"):
-        checks.add_column(column)
-    for outcome in report.evaluations:
-        if not outcome.success:
-            status, verdict = "[red]RUN FAILED[/red]", outcome.error or ""
-        elif outcome.check_passed:
-            status, verdict = "[green]PASSED[/green]", outcome.verdict or ""
-        else:
-            colour = "red" if outcome.check_severity == "ERROR" else "yellow"
-            status, verdict = f"[{colour}]FAILED ({outcome.check_severity})[/{colour}]", outcome.verdict or ""
-        checks.add_row(outcome.set_identifier, outcome.retriever_identifier, status, verdict)
-    console.print(checks)
-    if report.dagster_home is not None:
-        exports = [f"export DAGSTER_HOME={report.dagster_home}"]
-        if os.environ.get("RETRIEVAL_EVAL_CONFIG") != str(report.config_path) and not _is_default_config(report.config_path):
-            exports.append(f"export RETRIEVAL_EVAL_CONFIG={report.config_path}")
-        if project.store_uri:
-            exports.append(f"export RETRIEVAL_EVAL_STORE={report.store_uri}")
-        console.print("\nSee the runs, partitions, checks and rate plots in the Dagster UI (from the project folder):")
-        for line in [*exports, "dagster dev"]:
-            console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
-
-
-def _is_default_config(path: Path) -> bool:
-    from retrieval_pipeline.core.config import default_config_path
-
-    return default_config_path().resolve() == Path(path).resolve()
-
-
-def _pct(rate: float | None) -> str:
-    return "" if rate is None else f"{rate * 100:.1f}%"
 
 
 @click.command("nightly")
