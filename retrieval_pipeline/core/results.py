@@ -156,9 +156,18 @@ class RunResult:
         return not self.errored_question_ids
 
     def by_form(self) -> dict[str, GroupRates]:
-        return _breakdown(self.questions, lambda q: q.form)
+        return dict(self._by_form)
 
     def by_hard_class(self) -> dict[str, GroupRates]:
+        return dict(self._by_hard_class)
+
+    @cached_property
+    def _by_form(self) -> dict[str, GroupRates]:
+        """Counted once: the summary, its Parquet row, the metadata and the JSON all ask again."""
+        return _breakdown(self.questions, lambda q: q.form)
+
+    @cached_property
+    def _by_hard_class(self) -> dict[str, GroupRates]:
         return _breakdown(self.questions, lambda q: q.hard_class)
 
     def latency_percentiles(self) -> dict[str, float]:

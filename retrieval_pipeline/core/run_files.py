@@ -135,7 +135,6 @@ def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[p
             for piece in _pieces(text):
                 delimiter = delimiter or ("\t" if b"\t" in piece[: piece.find(b"\n")] else " ")
                 kept += [keep_top(batch, depth) for batch in read_single_delimited(piece, delimiter).to_batches()]
-                release_unused()
             return rankings_from_rows(kept, depth), hashing.hexdigest()
     except (ValueError, OSError, EOFError):  # pyarrow.ArrowInvalid: not one space or tab between columns, or a bad line
         pass
