@@ -101,7 +101,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
     "topics",
     required=True,
     type=_FILE,
-    help="TREC topics: classic <top> ... </top> SGML, or 'qid<TAB>text' lines.",
+    help="TREC topics: classic <top> ... </top> SGML, Web-track XML (<topic number=...>), or 'qid<TAB>text' lines.",
 )
 @click.option(
     "--corpus",
@@ -115,7 +115,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
     type=click.Choice(["title", "description"]),
     default="title",
     show_default=True,
-    help="The SGML topic field used as the question text (not used for tab-separated topics).",
+    help="The topic field used as the question text (XML's <query> is the title; not used for tab-separated topics).",
 )
 @_set_file_options("the topics file's name")
 def trec(qrels: Path, topics: Path, corpus: Path, field: str, identifier: str, name: str | None, out: Path, force: bool) -> None:

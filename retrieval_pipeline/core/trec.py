@@ -1,7 +1,8 @@
 """Import TREC judgements (a qrels file and a topics file) as a golden set.
 
-TREC collections come as `qid iteration docid relevance` qrels plus topics, either in the classic
-SGML-like form (`<top> <num> Number: 301 <title> ... <desc> Description: ... </top>`) or, as many
+TREC collections come as `qid iteration docid relevance` qrels plus topics: in the classic SGML-like
+form (`<top> <num> Number: 301 <title> ... <desc> Description: ... </top>`), in the XML of the Web
+tracks (`<topic number="1"><query>...</query><description>...</description></topic>`) or, as many
 newer collections ship them, as `qid<TAB>text` lines. The documents are read from a BEIR-style
 `corpus.jsonl`, because the forms (`match`/`gap`) are tagged by the documented vocabulary-overlap rule
 (`core.forms`) against the judged documents' texts, exactly as the BEIR importer tags them; without
@@ -59,22 +60,28 @@ def _trec_judgements(text: str, path: Path) -> Iterator[tuple[str, str, str, str
 def read_trec_topics(path: str | Path, field: str = "title") -> dict[str, str]:
     """Question text per topic id, in file order.
 
-    A file whose first non-blank line starts with `<top>` is read as SGML topics, and `field` picks
-    the title (short, keyword-like, the usual ad-hoc query) or the description (a full sentence);
-    any other file is read as `qid<TAB>text` lines, where `field` does not apply. A topic without an
-    id or without the chosen text is an error naming the file and line: a blank question cannot be
-    scored.
+    A file whose first non-blank line starts with `<top>` is read as SGML topics, one starting with
+    any other tag (`<?xml`, `<webtrack2009>`, `<topics>`) as XML topics, and `field` picks the title
+    (short, keyword-like, the usual ad-hoc query; XML's `<query>`) or the description (a full
+    sentence); any other file is read as `qid<TAB>text` lines, where `field` does not apply. A topic
+    without an id or without the chosen text is an error naming the file and line (the topic's
+    position for XML): a blank question cannot be scored.
     """
     if field not in TOPIC_FIELDS:
         raise InvalidInputError(f"unknown topic field {field!r}; use one of {', '.join(TOPIC_FIELDS)}")
     path = Path(path)
     text = _read_text(path)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    entries = _sgml_topics(text, path, field) if first.lower().startswith("<top>") else _tsv_topics(text, path)
+    if first.lower().startswith("<top>"):
+        entries = _sgml_topics(text, path, field)
+    elif first.startswith("<"):
+        entries = _xml_topics(text, path, field)
+    else:
+        entries = _tsv_topics(text, path)
     topics: dict[str, str] = {}
-    for number, topic_id, question in entries:
+    for where, topic_id, question in entries:
         if topic_id in topics:
-            raise InvalidInputError(f"topic {topic_id!r} appears twice", source=f"{path}:{number}")
+            raise InvalidInputError(f"topic {topic_id!r} appears twice", source=where)
         topics[topic_id] = question
     return topics
 
@@ -86,7 +93,7 @@ def _tsv_topics(text: str, path: Path):
         topic_id, tab, question = line.partition("\t")
         if not tab or not topic_id.strip() or not question.strip():
             raise InvalidInputError("expected query-id<TAB>text", source=f"{path}:{number}")
-        yield number, topic_id.strip(), question.strip()
+        yield f"{path}:{number}", topic_id.strip(), question.strip()
 
 
 def _sgml_topics(text: str, path: Path, field: str):
@@ -100,7 +107,27 @@ def _sgml_topics(text: str, path: Path, field: str):
         question = values.get(tag, "")
         if not question:
             raise InvalidInputError(f"topic {topic_id!r} has no <{tag}> text", source=f"{path}:{number}", field=field)
-        yield number, topic_id, question
+        yield f"{path}:{number}", topic_id, question
+
+
+def _xml_topics(text: str, path: Path, field: str):
+    """`number` is an attribute and the title is called `query`; subtopics are not questions of their own."""
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError as error:
+        raise InvalidInputError(f"not well-formed XML ({error})", source=f"{path}:{error.position[0]}") from None
+    tags = ("description", "desc") if field == "description" else ("query", "title")
+    for position, topic in enumerate(root.iter("topic"), start=1):
+        where = f"{path} (topic #{position})"
+        topic_id = (topic.get("number") or topic.findtext("number") or "").strip()
+        if not topic_id:
+            raise InvalidInputError('topic without a number="..." attribute', source=where)
+        question = next((" ".join(value.split()) for tag in tags if (value := topic.findtext(tag))), "")
+        if not question:
+            raise InvalidInputError(f"topic {topic_id!r} has no <{tags[0]}> text", source=where, field=field)
+        yield where, topic_id, question
 
 
 def _tag_values(block: str) -> dict[str, str]:

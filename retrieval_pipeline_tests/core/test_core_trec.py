@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import pytest
 
@@ -54,6 +55,23 @@ TSV_TOPICS = (
     "303\tan unjudged topic\n"
     "304\tboundary layer transition on a flat plate or swept wing\n"
 )
+XML_TOPICS = """<?xml version="1.0" encoding="UTF-8"?>
+<webtrack2009>
+<topic number="301" type="faceted">
+  <query>lift distribution of a swept wing in a slipstream</query>
+  <description>How is lift spread along a swept wing
+    sitting in a propeller slipstream?</description>
+  <subtopic number="1" type="inf">A subtopic is not a question of its own.</subtopic>
+</topic>
+<topic number="302"><query>how do things get warm through layered walls</query>
+  <description>Heat conduction in composite slabs.</description></topic>
+<topic number="303"><query>an unjudged topic</query><description>Nobody judged it.</description></topic>
+<topic number="304">
+  <query>boundary layer transition on a flat plate or swept wing</query>
+  <description>Either of two documents answers.</description>
+</topic>
+</webtrack2009>
+"""
 QRELS = (
     "301 0 d1 2\n"
     "302 0 d2 1\n"
@@ -101,7 +119,32 @@ def test_tab_separated_topics_are_read_and_field_does_not_apply(tmp_path):
     assert read_trec_topics(topics, field="description") == read_trec_topics(topics)
 
 
-@pytest.mark.parametrize("topics", [SGML_TOPICS, TSV_TOPICS], ids=["sgml", "tsv"])
+def test_xml_topics_give_queries_or_descriptions_like_the_sgml_ones(tmp_path):
+    xml = write(tmp_path, topics=XML_TOPICS)["topics"]
+    sgml = write(tmp_path / "sgml")["topics"]
+
+    assert read_trec_topics(xml) == read_trec_topics(sgml)
+    assert read_trec_topics(xml, field="description") == read_trec_topics(sgml, field="description")
+
+
+@pytest.mark.parametrize(
+    ("topics", "where", "message"),
+    [
+        ('<topics>\n<topic number="301"><query>swept wing</query>\n</topics>\n', ":3", "not well-formed XML"),
+        ("<topics><topic><query>swept wing</query></topic></topics>", " (topic #1)", 'without a number="..."'),
+        ('<topics><topic number="301"><query>a</query></topic><topic number="302"/></topics>', " (topic #2)", "'302' has no <query>"),
+    ],
+)
+def test_a_bad_xml_topic_is_named_by_file_and_position(tmp_path, topics, where, message):
+    path = write(tmp_path, topics=topics)["topics"]
+
+    with pytest.raises(InvalidInputError) as caught:
+        read_trec_topics(path)
+
+    assert caught.value.source == f"{path}{where}" and message in str(caught.value)
+
+
+@pytest.mark.parametrize("topics", [SGML_TOPICS, XML_TOPICS, TSV_TOPICS], ids=["sgml", "xml", "tsv"])
 def test_only_judged_topics_become_questions_with_forms_by_the_documented_rule(tmp_path, topics):
     paths = write(tmp_path, topics=topics)
     imported = import_trec(paths["qrels"], paths["topics"], identifier="tiny.trec", corpus=paths["corpus"])
@@ -190,7 +233,7 @@ def test_an_unknown_field_and_a_missing_file_are_refused(tmp_path):
 # --- the real shared collection ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("topic_format", ["sgml", "tsv"])
+@pytest.mark.parametrize("topic_format", ["sgml", "xml", "tsv"])
 def test_cranfield_as_trec_files_imports_as_the_same_set_as_its_beir_folder(shared_data, tmp_path, topic_format):
     folder = shared_data / "cranfield"
     queries = [(str(record["_id"]), record["text"]) for _, record in read_jsonl(folder / "queries.jsonl")]
@@ -198,6 +241,8 @@ def test_cranfield_as_trec_files_imports_as_the_same_set_as_its_beir_folder(shar
         topics = "".join(
             f"<top>\n<num> Number: {qid}\n<title> {text}\n\n<desc> Description:\n{text}\n</top>\n\n" for qid, text in queries
         )
+    elif topic_format == "xml":
+        topics = "<topics>\n" + "".join(f'<topic number="{qid}"><query>{escape(text)}</query></topic>\n' for qid, text in queries) + "</topics>\n"
     else:
         topics = "".join(f"{qid}\t{text}\n" for qid, text in queries)
     qrels = "".join(
