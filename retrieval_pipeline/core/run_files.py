@@ -124,7 +124,6 @@ def _pieces(text: IO[bytes]) -> Iterator[bytes]:
 
 
 def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[pa.Array, dict[str, tuple[int, int]]], str]:
-    from retrieval_pipeline.core.arrow_memory import release_unused
     from retrieval_pipeline.core.run_blocks import keep_top, rankings_from_rows, read_any_whitespace, read_single_delimited
 
     try:
