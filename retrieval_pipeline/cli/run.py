@@ -42,6 +42,13 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 )
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 on a regression (for CI) instead of only warning.")
 @click.option(
+    "--baseline",
+    "baseline_run_id",
+    metavar="RUN_ID",
+    help="Compare with this stored complete run instead of the latest one (pin the baseline, e.g. when "
+    "re-running a failed CI gate). See `retrieval-eval history`.",
+)
+@click.option(
     "--show",
     type=click.Choice(SHOW_CHOICES),
     default="auto",
@@ -57,6 +64,7 @@ def run(
     max_top1_drop: float | None,
     max_top3_drop: float | None,
     fail_on_regression: bool,
+    baseline_run_id: str | None,
     show: str,
     as_json: bool,
 ) -> None:
@@ -87,7 +95,13 @@ def run(
             retriever = config.retriever(retriever_identifier)
         with progress_bar(len(question_set.questions), f"{set_identifier} × {retriever_identifier}") as advance:
             evaluation = evaluate_and_record(
-                question_set, retriever, store, tolerances=tolerances, cutoffs=config.cutoffs, progress=advance
+                question_set,
+                retriever,
+                store,
+                tolerances=tolerances,
+                cutoffs=config.cutoffs,
+                progress=advance,
+                baseline_run_id=baseline_run_id,
             )
     run_result, report = evaluation.run, evaluation.report
 

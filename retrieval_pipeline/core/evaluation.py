@@ -30,13 +30,15 @@ def evaluate_and_record(
     cutoffs: CutOffs = CutOffs(),
     retry: RetryPolicy = RetryPolicy(),
     progress: Progress | None = None,
+    baseline_run_id: str | None = None,
 ) -> Evaluation:
-    """The baseline is read before the run is saved, so a run never compares with itself.
+    """The baseline (the latest complete run, or the one pinned by `baseline_run_id`) is read before the
+    run is saved, so a run never compares with itself, and an unknown pinned run fails before any work.
 
     An incomplete run is saved for inspection but compared with nothing: its errored questions are
     not misses, and treating them so would report a regression the retrieval did not make.
     """
-    baseline = store.baseline(HistoryKey(question_set.identifier, retriever.identifier))
+    baseline = store.baseline(HistoryKey(question_set.identifier, retriever.identifier), baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
     if run.complete:
         report = detect_regression(run, baseline, tolerances)

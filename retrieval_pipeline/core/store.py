@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from retrieval_pipeline.core.errors import StoreError
+from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.results import GRADER, RunResult
 from retrieval_pipeline.core.arrow_memory import release_unused
 from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, summary_table
@@ -129,10 +129,17 @@ class ResultStore:
         ]
         return sorted(runs, key=lambda run: run.run_id, reverse=True)
 
-    def baseline(self, key: HistoryKey) -> RunResult | None:
-        """The most recent complete run: an incomplete run is never a baseline."""
-        latest = next((run for run in self.history(key) if run.complete), None)
-        return self.load(latest) if latest else None
+    def baseline(self, key: HistoryKey, run_id: str | None = None) -> RunResult | None:
+        """The most recent complete run, or the complete run `run_id` when a baseline is pinned (so a
+        re-run of a failed gate still compares with the run before the regression). An incomplete run
+        is never a baseline."""
+        complete = [run for run in self.history(key) if run.complete]
+        if run_id is None:
+            return self.load(complete[0]) if complete else None
+        pinned = next((run for run in complete if run.run_id == run_id), None)
+        if pinned is None:
+            raise UnknownIdentifierError(f"complete run of {key.parts}", run_id, [run.run_id for run in complete])
+        return self.load(pinned)
 
     def load(self, stored: StoredRun) -> RunResult:
         return run_from_tables(

@@ -87,6 +87,30 @@ def test_a_regression_with_the_flag_exits_1(cli, project):
     assert len(project.stored_summaries()) == 2  # the failing run is still recorded
 
 
+def test_a_pinned_baseline_makes_a_rerun_of_a_failed_gate_fail_again(cli, project):
+    run(cli, project)
+    [before] = ResultStore(str(project.store)).history(HistoryKey("cli.small", "good"))
+    project.rankings("good", HALF)
+    assert run(cli, project, "good", "--fail-on-regression").exit_code == 1
+
+    latest = run(cli, project, "good", "--fail-on-regression")
+    pinned = run(cli, project, "good", "--fail-on-regression", "--baseline", before.run_id)
+
+    assert latest.exit_code == 0  # compared with the regressed run: no change
+    assert pinned.exit_code == 1 and "top-1 hit rate dropped 50.0 pp" in pinned.stderr
+
+
+def test_an_unknown_pinned_baseline_exits_1_listing_the_complete_runs(cli, project):
+    run(cli, project)
+    [stored] = ResultStore(str(project.store)).history(HistoryKey("cli.small", "good"))
+
+    result = run(cli, project, "good", "--baseline", "20990101T000000000000Z-deadbeef")
+
+    assert result.exit_code == 1
+    assert f"unknown complete run of cli.small/good/retrieval_hit_rate '20990101T000000000000Z-deadbeef'; available: {stored.run_id}" in result.stderr
+    assert len(project.stored_summaries()) == 1
+
+
 def test_a_50_pp_drop_with_tolerances_of_half_is_no_regression(cli, project):
     run(cli, project)
     project.rankings("good", HALF)

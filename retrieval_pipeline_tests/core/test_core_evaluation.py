@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from core_helpers import question, question_set, retriever_for
+from core_helpers import question, question_set, retriever_for, run_from_codes
 
+from retrieval_pipeline.core.errors import UnknownIdentifierError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.regression import Tolerances
 from retrieval_pipeline.core.runner import RetryPolicy
@@ -56,6 +57,27 @@ def test_a_run_never_compares_with_itself(store):
     second = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
     assert second.baseline.run_id == first.run.run_id != second.run.run_id
     assert second.report.summary == "No regression: top-1 +0.0 pp, top-3 +0.0 pp."
+
+
+def test_a_pinned_baseline_is_compared_with_instead_of_the_latest_run(store):
+    good = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
+    evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, retry=NO_WAIT)  # the regressed run
+
+    rerun = evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, retry=NO_WAIT, baseline_run_id=good.run.run_id)
+
+    assert rerun.baseline == good.run
+    assert rerun.report.is_regression is True and rerun.report.baseline_run_id == good.run.run_id
+
+
+def test_a_pinned_baseline_that_is_unknown_or_incomplete_fails_before_anything_is_saved(store):
+    good = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
+    broken = run_from_codes("1E", retriever_identifier="lexical")
+    store.save(broken)
+
+    for run_id in ("20990101T000000000000Z-deadbeef", broken.run_id):
+        with pytest.raises(UnknownIdentifierError, match=f"'{run_id}'; available: {good.run.run_id}"):
+            evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT, baseline_run_id=run_id)
+    assert len(store.history(HistoryKey("demo.set", "lexical"))) == 2
 
 
 def test_the_stored_run_round_trips(store):
