@@ -432,6 +432,13 @@ class Report:
     details: dict[str, Any] = field(default_factory=dict)
     contention: Contention = field(default_factory=Contention, repr=False)
 
+    def keep_samples(self, samples: Mapping[str, Sequence[ProcessSample]]) -> None:
+        """Every child process's wall time and peak RSS go to the results file, not only the medians."""
+        self.details.update(
+            wall_s={name: [s.wall_seconds for s in runs] for name, runs in samples.items()},
+            peak_bytes={name: [s.peak_rss_bytes for s in runs] for name, runs in samples.items()},
+        )
+
     def add(
         self,
         case: str,

@@ -223,9 +223,8 @@ def main(argv: list[str] | None = None) -> c.Report:
             lines=queries * depth,
             rates={name: list(r) for name, r in rates.items()},
             identical=identical,
-            wall_s={name: [s.wall_seconds for s in runs] for name, runs in samples.items()},
-            peak_bytes={name: [s.peak_rss_bytes for s in runs] for name, runs in samples.items()},
         )
+        report.keep_samples(samples)
     report.save()
     return report
 

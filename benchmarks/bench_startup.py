@@ -61,10 +61,7 @@ def main(argv: list[str] | None = None) -> c.Report:
             ),
             headline=name in ("retrieval-eval --help", "import retrieval_pipeline.definitions"),
         )
-    report.details.update(
-        wall_s={name: [s.wall_seconds for s in runs] for name, runs in samples.items()},
-        peak_bytes={name: [s.peak_rss_bytes for s in runs] for name, runs in samples.items()},
-    )
+    report.keep_samples(samples)
     report.save()
     return report
 
