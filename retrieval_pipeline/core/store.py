@@ -71,15 +71,15 @@ def _stamped_before(run_id: str, cutoff: datetime) -> bool:
 class ResultStore:
     def __init__(self, uri: str):
         self.uri = uri
-        self.local = "://" not in uri or uri.startswith("file://")
-        self.fs, self._root = _file_system(uri, self.local)
+        self._local = "://" not in uri or uri.startswith("file://")
+        self.fs, self._root = _file_system(uri, self._local)
 
     def _dir(self, side: str, key: HistoryKey) -> str:
         return f"{self._root}/{side}/{key.parts}"
 
     def _uri(self, relative: str) -> str:
         """Where a stored file is, as a reader would open it: a path for a local store, else a URI."""
-        return f"{self._root if self.local else self.uri.rstrip('/')}/{relative}"
+        return f"{self._root if self._local else self.uri.rstrip('/')}/{relative}"
 
     def save(self, run: RunResult) -> StoredRun:
         key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
