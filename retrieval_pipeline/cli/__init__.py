@@ -6,7 +6,7 @@ runs. Each command imports the core inside its function, so start-up stays a fra
 
 Adding a command from another module is one line in COMMANDS:
 
-    "nightly": ("retrieval_pipeline.nightly:nightly", "Run the nightly Dagster job now: ..."),
+    "nightly": ("retrieval_pipeline.dagster_layer.nightly:nightly", "Run the nightly Dagster job now: ..."),
 
 where the target is a `click.Command` (or `click.Group`). The module is imported only when the command
 is invoked or its own `--help` is asked for, so a command that needs Dagster keeps Dagster out of
@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
-    "nightly": ("retrieval_pipeline.nightly:nightly", "Run the nightly Dagster job now: every partition, then the leaderboard."),
+    "nightly": ("retrieval_pipeline.dagster_layer.nightly:nightly", "Run the nightly Dagster job now: every partition, then the leaderboard."),
 }
 
 

@@ -32,12 +32,12 @@ from dagster import (
     asset,
 )
 
-from retrieval_pipeline.checks import regression_check_result, regression_check_spec
+from retrieval_pipeline.dagster_layer.checks import regression_check_result, regression_check_spec
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.leaderboard import build_leaderboard
-from retrieval_pipeline.metadata import evaluation_metadata, leaderboard_metadata, question_set_metadata, retriever_metadata
-from retrieval_pipeline.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
-from retrieval_pipeline.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, question_set_metadata, retriever_metadata
+from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 GROUP = "retrieval_quality"
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.nightly_report import NightlyReport, PartitionOutcome, pct, print_results
+from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, pct, print_results
 
 DEFAULT_HOME = ".dagster_home"
 DEFAULT_INSTANCE_YAML = """\
@@ -65,7 +65,7 @@ def run_nightly(config_path=None, store_uri=None, *, instance=None, console=None
     from dagster import DagsterInstance
     from rich.console import Console
 
-    from retrieval_pipeline.definitions import build_definitions
+    from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
     console = console or Console()
     defs = build_definitions(config_path, store_uri)  # invalid configuration: raised before anything runs
@@ -92,8 +92,8 @@ def run_nightly(config_path=None, store_uri=None, *, instance=None, console=None
 def _run_all(defs, instance, report: NightlyReport, console) -> None:
     from rich.markup import escape
 
-    from retrieval_pipeline.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
-    from retrieval_pipeline.partitions import ProjectPartitions
+    from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
+    from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 
     partitions = ProjectPartitions(
         tuple(defs.resolve_assets_def("golden_question_set").partitions_def.get_partition_keys()),
@@ -189,7 +189,7 @@ def nightly(config_path: Path | None, store_uri: str | None) -> None:
 
 
 def main() -> None:
-    """`python -m retrieval_pipeline.nightly`: the same command outside the `retrieval-eval` group."""
+    """`python -m retrieval_pipeline.dagster_layer.nightly`: the same command outside the `retrieval-eval` group."""
     from retrieval_pipeline.cli.errors import reported_errors
 
     try:

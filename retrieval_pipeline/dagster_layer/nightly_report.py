@@ -37,7 +37,7 @@ class NightlyReport:
 
     @property
     def evaluations(self) -> list[PartitionOutcome]:
-        from retrieval_pipeline.definitions import EVALUATION_JOB
+        from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
 
         return [o for o in self.outcomes if o.job == EVALUATION_JOB]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dagster import MultiPartitionKey
 
-from retrieval_pipeline.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 

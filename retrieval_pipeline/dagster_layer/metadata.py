@@ -16,7 +16,7 @@ from retrieval_pipeline.core.redaction import fingerprint, redacted
 from retrieval_pipeline.core.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.retriever import BatchRetriever, Retriever, VersionedIndex
 from retrieval_pipeline.core.store import ResultStore
-from retrieval_pipeline.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 PREVIEW_ROWS = 20
 

@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 from dagster import build_schedule_context
 from dagster_test_project import RETRIEVERS, SETS
 
-from retrieval_pipeline.definitions import EVALUATION_JOB
-from retrieval_pipeline.schedules import NIGHTLY_SCHEDULE
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
+from retrieval_pipeline.dagster_layer.schedules import NIGHTLY_SCHEDULE
 
 
 def test_a_tick_requests_every_partition(defs, instance):
@@ -39,7 +39,7 @@ def test_a_manual_evaluation_without_a_tick_time_still_requests_every_partition(
 
 def test_the_demo_schedule_uses_the_configuration_defaults(monkeypatch):
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
-    from retrieval_pipeline.definitions import build_definitions
+    from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
     schedule = build_definitions().resolve_schedule_def(NIGHTLY_SCHEDULE)
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 2 * * *", "UTC")

@@ -22,9 +22,9 @@ from retrieval_pipeline.core.config import DagsterSection
 from retrieval_pipeline.core.leaderboard import latest_entry
 from retrieval_pipeline.core.retriever import VersionedIndex
 from retrieval_pipeline.core.store import HistoryKey
-from retrieval_pipeline.partitions import ProjectPartitions
-from retrieval_pipeline.resources import RetrievalProject
-from retrieval_pipeline.schedules import TRIGGER_TAG
+from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
 INDEX_SENSOR = "index_version_sensor"
 

@@ -8,7 +8,7 @@ from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey
 from dagster_runs import evaluate, only_check, only_materialization
 from dagster_test_project import PERFECT, degraded, write_project
 
-from retrieval_pipeline.definitions import build_definitions
+from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
 CHECK = AssetCheckKey(AssetKey("retrieval_evaluation"), "no_regression")
 

@@ -6,7 +6,7 @@ import pytest
 from dagster import DagsterInstance
 from dagster_test_project import write_project
 
-from retrieval_pipeline.definitions import build_definitions
+from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
 
 def pytest_configure(config):

@@ -21,7 +21,7 @@ from dagster._core.instance.ref import InstanceRef
 from dagster_runs import evaluate
 from dagster_test_project import RETRIEVERS, SETS, degraded
 
-from retrieval_pipeline.definitions import build_definitions
+from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WEBSERVER = Path(sys.executable).with_name("dagster-webserver")

@@ -19,7 +19,7 @@ from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS
 
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.definitions import (
+from retrieval_pipeline.dagster_layer.definitions import (
     EVALUATION_JOB,
     EXECUTOR_ENV_VAR,
     LEADERBOARD_JOB,
@@ -27,7 +27,7 @@ from retrieval_pipeline.definitions import (
     SETS_JOB,
     build_definitions,
 )
-from retrieval_pipeline.nightly import DEFAULT_INSTANCE_YAML
+from retrieval_pipeline.dagster_layer.nightly import DEFAULT_INSTANCE_YAML
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")

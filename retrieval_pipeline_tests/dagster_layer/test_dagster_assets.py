@@ -13,8 +13,8 @@ from dagster_test_project import RETRIEVERS, SETS
 from rich.console import Console
 
 from retrieval_pipeline.core.redaction import REDACTED, fingerprint, redacted
-from retrieval_pipeline.definitions import RETRIEVERS_JOB, SETS_JOB, build_definitions
-from retrieval_pipeline.nightly import run_nightly
+from retrieval_pipeline.dagster_layer.definitions import RETRIEVERS_JOB, SETS_JOB, build_definitions
+from retrieval_pipeline.dagster_layer.nightly import run_nightly
 
 EVALUATION = AssetKey("retrieval_evaluation")
 

@@ -8,8 +8,8 @@ from dagster import build_sensor_context
 from dagster_runs import evaluate
 from dagster_test_project import PERFECT, RETRIEVERS, SETS, degraded
 
-from retrieval_pipeline.definitions import EVALUATION_JOB, RETRIEVERS_JOB
-from retrieval_pipeline.sensors import INDEX_SENSOR
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB
+from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR
 
 
 def tick(defs, instance, cursor=None):
