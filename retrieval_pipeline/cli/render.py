@@ -9,11 +9,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_pipeline.core.formatting import id_list, p_value, percent, rate_with_counts, signed, signed_pp  # noqa: F401 (render.*)
 from retrieval_pipeline.core.regression import GroupDelta, RegressionReport
 from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
 
 AUTO_SHOW_ALL_UP_TO = 50
-MAX_IDS_SHOWN = 3
 MAX_RETRIEVED_SHOWN = 3
 MAX_FLIPPED_SHOWN = 20
 
@@ -29,27 +29,6 @@ def _can_encode(text: str) -> bool:
 def _marks() -> tuple[str, str]:
     """✓ and ✗ where stdout can encode them, words elsewhere (a legacy code page)."""
     return ("✓", "✗") if _can_encode("✓✗") else ("yes", "no")
-
-
-def percent(rate: float) -> str:
-    return f"{rate * 100:.1f}%"
-
-
-def rate_with_counts(hits: int, total: int, rate: float) -> str:
-    return f"{percent(rate)} ({hits}/{total})"
-
-
-def signed(value: float) -> str:
-    """One decimal with a sign, never "-0.0"."""
-    return f"{round(value, 1) + 0.0:+.1f}"
-
-
-def signed_pp(delta: float | None) -> str:
-    return "—" if delta is None else f"{signed(delta * 100)} pp"
-
-
-def p_value(value: float) -> str:
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def p_phrase(value: float) -> str:
@@ -69,13 +48,6 @@ def hit_mark(hit: bool | None) -> Text:
         return Text("error", style="bold red")
     hit_text, miss_text = _marks()
     return Text(hit_text, style="green") if hit else Text(miss_text, style="red")
-
-
-def id_list(ids: Sequence[str], limit: int = MAX_IDS_SHOWN) -> str:
-    if not ids:
-        return "—"
-    shown = ", ".join(ids[:limit])
-    return shown if len(ids) <= limit else f"{shown} +{len(ids) - limit}"
 
 
 def retrieved_text(question: QuestionResult, limit: int = MAX_RETRIEVED_SHOWN) -> Text:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from retrieval_pipeline.core.formatting import percent
 from retrieval_pipeline.core.results import GRADER
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
@@ -78,9 +79,9 @@ class Leaderboard:
                     [
                         str(rank),
                         f"`{entry.retriever_identifier}`",
-                        _percent(entry.top1_hit_rate),
-                        _percent(entry.top3_hit_rate),
-                        *[_percent(rates[k]) if k in rates else "" for k in deeper],
+                        percent(entry.top1_hit_rate),
+                        percent(entry.top3_hit_rate),
+                        *[percent(rates[k]) if k in rates else "" for k in deeper],
                         "" if entry.latency_p95_ms is None else f"{entry.latency_p95_ms:.1f}",
                         str(entry.question_count),
                         f"{entry.run_at:%Y-%m-%d %H:%M} UTC{note}",
@@ -94,7 +95,7 @@ class Leaderboard:
                 cells = []
                 for set_identifier in self.set_identifiers:
                     entry = self.entry(set_identifier, retriever)
-                    cells.append(f"{_percent(entry.top1_hit_rate)} / {_percent(entry.top3_hit_rate)}" if entry else "")
+                    cells.append(f"{percent(entry.top1_hit_rate)} / {percent(entry.top3_hit_rate)}" if entry else "")
                 rows.append([f"`{retriever}`", *cells])
             blocks.append("### Side by side\n\n" + _table(header, rows))
         if self.missing:
@@ -151,10 +152,6 @@ def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None
 
 def _unique(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
-
-
-def _percent(rate: float) -> str:
-    return f"{rate * 100:.1f}%"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

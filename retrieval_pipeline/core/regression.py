@@ -91,7 +91,12 @@ def detect_regression(current: RunResult, baseline: RunResult | None, tolerances
 
 def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:
     """Rates are ratios of counts; comparing them exactly keeps 0.8 - 0.7 from exceeding 0.1."""
-    return _ratio(baseline.hit_count(k), baseline.question_count) - _ratio(current.hit_count(k), current.question_count)
+    return count_drop((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count))
+
+
+def count_drop(before: tuple[int, int], after: tuple[int, int]) -> Fraction:
+    """A drop from (hits, questions) counts, so stored summaries are judged as exactly as whole runs."""
+    return _ratio(*before) - _ratio(*after)
 
 
 def exceeds(drop: Fraction, tolerance: float) -> bool:

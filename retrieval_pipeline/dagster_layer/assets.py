@@ -92,7 +92,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         )
         context.log.info(evaluation.report.summary)
         return MaterializeResult(
-            metadata=evaluation_metadata(evaluation, store),
+            metadata=evaluation_metadata(evaluation, store, config.tolerances),
             check_results=[regression_check_result(evaluation, config.tolerances, config.dagster.check_severity)],
         )
 

@@ -10,35 +10,41 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
+from retrieval_pipeline.core.chart_data import history_chart_data
 from retrieval_pipeline.core.evaluation import Evaluation
+from retrieval_pipeline.core.formatting import id_list, percent, rate_with_counts, shortened
 from retrieval_pipeline.core.leaderboard import Leaderboard
 from retrieval_pipeline.core.redaction import fingerprint, redacted
 from retrieval_pipeline.core.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.retriever import BatchRetriever, Retriever, VersionedIndex
-from retrieval_pipeline.core.store import ResultStore
+from retrieval_pipeline.core.regression import Tolerances
+from retrieval_pipeline.core.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
 
 PREVIEW_ROWS = 20
+PREVIEW_IDS = 3
+ID_WIDTH = 18
 
 COUNT_SCHEMA = TableSchema(columns=[TableColumn("key", "string"), TableColumn("questions", "int")])
 RATES_SCHEMA = TableSchema(
     columns=[
         TableColumn("key", "string"),
         TableColumn("questions", "int"),
-        TableColumn("top1_pct", "float", description="Top-1 hit rate, percent"),
-        TableColumn("top3_pct", "float", description="Top-3 hit rate, percent"),
+        TableColumn("top1", "string", description="Top-1 hit rate"),
+        TableColumn("top3", "string", description="Top-3 hit rate"),
     ]
 )
 PREVIEW_SCHEMA = TableSchema(
     columns=[
-        TableColumn("question_id", "string"),
+        TableColumn("question", "string", description="Question id"),
         TableColumn("form", "string"),
         TableColumn("hard_class", "string"),
-        TableColumn("top1_hit", "bool"),
-        TableColumn("top3_hit", "bool"),
+        TableColumn("top1", "bool", description="Top-1 hit"),
+        TableColumn("top3", "bool", description="Top-3 hit"),
         TableColumn("expected", "string", description="Expected document ids (any one is a hit)"),
         TableColumn("retrieved", "string", description="Distinct document ids retrieved, best first"),
-        TableColumn("latency_ms", "float"),
+        TableColumn("ms", "float", description="Latency, milliseconds"),
         TableColumn("error", "string"),
     ]
 )
@@ -47,8 +53,8 @@ LEADERBOARD_SCHEMA = TableSchema(
         TableColumn("set", "string"),
         TableColumn("rank", "int"),
         TableColumn("retriever", "string"),
-        TableColumn("top1_pct", "float"),
-        TableColumn("top3_pct", "float"),
+        TableColumn("top1", "string", description="Top-1 hit rate"),
+        TableColumn("top3", "string", description="Top-3 hit rate"),
         TableColumn("questions", "int"),
         TableColumn("p95_latency_ms", "float"),
         TableColumn("run_id", "string"),
@@ -72,22 +78,32 @@ def question_set_metadata(question_set, project: RetrievalProject, uri: str) -> 
     }
 
 
-def evaluation_metadata(evaluation: Evaluation, store: ResultStore) -> dict[str, Any]:
+def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: Tolerances) -> dict[str, Any]:
+    """Text first (what a person reads: the verdict, the rates as percentages, the pair's own history
+    chart), then the floats the UI plots, then tables and links."""
     run, report = evaluation.run, evaluation.report
+    key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
+    chart = history_chart_data(store, key, tolerances, baseline_run_id=report.baseline_run_id)
     metadata: dict[str, Any] = {
-        "top1_hit_rate": MetadataValue.float(run.top1_hit_rate),
-        "top3_hit_rate": MetadataValue.float(run.top3_hit_rate),
-        **{f"top{k}_hit_rate": MetadataValue.float(run.hit_rate(k)) for k in run.cutoffs if k not in (1, 3)},
+        "verdict": MetadataValue.text(report.summary),
+        **{f"top{k}": MetadataValue.text(rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k))) for k in run.cutoffs},
+        "history_chart": MetadataValue.md(
+            markdown_image(history_chart_png(chart), f"top-k hit rates of {key.set_identifier} × {key.retriever_identifier}, last runs")
+        ),
+        **{f"top{k}_hit_rate": MetadataValue.float(run.hit_rate(k)) for k in run.cutoffs},
         "question_count": MetadataValue.int(run.question_count),
         "dagster/row_count": MetadataValue.int(run.question_count),
         "top1_hits": MetadataValue.int(run.top1_hit_count),
         "top3_hits": MetadataValue.int(run.top3_hit_count),
         "errored_questions": MetadataValue.int(len(run.errored_question_ids)),
         "complete": MetadataValue.bool(run.complete),
-        "verdict": MetadataValue.text(report.summary),
         "is_regression": MetadataValue.bool(report.is_regression),
         "by_form": _rates_table(run.by_form()),
         "by_hard_class": _rates_table(run.by_hard_class()),
+        "questions_preview_order": MetadataValue.text(
+            f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: errors first, then top-3 misses, "
+            "then top-1 misses, then hits (every question: result_uri)"
+        ),
         "questions_preview": _preview_table(run.questions),
         "result_uri": _uri_value(store.questions_uri(evaluation.stored)),
         "summary_uri": _uri_value(store.summary_uri(evaluation.stored)),
@@ -95,6 +111,8 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore) -> dict[str,
         "baseline_run_id": MetadataValue.text(report.baseline_run_id or "none"),
         "index_version": MetadataValue.text(run.index_version or "not reported"),
     }
+    if not run.by_hard_class():
+        del metadata["by_hard_class"]
     for name, value in run.latency_percentiles().items():
         metadata[f"latency_{name}_ms"] = MetadataValue.float(round(value, 3))
     return metadata
@@ -121,8 +139,8 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
                         "set": entry.set_identifier,
                         "rank": rank,
                         "retriever": entry.retriever_identifier,
-                        "top1_pct": _pct(entry.top1_hit_rate),
-                        "top3_pct": _pct(entry.top3_hit_rate),
+                        "top1": percent(entry.top1_hit_rate),
+                        "top3": percent(entry.top3_hit_rate),
                         "questions": entry.question_count,
                         "p95_latency_ms": None if entry.latency_p95_ms is None else round(entry.latency_p95_ms, 2),
                         "run_id": entry.run_id,
@@ -135,6 +153,11 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
             schema=LEADERBOARD_SCHEMA,
         ),
         "summary": MetadataValue.md(board.to_markdown()),
+        "leaderboard_chart": MetadataValue.md(
+            markdown_image(leaderboard_chart_png(board), "latest top-1 and top-3 hit rates of every retriever")
+            if board.entries
+            else "No complete evaluation run yet."
+        ),
         "pairs_evaluated": MetadataValue.int(len(board.entries)),
         "pairs_not_evaluated": MetadataValue.int(len(board.missing)),
         "store": _uri_value(project.resolved_store_uri),
@@ -145,10 +168,6 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
         metadata[f"top1_hit_rate/{pair}"] = MetadataValue.float(entry.top1_hit_rate)
         metadata[f"top3_hit_rate/{pair}"] = MetadataValue.float(entry.top3_hit_rate)
     return metadata
-
-
-def _pct(rate: float) -> float:
-    return round(rate * 100, 2)
 
 
 def _uri_value(uri: str) -> MetadataValue:
@@ -165,7 +184,7 @@ def _rates_table(groups: Mapping[str, GroupRates]) -> MetadataValue:
     return MetadataValue.table(
         records=[
             TableRecord(
-                {"key": key, "questions": rates.questions, "top1_pct": _pct(rates.top1_hit_rate), "top3_pct": _pct(rates.top3_hit_rate)}
+                {"key": key, "questions": rates.questions, "top1": percent(rates.top1_hit_rate), "top3": percent(rates.top3_hit_rate)}
             )
             for key, rates in groups.items()
         ],
@@ -174,7 +193,8 @@ def _rates_table(groups: Mapping[str, GroupRates]) -> MetadataValue:
 
 
 def _preview_table(questions: tuple[QuestionResult, ...]) -> MetadataValue:
-    """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits."""
+    """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits. Ids are
+    cut short and lists capped so the table fits the page; the stored result has them whole."""
 
     def order(indexed: tuple[int, QuestionResult]) -> tuple[int, int]:
         index, q = indexed
@@ -186,23 +206,18 @@ def _preview_table(questions: tuple[QuestionResult, ...]) -> MetadataValue:
         records=[
             TableRecord(
                 {
-                    "question_id": q.question_id,
+                    "question": shortened(q.question_id, ID_WIDTH),
                     "form": q.form,
                     "hard_class": q.hard_class,
-                    "top1_hit": q.top1_hit,
-                    "top3_hit": q.top3_hit,
-                    "expected": _ids(q.expected_document_ids) or "(none: nothing answers it)",
-                    "retrieved": _ids(q.retrieved_document_ids),
-                    "latency_ms": round(q.latency_ms, 3),
-                    "error": q.error,
+                    "top1": q.top1_hit,
+                    "top3": q.top3_hit,
+                    "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
+                    "retrieved": id_list(q.retrieved_document_ids, PREVIEW_IDS, ID_WIDTH),
+                    "ms": round(q.latency_ms, 1),
+                    "error": None if q.error is None else shortened(q.error, 40),
                 }
             )
             for q in shown
         ],
         schema=PREVIEW_SCHEMA,
     )
-
-
-def _ids(ids: tuple[str, ...], limit: int = 8) -> str:
-    text = ", ".join(ids[:limit])
-    return text + (f", ... (+{len(ids) - limit})" if len(ids) > limit else "")

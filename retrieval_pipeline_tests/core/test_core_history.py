@@ -54,6 +54,7 @@ def test_history_summaries_carry_the_stored_figures(store):
         top3_hit_rate=pytest.approx(2 / 3),
         latency_p95_ms=1.0,
         index_version=None,
+        hit_rates=((1, pytest.approx(1 / 3)), (3, pytest.approx(2 / 3))),
     )
 
 

@@ -10,6 +10,7 @@ import yaml
 from dagster import AssetKey, MetadataValue
 from dagster_runs import evaluate, materialize_everything, only_materialization, run_job
 from dagster_test_project import RETRIEVERS, SETS
+from chart_helpers import png_size
 from rich.console import Console
 
 from retrieval_pipeline.core.redaction import REDACTED, fingerprint, redacted
@@ -46,12 +47,18 @@ def test_evaluation_metadata_is_readable_at_a_glance(defs, instance, project):
     assert metadata["dagster/row_count"] == MetadataValue.int(6)
     assert metadata["complete"] == MetadataValue.bool(True)
     assert metadata["verdict"].value == "No baseline: recorded as the baseline."
+    assert (metadata["top1"].value, metadata["top3"].value) == ("83.3% (5/6)", "83.3% (5/6)")
     by_form = {r.data["key"]: r.data for r in metadata["by_form"].value.records}
-    assert by_form["gap"] == {"key": "gap", "questions": 3, "top1_pct": 66.67, "top3_pct": 66.67}
-    assert [c.name for c in metadata["by_hard_class"].schema.columns] == ["key", "questions", "top1_pct", "top3_pct"]
+    assert by_form["gap"] == {"key": "gap", "questions": 3, "top1": "66.7%", "top3": "66.7%"}
+    assert [c.name for c in metadata["by_hard_class"].schema.columns] == ["key", "questions", "top1", "top3"]
     preview = metadata["questions_preview"].value.records
-    assert preview[0].data["question_id"] == "a3" and preview[0].data["top3_hit"] is False  # misses first
+    assert preview[0].data["question"] == "a3" and preview[0].data["top3"] is False
+    assert metadata["questions_preview_order"].value.startswith("6 of 6 questions: errors first, then top-3 misses")
     assert len(preview) == 6
+    assert list(metadata)[:4] == ["verdict", "top1", "top3", "history_chart"]  # what a person reads comes first
+    chart = metadata["history_chart"].value
+    assert chart.startswith("![top-k hit rates of alpha × other") and len(chart) < 100_000
+    assert png_size(chart) == (720, 324)
     assert {"latency_p50_ms", "latency_p95_ms", "latency_max_ms", "run_id", "index_version"} <= set(metadata)
 
     result_file = Path(metadata["result_uri"].value)
@@ -124,6 +131,7 @@ def test_the_leaderboard_puts_every_pair_side_by_side(defs, instance):
     assert metadata["top3_hit_rate/beta.small/good"] == MetadataValue.float(0.75)
     assert metadata["top3_hit_rate/beta.small/other"] == MetadataValue.float(0.5)
     assert "Side by side" in metadata["summary"].value
+    assert png_size(metadata["leaderboard_chart"].value)[0] > 0
 
 
 def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatch):

@@ -22,6 +22,13 @@ def test_a_second_run_with_an_unchanged_retriever_passes(defs, instance):
     assert check.metadata["verdict"].value == "No regression: top-1 +0.0 pp, top-3 +0.0 pp."
     assert check.metadata["baseline_run_id"].value == first.metadata["run_id"].value
     assert check.metadata["flipped_to_miss"].value == []
+    assert check.metadata["top1_change"].value == "+0.0 pp (baseline 100.0%, now 100.0%)"
+
+
+def test_a_first_run_draws_no_empty_delta_tables(defs, instance):
+    check = only_check(evaluate(defs, instance, "alpha", "good"))
+    assert check.passed and check.metadata["top1_change"].value == "not compared (now 100.0%)"
+    assert "by_form_deltas" not in check.metadata and "by_hard_class_deltas" not in check.metadata
 
 
 def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(defs, instance, project):
@@ -41,11 +48,11 @@ def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(de
     assert check.metadata["verdict"].value.startswith("Regression: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp)")
     assert check.metadata["flipped_to_miss"].value == ["a1", "a2"]
     assert check.metadata["flipped_to_miss_count"].value == 2
-    assert abs(check.metadata["top1_delta"].value - (-2 / 6)) < 1e-9
+    assert check.metadata["top1_change"].value == "-33.3 pp (baseline 100.0%, now 66.7%)"
     by_form = {r.data["key"]: r.data for r in check.metadata["by_form_deltas"].value.records}
-    assert by_form["match"]["top1_delta_pp"] == -66.67 and by_form["gap"]["top1_delta_pp"] == 0.0
+    assert by_form["match"]["top1_change"] == "-66.7 pp" and by_form["gap"]["top1_change"] == "+0.0 pp"
     by_class = {r.data["key"]: r.data for r in check.metadata["by_hard_class_deltas"].value.records}
-    assert by_class["near-duplicate"]["top3_delta_pp"] == -100.0
+    assert by_class["near-duplicate"]["top3_change"] == "-100.0 pp"
     assert materialization.metadata["is_regression"].value is True
 
     # The failed run became the baseline: restoring the retriever is a recovery, not a regression.
@@ -62,7 +69,7 @@ def test_tolerances_and_severity_come_from_the_configuration(tmp_path, instance)
     evaluate(defs, instance, "alpha", "good")
     project.write_run("good", degraded("a1"))  # 16.7 pp: within 20 pp
     within = only_check(evaluate(defs, instance, "alpha", "good"))
-    assert within.passed and within.metadata["max_top1_drop"].value == 0.2
+    assert within.passed and within.metadata["max_top1_drop"].value == "20.0 pp"
     project.write_run("good", degraded("a1", "a2", "a3"))  # a further 33.3 pp
     beyond = only_check(evaluate(defs, instance, "alpha", "good"))
     assert not beyond.passed and beyond.severity == AssetCheckSeverity.WARN

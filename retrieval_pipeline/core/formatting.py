@@ -1,0 +1,39 @@
+"""How rates, deltas and p-values read as text, the same in the terminal, the Dagster UI and the reports."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def percent(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def rate_with_counts(hits: int, total: int, rate: float) -> str:
+    return f"{percent(rate)} ({hits}/{total})"
+
+
+def signed(value: float) -> str:
+    """One decimal with a sign, never "-0.0"."""
+    return f"{round(value, 1) + 0.0:+.1f}"
+
+
+def signed_pp(delta: float | None) -> str:
+    return "—" if delta is None else f"{signed(delta * 100)} pp"
+
+
+def p_value(value: float) -> str:
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def shortened(text: str, width: int) -> str:
+    """At most `width` characters, the cut marked, so a long id cannot widen a table past the page."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def id_list(ids: Sequence[str], limit: int = 3, width: int | None = None) -> str:
+    """The first `limit` ids (each cut to `width`), then how many more: a long list cannot widen a table."""
+    if not ids:
+        return "—"
+    shown = ", ".join(ids[:limit] if width is None else [shortened(i, width) for i in ids[:limit]])
+    return shown if len(ids) <= limit else f"{shown} +{len(ids) - limit}"

@@ -1,0 +1,131 @@
+"""History and leaderboard charts as small PNGs, for the Dagster UI (markdown metadata) and the HTML report.
+
+PNG rather than SVG: the Dagster UI's markdown sanitiser drops inline `<svg>` but lets `data:` image
+sources through, and a PNG of this size stays around 30-60 KB whatever the number of runs. matplotlib is
+imported when a chart is drawn, never at import time, and only through its object API on the Agg canvas:
+no pyplot global state, so charts drawn by concurrent Dagster steps cannot mix.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+from retrieval_pipeline.core.chart_data import ChartPoint, HistoryChartData
+from retrieval_pipeline.core.leaderboard import Leaderboard
+
+WIDTH_INCHES, DPI = 8.0, 90
+COLOURS = {"top-1": "#1f77b4", "top-3": "#ff7f0e"}
+OTHER_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
+REGRESSED, INCOMPLETE = "#d62728", "#7f7f7f"
+
+
+def history_chart_png(data: HistoryChartData) -> bytes:
+    figure, axes = _figure(3.6)
+    points = data.points
+    xs = range(len(points))
+    for index, metric in enumerate(data.metrics):
+        colour = COLOURS.get(metric, OTHER_COLOURS[index % len(OTHER_COLOURS)])
+        _draw_metric(axes, points, metric, colour)
+        _draw_band(axes, data, metric, colour)
+    for x, point in zip(xs, points):
+        if point.regressed:
+            axes.axvline(x, color=REGRESSED, alpha=0.25, linewidth=6, zorder=0)
+        elif not point.complete:
+            axes.axvline(x, color=INCOMPLETE, alpha=0.2, linewidth=6, linestyle=":", zorder=0)
+    if data.baseline_index is not None:
+        axes.axvline(data.baseline_index, color="black", linestyle="--", linewidth=1)
+        axes.annotate("baseline", (data.baseline_index, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),
+                      textcoords="offset points", fontsize=8)
+    axes.set_xticks(list(xs), [f"{p.run_at:%m-%d\n%H:%M}" for p in points], fontsize=7)
+    _legend(axes, data)
+    axes.set_title(f"{data.key.set_identifier} × {data.key.retriever_identifier}: last {len(points)} runs", fontsize=10)
+    return _png(figure)
+
+
+def leaderboard_chart_png(board: Leaderboard) -> bytes:
+    """Latest complete rates of every retriever, one panel per set, top-1 and top-3 bars side by side."""
+    sets = board.set_identifiers
+    rows = max((len(board.for_set(s)) for s in sets), default=1)
+    figure, _ = _figure(1.0 + 0.45 * rows * len(sets), panels=max(len(sets), 1))
+    for axes, set_identifier in zip(figure.axes, sets):
+        entries = list(reversed(board.for_set(set_identifier)))
+        for offset, metric in ((0.2, "top-1"), (-0.2, "top-3")):
+            rates = [100 * (e.top1_hit_rate if metric == "top-1" else e.top3_hit_rate) for e in entries]
+            axes.barh([i + offset for i in range(len(entries))], rates, height=0.38, color=COLOURS[metric], label=metric)
+            for i, rate in enumerate(rates):
+                axes.annotate(f"{rate:.1f}%", (rate, i + offset), xytext=(3, -3), textcoords="offset points", fontsize=7)
+        axes.set_yticks(range(len(entries)), [e.retriever_identifier for e in entries], fontsize=8)
+        axes.set_xlim(0, 105)
+        axes.set_title(set_identifier, fontsize=9, loc="left")
+        axes.legend(fontsize=7, loc="lower right")
+    figure.axes[-1].set_xlabel("hit rate (%)", fontsize=8)
+    return _png(figure)
+
+
+def markdown_image(png: bytes, alt: str) -> str:
+    """Markdown that embeds the picture itself, so nothing is fetched to show it."""
+    return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"
+
+
+def _draw_metric(axes, points: tuple[ChartPoint, ...], metric: str, colour: str) -> None:
+    complete = [(x, p) for x, p in enumerate(points) if p.complete and p.rate(metric) is not None]
+    main = metric in COLOURS
+    axes.plot([x for x, _ in complete], [100 * p.rate(metric) for _, p in complete], color=colour, marker="o",
+              markersize=4 if main else 3, linewidth=1.8 if main else 1, alpha=1 if main else 0.7, label=metric)
+    bounds = [(x, p.interval(metric)) for x, p in complete if p.interval(metric) is not None]
+    if bounds:
+        axes.fill_between([x for x, _ in bounds], [100 * b[0] for _, b in bounds], [100 * b[1] for _, b in bounds],
+                          color=colour, alpha=0.12, linewidth=0)
+    for x, point in enumerate(points):
+        rate = point.rate(metric)
+        if rate is None:
+            continue
+        if point.regressed:
+            axes.plot(x, 100 * rate, marker="X", markersize=8, color=REGRESSED, zorder=5)
+        elif not point.complete:
+            axes.plot(x, 100 * rate, marker="o", markersize=6, markerfacecolor="white", markeredgecolor=INCOMPLETE, zorder=5)
+
+
+def _draw_band(axes, data: HistoryChartData, metric: str, colour: str) -> None:
+    """From the baseline's rate down to the largest accepted drop: a point below the band fails the check."""
+    tolerance = data.tolerance(metric)
+    rate = data.baseline.rate(metric) if data.baseline else None
+    if tolerance is None or rate is None:
+        return
+    axes.axhspan(100 * max(rate - tolerance, 0.0), 100 * rate, color=colour, alpha=0.10, linewidth=0)
+    axes.axhline(100 * rate, color=colour, linestyle="--", linewidth=0.8, alpha=0.8)
+
+
+def _legend(axes, data: HistoryChartData) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles, _ = axes.get_legend_handles_labels()
+    if data.baseline is not None:
+        handles.append(Patch(color="#999999", alpha=0.3, label="tolerance below baseline"))
+    if any(p.regressed for p in data.points):
+        handles.append(Line2D([], [], marker="X", color=REGRESSED, linestyle="", label="regressed"))
+    if any(not p.complete for p in data.points):
+        handles.append(Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=INCOMPLETE, linestyle="",
+                              label="incomplete"))
+    axes.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    axes.set_ylabel("rate (%)", fontsize=8)
+    axes.set_ylim(0, 105)
+    axes.grid(axis="y", alpha=0.3)
+
+
+def _figure(height: float, panels: int = 1):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(panels, 1, squeeze=False)[0][0] if panels == 1 else figure.subplots(panels, 1)
+    return figure, axes
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()

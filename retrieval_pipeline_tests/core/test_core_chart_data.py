@@ -1,0 +1,72 @@
+"""A history chart's figures come from the stored summaries: the last runs, the baseline, what regressed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from core_helpers import run_from_codes, utc
+
+from retrieval_pipeline.core.chart_data import history_chart_data
+from retrieval_pipeline.core.regression import Tolerances
+from retrieval_pipeline.core.store import HistoryKey, ResultStore
+
+KEY = HistoryKey("demo.set", "fixed")
+
+
+@pytest.fixture
+def store(tmp_path):
+    return ResultStore(str(tmp_path / "results"))
+
+
+def save_runs(store, codes_list):
+    runs = [run_from_codes(codes, run_at=utc(2026, 11, 1) + timedelta(days=day)) for day, codes in enumerate(codes_list)]
+    for run in runs:
+        store.save(run)
+    return runs
+
+
+def test_points_are_the_last_runs_oldest_first_with_every_cutoff_rate(store):
+    runs = save_runs(store, ["1111", "1133", "11--", "1111"])
+    data = history_chart_data(store, KEY, Tolerances(), runs=3)
+    assert [p.run_id for p in data.points] == [r.run_id for r in runs[1:]]
+    assert data.points[0].rates == (("top-1", 0.5), ("top-3", 1.0))
+    assert data.metrics == ["top-1", "top-3"]
+
+
+def test_a_drop_beyond_the_tolerance_is_marked_regressed_and_an_errored_run_incomplete(store):
+    save_runs(store, ["1111", "111-", "1E11", "1---", "1111"])
+    data = history_chart_data(store, KEY, Tolerances(max_top1_drop=0.3, max_top3_drop=0.3))
+    assert [(p.complete, p.regressed) for p in data.points] == [
+        (True, False),
+        (True, False),  # -25 pp: within 30 pp
+        (False, False),  # never compared
+        (True, True),  # -50 pp against the run before the incomplete one
+        (True, False),
+    ]
+
+
+def test_a_drop_equal_to_the_tolerance_is_not_marked(store):
+    save_runs(store, ["1111", "111-"])
+    (_, second) = history_chart_data(store, KEY, Tolerances(max_top1_drop=0.25, max_top3_drop=0.25)).points
+    assert not second.regressed
+
+
+def test_the_baseline_is_the_run_the_newest_was_compared_with_and_its_band_uses_the_tolerances(store):
+    first, second, broken = save_runs(store, ["1111", "11--", "E111"])
+    data = history_chart_data(store, KEY, Tolerances(max_top1_drop=0.05, max_top3_drop=0.2))
+    assert data.baseline.run_id == second.run_id and data.baseline_index == 1
+    assert (data.tolerance("top-1"), data.tolerance("top-3"), data.tolerance("top-5")) == (0.05, 0.2, None)
+
+
+def test_a_pinned_baseline_older_than_the_shown_runs_is_still_given(store):
+    first, *_ = save_runs(store, ["1111", "11--", "111-", "1---"])
+    data = history_chart_data(store, KEY, Tolerances(), runs=2, baseline_run_id=first.run_id)
+    assert data.baseline.run_id == first.run_id and data.baseline.rate("top-1") == 1.0
+    assert data.baseline_index is None
+
+
+def test_a_single_run_has_no_baseline_and_an_empty_history_no_points(store):
+    save_runs(store, ["1111"])
+    assert history_chart_data(store, KEY, Tolerances()).baseline is None
+    assert history_chart_data(store, HistoryKey("demo.set", "nobody"), Tolerances()).points == ()

@@ -1,0 +1,77 @@
+"""Charts are real PNGs small enough to embed in Dagster metadata, drawn from stored runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from chart_helpers import png_size
+
+from retrieval_pipeline.core.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.regression import Tolerances
+from retrieval_pipeline.core.results import QuestionResult, RunResult
+from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
+
+START = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
+def run(retriever: str, hits: str, day: int) -> RunResult:
+    """One question per character: 1 = top-1 hit, 3 = top-3 hit, - = miss, E = retriever error."""
+    ranking = {"1": ("t",), "3": ("x", "y", "t"), "-": ("x",), "E": ()}
+    questions = tuple(
+        QuestionResult(f"q{i}", "match", None, ("t",), ranking[code], 1.0, "down" if code == "E" else None)
+        for i, code in enumerate(hits)
+    )
+    return RunResult("demo.set", retriever, questions, run_at=START + timedelta(days=day))
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = ResultStore(str(tmp_path / "results"))
+    for day, hits in enumerate(["1133", "113-", "1E33", "----", "1133"]):
+        store.save(run("bm25", hits, day))
+    store.save(run("dense", "1113", 0))
+    return store
+
+
+def test_a_history_chart_is_a_small_png(store):
+    data = history_chart_data(store, HistoryKey("demo.set", "bm25"), Tolerances())
+    assert any(p.regressed for p in data.points) and any(not p.complete for p in data.points)
+    png = history_chart_png(data)
+    assert png_size(png) == (720, 324)
+    assert len(png) < 100_000
+
+
+def test_a_history_chart_draws_intervals_and_extra_metrics_when_the_runs_carry_them():
+    points = tuple(
+        ChartPoint(f"r{i}", START + timedelta(days=i), True, False,
+                   (("top-1", 0.4 + i / 20), ("top-3", 0.7), ("mrr@10", 0.5)),
+                   (("top-1", 0.3, 0.6), ("top-3", 0.6, 0.8)))
+        for i in range(3)
+    )
+    data = HistoryChartData(HistoryKey("s", "r"), points, Tolerances(), baseline=points[1])
+    assert data.metrics == ["top-1", "top-3", "mrr@10"]
+    assert png_size(history_chart_png(data))[0] == 720
+
+
+def test_a_leaderboard_chart_has_one_panel_per_set_and_grows_with_the_retrievers(store):
+    board = build_leaderboard(store)
+    one_set = png_size(leaderboard_chart_png(board))
+    doubled = Leaderboard(board.entries + tuple(replace(e, set_identifier="other.set") for e in board.entries))
+    assert png_size(leaderboard_chart_png(doubled))[1] > one_set[1]
+
+
+def test_markdown_embeds_the_picture_itself():
+    text = markdown_image(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02\x00\x00\x00\x03", "a chart")
+    assert text.startswith("![a chart](data:image/png;base64,") and png_size(text) == (2, 3)
+
+
+def test_importing_the_chart_module_does_not_import_matplotlib():
+    code = "import retrieval_pipeline.reports.charts, sys; print('matplotlib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
