@@ -63,7 +63,7 @@ def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpe
 
 def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, severity: str = "ERROR") -> AssetCheckResult:
     report, run = evaluation.report, evaluation.run
-    # Text, not floats: the UI would plot floats across every partition as one zig-zagging line; the
+    # Text, not numbers: the UI would plot numbers across every partition as one zig-zagging line; the
     # pair's own history is the evaluation's `history_chart`.
     metadata = {
         "verdict": MetadataValue.text(report.summary),
@@ -78,8 +78,8 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "max_top3_drop": MetadataValue.text(f"{tolerances.max_top3_drop * 100:.1f} pp"),
         "top1_p_value": MetadataValue.text(p_value(report.top1_p_value)),
         "top3_p_value": MetadataValue.text(p_value(report.top3_p_value)),
-        "flipped_to_miss_count": MetadataValue.int(len(report.flipped_to_miss)),
-        "flipped_to_hit_count": MetadataValue.int(len(report.flipped_to_hit)),
+        "flipped_to_miss_count": MetadataValue.text(str(len(report.flipped_to_miss))),
+        "flipped_to_hit_count": MetadataValue.text(str(len(report.flipped_to_hit))),
         "flipped_to_miss": MetadataValue.json(list(report.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
         "flipped_to_hit": MetadataValue.json(list(report.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
     }
@@ -91,7 +91,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     if report.p95_latency_delta_ms is not None:
         metadata["p95_latency_change"] = MetadataValue.text(f"{signed(report.p95_latency_delta_ms)} ms")
     if not run.complete:
-        metadata["errored_question_count"] = MetadataValue.int(len(run.errored_question_ids))
+        metadata["errored_question_count"] = MetadataValue.text(str(len(run.errored_question_ids)))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
     return AssetCheckResult(
         check_name=CHECK_NAME,

@@ -38,14 +38,11 @@ RATES_SCHEMA = TableSchema(
 PREVIEW_SCHEMA = TableSchema(
     columns=[
         TableColumn("question", "string", description="Question id"),
+        TableColumn("outcome", "string", description="top-1 hit, top-3 hit, miss, or the retriever's error"),
         TableColumn("form", "string"),
-        TableColumn("hard_class", "string"),
-        TableColumn("top1", "bool", description="Top-1 hit"),
-        TableColumn("top3", "bool", description="Top-3 hit"),
+        TableColumn("class", "string", description="Hard class"),
         TableColumn("expected", "string", description="Expected document ids (any one is a hit)"),
         TableColumn("retrieved", "string", description="Distinct document ids retrieved, best first"),
-        TableColumn("ms", "float", description="Latency, milliseconds"),
-        TableColumn("error", "string"),
     ]
 )
 LEADERBOARD_SCHEMA = TableSchema(
@@ -90,7 +87,7 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
         "history_chart": MetadataValue.md(
             markdown_image(history_chart_png(chart), f"top-k hit rates of {key.set_identifier} × {key.retriever_identifier}, last runs")
         ),
-        **{f"top{k}_hit_rate": MetadataValue.float(run.hit_rate(k)) for k in run.cutoffs},
+        **{f"top{k}_hit_rate": MetadataValue.float(round(run.hit_rate(k), 4)) for k in run.cutoffs},
         "question_count": MetadataValue.int(run.question_count),
         "dagster/row_count": MetadataValue.int(run.question_count),
         "top1_hits": MetadataValue.int(run.top1_hit_count),
@@ -109,7 +106,8 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
         "summary_uri": _uri_value(store.summary_uri(evaluation.stored)),
         "run_id": MetadataValue.text(run.run_id),
         "baseline_run_id": MetadataValue.text(report.baseline_run_id or "none"),
-        "index_version": MetadataValue.text(run.index_version or "not reported"),
+        # cut short so a 64-digit hash does not widen the page; the stored summary keeps it whole
+        "index_version": MetadataValue.text(shortened(run.index_version, ID_WIDTH + 8) if run.index_version else "not reported"),
     }
     if not run.by_hard_class():
         del metadata["by_hard_class"]
@@ -165,8 +163,8 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
     }
     for entry in board.entries:  # one numeric series per pair, so the UI plots them over time
         pair = f"{entry.set_identifier}/{entry.retriever_identifier}"
-        metadata[f"top1_hit_rate/{pair}"] = MetadataValue.float(entry.top1_hit_rate)
-        metadata[f"top3_hit_rate/{pair}"] = MetadataValue.float(entry.top3_hit_rate)
+        metadata[f"top1_hit_rate/{pair}"] = MetadataValue.float(round(entry.top1_hit_rate, 4))
+        metadata[f"top3_hit_rate/{pair}"] = MetadataValue.float(round(entry.top3_hit_rate, 4))
     return metadata
 
 
@@ -207,17 +205,20 @@ def _preview_table(questions: tuple[QuestionResult, ...]) -> MetadataValue:
             TableRecord(
                 {
                     "question": shortened(q.question_id, ID_WIDTH),
+                    "outcome": _outcome(q),
                     "form": q.form,
-                    "hard_class": q.hard_class,
-                    "top1": q.top1_hit,
-                    "top3": q.top3_hit,
+                    "class": q.hard_class,
                     "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
                     "retrieved": id_list(q.retrieved_document_ids, PREVIEW_IDS, ID_WIDTH),
-                    "ms": round(q.latency_ms, 1),
-                    "error": None if q.error is None else shortened(q.error, 40),
                 }
             )
             for q in shown
         ],
         schema=PREVIEW_SCHEMA,
     )
+
+
+def _outcome(question: QuestionResult) -> str:
+    if question.error is not None:
+        return "error: " + shortened(question.error, ID_WIDTH)
+    return "top-1 hit" if question.top1_hit else "top-3 hit" if question.top3_hit else "miss"

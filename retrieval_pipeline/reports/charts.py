@@ -38,6 +38,7 @@ def history_chart_png(data: HistoryChartData) -> bytes:
         axes.annotate("baseline", (data.baseline_index, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),
                       textcoords="offset points", fontsize=8)
     axes.set_xticks(list(xs), [f"{p.run_at:%m-%d\n%H:%M}" for p in points], fontsize=7)
+    axes.set_xlim(-0.5, max(len(points) - 0.5, 0.5))
     _legend(axes, data)
     axes.set_title(f"{data.key.set_identifier} × {data.key.retriever_identifier}: last {len(points)} runs", fontsize=10)
     return _png(figure)
@@ -71,8 +72,10 @@ def markdown_image(png: bytes, alt: str) -> str:
 def _draw_metric(axes, points: tuple[ChartPoint, ...], metric: str, colour: str) -> None:
     complete = [(x, p) for x, p in enumerate(points) if p.complete and p.rate(metric) is not None]
     main = metric in COLOURS
-    axes.plot([x for x, _ in complete], [100 * p.rate(metric) for _, p in complete], color=colour, marker="o",
-              markersize=4 if main else 3, linewidth=1.8 if main else 1, alpha=1 if main else 0.7, label=metric)
+    # top-1 is drawn over top-3 with a smaller marker, so equal rates still show both.
+    axes.plot([x for x, _ in complete], [100 * p.rate(metric) for _, p in complete], color=colour,
+              marker="o" if metric == "top-1" else "s", markersize={"top-1": 4, "top-3": 7}.get(metric, 3),
+              linewidth=1.8 if main else 1, alpha=1 if main else 0.7, label=metric, zorder=4 if metric == "top-1" else 3)
     bounds = [(x, p.interval(metric)) for x, p in complete if p.interval(metric) is not None]
     if bounds:
         axes.fill_between([x for x, _ in bounds], [100 * b[0] for _, b in bounds], [100 * b[1] for _, b in bounds],

@@ -37,6 +37,7 @@ BETA = {
     ],
 }
 SETS = ("alpha", "beta.small")
+SET_FILES = {"alpha": "sets/alpha.yaml", "beta.small": "sets/beta.json"}
 RETRIEVERS = ("good", "other")
 
 # The "good" run: every alpha question hit at top-1 (a6 expects silence: an empty ranking); on beta.small,
@@ -80,7 +81,15 @@ def degraded(*question_ids: str) -> dict[str, list[str]]:
     return {q: (["d90", "d91", "d92"] if q in question_ids else ids) for q, ids in PERFECT.items()}
 
 
-def write_project(root: Path, *, dagster: dict | None = None, tolerances: dict | None = None) -> SampleProject:
+def write_project(
+    root: Path,
+    *,
+    dagster: dict | None = None,
+    tolerances: dict | None = None,
+    sets: tuple[str, ...] = SETS,
+    retrievers: tuple[str, ...] = RETRIEVERS,
+) -> SampleProject:
+    """`sets` and `retrievers` keep a subset of the project (fewer partitions, a faster nightly run)."""
     project = SampleProject(root)
     (root / "sets").mkdir(parents=True, exist_ok=True)
     (root / "runs").mkdir(exist_ok=True)
@@ -90,10 +99,9 @@ def write_project(root: Path, *, dagster: dict | None = None, tolerances: dict |
     project.write_run("other", degraded("a3", "b2"))
     config = {
         "store": "store",
-        "question_sets": [{"file": "sets/alpha.yaml"}, {"file": "sets/beta.json"}],
+        "question_sets": [{"file": file} for name, file in SET_FILES.items() if name in sets],
         "retrievers": {
-            "good": {"kind": "run_file", "path": "runs/good.jsonl", "format": "jsonl"},
-            "other": {"kind": "run_file", "path": "runs/other.jsonl", "format": "jsonl"},
+            name: {"kind": "run_file", "path": f"runs/{name}.jsonl", "format": "jsonl"} for name in RETRIEVERS if name in retrievers
         },
         "tolerances": tolerances or {"max_top1_drop": 0.1, "max_top3_drop": 0.1},
         "dagster": dagster or {"nightly_cron": "30 3 * * *", "timezone": "Europe/Paris", "sensor_interval_seconds": 60},

@@ -47,7 +47,7 @@ def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(de
     assert check.metadata["is_regression"].value is True
     assert check.metadata["verdict"].value.startswith("Regression: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp)")
     assert check.metadata["flipped_to_miss"].value == ["a1", "a2"]
-    assert check.metadata["flipped_to_miss_count"].value == 2
+    assert check.metadata["flipped_to_miss_count"].value == "2"
     assert check.metadata["top1_change"].value == "-33.3 pp (baseline 100.0%, now 66.7%)"
     by_form = {r.data["key"]: r.data for r in check.metadata["by_form_deltas"].value.records}
     assert by_form["match"]["top1_change"] == "-66.7 pp" and by_form["gap"]["top1_change"] == "+0.0 pp"
