@@ -19,20 +19,18 @@ from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
 @asset(
     ins={"evaluations": AssetIn("retrieval_evaluation"), "questions": AssetIn("golden_question_set")},
-    description="Questions that no retriever finds in its top 3 (a failed retrieval counts as not found).",
+    description="Questions that no retriever finds in its top 3 (one a retriever failed on is left to the others).",
 )
 def questions_every_retriever_misses(evaluations: pa.Table, questions: pa.Table) -> pa.Table:
-    found = evaluations.set_column(
-        evaluations.schema.get_field_index("top3_hit"), "top3_hit", pc.fill_null(evaluations["top3_hit"], False)
-    )
-    per_question = found.group_by(["set_identifier", "question_id"]).aggregate(
+    per_question = evaluations.group_by(["set_identifier", "question_id"]).aggregate(
         [("top3_hit", "any"), ("retriever_identifier", "count_distinct")]
     )
-    missed = per_question.filter(pc.invert(per_question["top3_hit_any"]))
+    missed = per_question.filter(pc.invert(per_question["top3_hit_any"]))  # a null (every retriever failed) is dropped
+    text = questions.select(["set_identifier", "question_id", "question", "form", "hard_class"])
     return (
-        missed.rename_columns({"retriever_identifier_count_distinct": "retrievers"})
-        .drop_columns(["top3_hit_any"])
-        .join(questions.select(["set_identifier", "question_id", "question", "form", "hard_class"]), ["set_identifier", "question_id"])
+        missed.join(text, ["set_identifier", "question_id"])
+        .select(["set_identifier", "question_id", "question", "form", "hard_class", "retriever_identifier_count_distinct"])
+        .rename_columns({"retriever_identifier_count_distinct": "retrievers"})
         .sort_by([("set_identifier", "ascending"), ("question_id", "ascending")])
     )
 

@@ -79,3 +79,9 @@ def test_the_users_asset_materializes_on_the_demo(tmp_path, instance, example, m
     assert all(misses.column("question").to_pylist())
     evaluation = defs.load_asset_value("retrieval_evaluation", partition_key=f"{retrievers[0]}|demo.cranfield", instance=instance)
     assert evaluation.num_rows == 240 and {"top5_hit", "top10_hit"} <= set(evaluation.column_names)
+
+
+def test_the_readme_shows_the_example_exactly_as_shipped_and_tested():
+    code = EXAMPLE.read_text(encoding="utf-8").split('"""', 2)[2].strip()
+    readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"```python\n{code}\n```" in readme
