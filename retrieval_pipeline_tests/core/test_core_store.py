@@ -9,6 +9,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from core_helpers import outcome, question, question_set, run_from_codes, utc
@@ -72,6 +73,22 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
         (False, False, False, False),
     ]
     assert rows[2]["error"] == questions[2].error and rows[1]["hard_class"] == "normal"
+
+
+def test_columns_a_newer_writer_added_pass_through_to_the_run_table(store, tmp_path):
+    """Fingerprints (or any later column) reach the table without this reader knowing them."""
+    run = run_from_codes("13")
+    store.save(run)
+    folder = tmp_path / "results" / "{}" / "demo.set" / "fixed" / GRADER / f"{run.run_id}.parquet"
+    questions = pq.read_table(str(folder).format("questions"))
+    pq.write_table(questions.append_column("question_fingerprint", pa.array(["f1", "f2"])), str(folder).format("questions"))
+    summary = pq.read_table(str(folder).format("summaries"))
+    pq.write_table(summary.append_column("set_fingerprint", pa.array(["s1"])), str(folder).format("summaries"))
+
+    table = store.latest_run_table(KEY)
+
+    assert table.column("question_fingerprint").to_pylist() == ["f1", "f2"]
+    assert table.column("set_fingerprint").to_pylist() == ["s1", "s1"]
 
 
 def test_a_key_without_runs_and_a_set_never_saved_read_as_none(store):
