@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("retrieval_pipeline.cli.compare:compare", "Compare retrievers side by side on one set, with paired tests."),
     "list": ("retrieval_pipeline.cli.commands:list_command", "List the configuration's question sets and retrievers."),
     "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
+    "report": ("retrieval_pipeline.cli.report:report", "Report the latest run of a set and retriever as HTML or Markdown."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
     "nightly": ("retrieval_pipeline.dagster_layer.nightly:nightly", "Run the nightly Dagster job now: every partition, then the leaderboard."),

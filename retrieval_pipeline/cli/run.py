@@ -19,6 +19,7 @@ from retrieval_pipeline.cli.common import (
     store_option,
 )
 from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
+from retrieval_pipeline.cli.report import markdown_option, write_markdown
 
 SHOW_CHOICES = ("auto", "all", "misses", "none")
 
@@ -55,6 +56,7 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     show_default=True,
     help="Per-question rows: auto = all for up to 50 questions, else misses; misses = top-3 misses and errors.",
 )
+@markdown_option
 @json_option
 def run(
     set_identifier: str,
@@ -66,6 +68,7 @@ def run(
     fail_on_regression: bool,
     baseline_run_id: str | None,
     show: str,
+    markdown_path,
     as_json: bool,
 ) -> None:
     """Run the question set SET against RETRIEVER, save the run and compare it with the previous one.
@@ -104,6 +107,8 @@ def run(
                 baseline_run_id=baseline_run_id,
             )
     run_result, report = evaluation.run, evaluation.report
+    if markdown_path is not None:
+        write_markdown(markdown_path, evaluation)
 
     if as_json:
         from retrieval_pipeline.cli import payloads

@@ -8,14 +8,13 @@ renamed into place, so an error never leaves a half-written set behind.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.question_files import SET_FILE_SUFFIXES
 from retrieval_pipeline.core.questions import GoldenQuestionSet
+from retrieval_pipeline.core.text_files import write_text_atomically
 
 HEADER_FIELDS = ("identifier", "name", "description")
 
@@ -49,32 +48,4 @@ def write_question_set_file(question_set: GoldenQuestionSet, path: str | Path, *
         )
     if path.exists() and not overwrite:
         raise InvalidInputError("the file already exists and is not overwritten", source=str(path))
-    if path.is_dir():
-        raise InvalidInputError("is a folder, not a file", source=str(path))
-    text = dump_question_set(question_set, path.suffix)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False
-        )
-    except OSError as error:
-        raise InvalidInputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(handle.name, 0o666 & ~_umask())  # a temporary file is private; the set file is not
-        os.replace(handle.name, path)
-    except BaseException as error:
-        Path(handle.name).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise InvalidInputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
-        raise
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    return write_text_atomically(path, dump_question_set(question_set, path.suffix))

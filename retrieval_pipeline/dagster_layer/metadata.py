@@ -21,6 +21,7 @@ from retrieval_pipeline.core.regression import Tolerances
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
+from retrieval_pipeline.reports.rows import misses_first, outcome
 
 PREVIEW_ROWS = 20
 PREVIEW_IDS = 3
@@ -193,19 +194,13 @@ def _rates_table(groups: Mapping[str, GroupRates]) -> MetadataValue:
 def _preview_table(questions: tuple[QuestionResult, ...]) -> MetadataValue:
     """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits. Ids are
     cut short and lists capped so the table fits the page; the stored result has them whole."""
-
-    def order(indexed: tuple[int, QuestionResult]) -> tuple[int, int]:
-        index, q = indexed
-        rank = 0 if q.error is not None else 1 if not q.top3_hit else 2 if not q.top1_hit else 3
-        return rank, index
-
-    shown = [q for _, q in sorted(enumerate(questions), key=order)[:PREVIEW_ROWS]]
+    shown = misses_first(questions)[:PREVIEW_ROWS]
     return MetadataValue.table(
         records=[
             TableRecord(
                 {
                     "question": shortened(q.question_id, ID_WIDTH),
-                    "outcome": _outcome(q),
+                    "outcome": outcome(q) if q.error is None else f"error: {shortened(q.error, ID_WIDTH)}",
                     "form": q.form,
                     "class": q.hard_class,
                     "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
@@ -217,8 +212,3 @@ def _preview_table(questions: tuple[QuestionResult, ...]) -> MetadataValue:
         schema=PREVIEW_SCHEMA,
     )
 
-
-def _outcome(question: QuestionResult) -> str:
-    if question.error is not None:
-        return "error: " + shortened(question.error, ID_WIDTH)
-    return "top-1 hit" if question.top1_hit else "top-3 hit" if question.top3_hit else "miss"

@@ -64,9 +64,13 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
     return _png(figure)
 
 
+def png_data_uri(png: bytes) -> str:
+    """The picture itself as an image source, so nothing is fetched to show it."""
+    return f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}"
+
+
 def markdown_image(png: bytes, alt: str) -> str:
-    """Markdown that embeds the picture itself, so nothing is fetched to show it."""
-    return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"
+    return f"![{alt}]({png_data_uri(png)})"
 
 
 def _draw_metric(axes, points: tuple[ChartPoint, ...], metric: str, colour: str) -> None:

@@ -1,0 +1,74 @@
+"""`retrieval-eval report SET RETRIEVER`: the latest stored run as an HTML page and a Markdown summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from retrieval_pipeline.cli.common import config_option, load_project, open_store, store_option
+from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
+
+FILE = click.Path(dir_okay=False, writable=True, path_type=Path)
+
+
+def markdown_option(function):
+    return click.option(
+        "--markdown",
+        "markdown_path",
+        type=FILE,
+        metavar="FILE",
+        help="Write a Markdown summary (verdict and rates table) to FILE, e.g. \"$GITHUB_STEP_SUMMARY\".",
+    )(function)
+
+
+def write_markdown(path: Path, evaluation) -> None:
+    from retrieval_pipeline.core.text_files import write_text_atomically
+    from retrieval_pipeline.reports.markdown import markdown_summary
+
+    write_text_atomically(path, markdown_summary(evaluation))
+
+
+@click.command("report")
+@click.argument("set_identifier", metavar="SET")
+@click.argument("retriever_identifier", metavar="RETRIEVER")
+@config_option
+@store_option
+@click.option("--html", "html_path", type=FILE, metavar="FILE", help="Write a self-contained HTML page to FILE.")
+@markdown_option
+@click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True, help="Runs drawn in the history chart.")
+def report(set_identifier: str, retriever_identifier: str, config_path, store_uri, html_path, markdown_path, runs: int) -> None:
+    """Report the latest stored run of SET against RETRIEVER: its verdict against the run before it (with the
+    configuration's tolerances), rates, breakdowns, flipped questions, and the pair's history chart.
+
+    --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
+    summaries. Without either, the Markdown summary is printed."""
+    from retrieval_pipeline.core.chart_data import history_chart_data
+    from retrieval_pipeline.core.evaluation import latest_evaluation
+    from retrieval_pipeline.core.store import HistoryKey
+
+    config = load_project(config_path)
+    store = open_store(store_uri, config)
+    key = HistoryKey(set_identifier, retriever_identifier)
+    evaluation = latest_evaluation(store, key, config.tolerances)
+    if evaluation is None:
+        stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
+        raise CommandError(
+            f"no stored runs of set '{set_identifier}' against retriever '{retriever_identifier}' in {store.uri}; "
+            f"stored: {stored}",
+            EXIT_FAILED,
+        )
+    if html_path is not None:
+        from retrieval_pipeline.core.text_files import write_text_atomically
+        from retrieval_pipeline.reports.html import html_report
+
+        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=evaluation.report.baseline_run_id)
+        write_text_atomically(html_path, html_report(evaluation, history, store.uri))
+        click.echo(f"Wrote {html_path}", err=True)
+    if markdown_path is not None:
+        write_markdown(markdown_path, evaluation)
+        click.echo(f"Wrote {markdown_path}", err=True)
+    if html_path is None and markdown_path is None:
+        from retrieval_pipeline.reports.markdown import markdown_summary
+
+        click.echo(markdown_summary(evaluation), nl=False)

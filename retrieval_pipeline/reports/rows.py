@@ -1,0 +1,101 @@
+"""The rows both report formats show (Markdown and HTML), as text: computed once, laid out twice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from retrieval_pipeline.core.evaluation import Evaluation
+from retrieval_pipeline.core.formatting import percent, rate_with_counts, signed, signed_pp
+from retrieval_pipeline.core.regression import GroupDelta
+from retrieval_pipeline.core.results import GroupRates, QuestionResult
+
+
+@dataclass(frozen=True)
+class RateRow:
+    metric: str
+    now: str
+    baseline: str
+    change: str
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    group: str
+    questions: int
+    top1: str
+    top1_change: str
+    top3: str
+    top3_change: str
+
+
+def verdict_label(evaluation: Evaluation) -> str:
+    """One word a reader can scan for: the check's outcome."""
+    if not evaluation.run.complete:
+        return "INCOMPLETE"
+    if evaluation.report.is_regression:
+        return "REGRESSION"
+    return "PASS" if evaluation.report.has_baseline else "BASELINE"
+
+
+def compared(evaluation: Evaluation) -> bool:
+    return evaluation.baseline is not None and evaluation.run.complete
+
+
+def rate_rows(evaluation: Evaluation) -> list[RateRow]:
+    """Every cut-off of the run, then p95 latency; the baseline's figures and the change where it has them."""
+    run, baseline = evaluation.run, evaluation.baseline
+    rows = []
+    for k in run.cutoffs:
+        has = baseline is not None and k in baseline.cutoffs
+        rows.append(
+            RateRow(
+                f"top-{k} hit rate",
+                rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k)),
+                percent(baseline.hit_rate(k)) if has else "—",
+                signed_pp(run.hit_rate(k) - baseline.hit_rate(k)) if has and compared(evaluation) else "—",
+            )
+        )
+    now = run.latency_percentiles().get("p95")
+    then = baseline.latency_percentiles().get("p95") if baseline is not None else None
+    if now is not None:
+        change = f"{signed(now - then)} ms" if then is not None and compared(evaluation) else "—"
+        rows.append(RateRow("p95 latency", f"{now:.1f} ms", "—" if then is None else f"{then:.1f} ms", change))
+    return rows
+
+
+def group_rows(groups: dict[str, GroupRates], deltas: tuple[GroupDelta, ...]) -> list[GroupRow]:
+    by_key = {delta.key: delta for delta in deltas}
+    return [
+        GroupRow(
+            key,
+            rates.questions,
+            percent(rates.top1_hit_rate),
+            signed_pp(by_key[key].top1_delta) if key in by_key else "—",
+            percent(rates.top3_hit_rate),
+            signed_pp(by_key[key].top3_delta) if key in by_key else "—",
+        )
+        for key, rates in groups.items()
+    ]
+
+
+def breakdowns(evaluation: Evaluation) -> list[tuple[str, list[GroupRow]]]:
+    """(title, rows) for each breakdown the run has; deltas only when the run was compared."""
+    run, report = evaluation.run, evaluation.report
+    with_deltas = compared(evaluation)
+    found = [
+        ("By form", run.by_form(), report.by_form),
+        ("By hard class", run.by_hard_class(), report.by_hard_class),
+    ]
+    return [(title, group_rows(groups, deltas if with_deltas else ())) for title, groups, deltas in found if groups]
+
+
+def outcome(question: QuestionResult) -> str:
+    if question.error is not None:
+        return "error"
+    return "top-1 hit" if question.top1_hit else "top-3 hit" if question.top3_hit else "miss"
+
+
+def misses_first(questions: tuple[QuestionResult, ...]) -> list[QuestionResult]:
+    """Errors, then top-3 misses, then top-1 misses, then hits; the set's order inside each."""
+    rank = {"error": 0, "miss": 1, "top-3 hit": 2, "top-1 hit": 3}
+    return sorted(questions, key=lambda q: rank[outcome(q)])
