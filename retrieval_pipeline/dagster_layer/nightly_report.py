@@ -101,9 +101,14 @@ def print_results(report: NightlyReport, project, console) -> None:
             exports.append(f"export RETRIEVAL_EVAL_CONFIG={report.config_path}")
         if project.store_uri:
             exports.append(f"export RETRIEVAL_EVAL_STORE={report.store_uri}")
-        console.print("\nSee the runs, partitions, checks and rate plots in the Dagster UI (from the project folder):")
-        for line in [*exports, "dagster dev"]:
+        console.print("\nSee the runs, partitions, checks and history charts in the Dagster UI (from any folder):")
+        for line in [*exports, DAGSTER_DEV]:
             console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
+
+
+DAGSTER_DEV = "dagster dev -m retrieval_pipeline.definitions"
+"""Works from any folder: `-m` names the code location, where a bare `dagster dev` needs the project
+folder's pyproject.toml or workspace.yaml to find it."""
 
 
 def _is_default_config(path: Path) -> bool:

@@ -6,6 +6,7 @@ The store and the index cache live in tmp_path; nothing is written to the home f
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,21 @@ def test_demo_unknown_retriever_lists_the_demo_ones(cli, demo_env):
     assert result.exit_code == 1
     assert "unknown retriever 'bm25'; available:" in result.stderr and "bm25_stemmed" in result.stderr
     assert not demo_env.exists()
+
+
+def test_the_readme_session_is_reproducible_with_the_shipped_retuned_configuration(cli, demo_env, tmp_path):
+    """README section 4: the demo, then `--config $DEMO/retuned.yaml`, gives the verdict and flips shown."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    retuned = demo_config_path().with_name("retuned.yaml")
+    assert cli("run", "demo.cranfield", "bm25_stemmed", "--store", str(demo_env), "--show", "none").exit_code == 0
+    summary = tmp_path / "summary.md"
+
+    second = cli("run", "demo.cranfield", "bm25_stemmed", "--store", str(demo_env), "--config", str(retuned),
+                 "--show", "none", "--fail-on-regression", "--markdown", str(summary))
+
+    assert second.exit_code == 1
+    verdict = next(line for line in second.stdout.splitlines() if line.startswith("Verdict: "))
+    flips = [line.split(":")[0] for line in second.stdout.splitlines() if line.startswith("Flipped")]
+    assert verdict in readme and all(flip in readme for flip in flips)
+    table = [line for line in summary.read_text(encoding="utf-8").splitlines() if line.startswith("| top-")]
+    assert table and all(row in readme for row in table)

@@ -59,7 +59,7 @@ def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(proje
     result = CliRunner().invoke(nightly, ["--config", str(project.config), "--store", str(tmp_path / "elsewhere")])
 
     assert result.exit_code == 0, result.output
-    assert f"export DAGSTER_HOME={home}" in result.output and "dagster dev" in result.output
+    assert f"export DAGSTER_HOME={home}" in result.output and "dagster dev -m retrieval_pipeline.definitions" in result.output
     assert f"export RETRIEVAL_EVAL_CONFIG={project.config}" in result.output
     assert (home / "dagster.yaml").read_text(encoding="utf-8") == (workdir / "dagster.yaml").read_text(encoding="utf-8")
     assert (tmp_path / "elsewhere" / "summaries" / "alpha" / "good").is_dir()
