@@ -67,22 +67,31 @@ def history_chart_data(
     baseline_run_id: str | None = None,
 ) -> HistoryChartData:
     """The last `runs` runs of `key`; the baseline is `baseline_run_id` when given (a pinned one), else the
-    latest complete run older than the newest run, exactly as the next check would have chosen it."""
+    run the newest was compared with, else the latest complete run before the newest."""
     entries = list(reversed(run_history(store, key, runs)))
-    points = tuple(_point(entry, tolerances) for entry in entries)
-    baseline = _baseline(store, key, entries, baseline_run_id)
-    return HistoryChartData(key=key, points=points, tolerances=tolerances, baseline=baseline)
+    summaries = _Summaries(store, key, {entry.summary.run_id: entry.summary for entry in entries})
+    points = tuple(_point(entry, summaries, tolerances) for entry in entries)
+    return HistoryChartData(key=key, points=points, tolerances=tolerances, baseline=_baseline(entries, summaries, baseline_run_id))
 
 
-def _point(entry: HistoryEntry, tolerances: Tolerances) -> ChartPoint:
+class _Summaries:
+    """The shown runs' summaries, and any baseline older than them read once when first asked for."""
+
+    def __init__(self, store: ResultStore, key: HistoryKey, shown: dict[str, RunSummary]):
+        self._store, self._key, self._read = store, key, dict(shown)
+
+    def __getitem__(self, run_id: str) -> RunSummary:
+        if run_id not in self._read:
+            self._read[run_id] = read_summary(self._store, StoredRun(self._key, run_id, True))
+        return self._read[run_id]
+
+
+def _point(entry: HistoryEntry, summaries: _Summaries, tolerances: Tolerances) -> ChartPoint:
     summary = entry.summary
-    return ChartPoint(
-        run_id=summary.run_id,
-        run_at=summary.run_at,
-        complete=summary.complete,
-        regressed=_regressed(entry, tolerances),
-        rates=_rates(summary),
-    )
+    regressed = False
+    if summary.complete and entry.baseline_run_id is not None:
+        regressed = _regressed(summaries[entry.baseline_run_id], summary, tolerances)
+    return ChartPoint(summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary))
 
 
 def _rates(summary: RunSummary) -> tuple[tuple[str, float], ...]:
@@ -90,10 +99,7 @@ def _rates(summary: RunSummary) -> tuple[tuple[str, float], ...]:
     return tuple((f"top-{k}", rate) for k, rate in sorted(by_cutoff.items()))
 
 
-def _regressed(entry: HistoryEntry, tolerances: Tolerances) -> bool:
-    if entry.baseline is None or not entry.summary.complete:
-        return False
-    before, after = entry.baseline, entry.summary
+def _regressed(before: RunSummary, after: RunSummary, tolerances: Tolerances) -> bool:
     return exceeds(
         count_drop((before.top1_hit_count, before.question_count), (after.top1_hit_count, after.question_count)),
         tolerances.max_top1_drop,
@@ -103,19 +109,14 @@ def _regressed(entry: HistoryEntry, tolerances: Tolerances) -> bool:
     )
 
 
-def _baseline(store: ResultStore, key: HistoryKey, entries: list[HistoryEntry], pinned: str | None) -> ChartPoint | None:
+def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | None) -> ChartPoint | None:
     if not entries:
         return None
-    if pinned is None:
-        newest = entries[-1]
-        if newest.baseline is not None:
-            return _point_of(newest.baseline)
-        older = [entry.summary for entry in entries[:-1] if entry.summary.complete]
-        return _point_of(older[-1]) if older else None
-    shown = next((entry.summary for entry in entries if entry.summary.run_id == pinned), None)
-    if shown is not None:
-        return _point_of(shown)
-    return _point_of(read_summary(store, StoredRun(key, pinned, True)))
+    chosen = pinned or entries[-1].baseline_run_id
+    if chosen is None:
+        older = [entry.summary.run_id for entry in entries[:-1] if entry.summary.complete]
+        chosen = older[-1] if older else None
+    return None if chosen is None else _point_of(summaries[chosen])
 
 
 def _point_of(summary: RunSummary) -> ChartPoint:

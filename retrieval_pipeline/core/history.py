@@ -35,20 +35,9 @@ class RunSummary:
 @dataclass(frozen=True)
 class HistoryEntry:
     summary: RunSummary
-    baseline: RunSummary | None = None
-    """The run this one was compared with: the previous complete run; none for an incomplete or first run."""
-
-    @property
-    def baseline_run_id(self) -> str | None:
-        return self.baseline.run_id if self.baseline else None
-
-    @property
-    def top1_delta(self) -> float | None:
-        return self.summary.top1_hit_rate - self.baseline.top1_hit_rate if self.baseline else None
-
-    @property
-    def top3_delta(self) -> float | None:
-        return self.summary.top3_hit_rate - self.baseline.top3_hit_rate if self.baseline else None
+    baseline_run_id: str | None = None
+    top1_delta: float | None = None
+    top3_delta: float | None = None
 
 
 def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
@@ -90,5 +79,15 @@ def with_deltas(newest_first: list[RunSummary], older_baseline: RunSummary | Non
             entries.append(HistoryEntry(summary))
             continue
         baseline = next((s for s in newest_first[index + 1 :] if s.complete), older_baseline)
-        entries.append(HistoryEntry(summary, baseline))
+        if baseline is None:
+            entries.append(HistoryEntry(summary))
+        else:
+            entries.append(
+                HistoryEntry(
+                    summary,
+                    baseline_run_id=baseline.run_id,
+                    top1_delta=summary.top1_hit_rate - baseline.top1_hit_rate,
+                    top3_delta=summary.top3_hit_rate - baseline.top3_hit_rate,
+                )
+            )
     return entries
