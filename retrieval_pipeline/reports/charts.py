@@ -59,7 +59,7 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
         axes.set_yticks(range(len(entries)), [e.retriever_identifier for e in entries], fontsize=8)
         axes.set_xlim(0, 105)
         axes.set_title(set_identifier, fontsize=9, loc="left")
-        axes.legend(fontsize=7, loc="lower right")
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     figure.axes[-1].set_xlabel("hit rate (%)", fontsize=8)
     return _png(figure)
 
