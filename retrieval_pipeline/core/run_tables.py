@@ -39,6 +39,9 @@ def _schemas():
             *[(f"latency_p{p}_ms", pa.float64()) for p in LATENCY_PERCENTILES],
             ("latency_max_ms", pa.float64()),
             ("index_version", pa.string()),
+            ("set_fingerprint", pa.string()),
+            ("verdict", pa.string()),
+            ("baseline_run_id", pa.string()),
         ]
     )
     questions = pa.schema(
@@ -53,6 +56,7 @@ def _schemas():
             ("top3_hit", pa.bool_()),
             ("latency_ms", pa.float64()),
             ("error", pa.string()),
+            ("question_fingerprint", pa.string()),
         ]
     )
     return summary, questions
@@ -62,7 +66,9 @@ def _breakdown_rows(groups) -> list[dict]:
     return [{"key": key, **rates.as_dict()} for key, rates in groups.items()]
 
 
-def summary_table(run: RunResult):
+def summary_table(run: RunResult, verdict: str | None = None, baseline_run_id: str | None = None):
+    """`verdict` and `baseline_run_id` are what the run's check found; the accepted-baseline policy and
+    the history read them back without opening the per-question files."""
     import pyarrow as pa
 
     summary = run.to_evaluation_summary()
@@ -89,6 +95,9 @@ def summary_table(run: RunResult):
         **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in LATENCY_PERCENTILES},
         "latency_max_ms": latency.get("max"),
         "index_version": run.index_version,
+        "set_fingerprint": run.set_fingerprint,
+        "verdict": verdict,
+        "baseline_run_id": baseline_run_id,
     }
     return pa.Table.from_pylist([row], schema=_schemas()[0])
 
@@ -108,6 +117,7 @@ def question_table(run: RunResult):
         "top3_hit": [q.top3_hit for q in questions],
         "latency_ms": [q.latency_ms for q in questions],
         "error": [q.error for q in questions],
+        "question_fingerprint": [q.fingerprint for q in questions],
     }
     return pa.Table.from_pydict(columns, schema=_schemas()[1])
 
@@ -130,8 +140,10 @@ def question_set_table(question_set):
 
 
 def run_from_tables(summary, questions) -> RunResult:
+    """A run stored before question fingerprints existed reads back with none (see set_versions.py)."""
     row = summary.to_pylist()[0]
     columns = questions.to_pydict()
+    fingerprints = columns.get("question_fingerprint") or [None] * questions.num_rows
     return RunResult(
         set_identifier=row["set_identifier"],
         retriever_identifier=row["retriever_identifier"],
@@ -149,8 +161,9 @@ def run_from_tables(summary, questions) -> RunResult:
                 retrieved_document_ids=tuple(retrieved),
                 latency_ms=latency_ms,
                 error=error,
+                fingerprint=fingerprint,
             )
-            for question_id, form, hard_class, expected, retrieved, latency_ms, error in zip(
+            for question_id, form, hard_class, expected, retrieved, latency_ms, error, fingerprint in zip(
                 columns["question_id"],
                 columns["form"],
                 columns["hard_class"],
@@ -158,6 +171,7 @@ def run_from_tables(summary, questions) -> RunResult:
                 columns["retrieved_document_ids"],
                 columns["latency_ms"],
                 columns["error"],
+                fingerprints,
             )
         ),
     )
