@@ -11,7 +11,7 @@ there, and the changes say so (`by_labels`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.results import QuestionResult, RunResult
@@ -36,16 +36,16 @@ class SetChanges:
     def changed(self) -> bool:
         return bool(self.added or self.removed or self.relabelled)
 
-    def sentence(self) -> str:
+    def sentence(self, against: str = "the baseline") -> str:
         """One line for reports: "Set changed since the baseline: 1 added, 4 relabelled; compared on 6
         unchanged questions"."""
         edits = [f"{len(ids)} {what}" for what, ids in (("added", self.added), ("removed", self.removed), ("relabelled", self.relabelled)) if ids]
         if edits:
-            line = f"Set changed since the baseline: {', '.join(edits)}; compared on {self.compared} unchanged questions"
+            line = f"Set changed since {against}: {', '.join(edits)}; compared on {self.compared} unchanged questions"
         else:
-            line = f"Set unchanged since the baseline: compared on all {self.compared} questions"
+            line = f"Set unchanged since {against}: compared on all {self.compared} questions"
         if self.by_labels:
-            line += " (the baseline predates question fingerprints: matched by question id and labels, text not checked)"
+            line += f" ({against} predates question fingerprints: matched by question id and labels, text not checked)"
         return line + "."
 
 
@@ -77,12 +77,13 @@ def _labels(question: QuestionResult) -> tuple:
     return tuple(sorted(question.expected_document_ids)), question.form, question.hard_class
 
 
-def restrict(run: RunResult, question_ids: Collection[str]) -> RunResult:
-    """The same run over only these questions (its id, time and retriever kept), in its own order."""
-    wanted = set(question_ids)
-    if len(wanted) == run.question_count and all(q.question_id in wanted for q in run.questions):
+def restrict(run: RunResult, question_ids: Sequence[str]) -> RunResult:
+    """The same run (its id, time and retriever kept) over only these questions, in this order, so
+    restricted runs line up question by question."""
+    if len(question_ids) == run.question_count and all(q.question_id == i for q, i in zip(run.questions, question_ids)):
         return run
-    return replace(run, questions=tuple(q for q in run.questions if q.question_id in wanted))
+    by_id = {q.question_id: q for q in run.questions}
+    return replace(run, questions=tuple(by_id[question_id] for question_id in question_ids))
 
 
 def unchanged_across(reference: RunResult, others: Sequence[RunResult]) -> tuple[tuple[SetChanges, ...], tuple[str, ...]]:
