@@ -214,6 +214,12 @@ def history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
             "baseline_run_id": e.baseline_run_id,
             "top1_delta": e.top1_delta,
             "top3_delta": e.top3_delta,
+            "verdict": e.summary.verdict,
+            "status": e.status,
+            "accepted": e.accepted,
+            "accepted_by": e.acceptance.accepted_by if e.acceptance else None,
+            "accepted_at": e.acceptance.accepted_at.isoformat() if e.acceptance else None,
+            "is_baseline": e.is_baseline,
         }
         for e in entries
     ]
