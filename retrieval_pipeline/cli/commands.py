@@ -71,7 +71,8 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     from retrieval_pipeline.core.history import run_history
     from retrieval_pipeline.core.store import HistoryKey
 
-    config = load_project(config_path) if config_path or not store_uri else None
+    # With --store the configuration is optional; when there is one, its baseline policy marks the baseline.
+    config = load_project(config_path) if not store_uri or (config_path and config_path.exists()) else None
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
     entries = run_history(store, key, limit or None, config.baseline_policy if config else BaselinePolicy.PREVIOUS)
@@ -101,11 +102,10 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     for header in ("top-1", "Δ top-1", "top-3", "Δ top-3"):
         table.add_column(header, justify="right", no_wrap=True)
     table.add_column("status")
-    table.add_column("note")
     for entry in entries:
         s = entry.summary
-        notes = [] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
-        if s.complete and entry.baseline_run_id is None:
+        notes = [entry.status] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
+        if s.complete and s.verdict is None and entry.baseline_run_id is None:
             notes.append("first run")
         if s.question_count != questions:
             notes.append(f"{s.question_count} questions")
@@ -116,8 +116,7 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
             signed_pp(entry.top1_delta),
             percent(s.top3_hit_rate),
             signed_pp(entry.top3_delta),
-            entry.status,
-            "; ".join(notes),
+            "; ".join(note for note in notes if note),
         )
     console.print(table)
 

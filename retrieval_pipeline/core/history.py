@@ -64,9 +64,9 @@ class HistoryEntry:
         return ", ".join(part for part in parts if part)
 
 
-_VERDICT_LABELS = {"baseline": "no baseline", "not_comparable": "not comparable"}
+_VERDICT_LABELS = {"baseline": "first run", "not_comparable": "not comparable"}
 """The stored verdict `baseline` means the run had none to compare with; "baseline" in the status
-column marks the current one."""
+marks the current one."""
 
 
 def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
