@@ -96,7 +96,7 @@ def main() -> None:
     The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else
     the embedded demo (set demo.cranfield over the public Cranfield abstracts).
 
-    Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set or
-    retriever, or a regression with --fail-on-regression; 2 usage error or invalid input (files,
+    Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set,
+    retriever or run (accept refuses an incomplete run too), or a regression with --fail-on-regression; 2 usage error or invalid input (files,
     configuration, tolerances, unreachable store); 3 incomplete run (retriever errors); 4 internal error.
     """

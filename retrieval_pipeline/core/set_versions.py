@@ -1,8 +1,7 @@
 """Golden-set versions (issue 11): label churn is not retriever churn.
 
-Two runs are compared only on the questions
-present in both with the same fingerprint; every other difference is a set edit, reported as such and
-never counted for or against the retriever.
+Two runs are compared only on the questions present in both with the same fingerprint (fingerprints.py);
+every other difference is a set edit, reported as such and never counted for or against the retriever.
 
 Runs stored before fingerprints existed carry none. Their questions are matched by id and by the labels
 the per-question table holds (expected ids, form, hard class); a reworded question text goes unnoticed
@@ -39,7 +38,8 @@ class SetChanges:
     def sentence(self, against: str = "the baseline") -> str:
         """One line for reports: "Set changed since the baseline: 1 added, 4 relabelled; compared on 6
         unchanged questions"."""
-        edits = [f"{len(ids)} {what}" for what, ids in (("added", self.added), ("removed", self.removed), ("relabelled", self.relabelled)) if ids]
+        kinds = (("added", self.added), ("removed", self.removed), ("relabelled", self.relabelled))
+        edits = [f"{len(ids)} {what}" for what, ids in kinds if ids]
         if edits:
             line = f"Set changed since {against}: {', '.join(edits)}; compared on {self.compared} unchanged questions"
         else:
