@@ -45,5 +45,5 @@ def evaluate_and_record(
     baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
     report = detect_regression(run, baseline, tolerances) if run.complete else incomplete_report(run, baseline)
-    stored = store.save(run, report.verdict.value, report.baseline_run_id)
+    stored = store.save(run, report)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)

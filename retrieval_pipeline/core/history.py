@@ -1,9 +1,10 @@
 """A key's stored runs as summaries, newest first, each with its deltas to the run it was compared with.
 
 Only the one-row summary files are read, never the per-question files, so listing a long history
-stays cheap. The delta of a complete run is taken against the baseline its check used, as stored with
-the run (for runs stored before that was recorded: the previous complete run, the only rule there
-was); an incomplete run is never compared (its errored questions are not misses), so it has no delta.
+stays cheap. A run's deltas are the ones its check found, stored with it (on the questions unchanged
+since its baseline); for runs stored before that was recorded, they are recomputed against the previous
+complete run, the only rule there was. An incomplete run is never compared (its errored questions are
+not misses), so it has no delta.
 
 Each entry also says what its check found (`verdict`), whether it was accepted explicitly, and whether
 it is the baseline the next run will be compared with under the configured policy.
@@ -33,8 +34,11 @@ class RunSummary:
     latency_p95_ms: float | None = None
     index_version: str | None = None
     verdict: str | None = None
-    """None for a run stored before verdicts were recorded."""
+    """None for a run stored before verdicts were recorded (so are the three fields below)."""
     baseline_run_id: str | None = None
+    top1_delta: float | None = None
+    """On the questions the check compared (the unchanged ones)."""
+    top3_delta: float | None = None
 
 
 @dataclass(frozen=True)
@@ -86,13 +90,15 @@ def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
         index_version=row.get("index_version"),
         verdict=row.get("verdict"),
         baseline_run_id=row.get("baseline_run_id"),
+        top1_delta=row.get("top1_delta"),
+        top3_delta=row.get("top3_delta"),
     )
 
 
 def run_history(
     store: ResultStore, key: HistoryKey, limit: int | None = None, policy: BaselinePolicy = BaselinePolicy.PREVIOUS
 ) -> list[HistoryEntry]:
-    """Newest first, at most `limit` entries; reads the summaries of baselines beyond them for their deltas."""
+    """Newest first, at most `limit` entries; for older runs, reads the summary of the run before them."""
     stored = store.history(key)
     shown = stored if limit is None else stored[:limit]
     summaries = {run.run_id: read_summary(store, run) for run in shown}
@@ -107,30 +113,26 @@ def run_history(
     for run in shown:
         summary = summaries[run.run_id]
         entry = HistoryEntry(summary, acceptance=explicit.get(run.run_id), is_baseline=current == run)
-        older = complete[position[run.run_id] + 1 :] if run.complete else []
-        baseline = _baseline_of(store, summary, older, summaries)
-        if baseline is not None:
-            entry = replace(
-                entry,
-                baseline_run_id=baseline.run_id,
-                top1_delta=summary.top1_hit_rate - baseline.top1_hit_rate,
-                top3_delta=summary.top3_hit_rate - baseline.top3_hit_rate,
-            )
+        if summary.verdict is not None:
+            entry = replace(entry, baseline_run_id=summary.baseline_run_id, top1_delta=summary.top1_delta, top3_delta=summary.top3_delta)
+        elif run.complete:
+            entry = _against_previous(store, entry, complete[position[run.run_id] + 1 :], summaries)
         entries.append(entry)
     return entries
 
 
-def _baseline_of(store: ResultStore, summary: RunSummary, older_complete: list[StoredRun], read: dict) -> RunSummary | None:
-    """The stored baseline of a complete run; a run stored before baselines were recorded: the previous
-    complete run. None when it has none, or when it was pruned since."""
-    if not summary.complete:
-        return None
-    if summary.verdict is None:
-        wanted = older_complete[0] if older_complete else None
-    else:
-        wanted = next((run for run in older_complete if run.run_id == summary.baseline_run_id), None)
-    if wanted is None:
-        return None
-    if wanted.run_id not in read:
-        read[wanted.run_id] = read_summary(store, wanted)
-    return read[wanted.run_id]
+def _against_previous(store: ResultStore, entry: HistoryEntry, older_complete: list[StoredRun], read: dict) -> HistoryEntry:
+    """A run stored before its check's findings were recorded was checked against the previous complete
+    run, the only rule there was; its deltas are recomputed from the two summaries."""
+    if not older_complete:
+        return entry
+    previous = older_complete[0]
+    if previous.run_id not in read:
+        read[previous.run_id] = read_summary(store, previous)
+    baseline = read[previous.run_id]
+    return replace(
+        entry,
+        baseline_run_id=baseline.run_id,
+        top1_delta=entry.summary.top1_hit_rate - baseline.top1_hit_rate,
+        top3_delta=entry.summary.top3_hit_rate - baseline.top3_hit_rate,
+    )

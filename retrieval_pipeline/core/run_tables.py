@@ -6,6 +6,7 @@ the run it came from are the same value.
 
 from __future__ import annotations
 
+from retrieval_pipeline.core.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
 
 
@@ -42,6 +43,9 @@ def _schemas():
             ("set_fingerprint", pa.string()),
             ("verdict", pa.string()),
             ("baseline_run_id", pa.string()),
+            ("compared_questions", pa.int64()),
+            ("top1_delta", pa.float64()),
+            ("top3_delta", pa.float64()),
         ]
     )
     questions = pa.schema(
@@ -66,10 +70,14 @@ def _breakdown_rows(groups) -> list[dict]:
     return [{"key": key, **rates.as_dict()} for key, rates in groups.items()]
 
 
-def summary_table(run: RunResult, verdict: str | None = None, baseline_run_id: str | None = None):
-    """`verdict` and `baseline_run_id` are what the run's check found; the accepted-baseline policy and
-    the history read them back without opening the per-question files."""
+def summary_table(run: RunResult, report: RegressionReport | None = None):
+    """With the run's check (`report`): its verdict, baseline, how many questions it compared and the
+    deltas it found on them, so the accepted-baseline policy and the history read them back without
+    opening any per-question file. Without one (a run saved outside an evaluation) they are null."""
     import pyarrow as pa
+
+    unjudged = (Verdict.BASELINE, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE)
+    compared = report is not None and report.verdict not in unjudged
 
     summary = run.to_evaluation_summary()
     latency = run.latency_percentiles()
@@ -96,8 +104,11 @@ def summary_table(run: RunResult, verdict: str | None = None, baseline_run_id: s
         "latency_max_ms": latency.get("max"),
         "index_version": run.index_version,
         "set_fingerprint": run.set_fingerprint,
-        "verdict": verdict,
-        "baseline_run_id": baseline_run_id,
+        "verdict": report.verdict.value if report else None,
+        "baseline_run_id": report.baseline_run_id if report else None,
+        "compared_questions": report.set_changes.compared if report and report.set_changes else None,
+        "top1_delta": report.top1_delta if compared else None,
+        "top3_delta": report.top3_delta if compared else None,
     }
     return pa.Table.from_pylist([row], schema=_schemas()[0])
 

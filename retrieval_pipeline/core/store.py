@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.regression import RegressionReport
 from retrieval_pipeline.core.results import GRADER, RunResult
 from retrieval_pipeline.core.arrow_memory import release_unused
 from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, summary_table
@@ -84,12 +85,12 @@ class ResultStore:
         """Where a stored file is, as a reader would open it: a path for a local store, else a URI."""
         return f"{self._root if self._local else self.uri.rstrip('/')}/{relative}"
 
-    def save(self, run: RunResult, verdict: str | None = None, baseline_run_id: str | None = None) -> StoredRun:
-        """`verdict` and `baseline_run_id`: what the run's check found, kept in its summary row."""
+    def save(self, run: RunResult, report: RegressionReport | None = None) -> StoredRun:
+        """`report`: what the run's check found, kept in its summary row."""
         key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
         stored = StoredRun(key, run.run_id, run.complete)
         self._write(self._dir("questions", key), f"{run.run_id}{COMPLETE_SUFFIX}", question_table(run))
-        self._write(self._dir("summaries", key), stored.file_name, summary_table(run, verdict, baseline_run_id))
+        self._write(self._dir("summaries", key), stored.file_name, summary_table(run, report))
         return stored
 
     def save_acceptance(self, key: HistoryKey, name: str, table) -> None:

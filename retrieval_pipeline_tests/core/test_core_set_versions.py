@@ -9,6 +9,7 @@ from core_helpers import question, question_set, retriever_for
 
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.fingerprints import question_fingerprint
+from retrieval_pipeline.core.history import run_history
 from retrieval_pipeline.core.regression import Tolerances, Verdict
 from retrieval_pipeline.core.runner import RetryPolicy
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
@@ -80,6 +81,10 @@ def test_relabelling_questions_with_the_retriever_unchanged_is_never_a_regressio
     assert report.set_changes.compared == 4
     assert report.set_changes.sentence() == "Set changed since the baseline: 4 relabelled; compared on 4 unchanged questions."
     assert report.summary == "No regression on the 4 unchanged questions: top-1 +0.0 pp, top-3 +0.0 pp."
+    row = store.read_summary(evaluation.stored)
+    assert (row["verdict"], row["compared_questions"], row["top1_delta"]) == ("pass", 4, 0.0)
+    newest = run_history(store, HistoryKey("demo.set", "fixed"))[0]
+    assert (newest.top1_delta, newest.status) == (0.0, "pass, baseline")  # not the headline's -50 pp
 
 
 def test_a_real_drop_on_the_unchanged_questions_is_still_a_regression_whatever_else_changed(store):
