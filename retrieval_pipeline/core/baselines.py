@@ -17,6 +17,7 @@ from enum import Enum
 from retrieval_pipeline.core.errors import NotAcceptableError, UnknownIdentifierError
 from retrieval_pipeline.core.regression import AUTO_ACCEPTED
 from retrieval_pipeline.core.results import RunResult, as_utc, new_run_id, utc_now
+from retrieval_pipeline.core.run_tables import acceptance_table
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
 _AUTO_ACCEPTED_VALUES = frozenset(verdict.value for verdict in AUTO_ACCEPTED)
@@ -75,8 +76,6 @@ def load_baseline(
 
 def accept_run(store: ResultStore, key: HistoryKey, run_id: str, by: str | None = None, now: datetime | None = None) -> Acceptance:
     """Make a stored complete run acceptable as a baseline. An unknown or incomplete run changes nothing."""
-    import pyarrow as pa
-
     runs = store.history(key)
     stored = next((run for run in runs if run.run_id == run_id), None)
     if stored is None:
@@ -86,19 +85,7 @@ def accept_run(store: ResultStore, key: HistoryKey, run_id: str, by: str | None 
             f"run {run_id} of {key.parts} is incomplete (the retriever failed on some questions) and cannot be accepted"
         )
     acceptance = Acceptance(key, run_id, now or utc_now(), by)
-    row = {
-        "set_identifier": key.set_identifier,
-        "retriever_identifier": key.retriever_identifier,
-        "grader": key.grader,
-        "run_id": run_id,
-        "accepted_at": acceptance.accepted_at,
-        "accepted_by": by,
-    }
-    schema = pa.schema(
-        [*((name, pa.string()) for name in ("set_identifier", "retriever_identifier", "grader", "run_id")),
-         ("accepted_at", pa.timestamp("us", tz="UTC")), ("accepted_by", pa.string())]
-    )
-    store.save_acceptance(key, new_run_id(acceptance.accepted_at), pa.Table.from_pylist([row], schema=schema))
+    store.save_acceptance(key, new_run_id(acceptance.accepted_at), acceptance_table(acceptance))
     return acceptance
 
 

@@ -150,6 +150,29 @@ def question_set_table(question_set):
     )
 
 
+def acceptance_table(acceptance):
+    """One explicit acceptance (see baselines.py) as its own one-row file."""
+    import pyarrow as pa
+
+    key = acceptance.key
+    schema = pa.schema(
+        [
+            *((name, pa.string()) for name in ("set_identifier", "retriever_identifier", "grader", "run_id")),
+            ("accepted_at", pa.timestamp("us", tz="UTC")),
+            ("accepted_by", pa.string()),
+        ]
+    )
+    row = {
+        "set_identifier": key.set_identifier,
+        "retriever_identifier": key.retriever_identifier,
+        "grader": key.grader,
+        "run_id": acceptance.run_id,
+        "accepted_at": acceptance.accepted_at,
+        "accepted_by": acceptance.accepted_by,
+    }
+    return pa.Table.from_pylist([row], schema=schema)
+
+
 def run_from_tables(summary, questions) -> RunResult:
     """A run stored before question fingerprints existed reads back with none (see set_versions.py)."""
     row = summary.to_pylist()[0]
