@@ -112,3 +112,17 @@ def test_accept_json_names_who_and_when(cli, project, monkeypatch):
     document = json.loads(result.stdout)
     assert (document["run_id"], document["accepted_by"]) == (stored["run_id"], "ci-bot")
     assert document["accepted_at"].endswith("+00:00")
+
+
+def test_prune_keeps_the_accepted_baseline_however_old(cli, project):
+    edit_config(project, baseline_policy="accepted")
+    accepted = json.loads(run(cli, project, "--json").stdout)["run_id"]
+    project.rankings("good", HALF)
+    regressions = [json.loads(run(cli, project, "--json").stdout)["run_id"] for _ in range(2)]
+
+    result = cli("prune", "--older-than-days", "0", "--config", str(project.config), "--json")
+
+    assert [row["run_id"] for row in json.loads(result.stdout)["removed"]] == [regressions[0]]
+    kept = [stored.run_id for stored in ResultStore(str(project.store)).history(KEY)]
+    assert kept == [regressions[1], accepted]
+    assert json.loads(run(cli, project, "--json").stdout)["regression"]["baseline_run_id"] == accepted
