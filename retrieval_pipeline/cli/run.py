@@ -45,8 +45,8 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
-    help="Compare with this stored complete run instead of the latest one (pin the baseline, e.g. when "
-    "re-running a failed CI gate). See `retrieval-eval history`.",
+    help="Compare with this stored complete run instead of the one `baseline_policy` picks (the latest, or "
+    "the latest accepted): pin the baseline, e.g. when re-running a failed CI gate. See `retrieval-eval history`.",
 )
 @click.option(
     "--show",
