@@ -1,9 +1,9 @@
 """What a history chart shows, read from the stored summaries: no drawing here (see `reports/charts.py`).
 
 A chart is about one (set, retriever) pair: its last runs oldest first, the baseline the newest run
-was judged against, and the tolerance band below that baseline. Whether a past run regressed is taken
-from the verdict stored with it; runs stored before verdicts were kept are judged again from their
-counts with the tolerances given, by the same exact rule as the regression check.
+was judged against, the tolerance band below that baseline, and where the golden set was edited.
+Whether a past run regressed is taken from the verdict stored with it; runs stored before verdicts were
+kept are judged again from their counts with the tolerances given, by the same exact rule as the check.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from retrieval_pipeline.core.history import HistoryEntry, RunSummary, read_summary, run_history
-from retrieval_pipeline.core.regression import Tolerances, count_drop, exceeds
+from retrieval_pipeline.core.regression import Tolerances, Verdict, count_drop, exceeds
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
 HISTORY_CHART_RUNS = 20
@@ -29,6 +29,7 @@ class ChartPoint:
     rates: tuple[tuple[str, float], ...]
     intervals: tuple[tuple[str, float, float], ...] = ()
     """(metric, low, high) where the run carries a confidence interval for that metric."""
+    set_fingerprint: str | None = None
 
     def rate(self, metric: str) -> float | None:
         return dict(self.rates).get(metric)
@@ -53,6 +54,15 @@ class HistoryChartData:
     @property
     def baseline_index(self) -> int | None:
         return next((i for i, p in enumerate(self.points) if self.baseline and p.run_id == self.baseline.run_id), None)
+
+    @property
+    def set_edits(self) -> list[int]:
+        """Indexes of the points whose golden set differs from the previous point's (both fingerprinted)."""
+        return [
+            index
+            for index, (before, after) in enumerate(zip(self.points, self.points[1:]), start=1)
+            if before.set_fingerprint and after.set_fingerprint and before.set_fingerprint != after.set_fingerprint
+        ]
 
     def tolerance(self, metric: str) -> float | None:
         return {"top-1": self.tolerances.max_top1_drop, "top-3": self.tolerances.max_top3_drop}.get(metric)
@@ -88,10 +98,14 @@ class _Summaries:
 
 def _point(entry: HistoryEntry, summaries: _Summaries, tolerances: Tolerances) -> ChartPoint:
     summary = entry.summary
-    regressed = False
-    if summary.complete and entry.baseline_run_id is not None:
-        regressed = _regressed(summaries[entry.baseline_run_id], summary, tolerances)
-    return ChartPoint(summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary))
+    if summary.verdict is not None:
+        regressed = summary.verdict == Verdict.REGRESSION.value
+    else:
+        regressed = summary.complete and entry.baseline_run_id is not None and _regressed(
+            summaries[entry.baseline_run_id], summary, tolerances
+        )
+    return ChartPoint(summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary),
+                      set_fingerprint=summary.set_fingerprint)
 
 
 def _rates(summary: RunSummary) -> tuple[tuple[str, float], ...]:
@@ -120,4 +134,5 @@ def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | 
 
 
 def _point_of(summary: RunSummary) -> ChartPoint:
-    return ChartPoint(summary.run_id, summary.run_at, summary.complete, False, _rates(summary))
+    return ChartPoint(summary.run_id, summary.run_at, summary.complete, False, _rates(summary),
+                      set_fingerprint=summary.set_fingerprint)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
 from retrieval_pipeline.core.questions import GoldenQuestionSet
-from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression
+from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression, incomplete_report
 from retrieval_pipeline.core.results import RunResult
 from retrieval_pipeline.core.retriever import Retriever
 from retrieval_pipeline.core.runner import Progress, RetryPolicy, run_question_set
@@ -31,37 +32,39 @@ def evaluate_and_record(
     retry: RetryPolicy = RetryPolicy(),
     progress: Progress | None = None,
     baseline_run_id: str | None = None,
+    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS,
 ) -> Evaluation:
-    """The baseline (the latest complete run, or the one pinned by `baseline_run_id`) is read before the
-    run is saved, so a run never compares with itself, and an unknown pinned run fails before any work.
-    An incomplete run is saved for inspection (see `judge`)."""
-    baseline = store.baseline(HistoryKey(question_set.identifier, retriever.identifier), baseline_run_id)
+    """The baseline (chosen by `baseline_policy`, or the run pinned by `baseline_run_id`) is read before
+    the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
+    work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
+    be the next baseline.
+    """
+    key = HistoryKey(question_set.identifier, retriever.identifier)
+    baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
-    return Evaluation(run=run, report=judge(run, baseline, tolerances), stored=store.save(run), baseline=baseline)
+    report = judge(run, baseline, tolerances)
+    stored = store.save(run, report)
+    return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
 
 
 def judge(run: RunResult, baseline: RunResult | None, tolerances: Tolerances) -> RegressionReport:
-    """An incomplete run is compared with nothing: its errored questions are not misses, and treating
-    them so would report a regression the retrieval did not make."""
-    if run.complete:
-        return detect_regression(run, baseline, tolerances)
-    return RegressionReport(
-        has_baseline=baseline is not None,
-        is_regression=False,
-        summary=f"Incomplete run: the retriever failed on {len(run.errored_question_ids)} question(s); "
-        "stored for inspection, not compared and never used as a baseline.",
-        baseline_run_id=baseline.run_id if baseline else None,
-    )
+    """An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`)."""
+    return detect_regression(run, baseline, tolerances) if run.complete else incomplete_report(run, baseline)
 
 
 def latest_evaluation(store: ResultStore, key: HistoryKey, tolerances: Tolerances = Tolerances()) -> Evaluation | None:
-    """The key's latest stored run judged again against the run it was compared with (the latest complete
-    run before it), for reports made after the fact; None before the key's first run."""
+    """The key's latest stored run judged again, for reports made after the fact, against the run its check
+    compared it with (stored with it; for runs stored before that, the latest complete run before it).
+    None before the key's first run."""
     history = store.history(key)
     if not history:
         return None
     latest = history[0]
-    earlier = next((stored for stored in history[1:] if stored.complete), None)
+    baseline_run_id = store.read_summary(latest).get("baseline_run_id")
+    if baseline_run_id is not None:
+        earlier = next((stored for stored in history if stored.run_id == baseline_run_id), None)
+    else:
+        earlier = next((stored for stored in history[1:] if stored.complete), None)
     run = store.load(latest)
     baseline = store.load(earlier) if earlier is not None else None
     return Evaluation(run=run, report=judge(run, baseline, tolerances), stored=latest, baseline=baseline)

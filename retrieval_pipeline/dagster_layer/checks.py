@@ -9,6 +9,12 @@ An incomplete run (the retriever failed on some questions) fails the check: it i
 inspection but cannot be compared, so "no regression" cannot be claimed for it. The materialization
 itself still succeeds, so the per-question table with the errors stays visible in the UI.
 
+When the set changed since the baseline the comparison covers the unchanged questions only, and the
+metadata says what changed (`set_changes`). Too few of them (`tolerances.min_compared_questions`): the
+check passes with severity WARN, saying the runs are not comparable; there was no regression to find,
+and failing would block every run of a reworked set. Under `baseline_policy: accepted` a failed run is
+not the next baseline, so the check keeps failing until someone runs the `accept_baseline` job.
+
 The spec carries the evaluation's partitions definition (a preview feature in Dagster 1.13), so each
 result is recorded against its (set, retriever) partition and the UI shows the check per partition.
 """
@@ -31,7 +37,7 @@ from dagster import (
 
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import p_value, percent, signed, signed_pp
-from retrieval_pipeline.core.regression import GroupDelta, Tolerances
+from retrieval_pipeline.core.regression import GroupDelta, Tolerances, Verdict
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -67,6 +73,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     # pair's own history is the evaluation's `history_chart`.
     metadata = {
         "verdict": MetadataValue.text(report.summary),
+        "verdict_status": MetadataValue.text(report.verdict.value),
         "is_regression": MetadataValue.bool(report.is_regression),
         "complete": MetadataValue.bool(run.complete),
         "has_baseline": MetadataValue.bool(report.has_baseline),
@@ -90,24 +97,34 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         metadata["max_p95_latency_increase"] = MetadataValue.text(f"{tolerances.max_p95_latency_increase_ms:.1f} ms")
     if report.p95_latency_delta_ms is not None:
         metadata["p95_latency_change"] = MetadataValue.text(f"{signed(report.p95_latency_delta_ms)} ms")
+    if report.set_changes is not None:
+        changes = report.set_changes
+        metadata["set_changes"] = MetadataValue.text(changes.sentence())
+        metadata["compared_questions"] = MetadataValue.text(str(changes.compared))
+        for name, ids in (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled)):
+            metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
     if not run.complete:
         metadata["errored_question_count"] = MetadataValue.text(str(len(run.errored_question_ids)))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
+    not_comparable = report.verdict is Verdict.NOT_COMPARABLE
     return AssetCheckResult(
         check_name=CHECK_NAME,
-        passed=run.complete and not report.is_regression,
-        severity=AssetCheckSeverity(severity),
+        passed=report.verdict not in (Verdict.REGRESSION, Verdict.INCOMPLETE),
+        severity=AssetCheckSeverity.WARN if not_comparable else AssetCheckSeverity(severity),
         description=report.summary,
         metadata=metadata,
     )
 
 
 def _change(evaluation: Evaluation, k: int, delta: float) -> str:
-    """"+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up."""
-    now = percent(evaluation.run.hit_rate(k))
-    if evaluation.baseline is None or not evaluation.run.complete:
+    """"+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up.
+    After a set edit the change is the check's, on the unchanged questions, and says so."""
+    report, now = evaluation.report, percent(evaluation.run.hit_rate(k))
+    if report.verdict not in (Verdict.PASS, Verdict.REGRESSION):
         return f"not compared (now {now})"
-    return f"{signed_pp(delta)} (baseline {percent(evaluation.baseline.hit_rate(k))}, now {now})"
+    changes = report.set_changes
+    scope = f" on the {changes.compared} unchanged questions" if changes is not None and changes.changed else ""
+    return f"{signed_pp(delta)}{scope} (baseline {percent(evaluation.baseline.hit_rate(k))}, now {now})"
 
 
 def _delta_table(deltas: tuple[GroupDelta, ...]) -> MetadataValue:

@@ -84,6 +84,7 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
     chart = history_chart_data(store, key, tolerances, baseline_run_id=report.baseline_run_id)
     metadata: dict[str, Any] = {
         "verdict": MetadataValue.text(report.summary),
+        "verdict_status": MetadataValue.text(report.verdict.value),
         **{f"top{k}": MetadataValue.text(rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k))) for k in run.cutoffs},
         "history_chart": MetadataValue.md(
             markdown_image(history_chart_png(chart), f"top-k hit rates of {key.set_identifier} × {key.retriever_identifier}, last runs")
@@ -96,6 +97,7 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
         "errored_questions": MetadataValue.int(len(run.errored_question_ids)),
         "complete": MetadataValue.bool(run.complete),
         "is_regression": MetadataValue.bool(report.is_regression),
+        "set_fingerprint": MetadataValue.text(run.set_fingerprint or "none"),
         "by_form": _rates_table(run.by_form()),
         "by_hard_class": _rates_table(run.by_hard_class()),
         "questions_preview_order": MetadataValue.text(

@@ -33,6 +33,10 @@ def history_chart_png(data: HistoryChartData) -> bytes:
             axes.axvline(x, color=REGRESSED, alpha=0.25, linewidth=6, zorder=0)
         elif not point.complete:
             axes.axvline(x, color=INCOMPLETE, alpha=0.2, linewidth=6, linestyle=":", zorder=0)
+    for x in data.set_edits:
+        axes.axvline(x - 0.5, color="#555555", linestyle=":", linewidth=1)
+        axes.annotate("set edited", (x - 0.5, 0.0), xycoords=("data", "axes fraction"), xytext=(3, 3),
+                      textcoords="offset points", fontsize=7, color="#555555")
     if data.baseline_index is not None:
         axes.axvline(data.baseline_index, color="black", linestyle="--", linewidth=1)
         axes.annotate("baseline", (data.baseline_index, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),

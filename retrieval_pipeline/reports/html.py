@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from retrieval_pipeline.core.chart_data import HistoryChartData
 from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.reports.rows import breakdowns, compared, misses_first, outcome, rate_rows, verdict_label
+from retrieval_pipeline.reports.rows import (
+    breakdowns,
+    compared,
+    misses_first,
+    outcome,
+    rate_rows,
+    set_change_line,
+    verdict_label,
+)
 
 
 def html_report(evaluation: Evaluation, history: HistoryChartData, store_uri: str) -> str:
@@ -25,6 +33,7 @@ def html_report(evaluation: Evaluation, history: HistoryChartData, store_uri: st
         baseline=evaluation.baseline,
         label=verdict_label(evaluation),
         compared=compared(evaluation),
+        set_change=set_change_line(evaluation),
         rates=rate_rows(evaluation),
         breakdowns=breakdowns(evaluation),
         questions=misses_first(evaluation.run.questions),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import id_list
-from retrieval_pipeline.reports.rows import breakdowns, compared, rate_rows, verdict_label
+from retrieval_pipeline.reports.rows import breakdowns, compared, rate_rows, set_change_line, verdict_label
 
 FLIPPED_LISTED = 20
 
@@ -24,6 +24,8 @@ def markdown_summary(evaluation: Evaluation) -> str:
         "",
         _run_line(evaluation),
     ]
+    if set_change_line(evaluation):
+        lines += ["", set_change_line(evaluation)]
     if compared(evaluation) and (report.flipped_to_miss or report.flipped_to_hit):
         lines += [
             "",

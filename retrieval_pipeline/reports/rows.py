@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import percent, rate_with_counts, signed, signed_pp
-from retrieval_pipeline.core.regression import GroupDelta
+from retrieval_pipeline.core.regression import GroupDelta, Verdict
 from retrieval_pipeline.core.results import GroupRates, QuestionResult
 
 
@@ -29,30 +29,41 @@ class GroupRow:
 
 
 def verdict_label(evaluation: Evaluation) -> str:
-    """One word a reader can scan for: the check's outcome."""
-    if not evaluation.run.complete:
-        return "INCOMPLETE"
-    if evaluation.report.is_regression:
-        return "REGRESSION"
-    return "PASS" if evaluation.report.has_baseline else "BASELINE"
+    """The check's outcome in capitals, for a reader to scan for: PASS, REGRESSION, BASELINE, ..."""
+    return evaluation.report.verdict.value.replace("_", " ").upper()
+
+
+def set_change_line(evaluation: Evaluation) -> str | None:
+    """What the comparison left out when the golden set was edited since the baseline; None otherwise."""
+    changes = evaluation.report.set_changes
+    return changes.sentence() if changes is not None and (changes.changed or changes.by_labels) else None
 
 
 def compared(evaluation: Evaluation) -> bool:
-    return evaluation.baseline is not None and evaluation.run.complete
+    """The run was judged against its baseline: not incomplete, not a first run, not too different a set."""
+    return evaluation.report.verdict in (Verdict.PASS, Verdict.REGRESSION)
 
 
 def rate_rows(evaluation: Evaluation) -> list[RateRow]:
     """Every cut-off of the run, then p95 latency; the baseline's figures and the change where it has them."""
     run, baseline = evaluation.run, evaluation.baseline
+    report, unchanged = evaluation.report, set_change_line(evaluation) is None
+    checked = {1: report.top1_delta, 3: report.top3_delta}  # on the unchanged questions, as the check saw them
     rows = []
     for k in run.cutoffs:
         has = baseline is not None and k in baseline.cutoffs
+        if not (has and compared(evaluation)):
+            change = "—"
+        elif k in checked:
+            change = signed_pp(checked[k])
+        else:
+            change = signed_pp(run.hit_rate(k) - baseline.hit_rate(k)) if unchanged else "—"
         rows.append(
             RateRow(
                 f"top-{k} hit rate",
                 rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k)),
                 percent(baseline.hit_rate(k)) if has else "—",
-                signed_pp(run.hit_rate(k) - baseline.hit_rate(k)) if has and compared(evaluation) else "—",
+                change,
             )
         )
     now = run.latency_percentiles().get("p95")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from core_helpers import run_from_codes, utc
+from core_helpers import question, question_set, retriever_for, run_from_codes, utc
 
 from retrieval_pipeline.core.chart_data import history_chart_data
+from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.regression import Tolerances
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
@@ -70,3 +71,19 @@ def test_a_single_run_has_no_baseline_and_an_empty_history_no_points(store):
     save_runs(store, ["1111"])
     assert history_chart_data(store, KEY, Tolerances()).baseline is None
     assert history_chart_data(store, HistoryKey("demo.set", "nobody"), Tolerances()).points == ()
+
+
+def test_a_stored_verdict_decides_over_todays_tolerances_and_a_set_edit_is_located(store):
+    """Runs judged at the time (30 pp tolerance) keep their verdict when the chart uses 10 pp today."""
+    questions = question_set(question("q1", ["d1"]), question("q2", ["d2"]), question("q3", ["d3"]), question("q4", ["d4"]))
+    perfect = {f"q{i}": [f"d{i}"] for i in range(1, 5)}
+    lenient = Tolerances(max_top1_drop=0.3, max_top3_drop=0.3)
+    evaluate_and_record(questions, retriever_for(perfect, questions), store, tolerances=lenient)
+    evaluate_and_record(questions, retriever_for({**perfect, "q4": ["x"]}, questions), store, tolerances=lenient)
+    edited = question_set(*questions.questions[:3], question("q4", ["d4"], text="reworded fourth question?"))
+    evaluate_and_record(edited, retriever_for(perfect, edited), store, tolerances=lenient)
+
+    data = history_chart_data(store, KEY, Tolerances(max_top1_drop=0.1, max_top3_drop=0.1))
+
+    assert [p.regressed for p in data.points] == [False, False, False]  # -25 pp passed its own check
+    assert data.set_edits == [2]

@@ -55,7 +55,7 @@ def test_evaluation_metadata_is_readable_at_a_glance(defs, instance, project):
     assert (preview[0].data["question"], preview[0].data["outcome"]) == ("a3", "miss")
     assert metadata["questions_preview_order"].value.startswith("6 of 6 questions: errors first, then top-3 misses")
     assert len(preview) == 6
-    assert list(metadata)[:4] == ["verdict", "top1", "top3", "history_chart"]  # what a person reads comes first
+    assert list(metadata)[:5] == ["verdict", "verdict_status", "top1", "top3", "history_chart"]  # read first
     chart = metadata["history_chart"].value
     assert chart.startswith("![top-k hit rates of alpha × other") and len(chart) < 100_000
     assert png_size(chart) == (720, 324)
