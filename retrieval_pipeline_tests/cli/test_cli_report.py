@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+import yaml
 from chart_helpers import png_size
 from cli_helpers import HALF
 
@@ -100,3 +101,17 @@ def test_an_incomplete_latest_run_is_reported_as_incomplete_not_compared(cli, pr
     text = summary.read_text(encoding="utf-8")
     assert "**INCOMPLETE**: Incomplete run: the retriever failed on 1 question(s)" in text
     assert "| top-1 hit rate | 50.0% (1/2) | 100.0% | — |" in text and "Flipped" not in text
+
+
+def test_after_a_set_edit_the_summary_says_what_the_comparison_left_out(cli, project, tmp_path):
+    run(cli, project)
+    small = yaml.safe_load((project.root / "small.yaml").read_text(encoding="utf-8"))
+    small["questions"][1]["expected_document_ids"] = ["d2"]  # relabelled: q2 is left out of the comparison
+    (project.root / "small.yaml").write_text(yaml.safe_dump(small, sort_keys=False), encoding="utf-8")
+    summary = tmp_path / "s.md"
+
+    assert run(cli, project, "good", "--markdown", str(summary)).exit_code == 0
+
+    text = summary.read_text(encoding="utf-8")
+    assert "**PASS**" in text
+    assert "Set changed since the baseline: 1 relabelled; compared on 1 unchanged questions." in text
