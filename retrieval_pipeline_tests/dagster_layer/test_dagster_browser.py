@@ -32,7 +32,7 @@ CHROMIUM_FLAGS = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--window-size=1500,1400",
+    "--window-size=1920,1200",  # a common desktop screen: the metadata table is as wide as its longest path
 )
 ARTIFACTS = REPO_ROOT / ".artifacts" / "browser"
 PAGE_TIMEOUT_SECONDS = 45
