@@ -14,9 +14,13 @@ from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
 @config_option
 @json_option
 def list_command(config_path, as_json: bool) -> None:
-    """List the question sets (questions by form) and retrievers (kind) of the configuration."""
+    """List the question sets (questions by form) and retrievers (kind) of the configuration.
+
+    Everything listed is validated as `run` validates it (set files, retriever kinds and parameters,
+    files they name), without building any index, so `list` is a quick check of a configuration."""
     config = load_project(config_path)
     sets = config.question_sets
+    config.check_retrievers()
     rows = [
         {
             "identifier": identifier,

@@ -5,7 +5,6 @@ Core modules are imported inside the functions, never at module level, to keep s
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -82,10 +81,13 @@ def open_store(store_uri: str | None, config: ProjectConfig | None) -> ResultSto
     return ResultStore(store_location(store_uri, config))
 
 
-def non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """A click callback: a negative (or NaN) tolerance is a usage error, raised before anything runs."""
-    if value is not None and not (value >= 0 and math.isfinite(value)):
-        raise click.BadParameter(f"must be a non-negative number, got {value}")
+def tolerance(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback: a tolerance the configuration would refuse is a usage error, before anything runs."""
+    from retrieval_pipeline.core.regression import tolerance_problem
+
+    problem = tolerance_problem(param.name or "", value)
+    if problem:
+        raise click.BadParameter(problem)
     return value
 
 

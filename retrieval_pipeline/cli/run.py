@@ -11,12 +11,12 @@ from retrieval_pipeline.cli.common import (
     config_option,
     json_option,
     load_project,
-    non_negative,
     open_store,
     progress_bar,
     status,
     stdout_console,
     store_option,
+    tolerance,
 )
 from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
 
@@ -31,13 +31,13 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 @click.option(
     "--max-top1-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-1 hit-rate drop, 0..1 (0.1 = 10 pp). Default: the configuration's, else 0.1.",
 )
 @click.option(
     "--max-top3-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-3 hit-rate drop, 0..1. Default: the configuration's, else 0.1.",
 )
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 on a regression (for CI) instead of only warning.")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 from fractions import Fraction
 
 from retrieval_pipeline.core.results import GroupRates, RunResult
@@ -11,19 +12,41 @@ from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact
 DEFAULT_MAX_DROP = 0.1
 
 
+def tolerance_problem(name: str, value: object) -> str | None:
+    """Why `value` cannot be the tolerance `name`, or None when it can.
+
+    Tolerances named `..._ms` are milliseconds (finite, >= 0); every other one is a fraction in [0, 1].
+    A rate tolerance above 1 can never be exceeded and infinity or NaN never compare, so each would
+    silently switch the gate off; `10` is almost always 10 percentage points meant as 0.10.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, got {type(value).__name__}"
+    if name.endswith("_ms"):
+        return None if math.isfinite(value) and value >= 0 else f"must be a finite number of milliseconds >= 0, got {value}"
+    if math.isfinite(value) and 0 <= value <= 1:
+        return None
+    hint = ""
+    if math.isfinite(value) and 1 < value <= 100:
+        hint = f"; did you mean {value / 100:.2f}?" if value == int(value) else f"; did you mean {value / 100:g}?"
+    return f"must be a fraction from 0 to 1 (0.1 = 10 pp), got {value:g}{hint}"
+
+
 @dataclass(frozen=True)
 class Tolerances:
-    """Largest drops accepted, absolute on the 0..1 scale; a negative one is refused before anything runs."""
+    """Largest changes accepted: drops absolute on the 0..1 scale, latency in ms; checked on construction,
+    so a tolerance that would switch the gate off is refused before anything runs or is saved."""
 
     max_top1_drop: float = DEFAULT_MAX_DROP
     max_top3_drop: float = DEFAULT_MAX_DROP
     max_p95_latency_increase_ms: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_top1_drop", "max_top3_drop", "max_p95_latency_increase_ms"):
-            value = getattr(self, name)
-            if value is not None and not value >= 0:
-                raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        for field in fields(self):
+            problem = tolerance_problem(field.name, getattr(self, field.name))
+            if problem:
+                raise ValueError(f"{field.name} {problem}")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.run_blocks import PIECE_BYTES, TREC_COLUMNS
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def _bad_trec_line(data: bytes, source: str, key: str | None, detail: str) -> In
         for column in ("rank", "score"):
             value = fields[TREC_COLUMNS.index(column)]
             if not _is_number(value):
-                return InvalidInputError(f"the {column} {value!r} is not a number", source=where, key=key)
+                return InvalidInputError(f"the {column} {quoted(value)} is not a number", source=where, key=key)
     return InvalidInputError(f"cannot read the TREC run ({detail})", source=source, key=key)
 
 
@@ -198,7 +198,7 @@ def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -
         if query_id is None:
             raise InvalidInputError("must be a non-empty string or an integer", source=where, key=key, field="query_id")
         if query_id in spans:
-            raise InvalidInputError(f"query {query_id!r} already has a ranking on an earlier line", source=where, key=key)
+            raise InvalidInputError(f"query {quoted(query_id)} already has a ranking on an earlier line", source=where, key=key)
         ranking = record.get("document_ids")
         ids = [id_text(item) for item in ranking] if isinstance(ranking, list) else [None]
         if None in ids:

@@ -7,7 +7,6 @@ for the next process. Heavy libraries are imported inside functions so the comma
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -22,8 +21,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.core.text_files import text_lines
 
 IDS_FILE = "document_ids.json"
 
@@ -44,14 +44,14 @@ class LexicalParams(RetrieverParams):
         import Stemmer
 
         if language is not None and language not in Stemmer.algorithms():
-            raise ValueError(f"unknown stemmer {language!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
+            raise ValueError(f"unknown stemmer {quoted(language)}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
         return language
 
     @field_validator("stopwords")
     @classmethod
     def _known_stopwords(cls, stopwords: str | list[str] | None) -> str | list[str] | None:
         if isinstance(stopwords, str) and stopwords != "en":
-            raise ValueError(f"{stopwords!r} is not a stopword list; use 'en', a list of words, or null")
+            raise ValueError(f"{quoted(stopwords)} is not a stopword list; use 'en', a list of words, or null")
         return stopwords
 
     def tokenize(self, texts: Sequence[str], *, return_ids: bool):
@@ -84,13 +84,19 @@ class LexicalRetriever:
         self._key = key
 
     @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalParams:
         settings = LexicalParams.parse(identifier, params, context)
         corpus = context.resolve(settings.corpus)
         if not corpus.is_file():
             raise InvalidInputError(
                 f"corpus file {corpus} does not exist", source=context.source, key=f"retrievers.{identifier}", field="corpus"
             )
+        return settings
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
+        settings = cls.check_config(identifier, params, context)
+        corpus = context.resolve(settings.corpus)
         key = _index_key(corpus, settings)
         with _LOCK:
             if key not in _INDEXES:
@@ -195,16 +201,14 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
 
 def _line_by_line(path: Path, identifier: str) -> dict[str, list[str | None]]:
     columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    record = _record(line, f"{path}:{number}", identifier)
-                    for name, values in columns.items():
-                        values.append(None if record.get(name) is None else str(record[name]))
-    except (OSError, EOFError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read the corpus ({error})", source=str(path), key=f"retrievers.{identifier}") from None
+        for number, line in text_lines(path, "corpus"):
+            if line.strip():
+                record = _record(line, f"{path}:{number}", identifier)
+                for name, values in columns.items():
+                    values.append(None if record.get(name) is None else str(record[name]))
+    except InvalidInputError as error:  # unreadable, or not UTF-8: named with the retriever it serves
+        raise InvalidInputError(error.problem, source=error.source, key=f"retrievers.{identifier}") from None
     return columns
 
 
