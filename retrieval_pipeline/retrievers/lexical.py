@@ -192,7 +192,7 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
             name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
             for name in ("_id", "id", "title", "text")
         }
-    except pa.ArrowException:
+    except (pa.ArrowException, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
         return None
     if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
         return None
