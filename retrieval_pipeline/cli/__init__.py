@@ -59,6 +59,16 @@ class LazyGroup(click.Group):
         self.commands[name] = command
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """click suggests a command only among those already imported; here every command is a candidate."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in self.list_commands(ctx):
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The listing uses the stored short help, so `--help` imports no command module."""
         rows = []

@@ -83,9 +83,10 @@ class ToleranceSection(_Section):
     max_top3_drop: float = 0.1
     max_p95_latency_increase_ms: float | None = None
 
-    @field_validator("*")
+    @field_validator("*", mode="before")
     @classmethod
     def _tolerance(cls, value: Any, info: ValidationInfo) -> Any:
+        """Before pydantic's coercion, which would turn `true` into the tolerance 1.0."""
         problem = tolerance_problem(info.field_name, value)
         if problem:
             raise ValueError(problem)

@@ -186,7 +186,7 @@ def test_every_registered_command_resolves_to_a_click_command():
 @pytest.mark.parametrize(
     ("arguments", "expected"),
     [
-        (["rnu"], "error: retrieval-eval: No such command 'rnu'. (see 'retrieval-eval --help')"),
+        (["rnu"], "error: retrieval-eval: No such command 'rnu'. Did you mean 'run'? (see 'retrieval-eval --help')"),
         (["run"], "error: retrieval-eval run: Missing argument 'SET'. (see 'retrieval-eval run --help')"),
         (["run", "s", "r", "--show", "most"], "error: retrieval-eval run: Invalid value for '--show': 'most' is not one of"),
         (["history", "s", "r", "--limt", "3"], "error: retrieval-eval history: No such option '--limt'. Did you mean '--limit'?"),

@@ -71,7 +71,8 @@ def test_a_tolerance_field_added_later_is_checked_by_the_same_rule():
         (".inf", "got inf"),
         (".nan", "got nan"),
         ("-1", "got -1"),
-        ("ten", "valid number"),
+        ("ten", "must be a number, got str"),
+        ("true", "must be a number, got bool"),
     ],
 )
 def test_a_bad_tolerance_in_the_configuration_names_the_file_and_key(tmp_path, written, expected):

@@ -145,7 +145,7 @@ CASES = [
       for option, value, hint in (("--max-top1-drop", "10", "did you mean 0.10?"), ("--max-top1-drop", "inf", "got inf"), ("--max-top3-drop", "nan", "got nan"), ("--max-top3-drop", "-1", "got -1"), ("--max-top3-drop", "ten", "not a valid float"))),
     Case("option-show-unknown", {}, args=(*RUN, "--show", "everything"), names=("--show", "'everything'")),
     Case("option-misspelt", {}, args=(*RUN, "--jsn"), names=("--jsn", "Did you mean '--json'")),
-    Case("command-misspelt", {}, args=("rnu",), names=("'rnu'",)),
+    Case("command-misspelt", {}, args=("rnu",), names=("'rnu'", "Did you mean 'run'?")),
     Case("unknown-set", {}, args=("run", "t.nope", "bm25", "--config", "config.yaml"), exit=1, names=("'t.nope'", "t.small")),
     Case("unknown-retriever", {}, args=("run", "t.small", "bm26", "--config", "config.yaml"), exit=1, names=("'bm26'", "bm25")),
     Case("unknown-huge-set-identifier", {}, args=("run", "y" * 100_000, "bm25", "--config", "config.yaml"), exit=1, names=("100002 characters",)),
