@@ -89,6 +89,11 @@ class RunFileRetriever:
                 key=f"retrievers.{identifier}",
                 field="queries",
             )
+        path = context.resolve(parsed.path)
+        if not path.is_file():
+            raise InvalidInputError(
+                "cannot read the run file (no such file)", source=str(path), key=f"retrievers.{identifier}", field="path"
+            )
         return parsed
 
     def index_version(self) -> str:

@@ -89,9 +89,10 @@ def test_a_misspelt_retriever_parameter_is_named_when_the_retrievers_are_checked
         ({"kind": "lexical", "corpus": "c.jsonl", "b": 2}, "b", "less than or equal to 1"),
         ({"kind": "lexical", "corpus": "gone.jsonl"}, "corpus", "gone.jsonl does not exist"),
         ({"kind": "fusion", "retrievers": ["bm25", "dense"]}, "retrievers", "unknown retriever 'dense'"),
-        ({"kind": "run_file", "path": "run.txt", "question_set": "s.x", "queries": "q.jsonl"}, "queries", "not both"),
+        ({"kind": "run_file", "path": "c.jsonl", "question_set": "s.x", "queries": "q.jsonl"}, "queries", "not both"),
+        ({"kind": "run_file", "path": "gone.trec"}, "path", "cannot read the run file"),
     ],
-    ids=["unknown-kind", "bad-parameter", "missing-corpus", "fusion-member", "run-file-conflict"],
+    ids=["unknown-kind", "bad-parameter", "missing-corpus", "fusion-member", "run-file-conflict", "missing-run-file"],
 )
 def test_checking_the_retrievers_refuses_what_building_them_would(tmp_path, spec, field, named):
     (tmp_path / "c.jsonl").write_text(CORPUS_LINE, encoding="utf-8")

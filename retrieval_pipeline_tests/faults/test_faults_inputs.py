@@ -51,10 +51,12 @@ def write(folder: Path, files: dict[str, bytes]) -> None:
 
 
 def tree_digest(folder: Path) -> str:
-    """Names and bytes of every file under `folder`: any write, rename or removal changes it."""
+    """Names of every file and folder under `folder` and the files' bytes: any write, new folder, rename
+    or removal changes it."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    for path in sorted(folder.rglob("*")):
+        content = path.read_bytes() if path.is_file() else b"<folder>"
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + content + b"\0")
     return digest.hexdigest()
 
 
