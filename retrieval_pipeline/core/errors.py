@@ -94,6 +94,8 @@ def validation_problem(error, model: type | None = None, noun: str = "field") ->
     elif kind == "extra_forbidden":
         known = _known_keys(model, path[:-1]) if model is not None else _missing_beside(problems, first)
         message = f"is not a known {noun}{did_you_mean(location[-1], known)}"
+    elif kind == "too_short" and first.get("ctx", {}).get("actual_length") == 0:
+        message = "must not be empty"
     elif kind == "enum":
         message = f"{quoted(first['input'])} is not one of {first.get('ctx', {}).get('expected', 'the allowed values')}"
     else:

@@ -89,7 +89,7 @@ CASES = [
     Case("set-form-unknown", {"set.yaml": set_yaml(Q1.replace("match", "maybe"))}, names=("set.yaml", "'q1'", "'maybe'", "form")),
     Case("set-duplicate-question-id", {"set.yaml": set_yaml(Q1, Q2.replace("q2", "q1"))}, names=("set.yaml", "duplicate question id 'q1'")),
     Case("set-duplicate-expected-id", {"set.yaml": set_yaml(Q1.replace("[d1]", "[d1, d1]"))}, names=("set.yaml", "'q1'", "expected_document_ids", "'d1'")),
-    Case("set-no-questions", {"set.yaml": b"identifier: t.small\nname: Small\nquestions: []\n"}, names=("set.yaml", "'questions'")),
+    Case("set-no-questions", {"set.yaml": b"identifier: t.small\nname: Small\nquestions: []\n"}, names=("set.yaml", "'questions': must not be empty")),
     Case("set-bad-identifier", {"set.yaml": set_yaml(head="identifier: T Small\nname: Small\n")}, names=("set.yaml", "'identifier'", "'T Small'")),
     Case("set-not-a-mapping", {"set.yaml": b"- just\n- a list\n"}, names=("set.yaml", "mapping")),
     Case("set-empty-file", {"set.yaml": b""}, names=("set.yaml", "mapping")),
