@@ -40,7 +40,11 @@ class RetrievalEvalError(Exception):
 
 
 class InvalidInputError(RetrievalEvalError, ValueError):
-    """A set file, configuration or parameter that cannot be used; nothing is stored because of it."""
+    """A set file, configuration or parameter that cannot be used; nothing is stored because of it.
+
+    Always one line: `problem` (the message without the source, key and field) has its whitespace
+    joined and is clipped, so no parser's multi-line text or pasted 50 MB value reaches the terminal.
+    """
 
     def __init__(self, message: str, *, source: str | None = None, key: str | None = None, field: str | None = None):
         self.source = source
