@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
 from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.questions import GoldenQuestionSet, check_identifier
-from retrieval_pipeline.core.regression import Tolerances, tolerance_problem
+from retrieval_pipeline.core.baselines import BaselinePolicy
+from retrieval_pipeline.core.regression import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
 from retrieval_pipeline.core.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 
@@ -77,11 +78,12 @@ class RetrieverSpec(BaseModel):
 
 
 class ToleranceSection(_Section):
-    """Every field, present or future, is checked by the one rule of `Tolerances` (fractions in [0, 1], `_ms` >= 0)."""
+    """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
 
     max_top1_drop: float = 0.1
     max_top3_drop: float = 0.1
     max_p95_latency_increase_ms: float | None = None
+    min_compared_questions: int = DEFAULT_MIN_COMPARED_QUESTIONS
 
     @field_validator("*", mode="before")
     @classmethod
@@ -109,6 +111,7 @@ class _ConfigFile(_Section):
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cache_dir: str | None = None
     tolerances: ToleranceSection = ToleranceSection()
+    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
     question_sets: list[SetSource] = []
     retrievers: dict[str, RetrieverSpec] = {}
     dagster: DagsterSection = DagsterSection()
@@ -142,6 +145,7 @@ class ProjectConfig:
         self._data = data
         self.cutoffs = CutOffs(data.cutoffs, data.overfetch_multiplier)
         self.tolerances = Tolerances(**data.tolerances.model_dump())
+        self.baseline_policy = data.baseline_policy
         self.retention_days = data.retention_days
         self.dagster = data.dagster
         self.retriever_specs = data.retrievers

@@ -5,14 +5,14 @@ covers every tolerance field, including ones added later."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 import yaml
 
 from retrieval_pipeline.core.config import ToleranceSection, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.regression import Tolerances, tolerance_problem
+from retrieval_pipeline.core.regression import MILLISECONDS, Tolerances, tolerance_problem
 
 OUT_OF_RANGE = [10, 1.5, -0.1, math.inf, -math.inf, math.nan]
 
@@ -51,7 +51,7 @@ def test_a_tolerance_field_added_later_is_checked_by_the_same_rule():
     @dataclass(frozen=True)
     class WithSignificance(Tolerances):
         min_significance: float = 0.05
-        max_queue_wait_ms: float | None = None
+        max_queue_wait_ms: float | None = field(default=None, metadata={"unit": MILLISECONDS})
 
     class Section(ToleranceSection):
         min_significance: float = 0.05
