@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from retrieval_pipeline.core.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.text_files import utf8_problem
 from retrieval_pipeline.core.run_blocks import PIECE_BYTES, TREC_COLUMNS
 
 if TYPE_CHECKING:
@@ -148,12 +149,12 @@ def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[p
 
 def _bad_trec_line(data: bytes, source: str, key: str | None, detail: str) -> InvalidInputError:
     """The slow path, taken only on error: find the first line a TREC reader would refuse."""
+    not_text = utf8_problem(data, source, key)
+    if not_text is not None:
+        return not_text
     for number, line in enumerate(data.splitlines(), start=1):
         where = f"{source}:{number}"
-        try:
-            fields = line.decode("utf-8").split()
-        except UnicodeDecodeError:
-            return InvalidInputError("the line is not UTF-8 text", source=where, key=key)
+        fields = line.decode("utf-8").split()
         if not fields:
             continue
         if len(fields) != len(TREC_COLUMNS):
@@ -190,6 +191,8 @@ def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -
         where = f"{source}:{number}"
         try:
             record = json.loads(line)
+        except UnicodeDecodeError:
+            raise utf8_problem(data, source, key) from None
         except ValueError as error:
             raise InvalidInputError(f"invalid JSON ({error})", source=where, key=key) from None
         if not isinstance(record, dict):

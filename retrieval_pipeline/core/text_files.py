@@ -29,9 +29,8 @@ def read_text(path: str | Path, what: str = "file") -> str:
     start = len(BOM) if data.startswith(BOM) else 0
     try:
         return data[start:].decode("utf-8")
-    except UnicodeDecodeError as error:
-        offset = start + error.start
-        raise not_utf8(path, offset, data.count(b"\n", 0, offset) + 1) from None
+    except UnicodeDecodeError:
+        raise utf8_problem(data, str(path)) from None
 
 
 def text_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str]]:
@@ -52,8 +51,18 @@ def text_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str]
             raise _unreadable(path, what, error) from None
 
 
-def not_utf8(path: str | Path, offset: int, line: int) -> InvalidInputError:
-    return InvalidInputError(f"not UTF-8 text: invalid byte at offset {offset} (line {line}); save the file as UTF-8", source=str(path))
+def not_utf8(path: str | Path, offset: int, line: int, key: str | None = None) -> InvalidInputError:
+    message = f"not UTF-8 text: invalid byte at offset {offset} (line {line}); save the file as UTF-8"
+    return InvalidInputError(message, source=str(path), key=key)
+
+
+def utf8_problem(data: bytes, source: str, key: str | None = None) -> InvalidInputError | None:
+    """The error naming the first byte of `data` (a whole file) that is not UTF-8, or None if there is none."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return not_utf8(source, error.start, data.count(b"\n", 0, error.start) + 1, key)
+    return None
 
 
 def parse_yaml(text: str, source: str) -> Any:

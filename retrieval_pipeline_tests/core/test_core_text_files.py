@@ -13,6 +13,7 @@ from retrieval_pipeline.core.beir import import_beir
 from retrieval_pipeline.core.config import load_config
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.question_files import load_question_set_file
+from retrieval_pipeline.core.run_files import load_run
 from retrieval_pipeline.core.text_files import read_text, text_lines
 from retrieval_pipeline.core.trec import read_trec_qrels, read_trec_topics
 from retrieval_pipeline.retrievers.lexical import read_corpus
@@ -136,3 +137,20 @@ def test_trec_files_with_a_byte_order_mark_read_like_plain_ones_and_latin1_is_re
 
     topics.write_bytes(b"301\twing l" + LATIN1_E + b"ft\n")
     assert "not UTF-8 text: invalid byte at offset 10 (line 1)" in failure(read_trec_topics, topics)
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("run.trec", b"q1 Q0 d1 1 2.0 t\nq2 Q0 d2 1 2.0 t\n"), ("run.jsonl", b'{"query_id": "q1", "document_ids": ["d1"]}\n{"query_id": "q2", "document_ids": ["d2"]}\n')],
+)
+def test_a_run_file_with_a_byte_order_mark_reads_like_one_without_and_latin1_is_refused(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(BOM + data)
+    assert load_run(path).top("q1", 3) == ["d1"]
+
+    latin1 = data.replace(b"d2", b"d" + LATIN1_E)
+    path.write_bytes(latin1)
+    offset = latin1.index(LATIN1_E)
+    assert failure(load_run, path, key="retrievers.replay") == (
+        f"{path}: retrievers.replay: not UTF-8 text: invalid byte at offset {offset} (line 2); save the file as UTF-8"
+    )

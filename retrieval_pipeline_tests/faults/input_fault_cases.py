@@ -80,6 +80,9 @@ BAD_CONFIG = config("# " + "x" * 10 + "\n").replace(b"x" * 10, LATIN1)
 BAD_CORPUS = CORPUS.replace(b"gamma rays", LATIN1)
 BAD_QUERIES = b'{"_id": "q1", "text": "' + LATIN1 + b'"}\n'
 BAD_QRELS = b"1 0 d1 1\n" + LATIN1 + b" 0 d2 1\n"
+RUN_FILE = b"q1 Q0 d1 1 2.0 tag\nq2 Q0 d2 1 2.0 tag\n"
+BAD_RUN_FILE = RUN_FILE.replace(b"d2", LATIN1)
+REPLAY = config(retriever="{kind: run_file, path: run.trec, question_set: t.small}")
 
 CASES = [
     # set files: wrong types, missing fields, duplicates, huge values, encodings, syntax
@@ -136,6 +139,8 @@ CASES = [
     # corpora and imports
     Case("corpus-not-utf8", {"corpus.jsonl": BAD_CORPUS}, names=("corpus.jsonl", "retrievers.bm25", "not UTF-8", bad_byte(BAD_CORPUS))),
     Case("corpus-bom-accepted", {"corpus.jsonl": BOM + CORPUS}, accepted=True),
+    Case("run-file-not-utf8", {"config.yaml": REPLAY, "run.trec": BAD_RUN_FILE}, names=("run.trec", "retrievers.bm25", "not UTF-8", bad_byte(BAD_RUN_FILE))),
+    Case("run-file-bom-accepted", {"config.yaml": REPLAY, "run.trec": BOM + RUN_FILE}, accepted=True),
     Case("beir-missing-split", beir_folder(), args=("import", "beir", "beir", "--identifier", "b.x", "--out", "b.yaml"), names=("beir", "'test'", "dev"), never_written=("b.yaml",)),
     Case("beir-queries-not-utf8", beir_folder(queries=BAD_QUERIES), args=("import", "beir", "beir", "--split", "dev", "--identifier", "b.x", "--out", "b.yaml"), names=("queries.jsonl", "not UTF-8", bad_byte(BAD_QUERIES)), never_written=("b.yaml",)),
     Case("beir-bom-accepted", beir_folder(queries=BOM + b'{"_id": "q1", "text": "alpha beams"}\n', corpus=BOM + CORPUS), args=("import", "beir", "beir", "--split", "dev", "--identifier", "b.x", "--out", "b.yaml"), accepted=True, names=("b.x",)),
