@@ -9,11 +9,13 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifiers,
     json_option,
     load_project,
     non_negative,
     open_store,
     progress_bar,
+    run_id,
     status,
     stdout_console,
     store_option,
@@ -24,8 +26,8 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 
 
 @click.command("run")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
 @config_option
 @store_option
 @click.option(
@@ -45,6 +47,7 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
+    callback=run_id,
     help="Compare with this stored complete run instead of the latest one (pin the baseline, e.g. when "
     "re-running a failed CI gate). See `retrieval-eval history`.",
 )

@@ -9,6 +9,7 @@ not misses), so it has no delta and is skipped as anyone's baseline.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from datetime import datetime
 
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
@@ -38,8 +39,7 @@ class HistoryEntry:
     top3_delta: float | None = None
 
 
-def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
-    row = store.read_summary(stored)
+def run_summary(stored: StoredRun, row: dict) -> RunSummary:
     return RunSummary(
         key=stored.key,
         run_id=row["run_id"],
@@ -57,14 +57,13 @@ def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
 
 
 def run_history(store: ResultStore, key: HistoryKey, limit: int | None = None) -> list[HistoryEntry]:
-    """Newest first, at most `limit` entries; reads one summary beyond them to give the oldest its delta."""
-    stored = store.history(key)
-    shown = stored if limit is None else stored[:limit]
-    summaries = [read_summary(store, run) for run in shown]
+    """Newest first, at most `limit` readable runs (unreadable summaries are skipped and reported by the
+    store); reads one complete summary beyond them to give the oldest its delta."""
+    readable = (run_summary(stored, row) for stored, row in store.summaries(store.history(key)))
+    summaries = list(islice(readable, limit))
     older = None
     if any(summary.complete for summary in summaries):
-        beyond = next((run for run in stored[len(shown) :] if run.complete), None)
-        older = read_summary(store, beyond) if beyond is not None else None
+        older = next((summary for summary in readable if summary.complete), None)
     return with_deltas(summaries, older)
 
 
