@@ -14,7 +14,7 @@ import pytest
 from core_helpers import run_from_codes, utc
 
 from retrieval_pipeline.core.errors import StoreError
-from retrieval_pipeline.core.results import GRADER, QuestionResult, RunResult
+from retrieval_pipeline.core.results import GRADER, RunResult
 from retrieval_pipeline.core.retention import prune
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
@@ -179,50 +179,6 @@ def test_a_store_that_cannot_be_written_fails_with_a_store_error(tmp_path):
         ResultStore(str(blocker)).save(run_from_codes("1"))
 
 
-# --- retention --------------------------------------------------------------------------------
-
-
-def test_retention_removes_old_runs_but_keeps_the_latest_and_the_latest_complete(store):
-    old_complete = run_from_codes("11", run_at=days_ago(90))
-    latest_complete = run_from_codes("11", run_at=days_ago(60))
-    latest_incomplete = run_from_codes("1E", run_at=days_ago(45))
-    for run in (old_complete, latest_complete, latest_incomplete):
-        store.save(run)
-    removed = prune(store, timedelta(days=30), now=NOW).runs
-    assert run_ids(removed) == [old_complete.run_id]
-    assert run_ids(store.history(KEY)) == [latest_incomplete.run_id, latest_complete.run_id]
-    assert store.baseline(KEY) == latest_complete
-
-
-def test_retention_keeps_recent_runs_and_removes_both_files_of_old_ones(store, tmp_path):
-    old = [run_from_codes("1", run_at=days_ago(d)) for d in (90, 60)]
-    recent = [run_from_codes("1", run_at=days_ago(d)) for d in (10, 1)]
-    for run in old + recent:
-        store.save(run)
-    removed = prune(store, timedelta(days=30), now=NOW).runs
-    assert sorted(run_ids(removed)) == sorted(run_ids(old))
-    assert run_ids(store.history(KEY)) == [recent[1].run_id, recent[0].run_id]
-    question_files = sorted(p.name for p in (tmp_path / "results" / "questions").rglob("*.parquet"))
-    assert question_files == sorted(f"{run.run_id}.parquet" for run in recent)
-
-
-def test_retention_never_removes_a_keys_only_run(store):
-    ancient = run_from_codes("1", run_at=days_ago(400))
-    store.save(ancient)
-    assert prune(store, timedelta(days=30), now=NOW).runs == ()
-    assert store.baseline(KEY) == ancient
-
-
-def test_retention_treats_each_key_on_its_own(store):
-    lexical_old = run_from_codes("1", retriever_identifier="lexical", run_at=days_ago(90))
-    lexical_new = run_from_codes("1", retriever_identifier="lexical", run_at=days_ago(1))
-    vector_old = run_from_codes("1", retriever_identifier="vector", run_at=days_ago(90))
-    for run in (lexical_old, lexical_new, vector_old):
-        store.save(run)
-    assert run_ids(prune(store, timedelta(days=30), now=NOW).runs) == [lexical_old.run_id]
-    assert store.baseline(HistoryKey("demo.set", "vector")) == vector_old
-
-
 # --- any Parquet reader, any process, any file system -----------------------------------------
 
 SAMPLE_RUN = textwrap.dedent(
@@ -324,24 +280,3 @@ def test_an_object_store_uri_works_like_a_folder():
     assert store.load(store.history(KEY)[1]) == second
     assert run_ids(prune(store, timedelta(days=30), now=NOW).runs) == [second.run_id, first.run_id]
     assert run_ids(store.history(KEY)) == [third.run_id]
-
-
-def test_retention_also_deletes_the_leftovers_of_crashed_saves(store, tmp_path):
-    old = datetime(2020, 1, 1, tzinfo=timezone.utc)
-    kept = store.save(_leftover_run(old + timedelta(days=1)))
-    crashed = _leftover_run(old)
-    folder = tmp_path / "results" / "questions" / kept.key.parts
-    orphan = folder / f"{crashed.run_id}.parquet"
-    partial = folder / f".partial-{crashed.run_id}.parquet"
-    orphan.write_bytes(b"half a run")
-    partial.write_bytes(b"half a file")
-    foreign = folder / "notes.txt"
-    foreign.write_text("not ours")
-    prune(store, timedelta(days=30), now=datetime(2026, 1, 1, tzinfo=timezone.utc))
-    assert not orphan.exists() and not partial.exists()
-    assert foreign.exists() and [run.run_id for run in store.history(kept.key)] == [kept.run_id]
-
-
-def _leftover_run(run_at):
-    question = QuestionResult("q1", "match", None, ("d1",), ("d1",), 1.0)
-    return RunResult("demo.set", "bm25", (question,), run_at=run_at)
