@@ -94,7 +94,8 @@ def identifiers(what: str):
             try:
                 check_identifier(identifier, what)
             except ValueError as error:
-                raise CommandError(f"{param.human_readable_name}: {error}") from None
+                name = param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+                raise CommandError(f"{name}: {error}") from None
         return value
 
     return check
