@@ -21,10 +21,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
+from typing import Any
 
 from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.questions import check_identifier
 from retrieval_pipeline.core.results import RunResult
-from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, summary_table
+from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
 from retrieval_pipeline.core.store_files import (
     UnreadableFile,
     checked_summary,
@@ -104,6 +106,24 @@ class ResultStore:
         self._write(f"{self._root}/{QUESTION_SETS_SIDE}/{name}", question_set_table(question_set))
         return self._uri(f"{QUESTION_SETS_SIDE}/{name}")
 
+    def stored_question_set(self, set_identifier: str):
+        """The table `save_question_set` wrote (a pyarrow.Table), or None before the set was ever saved."""
+        from pyarrow.fs import FileType
+
+        path = f"{self._root}/{QUESTION_SETS_SIDE}/{check_identifier(set_identifier, 'set identifier')}{COMPLETE_SUFFIX}"
+        if self.fs.get_file_info(path).type == FileType.NotFound:
+            return None
+        try:
+            return read_table(self.fs, path)
+        except UnreadableFile as error:
+            raise self._failure(error) from None
+
+    def latest_run_table(self, key: HistoryKey):
+        """The key's latest readable run, complete or not, as a pyarrow.Table with one row per question
+        (see `run_value_table`), or None before its first run. Reads the two files `save` wrote, nothing else."""
+        built = self._readable(self.history(key), lambda stored: self._built(stored, run_value_table))
+        return next((table for _, table in built), None)
+
     def questions_uri(self, stored: StoredRun) -> str:
         return self._uri(f"questions/{stored.key.parts}/{stored.questions_name}")
 
@@ -133,46 +153,43 @@ class ResultStore:
             check_run_id(run_id)
         complete = [run for run in self.history(key) if run.complete]
         if run_id is None:
-            return next(self.readable_runs(complete), None)
+            loaded = self._readable(complete, lambda stored: self._built(stored, run_from_tables))
+            return next((run for _, run in loaded), None)
         pinned = next((run for run in complete if run.run_id == run_id), None)
         if pinned is None:
             raise UnknownIdentifierError(f"complete run of {key.parts}", run_id, [run.run_id for run in complete])
-        try:
-            return self._load(pinned)
-        except UnreadableFile as error:
-            raise StoreError(f"the pinned baseline cannot be read: {self.shown(error.path)}: {error.reason}") from None
-
-    def readable_runs(self, runs: Iterable[StoredRun]) -> Iterator[RunResult]:
-        """Each of `runs` loaded, in order, the unreadable ones skipped and reported."""
-        for stored in runs:
-            try:
-                yield self._load(stored)
-            except UnreadableFile as error:
-                self.skip(error.path, error.reason)
+        return self.load(pinned)
 
     def load(self, stored: StoredRun) -> RunResult:
         try:
-            return self._load(stored)
+            return self._built(stored, run_from_tables)
         except UnreadableFile as error:
-            raise StoreError(f"cannot read {self.shown(error.path)}: {error.reason}") from None
-
-    def _load(self, stored: StoredRun) -> RunResult:
-        summary = self._summary_table(stored)
-        path = f"{self._dir('questions', stored.key)}/{stored.questions_name}"
-        questions = read_table(self.fs, path)
-        try:
-            return run_from_tables(summary, questions)
-        except (KeyError, TypeError, ValueError) as error:
-            raise UnreadableFile(path, f"not the question file of run {stored.run_id} ({type(error).__name__}: {error})") from None
+            raise self._failure(error) from None
 
     def summaries(self, runs: Iterable[StoredRun]) -> Iterator[tuple[StoredRun, dict]]:
         """Each readable run with its one summary row, in order; listing a long history never opens the
         per-question files. Unreadable summaries are skipped and reported."""
+        return ((stored, table.to_pylist()[0]) for stored, table in self._readable(runs, self._summary_table))
+
+    def _readable(self, runs: Iterable[StoredRun], read: Callable) -> Iterator[tuple[StoredRun, Any]]:
+        """`read(run)` of each of `runs`, in order; a run with a file that cannot be read is reported and skipped."""
         for stored in runs:
             try:
-                yield stored, self._summary_table(stored).to_pylist()[0]
+                yield stored, read(stored)
             except UnreadableFile as error:
                 self.skip(error.path, error.reason)
+
+    def _built(self, stored: StoredRun, build: Callable):
+        """`build(summary table, question table)` of a run; a question file that does not fit is unreadable."""
+        summary = self._summary_table(stored)
+        path = f"{self._dir('questions', stored.key)}/{stored.questions_name}"
+        try:
+            return build(summary, read_table(self.fs, path))
+        except (KeyError, TypeError, ValueError) as error:
+            raise UnreadableFile(path, f"not the question file of run {stored.run_id} ({type(error).__name__}: {error})") from None
+
+    def _failure(self, error: UnreadableFile) -> StoreError:
+        return StoreError(f"cannot read {self.shown(error.path)}: {error.reason}")
 
     def _summary_table(self, stored: StoredRun):
         path = f"{self._dir('summaries', stored.key)}/{stored.file_name}"

@@ -15,6 +15,7 @@ from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from retrieval_pipeline.core.config import ProjectConfig, default_config_path, load_config
+from retrieval_pipeline.core.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.store import ResultStore
 
 
@@ -61,3 +62,7 @@ class RetrievalProject(ConfigurableResource):
         Dagster logger, so they show in the run's event log; without one they go to Python logging."""
         on_skip = (lambda skipped: log.warning(str(skipped))) if log is not None else None
         return ResultStore(self.resolved_store_uri, on_skip)
+
+    def leaderboard(self, log=None) -> Leaderboard:
+        """Every configured set against every configured retriever, as the `leaderboard` asset shows it."""
+        return build_leaderboard(self.store(log), list(self.config.question_sets), list(self.config.retriever_identifiers))

@@ -144,3 +144,10 @@ def test_a_saved_file_is_synced_before_its_rename_and_its_folder_after(store, tm
     assert f"{questions}/.partial-{run.run_id}.parquet" in synced
     assert synced.index(f"{summaries}/.partial-{run.run_id}.parquet") < synced.index(summaries) == len(synced) - 1
     assert str(tmp_path / "results") in synced  # a folder made by the save is synced into its parent
+
+
+def test_the_latest_run_as_a_table_is_the_latest_readable_run(store, saved, skipped, tmp_path):
+    planted = plant_summary(tmp_path, "truncated", saved)
+    table = store.latest_run_table(KEY)
+    assert set(table.column("run_id").to_pylist()) == {saved[1].run_id}
+    assert [skip.path for skip in skipped] == [planted]
