@@ -87,7 +87,8 @@ class SkippedFile:
     reason: str
 
     def __str__(self) -> str:
-        return f"skipped {self.path}: {self.reason}"
+        """One line whatever the file is called: a line break in a name is shown escaped."""
+        return f"skipped {self.path}: {self.reason}".translate({10: "\\n", 13: "\\r"})
 
 
 def run_file(key: HistoryKey, name: str) -> StoredRun | None:

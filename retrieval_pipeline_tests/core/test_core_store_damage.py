@@ -151,3 +151,9 @@ def test_the_latest_run_as_a_table_is_the_latest_readable_run(store, saved, skip
     table = store.latest_run_table(KEY)
     assert set(table.column("run_id").to_pylist()) == {saved[1].run_id}
     assert [skip.path for skip in skipped] == [planted]
+
+
+def test_a_skipped_file_is_one_line_even_when_its_name_holds_a_line_break(store, saved, skipped, tmp_path):
+    (folder(tmp_path) / "evil\nname.parquet").write_bytes(b"")
+    store.history(KEY)
+    assert str(skipped[0]).count("\n") == 0 and "evil\\nname.parquet" in str(skipped[0])
