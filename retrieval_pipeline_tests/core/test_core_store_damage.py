@@ -6,7 +6,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import uuid
 
+import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -157,3 +159,16 @@ def test_a_skipped_file_is_one_line_even_when_its_name_holds_a_line_break(store,
     (folder(tmp_path) / "evil\nname.parquet").write_bytes(b"")
     store.history(KEY)
     assert str(skipped[0]).count("\n") == 0 and "evil\\nname.parquet" in str(skipped[0])
+
+
+def test_an_object_store_skips_an_empty_run_file_too(skipped):
+    uri = f"memory://store-damage-{uuid.uuid4().hex}/results"
+    remote = ResultStore(uri, on_skip=skipped.append)
+    runs = [run_from_codes("11", run_at=utc(2025, 5, day)) for day in (1, 2)]
+    for run in runs:
+        remote.save(run)
+    with fsspec.open(f"{uri}/summaries/{KEY.parts}/{NEWER}.parquet", "wb"):
+        pass
+
+    assert remote.baseline(KEY) == runs[1]
+    assert [skip.path for skip in skipped] == [f"{uri}/summaries/{KEY.parts}/{NEWER}.parquet"]
