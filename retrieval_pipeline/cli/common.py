@@ -101,7 +101,7 @@ def identifiers(what: str):
     return check
 
 
-def run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def stored_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A click callback: a run id given on the command line must be in the store's own format."""
     from retrieval_pipeline.core.store_layout import check_run_id
 
@@ -109,7 +109,8 @@ def run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str
         try:
             check_run_id(value)
         except ValueError as error:
-            raise CommandError(f"{param.opts[0]}: {error}") from None
+            name = param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+            raise CommandError(f"{name}: {error}") from None
     return value
 
 

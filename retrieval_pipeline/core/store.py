@@ -5,6 +5,7 @@ Layout under the root URI, one file per run on each side:
     summaries/<set>/<retriever>/<grader>/<run_id>.parquet             one summary row (complete run)
     summaries/<set>/<retriever>/<grader>/<run_id>.incomplete.parquet  one summary row (retriever errors)
     questions/<set>/<retriever>/<grader>/<run_id>.parquet             one row per question
+    acceptances/<set>/<retriever>/<grader>/<stamp>-<run_id>.parquet    one row per `accept` (append-only)
     question_sets/<set>.parquet                                        a set's questions, as last loaded
 
 A run becomes visible only when its summary lands, and each file is written under a temporary name
@@ -20,37 +21,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
 from typing import Any
 
 from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.questions import check_identifier
+from retrieval_pipeline.core.regression import RegressionReport
 from retrieval_pipeline.core.results import RunResult
 from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
-from retrieval_pipeline.core.store_files import (
-    UnreadableFile,
-    checked_summary,
-    discard,
-    file_system,
-    footer_problem,
-    read_table,
-    write_table,
-)
-from retrieval_pipeline.core.store_layout import (
-    COMPLETE_SUFFIX,
-    PARTIAL_PREFIX,
-    HistoryKey,
-    SkippedFile,
-    StoredRun,
-    check_run_id,
-    foreign_reason,
-    run_file,
-)
+from retrieval_pipeline.core.store_files import UnreadableFile, checked_summary, discard, file_system, footer_problem, read_table, write_table
+from retrieval_pipeline.core.store_layout import COMPLETE_SUFFIX, PARTIAL_PREFIX, HistoryKey, SkippedFile, StoredRun, check_run_id, foreign_reason, run_file
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
 
 QUESTION_SETS_SIDE = "question_sets"
 LOG = logging.getLogger(__name__)
+ACCEPTANCES_SIDE = "acceptances"
 
 
 def log_skipped(skipped: SkippedFile) -> None:
@@ -69,6 +54,10 @@ class ResultStore:
     def _dir(self, side: str, key: HistoryKey) -> str:
         return f"{self._root}/{side}/{key.parts}"
 
+    def run_files(self, stored: StoredRun) -> tuple[str, str]:
+        """Where the run's summary and question file are, in the store's file system."""
+        return f"{self._dir('summaries', stored.key)}/{stored.file_name}", f"{self._dir('questions', stored.key)}/{stored.questions_name}"
+
     def _uri(self, relative: str) -> str:
         """Where a stored file is, as a reader would open it: a path for a local store, else a URI."""
         return f"{self._root if self._local else self.uri.rstrip('/')}/{relative}"
@@ -83,15 +72,16 @@ class ResultStore:
             self._reported.add(path)
             self._on_skip(SkippedFile(self.shown(path), reason))
 
-    def save(self, run: RunResult) -> StoredRun:
-        """Questions first, summary last: the run appears whole or not at all. A failed save takes back
-        the question file it already wrote, so a full disk leaves nothing behind."""
+    def save(self, run: RunResult, report: RegressionReport | None = None) -> StoredRun:
+        """Questions first, summary last (with `report`, what the run's check found): the run appears whole
+        or not at all. A failed save takes back the question file it already wrote, so a full disk leaves
+        nothing behind."""
         key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
         stored = StoredRun(key, run.run_id, run.complete)
-        questions = f"{self._dir('questions', key)}/{stored.questions_name}"
+        summary, questions = self.run_files(stored)
         self._write(questions, question_table(run))
         try:
-            self._write(f"{self._dir('summaries', key)}/{stored.file_name}", summary_table(run))
+            self._write(summary, summary_table(run, report))
         except StoreError:
             discard(self.fs, questions)
             raise
@@ -99,6 +89,24 @@ class ResultStore:
 
     def _write(self, path: str, table) -> None:
         write_table(self.fs, self._local, path, table, self.shown(path))
+
+    def save_acceptance(self, key: HistoryKey, name: str, table) -> None:
+        """A new file each time, never a rewrite: acceptances are an append-only record."""
+        self._write(f"{self._dir(ACCEPTANCES_SIDE, key)}/{name}{COMPLETE_SUFFIX}", table)
+
+    def acceptance_tables(self, key: HistoryKey) -> list:
+        """Every readable acceptance file of the key, oldest first; an unreadable one is reported and skipped."""
+        folder = self._dir(ACCEPTANCES_SIDE, key)
+        names = sorted(entry.base_name for entry in self._listing(folder) if entry.base_name.endswith(COMPLETE_SUFFIX))
+        tables = []
+        for name in names:
+            if name.startswith(PARTIAL_PREFIX):
+                continue
+            try:
+                tables.append(read_table(self.fs, f"{folder}/{name}"))
+            except UnreadableFile as error:
+                self.skip(error.path, error.reason)
+        return tables
 
     def save_question_set(self, question_set) -> str:
         """A set's questions as Parquet beside the runs (for the Dagster UI and ad-hoc readers); its URI."""
@@ -153,12 +161,16 @@ class ResultStore:
             check_run_id(run_id)
         complete = [run for run in self.history(key) if run.complete]
         if run_id is None:
-            loaded = self._readable(complete, lambda stored: self._built(stored, run_from_tables))
-            return next((run for _, run in loaded), None)
+            return self.first_readable(complete)
         pinned = next((run for run in complete if run.run_id == run_id), None)
         if pinned is None:
             raise UnknownIdentifierError(f"complete run of {key.parts}", run_id, [run.run_id for run in complete])
         return self.load(pinned)
+
+    def first_readable(self, runs: Iterable[StoredRun]) -> RunResult | None:
+        """The first of `runs` that loads whole; unreadable ones before it are reported and skipped."""
+        loaded = self._readable(runs, lambda stored: self._built(stored, run_from_tables))
+        return next((run for _, run in loaded), None)
 
     def load(self, stored: StoredRun) -> RunResult:
         try:
@@ -182,7 +194,7 @@ class ResultStore:
     def _built(self, stored: StoredRun, build: Callable):
         """`build(summary table, question table)` of a run; a question file that does not fit is unreadable."""
         summary = self._summary_table(stored)
-        path = f"{self._dir('questions', stored.key)}/{stored.questions_name}"
+        path = self.run_files(stored)[1]
         try:
             return build(summary, read_table(self.fs, path))
         except (KeyError, TypeError, ValueError) as error:
@@ -192,7 +204,7 @@ class ResultStore:
         return StoreError(f"cannot read {self.shown(error.path)}: {error.reason}")
 
     def _summary_table(self, stored: StoredRun):
-        path = f"{self._dir('summaries', stored.key)}/{stored.file_name}"
+        path = self.run_files(stored)[0]
         return checked_summary(read_table(self.fs, path), stored, path)
 
     def keys(self) -> list[HistoryKey]:
@@ -214,6 +226,26 @@ class ResultStore:
                 self.skip(path, "not a folder of this store (its name is not an identifier); left untouched")
         return sorted(keys)
 
+    def read_summary(self, stored: StoredRun) -> dict:
+        """The one summary row of a run; a StoreError naming the file when it cannot be read."""
+        try:
+            return self._summary_table(stored).to_pylist()[0]
+        except UnreadableFile as error:
+            raise self._failure(error) from None
+
+    def entries(self, side: str, key: HistoryKey) -> list:
+        """The files and folders in the key's folder on `side` (summaries, questions); none before its first run."""
+        return self._listing(self._dir(side, key))
+
+    def delete(self, path: str) -> None:
+        """A file already gone (a concurrent prune) is not an error."""
+        try:
+            self.fs.delete_file(path)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise StoreError(f"cannot remove {self.shown(path)}: {error}") from None
+
     def _listing(self, folder: str) -> list:
         """The files and folders directly in `folder`; none when it does not exist yet."""
         from pyarrow.fs import FileSelector
@@ -225,38 +257,8 @@ class ResultStore:
 
     def question_file_problem(self, stored: StoredRun) -> str | None:
         """Why the run's question file cannot be parsed (reported as skipped); None when it parses or is absent."""
-        path = f"{self._dir('questions', stored.key)}/{stored.questions_name}"
+        path = self.run_files(stored)[1]
         problem = footer_problem(self.fs, path)
         if problem is not None:
             self.skip(path, problem)
         return problem
-
-    def leftovers(self, key: HistoryKey, before: datetime) -> list[str]:
-        """Files of saves that crashed, stamped before `before`: `.partial-` files and question files
-        without a summary (their run never appeared). Only names this store writes are considered."""
-        listed = {run.run_id for run in self.history(key)}
-        found = []
-        for side in ("summaries", "questions"):
-            for entry in self._listing(self._dir(side, key)):
-                stored = run_file(key, entry.base_name.removeprefix(PARTIAL_PREFIX))
-                partial = entry.base_name.startswith(PARTIAL_PREFIX)
-                orphan = side == "questions" and stored is not None and stored.run_id not in listed
-                if stored is not None and (partial or orphan) and stored.run_at < before:
-                    found.append(entry.path)
-        return found
-
-    def remove(self, runs: Iterable[StoredRun], leftovers: Iterable[str] = ()) -> None:
-        """Each run's summary first: once it is gone the run is no longer visible, whatever happens next.
-        A file already gone (a concurrent prune) is not an error."""
-        paths = [
-            path
-            for run in runs
-            for path in (f"{self._dir('summaries', run.key)}/{run.file_name}", f"{self._dir('questions', run.key)}/{run.questions_name}")
-        ]
-        for path in [*paths, *leftovers]:
-            try:
-                self.fs.delete_file(path)
-            except FileNotFoundError:
-                continue
-            except OSError as error:
-                raise StoreError(f"cannot remove {self.shown(path)}: {error}") from None

@@ -126,6 +126,7 @@ def test_prune_refuses_a_negative_age(cli, project):
         ("run", "cli.small", "../../good"),
         ("run", "Cli.Small", "good"),
         ("compare", "cli.small", "good", "half/../../x"),
+        ("accept", "../cli.small", "good", "20250102T030405678901Z-0123abcd"),
         ("import", "trec", "--identifier", "../escape", "--qrels", "q", "--topics", "t", "--out", "o.yaml"),
     ],
 )
@@ -139,11 +140,13 @@ def test_an_identifier_that_could_name_a_path_outside_the_store_is_refused_in_on
 
 
 @pytest.mark.parametrize("run_id", ["../../etc/passwd", "latest", "20250601T120000000000Z"])
-def test_a_baseline_run_id_not_in_the_stores_format_is_refused_before_anything_runs(cli, project, run_id):
-    result = cli("run", "cli.small", "good", "--config", str(project.config), "--baseline", run_id)
+def test_a_run_id_not_in_the_stores_format_is_refused_before_anything_runs(cli, project, run_id):
+    pinned = cli("run", "cli.small", "good", "--config", str(project.config), "--baseline", run_id)
+    accepted = cli("accept", "cli.small", "good", run_id, "--config", str(project.config))
 
-    assert result.exit_code == 2 and result.stderr.count("\n") == 1
-    assert "--baseline: run id" in result.stderr and "is not a run id of this store" in result.stderr
+    for result, name in ((pinned, "--baseline"), (accepted, "RUN_ID")):
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1
+        assert f"{name}: run id" in result.stderr and "is not a run id of this store" in result.stderr
     assert not project.store.exists()
 
 
