@@ -10,16 +10,7 @@ import os
 
 import click
 
-from retrieval_pipeline.cli.common import (
-    config_option,
-    identifiers,
-    json_option,
-    load_project,
-    open_store,
-    stdout_console,
-    store_option,
-    stored_run_id,
-)
+from retrieval_pipeline.cli.common import config_option, identifiers, json_option, load_project, open_store, stdout_console, store_option, stored_run_id
 
 
 @click.command("accept")
