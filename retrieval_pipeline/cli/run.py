@@ -9,6 +9,7 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifiers,
     json_option,
     load_project,
     open_store,
@@ -17,6 +18,7 @@ from retrieval_pipeline.cli.common import (
     stdout_console,
     store_option,
     tolerance,
+    stored_run_id,
 )
 from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
 
@@ -24,8 +26,8 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 
 
 @click.command("run")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
 @config_option
 @store_option
 @click.option(
@@ -45,6 +47,7 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
+    callback=stored_run_id,
     help="Compare with this stored complete run instead of the one `baseline_policy` picks (the latest, or "
     "the latest accepted): pin the baseline, e.g. when re-running a failed CI gate. See `retrieval-eval history`.",
 )

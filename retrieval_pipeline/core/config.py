@@ -123,6 +123,13 @@ class _ConfigFile(_Section):
             check_identifier(identifier, "retriever identifier")
         return retrievers
 
+    @field_validator("retention_days")
+    @classmethod
+    def _retention(cls, days: float) -> float:
+        from retrieval_pipeline.core.retention import check_retention_days
+
+        return check_retention_days(days)
+
     @field_validator("cutoffs")
     @classmethod
     def _cutoffs(cls, values: tuple[int, ...]) -> tuple[int, ...]:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from retrieval_pipeline.core.durable import sync
 from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
 from retrieval_pipeline.core.text_files import text_lines
@@ -139,15 +140,14 @@ def _index_key(corpus: Path, params: LexicalParams) -> str:
 
 
 def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier: str) -> _Index:
-    """The folder appears by a rename once complete, so another process never reads a half-written index."""
-    import bm25s
+    """A cached index that cannot be used, whatever the loader raises (an empty file gives EOFError, a
+    damaged one ValueError or a pickle error), is deleted and rebuilt: the cache is only ever a shortcut.
 
-    if folder.is_dir():
-        try:
-            bm25 = bm25s.BM25.load(folder, show_progress=False)
-            return _Index(bm25, json.loads((folder / IDS_FILE).read_text(encoding="utf-8")))
-        except (OSError, ValueError):  # damaged by hand or by a full disk: rebuilt below
-            shutil.rmtree(folder, ignore_errors=True)
+    The folder appears by a rename once complete and synced to disk, so another process never reads a
+    half-written index and a power loss never leaves empty files under the final name."""
+    cached = _load_cached(folder)
+    if cached is not None:
+        return cached
     document_ids, texts = read_corpus(corpus, params.fields, identifier)
     index = _Index(_build_index(texts, params), document_ids)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -155,12 +155,31 @@ def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier
     try:
         index.bm25.save(staging, show_progress=False)
         (staging / IDS_FILE).write_text(json.dumps(document_ids), encoding="utf-8")
+        for path in [*staging.iterdir(), staging]:
+            sync(path)
         os.rename(staging, folder)
+        sync(folder.parent)
     except OSError:  # another process finished first, or the cache is full or read-only: serve from memory
         pass
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return index
+
+
+def _load_cached(folder: Path) -> _Index | None:
+    import bm25s
+
+    if not folder.is_dir():
+        return None
+    try:
+        bm25 = bm25s.BM25.load(folder, show_progress=False)
+        document_ids = json.loads((folder / IDS_FILE).read_text(encoding="utf-8"))
+        if not isinstance(document_ids, list) or len(document_ids) != bm25.scores["num_docs"]:
+            raise ValueError(f"{IDS_FILE} does not match the index")
+        return _Index(bm25, document_ids)
+    except Exception:  # noqa: BLE001 - any damage at all means: rebuild (see _load_or_build)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
 
 
 def _build_index(texts: list[str], params: LexicalParams):
