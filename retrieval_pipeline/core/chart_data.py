@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval_pipeline.core.history import HistoryEntry, RunSummary, read_summary, run_history
+from retrieval_pipeline.core.history import HistoryEntry, RunSummary, run_history, run_summary
 from retrieval_pipeline.core.regression import Tolerances, Verdict, count_drop, exceeds
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
@@ -85,25 +85,26 @@ def history_chart_data(
 
 
 class _Summaries:
-    """The shown runs' summaries, and any baseline older than them read once when first asked for."""
+    """The shown runs' summaries, and any baseline older than them read once when first asked for (None
+    when its summary cannot be read: the store reports it)."""
 
     def __init__(self, store: ResultStore, key: HistoryKey, shown: dict[str, RunSummary]):
         self._store, self._key, self._read = store, key, dict(shown)
 
-    def __getitem__(self, run_id: str) -> RunSummary:
+    def get(self, run_id: str) -> RunSummary | None:
         if run_id not in self._read:
-            self._read[run_id] = read_summary(self._store, StoredRun(self._key, run_id, True))
+            found = next(self._store.summaries([StoredRun(self._key, run_id, True)]), None)
+            self._read[run_id] = None if found is None else run_summary(*found)
         return self._read[run_id]
 
 
 def _point(entry: HistoryEntry, summaries: _Summaries, tolerances: Tolerances) -> ChartPoint:
     summary = entry.summary
+    baseline = summaries.get(entry.baseline_run_id) if entry.baseline_run_id is not None else None
     if summary.verdict is not None:
         regressed = summary.verdict == Verdict.REGRESSION.value
     else:
-        regressed = summary.complete and entry.baseline_run_id is not None and _regressed(
-            summaries[entry.baseline_run_id], summary, tolerances
-        )
+        regressed = summary.complete and baseline is not None and _regressed(baseline, summary, tolerances)
     return ChartPoint(summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary),
                       set_fingerprint=summary.set_fingerprint)
 
@@ -130,7 +131,8 @@ def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | 
     if chosen is None:
         older = [entry.summary.run_id for entry in entries[:-1] if entry.summary.complete]
         chosen = older[-1] if older else None
-    return None if chosen is None else _point_of(summaries[chosen])
+    summary = summaries.get(chosen) if chosen is not None else None
+    return None if summary is None else _point_of(summary)
 
 
 def _point_of(summary: RunSummary) -> ChartPoint:

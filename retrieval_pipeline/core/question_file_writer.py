@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from retrieval_pipeline.core.atomic_write import write_text_atomically
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.question_files import SET_FILE_SUFFIXES
 from retrieval_pipeline.core.questions import GoldenQuestionSet
-from retrieval_pipeline.core.text_files import write_text_atomically
 
 HEADER_FIELDS = ("identifier", "name", "description")
 
