@@ -106,12 +106,21 @@ def _point(entry: HistoryEntry, summaries: _Summaries, tolerances: Tolerances) -
     else:
         regressed = summary.complete and baseline is not None and _regressed(baseline, summary, tolerances)
     return ChartPoint(summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary),
-                      set_fingerprint=summary.set_fingerprint)
+                      _intervals(summary), summary.set_fingerprint)
+
+
+CHARTED_METRICS = ("mrr@", "ndcg@")
+"""Ranking metrics drawn beside the hit rates; Recall@k would mostly repeat the top-k lines."""
 
 
 def _rates(summary: RunSummary) -> tuple[tuple[str, float], ...]:
     by_cutoff = dict(summary.hit_rates) or {1: summary.top1_hit_rate, 3: summary.top3_hit_rate}
-    return tuple((f"top-{k}", rate) for k, rate in sorted(by_cutoff.items()))
+    metrics = tuple((name, value) for name, value in summary.metrics if name.startswith(CHARTED_METRICS))
+    return tuple((f"top-{k}", rate) for k, rate in sorted(by_cutoff.items())) + metrics
+
+
+def _intervals(summary: RunSummary) -> tuple[tuple[str, float, float], ...]:
+    return tuple((f"top-{k}", low, high) for k, low, high in summary.hit_rate_intervals)
 
 
 def _regressed(before: RunSummary, after: RunSummary, tolerances: Tolerances) -> bool:
@@ -137,4 +146,4 @@ def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | 
 
 def _point_of(summary: RunSummary) -> ChartPoint:
     return ChartPoint(summary.run_id, summary.run_at, summary.complete, False, _rates(summary),
-                      set_fingerprint=summary.set_fingerprint)
+                      _intervals(summary), summary.set_fingerprint)

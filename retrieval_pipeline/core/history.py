@@ -45,6 +45,10 @@ class RunSummary:
     top3_delta: float | None = None
     set_fingerprint: str | None = None
     """None for a run stored before set fingerprints were recorded."""
+    hit_rate_intervals: tuple[tuple[int, float, float], ...] = ()
+    """(cut-off, low, high): the 95% Wilson interval of each hit rate; empty for runs stored without them."""
+    metrics: tuple[tuple[str, float], ...] = ()
+    """Ranking metrics (`mrr@D`, `ndcg@D`, `recall@k`); empty for runs stored without them."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,14 @@ def run_summary(stored: StoredRun, row: dict) -> RunSummary:
         top1_delta=row.get("top1_delta"),
         top3_delta=row.get("top3_delta"),
         set_fingerprint=row.get("set_fingerprint"),
+        hit_rate_intervals=stored_intervals(row),
+        metrics=tuple(zip(row.get("metric_names") or (), row.get("metric_values") or ())),
     )
+
+
+def stored_intervals(row: dict) -> tuple[tuple[int, float, float], ...]:
+    """(cut-off, low, high) from a summary row; empty for a run stored before intervals were."""
+    return tuple(zip(row["cutoffs"], row.get("hit_rate_ci_low") or (), row.get("hit_rate_ci_high") or ()))
 
 
 def run_history(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from retrieval_pipeline.core.formatting import percent
+from retrieval_pipeline.core.history import stored_intervals
 from retrieval_pipeline.core.results import GRADER
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
@@ -32,6 +33,11 @@ class LeaderboardEntry:
     index_version: str | None
     latest_run_complete: bool
     """False when a newer run than this one exists but is incomplete."""
+    intervals: tuple[tuple[int, float, float], ...] = ()
+    """(cut-off, low, high) 95% intervals of the hit rates; empty for runs stored without them."""
+
+    def interval(self, k: int) -> tuple[float, float] | None:
+        return next(((low, high) for cutoff, low, high in self.intervals if cutoff == k), None)
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,7 @@ def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None
         latency_p95_ms=row["latency_p95_ms"],
         index_version=row["index_version"],
         latest_run_complete=history[0].complete,
+        intervals=stored_intervals(row),
     )
 
 

@@ -56,8 +56,10 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
     for axes, set_identifier in zip(figure.axes, sets):
         entries = list(reversed(board.for_set(set_identifier)))
         for offset, metric in ((0.2, "top-1"), (-0.2, "top-3")):
-            rates = [100 * (e.top1_hit_rate if metric == "top-1" else e.top3_hit_rate) for e in entries]
-            axes.barh([i + offset for i in range(len(entries))], rates, height=0.38, color=COLOURS[metric], label=metric)
+            k = 1 if metric == "top-1" else 3
+            rates = [100 * (e.top1_hit_rate if k == 1 else e.top3_hit_rate) for e in entries]
+            axes.barh([i + offset for i in range(len(entries))], rates, height=0.38, color=COLOURS[metric], label=metric,
+                      xerr=_error_bars(entries, k, rates), capsize=3, error_kw={"elinewidth": 1, "ecolor": "#333333"})
             for i, rate in enumerate(rates):
                 axes.annotate(f"{rate:.1f}%", (rate, i + offset), xytext=(3, -3), textcoords="offset points", fontsize=7)
         axes.set_yticks(range(len(entries)), [e.retriever_identifier for e in entries], fontsize=8)
@@ -66,6 +68,17 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
         axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     figure.axes[-1].set_xlabel("hit rate (%)", fontsize=8)
     return _png(figure)
+
+
+def _error_bars(entries, k: int, rates: list[float]):
+    """Distances from each bar to its interval's ends (none where an entry has no interval)."""
+    bounds = [entry.interval(k) for entry in entries]
+    if all(bound is None for bound in bounds):
+        return None
+    return [
+        [0.0 if b is None else max(rate - 100 * b[0], 0.0) for rate, b in zip(rates, bounds)],
+        [0.0 if b is None else max(100 * b[1] - rate, 0.0) for rate, b in zip(rates, bounds)],
+    ]
 
 
 def png_data_uri(png: bytes) -> str:
@@ -115,13 +128,16 @@ def _legend(axes, data: HistoryChartData) -> None:
     handles, _ = axes.get_legend_handles_labels()
     if data.baseline is not None:
         handles.append(Patch(color="#999999", alpha=0.3, label="tolerance below baseline"))
+    if any(p.intervals for p in data.points):
+        handles.append(Patch(color=COLOURS["top-1"], alpha=0.12, label="95% interval"))
     if any(p.regressed for p in data.points):
         handles.append(Line2D([], [], marker="X", color=REGRESSED, linestyle="", label="regressed"))
     if any(not p.complete for p in data.points):
         handles.append(Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=INCOMPLETE, linestyle="",
                               label="incomplete"))
     axes.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    axes.set_ylabel("rate (%)", fontsize=8)
+    scores = any(not metric.startswith("top-") for metric in data.metrics)
+    axes.set_ylabel("hit rate (%), metrics × 100" if scores else "hit rate (%)", fontsize=8)
     axes.set_ylim(0, 105)
     axes.grid(axis="y", alpha=0.3)
 

@@ -87,3 +87,23 @@ def test_a_stored_verdict_decides_over_todays_tolerances_and_a_set_edit_is_locat
 
     assert [p.regressed for p in data.points] == [False, False, False]  # -25 pp passed its own check
     assert data.set_edits == [2]
+
+
+def test_intervals_and_ranking_metrics_are_charted_when_the_stored_summaries_carry_them(store):
+    """A summary written with Wilson intervals and ranking metrics (as newer runs store them) is charted
+    with them; the runs stored without them still chart their rates."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    old, new = save_runs(store, ["1111", "113-"])
+    (summary_file,) = (store.summary_uri(stored) for stored in store.history(KEY) if stored.run_id == new.run_id)
+    row = pq.read_table(summary_file).to_pylist()[0]
+    row |= {"hit_rate_ci_low": [0.2, 0.4], "hit_rate_ci_high": [0.8, 0.95], "metric_names": ["mrr@12", "ndcg@12", "recall@3"],
+            "metric_values": [0.6, 0.7, 0.75]}
+    pq.write_table(pa.Table.from_pylist([row]), summary_file)
+
+    first, second = history_chart_data(store, KEY, Tolerances()).points
+
+    assert first.intervals == () and first.rate("top-1") == 1.0
+    assert second.interval("top-1") == (0.2, 0.8) and second.interval("top-3") == (0.4, 0.95)
+    assert (second.rate("mrr@12"), second.rate("ndcg@12"), second.rate("recall@3")) == (0.6, 0.7, None)

@@ -66,6 +66,13 @@ def test_a_leaderboard_chart_has_one_panel_per_set_and_grows_with_the_retrievers
     assert png_size(leaderboard_chart_png(doubled))[1] > one_set[1]
 
 
+def test_a_leaderboard_chart_draws_the_intervals_the_entries_carry(store):
+    board = build_leaderboard(store)
+    with_intervals = Leaderboard(tuple(replace(e, intervals=((1, 0.2, 0.8), (3, 0.5, 1.0))) for e in board.entries))
+    assert png_size(leaderboard_chart_png(with_intervals)) == png_size(leaderboard_chart_png(board))
+    assert leaderboard_chart_png(with_intervals) != leaderboard_chart_png(board)
+
+
 def test_markdown_embeds_the_picture_itself():
     text = markdown_image(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02\x00\x00\x00\x03", "a chart")
     assert text.startswith("![a chart](data:image/png;base64,") and png_size(text) == (2, 3)
