@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.failures import failure_summary
 from retrieval_pipeline.core.questions import GoldenQuestionSet
 from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression
 from retrieval_pipeline.core.results import RunResult
@@ -36,7 +37,8 @@ def evaluate_and_record(
     run is saved, so a run never compares with itself, and an unknown pinned run fails before any work.
 
     An incomplete run is saved for inspection but compared with nothing: its errored questions are
-    not misses, and treating them so would report a regression the retrieval did not make.
+    not misses, and treating them so would report a regression the retrieval did not make. Its summary
+    names the most common error and how many questions it hit, the one sentence CLI and Dagster show.
     """
     baseline = store.baseline(HistoryKey(question_set.identifier, retriever.identifier), baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
@@ -46,8 +48,7 @@ def evaluate_and_record(
         report = RegressionReport(
             has_baseline=baseline is not None,
             is_regression=False,
-            summary=f"Incomplete run: the retriever failed on {len(run.errored_question_ids)} question(s); "
-            "stored for inspection, not compared and never used as a baseline.",
+            summary=f"Incomplete run: {failure_summary(run)}. Stored for inspection, not compared and never used as a baseline.",
             baseline_run_id=baseline.run_id if baseline else None,
         )
     return Evaluation(run=run, report=report, stored=store.save(run), baseline=baseline)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from retrieval_pipeline.core import secrets
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.registry import Registry
 from retrieval_pipeline.core.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever
@@ -25,6 +26,7 @@ def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], conte
         entry_point = retriever_kinds()[kind]
     except UnknownIdentifierError as error:
         raise InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field="kind") from None
+    secrets.remember_configured(params)  # before the kind reads them, so even its own errors are scrubbed
     retriever = entry_point.load().from_config(identifier, params, context)
     if not isinstance(retriever, Retriever):
         raise InvalidInputError(

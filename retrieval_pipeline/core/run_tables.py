@@ -7,6 +7,7 @@ the run it came from are the same value.
 from __future__ import annotations
 
 from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
+from retrieval_pipeline.core.secrets import scrub
 
 
 
@@ -107,7 +108,7 @@ def question_table(run: RunResult):
         "top1_hit": [q.top1_hit for q in questions],
         "top3_hit": [q.top3_hit for q in questions],
         "latency_ms": [q.latency_ms for q in questions],
-        "error": [q.error for q in questions],
+        "error": [None if q.error is None else scrub(q.error) for q in questions],  # whoever built the run
     }
     return pa.Table.from_pydict(columns, schema=_schemas()[1])
 
