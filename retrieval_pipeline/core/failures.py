@@ -48,16 +48,17 @@ class FailFastGate:
 
 
 def failure_summary(run: RunResult) -> str:
-    """'300 of 300 questions failed (q1, q2, ... and 295 more): <most common error>', plus what it hit."""
+    """'3 of 300 questions failed (q1, q7, q9): <most common error>', naming how many it hit when not all."""
     errors = [q.error for q in run.questions if q.error is not None]
     if not errors:
         return f"none of {run.question_count} questions failed"
     ids = run.errored_question_ids
     listed = ", ".join(ids[:_LISTED_IDS]) + (f" and {len(ids) - _LISTED_IDS} more" if len(ids) > _LISTED_IDS else "")
     cause, count = Counter(error.removeprefix(NOT_ASKED) for error in errors).most_common(1)[0]
-    sentence = f"{len(errors)} of {run.question_count} questions failed ({listed})"
+    sentence = f"{len(errors)} of {run.question_count} questions failed"
+    sentence += "" if len(errors) == run.question_count else f" ({listed})"
     sentence += f": {cause}" if count == len(errors) else f"; the most common error ({count} of them): {cause}"
     skipped = sum(error.startswith(NOT_ASKED) for error in errors)
     if skipped:
-        sentence += f"; the run stopped early: the first questions could not reach the service, {skipped} were not asked"
+        sentence += f"; the run stopped early, {skipped} were not asked: the first questions could not reach the service"
     return sentence

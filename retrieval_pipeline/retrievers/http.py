@@ -159,8 +159,11 @@ class HttpRetriever:
                 if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
                     raise self._fault(f"{method} {url} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
                 delay = max(delay, retry_after or 0.0)
+            tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+            if attempt == attempts and unreachable:  # the same words for every question, so failures group
+                raise self._fault(f"{problem} ({method} {url}, {tried})", unreachable=True)
             if attempt == attempts:
-                raise self._fault(f"{method} {url} failed after {attempts} attempts; last: {problem}", unreachable)
+                raise self._fault(f"{method} {url} failed after {tried}; last: {problem}")
             logger.warning(
                 "retriever %s: %s %s failed (%s); retry %d of %d in %.2f s",
                 self.identifier, method, url, scrub(problem), attempt, attempts - 1, delay,
