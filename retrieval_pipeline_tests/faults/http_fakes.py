@@ -149,3 +149,12 @@ def run_cli(config: Path, *options: str, env: dict[str, str]) -> "subprocess.Com
         [*command, "run", "faults.http", "search", "--config", str(config), "--show", "all", *options],
         capture_output=True, text=True, env=child_env, timeout=300,
     )  # fmt: skip
+
+
+class LeakyKind:
+    """A careless third-party retriever kind: building it fails with an error quoting its token, read
+    straight from the environment. Registered by the suite as kind `faults_leaky`."""
+
+    @classmethod
+    def from_config(cls, identifier, params, context):
+        raise RuntimeError(f"login refused for token {os.environ[params['token']['env']]!r}")

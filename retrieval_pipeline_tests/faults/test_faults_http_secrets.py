@@ -109,30 +109,44 @@ def test_a_secret_never_reaches_the_store_stdout_or_stderr_of_a_run(tmp_path, se
     assert_nowhere(secret, {**streams, **{str(p): data for p, data in written_bytes(tmp_path).items()}})
 
 
-@pytest.mark.parametrize("secret", [NEWLINE_SECRET, CRLF_SECRET], ids=["trailing-newline", "embedded-crlf"])
-def test_a_secret_never_reaches_the_dagster_instance_or_the_store(tmp_path, monkeypatch, secret):
+def dagster_evaluation(home: Path, config: Path, retriever: str) -> list:
+    """The retriever's partition, then its evaluation, on a fresh instance living in `home`."""
     from dagster import DagsterInstance, MultiPartitionKey
 
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB, build_definitions
 
+    defs = build_definitions(config)
+    quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    with DagsterInstance.from_config(str(home)) as instance:
+        return [
+            defs.resolve_job_def(job).execute_in_process(instance=instance, partition_key=key, run_config=quiet, raise_on_error=False)
+            for job, key in (
+                (RETRIEVERS_JOB, retriever),
+                (EVALUATION_JOB, MultiPartitionKey({"set": "faults.http", "retriever": retriever})),
+            )
+        ]
+
+
+@pytest.fixture
+def dagster_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+def instance_files(dagster_home: Path, project: Path) -> dict[str, bytes]:
+    files = written_bytes(dagster_home, project)
+    assert any(path.suffix == ".db" for path in files), "the instance kept its event log in SQLite under DAGSTER_HOME"
+    return {str(path): data for path, data in files.items()}
+
+
+@pytest.mark.parametrize("secret", [NEWLINE_SECRET, CRLF_SECRET], ids=["trailing-newline", "embedded-crlf"])
+def test_a_secret_never_reaches_the_dagster_instance_or_the_store(tmp_path, monkeypatch, dagster_home, secret):
     monkeypatch.setenv(TOKEN_VAR, secret)
-    quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
     with echoing_search(secret.removesuffix("\n")) as url:
-        defs = build_definitions(write_project(tmp_path / "project", url, LEAKY_QUESTIONS, retries=1))
-        with DagsterInstance.from_config(str(home)) as instance:
-            results = [
-                defs.resolve_job_def(job).execute_in_process(
-                    instance=instance, partition_key=key, run_config=quiet, raise_on_error=False
-                )
-                for job, key in (
-                    (RETRIEVERS_JOB, "search"),
-                    (EVALUATION_JOB, MultiPartitionKey({"set": "faults.http", "retriever": "search"})),
-                )
-            ]
+        results = dagster_evaluation(dagster_home, write_project(tmp_path / "project", url, LEAKY_QUESTIONS, retries=1), "search")
 
     if secret == CRLF_SECRET:
         assert not any(result.success for result in results)
@@ -142,6 +156,21 @@ def test_a_secret_never_reaches_the_dagster_instance_or_the_store(tmp_path, monk
         assert all(result.success for result in results)
         [check] = results[-1].get_asset_check_evaluations()
         assert not check.passed and "Bearer ***" in check.description
-    files = written_bytes(home, tmp_path / "project")
-    assert any(path.suffix == ".db" for path in files), "the instance kept its event log in SQLite under DAGSTER_HOME"
-    assert_nowhere(secret, {str(path): data for path, data in files.items()})
+    assert_nowhere(secret, instance_files(dagster_home, tmp_path / "project"))
+
+
+def test_an_error_quoting_a_secret_that_escapes_an_asset_is_masked_in_the_event_log(tmp_path, monkeypatch, dagster_home):
+    plugin = tmp_path / "plugin" / "faults_leaky-0.1.dist-info"
+    plugin.mkdir(parents=True)
+    (plugin / "METADATA").write_text("Metadata-Version: 2.1\nName: faults-leaky\nVersion: 0.1\n")
+    (plugin / "entry_points.txt").write_text("[retrieval_pipeline.retrievers]\nfaults_leaky = http_fakes:LeakyKind\n")
+    monkeypatch.syspath_prepend(str(plugin.parent))
+    monkeypatch.setenv(TOKEN_VAR, NEWLINE_SECRET)
+    config = write_project(tmp_path / "project", closed_port_url(), ["turbofan blades"])
+    config.write_text(config.read_text() + f"  leaky:\n    kind: faults_leaky\n    token: {{env: {TOKEN_VAR}}}\n")
+
+    results = dagster_evaluation(dagster_home, config, "leaky")
+
+    failure = results[-1].get_step_failure_events()[0].step_failure_data.error
+    assert failure.cause.message.startswith("retrieval_pipeline.core.secrets.SecretScrubbedError: RuntimeError: login refused for token '***")
+    assert_nowhere(NEWLINE_SECRET, instance_files(dagster_home, tmp_path / "project"))
