@@ -48,7 +48,8 @@ def evaluate_and_record(
         report = RegressionReport(
             has_baseline=baseline is not None,
             is_regression=False,
-            summary=f"Incomplete run: {failure_summary(run)}. Stored for inspection, not compared and never used as a baseline.",
+            summary=f"Incomplete run: {failure_summary(run)}. "
+            "Stored for inspection, not compared and never used as a baseline.",
             baseline_run_id=baseline.run_id if baseline else None,
         )
     return Evaluation(run=run, report=report, stored=store.save(run), baseline=baseline)

@@ -119,7 +119,9 @@ def dagster_evaluation(home: Path, config: Path, retriever: str) -> list:
     quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
     with DagsterInstance.from_config(str(home)) as instance:
         return [
-            defs.resolve_job_def(job).execute_in_process(instance=instance, partition_key=key, run_config=quiet, raise_on_error=False)
+            defs.resolve_job_def(job).execute_in_process(
+                instance=instance, partition_key=key, run_config=quiet, raise_on_error=False
+            )
             for job, key in (
                 (RETRIEVERS_JOB, retriever),
                 (EVALUATION_JOB, MultiPartitionKey({"set": "faults.http", "retriever": retriever})),
@@ -146,7 +148,8 @@ def instance_files(dagster_home: Path, project: Path) -> dict[str, bytes]:
 def test_a_secret_never_reaches_the_dagster_instance_or_the_store(tmp_path, monkeypatch, dagster_home, secret):
     monkeypatch.setenv(TOKEN_VAR, secret)
     with echoing_search(secret.removesuffix("\n")) as url:
-        results = dagster_evaluation(dagster_home, write_project(tmp_path / "project", url, LEAKY_QUESTIONS, retries=1), "search")
+        config = write_project(tmp_path / "project", url, LEAKY_QUESTIONS, retries=1)
+        results = dagster_evaluation(dagster_home, config, "search")
 
     if secret == CRLF_SECRET:
         assert not any(result.success for result in results)
@@ -172,5 +175,7 @@ def test_an_error_quoting_a_secret_that_escapes_an_asset_is_masked_in_the_event_
     results = dagster_evaluation(dagster_home, config, "leaky")
 
     failure = results[-1].get_step_failure_events()[0].step_failure_data.error
-    assert failure.cause.message.startswith("retrieval_pipeline.core.secrets.SecretScrubbedError: RuntimeError: login refused for token '***")
+    assert failure.cause.message.startswith(
+        "retrieval_pipeline.core.secrets.SecretScrubbedError: RuntimeError: login refused for token '***"
+    )
     assert_nowhere(NEWLINE_SECRET, instance_files(dagster_home, tmp_path / "project"))

@@ -50,7 +50,8 @@ def test_timeout_caps_the_whole_request_however_slowly_the_server_trickles(servi
     """Each byte arrives well within the timeout; only a deadline on the whole request stops it."""
     retriever = build(service.url(f"/trickle?part={part}"), timeout_seconds=0.5, retries=0)
 
-    with pytest.raises(RetrieverFault, match=r"timed out: no complete answer within timeout_seconds=0\.5 \(connect, headers and body\)"):
+    total = r"timed out: no complete answer within timeout_seconds=0\.5 \(connect, headers and body\)"
+    with pytest.raises(RetrieverFault, match=total):
         retriever.retrieve("anything", 12)
 
 
