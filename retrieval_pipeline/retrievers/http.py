@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -72,19 +72,20 @@ class HttpRetriever:
         )
 
     @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpParams:
         parsed = HttpParams.parse(identifier, params, context)
-        key = f"retrievers.{identifier}"
-
-        def invalid(message: str, field: str) -> InvalidInputError:
-            return InvalidInputError(message, source=context.source, key=key, field=field)
-
+        invalid = _invalid_input(identifier, context)
         if parsed.method == "GET" and parsed.extra_body is not None:
             raise invalid("a GET request has no body; use extra_params", "extra_body")
         if (parsed.version_url is None) != (parsed.version_path is None):
             raise invalid("version_url and version_path go together", "version_path")
+        return parsed
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
+        parsed = cls.check_config(identifier, params, context)
         kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
-        return kind(identifier, parsed, resolved_headers(parsed, invalid))
+        return kind(identifier, parsed, resolved_headers(parsed, _invalid_input(identifier, context)))
 
     def __repr__(self) -> str:
         params, names = self._params, ", ".join(self._params.headers)
@@ -192,6 +193,13 @@ class VersionedHttpRetriever(HttpRetriever):
         if isinstance(version, bool) or not isinstance(version, (str, int, float)) or version == "":
             raise self._fault(f"{params.version_url} has no version at '{params.version_path}': {self._preview(document)}")
         return str(version)
+
+
+def _invalid_input(identifier: str, context: BuildContext) -> Callable[[str, str], InvalidInputError]:
+    def invalid(message: str, field: str) -> InvalidInputError:
+        return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)
+
+    return invalid
 
 
 def _at(document: Any, dotted_path: str) -> Any:
