@@ -38,6 +38,10 @@ def evaluate_and_record(
     the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
     work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
     be the next baseline.
+
+    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
+    summary names the most common error and how many questions it hit, the one sentence CLI and Dagster
+    show.
     """
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, baseline_policy, baseline_run_id)

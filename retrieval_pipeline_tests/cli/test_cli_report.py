@@ -99,7 +99,7 @@ def test_an_incomplete_latest_run_is_reported_as_incomplete_not_compared(cli, pr
     summary = tmp_path / "s.md"
     assert cli("report", "cli.small", "good", "--config", str(project.config), "--markdown", str(summary)).exit_code == 0
     text = summary.read_text(encoding="utf-8")
-    assert "**INCOMPLETE**: Incomplete run: the retriever failed on 1 question(s)" in text
+    assert "**INCOMPLETE**: Incomplete run: 1 of 2 questions failed (q2)" in text
     assert "| top-1 hit rate | 50.0% (1/2) | 100.0% | — |" in text and "Flipped" not in text
 
 

@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from retrieval_pipeline.core import config
+from retrieval_pipeline.core.retriever import RetrieverParams
 from retrieval_pipeline.core.retriever_kinds import retriever_kinds
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -25,13 +26,15 @@ def kind_sections(text: str) -> dict[str, str]:
 
 
 def parameter_models(kind_class: type) -> list[type[BaseModel]]:
-    """The pydantic models a kind's module defines: its parameters and any nested ones (e.g. env headers)."""
+    """The parameter models a kind's module uses (defined there or imported from a helper module) and
+    every model their fields hold (e.g. env headers)."""
     module = inspect.getmodule(kind_class)
-    return [
+    roots = [
         member
         for _, member in inspect.getmembers(module, inspect.isclass)
-        if issubclass(member, BaseModel) and member.__module__ == module.__name__
+        if issubclass(member, RetrieverParams) and member is not RetrieverParams
     ]
+    return [model for root in roots for model in models_reachable_from(root)]
 
 
 def undocumented(models: list[type[BaseModel]], text: str) -> list[str]:
