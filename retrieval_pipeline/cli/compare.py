@@ -61,6 +61,7 @@ def compare(
 
     from retrieval_pipeline.core.comparison import compare_runs
     from retrieval_pipeline.core.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.intervals import DEFAULT_SIGNIFICANCE
     from retrieval_pipeline.core.runner import run_question_set
 
     config = load_project(config_path)
@@ -83,7 +84,7 @@ def compare(
                     saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
                 else:
                     runs.append(run_question_set(question_set, retriever, cutoffs=config.cutoffs, progress=advance))
-    comparison = compare_runs(runs)
+    comparison = compare_runs(runs, significance=config.tolerances.min_significance or DEFAULT_SIGNIFICANCE)
 
     if as_json:
         from retrieval_pipeline.cli import payloads

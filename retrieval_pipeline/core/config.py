@@ -69,6 +69,10 @@ class ToleranceSection(_Section):
     max_top1_drop: float = Field(0.1, ge=0)
     max_top3_drop: float = Field(0.1, ge=0)
     max_p95_latency_increase_ms: float | None = Field(None, ge=0)
+    max_mrr_drop: float | None = Field(None, ge=0)
+    max_ndcg_drop: float | None = Field(None, ge=0)
+    max_recall_drop: float | None = Field(None, ge=0)
+    min_significance: float | None = Field(None, gt=0, lt=1)
 
 
 class DagsterSection(_Section):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.questions import GoldenQuestionSet
 from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression
-from retrieval_pipeline.core.results import RunResult
+from retrieval_pipeline.core.results import BATCH_MEAN, RunResult
 from retrieval_pipeline.core.retriever import Retriever
-from retrieval_pipeline.core.runner import Progress, RetryPolicy, run_question_set
+from retrieval_pipeline.core.runner import Progress, RetryPolicy, latency_mode, run_question_set
 from retrieval_pipeline.core.scoring import CutOffs
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
@@ -38,6 +39,7 @@ def evaluate_and_record(
     An incomplete run is saved for inspection but compared with nothing: its errored questions are
     not misses, and treating them so would report a regression the retrieval did not make.
     """
+    refuse_unmeasurable_tolerances(tolerances, retriever)
     baseline = store.baseline(HistoryKey(question_set.identifier, retriever.identifier), baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
     if run.complete:
@@ -51,3 +53,15 @@ def evaluate_and_record(
             baseline_run_id=baseline.run_id if baseline else None,
         )
     return Evaluation(run=run, report=report, stored=store.save(run), baseline=baseline)
+
+
+def refuse_unmeasurable_tolerances(tolerances: Tolerances, retriever: Retriever) -> None:
+    """A p95 tolerance on a retriever timed in batches would compare means under a percentile's name;
+    refused before any question is asked or anything is read or saved."""
+    if tolerances.max_p95_latency_increase_ms is not None and latency_mode(retriever) == BATCH_MEAN:
+        raise InvalidInputError(
+            f"retriever '{retriever.identifier}' answers in batches, so only a mean latency per question is "
+            "measured and no p95 exists; remove this tolerance for it",
+            key="tolerances",
+            field="max_p95_latency_increase_ms",
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from retrieval_pipeline.core.results import PER_QUESTION
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -28,6 +29,8 @@ class RunSummary:
     top3_hit_rate: float
     latency_p95_ms: float | None = None
     index_version: str | None = None
+    latency_mode: str = PER_QUESTION
+    latency_batch_mean_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
         top3_hit_rate=row["top3_hit_rate"],
         latency_p95_ms=row.get("latency_p95_ms"),
         index_version=row.get("index_version"),
+        latency_mode=row.get("latency_mode") or PER_QUESTION,
+        latency_batch_mean_ms=row.get("latency_batch_mean_ms"),
     )
 
 

@@ -31,6 +31,20 @@ class LeaderboardEntry:
     index_version: str | None
     latest_run_complete: bool
     """False when a newer run than this one exists but is incomplete."""
+    metrics: tuple[tuple[str, float], ...] = ()
+    """Ranking metrics (`mrr@D`, `ndcg@D`, `recall@k`); none for runs stored before they existed."""
+    latency_batch_mean_ms: float | None = None
+    """Set instead of the p95 when the run's questions were timed in batches (no percentile exists)."""
+
+    @property
+    def latency_text(self) -> str:
+        """The latency figure under the name of what was measured."""
+        if self.latency_p95_ms is not None:
+            return f"p95 {self.latency_p95_ms:.2f}"
+        return "" if self.latency_batch_mean_ms is None else f"batch mean {self.latency_batch_mean_ms:.2f}"
+
+    def metric(self, name: str) -> float | None:
+        return dict(self.metrics).get(name)
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,13 @@ class Leaderboard:
         """Cut-offs beyond top-1 and top-3 that some run of the set was scored at (columns to show)."""
         return sorted({k for e in self.for_set(set_identifier) for k, _ in e.hit_rates if k not in (1, 3)})
 
+    def metric_names(self, set_identifier: str) -> list[str]:
+        """The headline ranking metrics some run of the set has: MRR, nDCG and Recall at the deepest cut-off."""
+        names = [name for e in self.for_set(set_identifier) for name, _ in e.metrics]
+        deepest = [name for name in names if name.startswith(("mrr@", "ndcg@"))]
+        depths = {name.split("@")[1] for name in deepest}
+        return list(dict.fromkeys(deepest + [name for name in names if name in {f"recall@{d}" for d in depths}]))
+
     def to_markdown(self) -> str:
         """One ranked table per set, then (with several sets) a retriever-by-set matrix of top-1 / top-3."""
         if not self.entries:
@@ -69,7 +90,8 @@ class Leaderboard:
         for set_identifier in self.set_identifiers:
             entries = self.for_set(set_identifier)
             deeper = self.deeper_cutoffs(set_identifier)
-            header = ["#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], "p95 ms", "questions", "run"]
+            metrics = self.metric_names(set_identifier)
+            header = ["#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], *metrics, "latency ms", "questions", "run"]
             rows = []
             for rank, entry in enumerate(entries, start=1):
                 rates = dict(entry.hit_rates)
@@ -81,7 +103,8 @@ class Leaderboard:
                         _percent(entry.top1_hit_rate),
                         _percent(entry.top3_hit_rate),
                         *[_percent(rates[k]) if k in rates else "" for k in deeper],
-                        "" if entry.latency_p95_ms is None else f"{entry.latency_p95_ms:.1f}",
+                        *["" if entry.metric(name) is None else f"{entry.metric(name):.3f}" for name in metrics],
+                        entry.latency_text,
                         str(entry.question_count),
                         f"{entry.run_at:%Y-%m-%d %H:%M} UTC{note}",
                     ]
@@ -146,6 +169,8 @@ def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None
         latency_p95_ms=row["latency_p95_ms"],
         index_version=row["index_version"],
         latest_run_complete=history[0].complete,
+        metrics=tuple(zip(row.get("metric_names") or (), row.get("metric_values") or ())),
+        latency_batch_mean_ms=row.get("latency_batch_mean_ms"),
     )
 
 

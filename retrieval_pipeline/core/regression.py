@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from retrieval_pipeline.core.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.results import GroupRates, RunResult
-from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
+from retrieval_pipeline.core.slice_tests import SliceTest, overall_test, paired_slice_tests
 
 DEFAULT_MAX_DROP = 0.1
+METRIC_TOLERANCES = {"max_mrr_drop": "mrr", "max_ndcg_drop": "ndcg", "max_recall_drop": "recall"}
+"""Optional gates on the ranking metrics, each at the run's deepest cut-off (`mrr@D`, `ndcg@D`, `recall@D`)."""
 
 
 @dataclass(frozen=True)
@@ -18,12 +21,19 @@ class Tolerances:
     max_top1_drop: float = DEFAULT_MAX_DROP
     max_top3_drop: float = DEFAULT_MAX_DROP
     max_p95_latency_increase_ms: float | None = None
+    max_mrr_drop: float | None = None
+    max_ndcg_drop: float | None = None
+    max_recall_drop: float | None = None
+    min_significance: float | None = None
+    """When set, a hit-rate drop beyond tolerance whose Holm-corrected p-value is above it is inconclusive."""
 
     def __post_init__(self) -> None:
-        for name in ("max_top1_drop", "max_top3_drop", "max_p95_latency_increase_ms"):
+        for name in ("max_top1_drop", "max_top3_drop", "max_p95_latency_increase_ms", *METRIC_TOLERANCES):
             value = getattr(self, name)
             if value is not None and not value >= 0:
                 raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        if self.min_significance is not None and not 0 < self.min_significance < 1:
+            raise ValueError(f"min_significance must lie strictly between 0 and 1, got {self.min_significance!r}")
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,15 @@ class RegressionReport:
     flipped_to_hit: tuple[str, ...] = ()
     top1_p_value: float = 1.0
     top3_p_value: float = 1.0
+    is_inconclusive: bool = False
+    """A drop beyond tolerance that its corrected p-value cannot tell from noise (only with min_significance)."""
+    slice_tests: tuple[SliceTest, ...] = ()
+    significance: float = DEFAULT_SIGNIFICANCE
+    """The level the report states results at: `min_significance`, else 0.05."""
+    minimum_detectable_drop: float | None = None
+    """The smallest hit-rate drop that can reach `significance` on the compared questions (None: none can)."""
+    metric_deltas: tuple[tuple[str, float], ...] = ()
+    """Ranking metrics, current minus baseline, for every metric both runs have."""
 
 
 def detect_regression(current: RunResult, baseline: RunResult | None, tolerances: Tolerances) -> RegressionReport:
@@ -58,23 +77,34 @@ def detect_regression(current: RunResult, baseline: RunResult | None, tolerances
         return RegressionReport(has_baseline=False, is_regression=False, summary="No baseline: recorded as the baseline.")
     top1_delta = current.top1_hit_rate - baseline.top1_hit_rate
     top3_delta = current.top3_hit_rate - baseline.top3_hit_rate
-    drops = [
-        f"top-{k} hit rate dropped {_pp(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {_pp(tolerance)})"
-        for k, tolerance in ((1, tolerances.max_top1_drop), (3, tolerances.max_top3_drop))
-        if exceeds(exact_drop(baseline, current, k), tolerance)
-    ]
+    tests = paired_slice_tests(baseline, current)
+    significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
+    drops, inconclusive = [], []
+    for k, tolerance in ((1, tolerances.max_top1_drop), (3, tolerances.max_top3_drop)):
+        if exceeds(exact_drop(baseline, current, k), tolerance):
+            drop = f"top-{k} hit rate dropped {_pp(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {_pp(tolerance)})"
+            corrected = overall_test(tests, k).corrected_p_value
+            if tolerances.min_significance is not None and corrected > tolerances.min_significance:
+                inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
+            else:
+                drops.append(drop)
+    metric_deltas = _metric_deltas(current, baseline)
+    drops += metric_drops(metric_deltas, tolerances)
     latency_delta = _p95_delta(current, baseline)
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
-    if drops:
-        summary = "Regression: " + "; ".join(drops) + "."
-    else:
-        summary = f"No regression: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
+    summary = _summary(drops, inconclusive, top1_delta, top3_delta)
     to_miss, to_hit = flipped_questions(current, baseline)
+    paired = overall_test(tests, 1).questions
     return RegressionReport(
         has_baseline=True,
         is_regression=bool(drops),
+        is_inconclusive=bool(inconclusive) and not drops,
+        slice_tests=tests,
+        significance=significance,
+        minimum_detectable_drop=minimum_detectable_drop(paired, significance, len(tests)),
+        metric_deltas=metric_deltas,
         summary=summary,
         top1_delta=top1_delta,
         top3_delta=top3_delta,
@@ -84,9 +114,36 @@ def detect_regression(current: RunResult, baseline: RunResult | None, tolerances
         by_hard_class=group_deltas(current.by_hard_class(), baseline.by_hard_class()),
         flipped_to_miss=to_miss,
         flipped_to_hit=to_hit,
-        top1_p_value=_paired_p(baseline, current, 1),
-        top3_p_value=_paired_p(baseline, current, 3),
+        top1_p_value=overall_test(tests, 1).p_value,
+        top3_p_value=overall_test(tests, 3).p_value,
     )
+
+
+def _summary(drops: list[str], inconclusive: list[str], top1_delta: float, top3_delta: float) -> str:
+    doubt = "Inconclusive: " + "; ".join(inconclusive) + ": the set cannot tell this from noise."
+    if drops:
+        return "Regression: " + "; ".join(drops) + "." + (f" {doubt}" if inconclusive else "")
+    if inconclusive:
+        return doubt
+    return f"No regression: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
+
+
+def _metric_deltas(current: RunResult, baseline: RunResult) -> tuple[tuple[str, float], ...]:
+    before = baseline.metrics()
+    return tuple((name, value - before[name]) for name, value in current.metrics().items() if name in before)
+
+
+def metric_drops(metric_deltas: tuple[tuple[str, float], ...], tolerances: Tolerances) -> list[str]:
+    """Drops of the gated ranking metrics at the deepest cut-off; means of real numbers, so a hair of float
+    error is forgiven rather than reported as a drop beyond a tolerance it equals."""
+    deltas = dict(metric_deltas)
+    depth = max((int(name.split("@")[1]) for name in deltas), default=0)
+    drops = []
+    for option, metric in METRIC_TOLERANCES.items():
+        tolerance, delta = getattr(tolerances, option), deltas.get(f"{metric}@{depth}")
+        if tolerance is not None and delta is not None and -delta > tolerance + 1e-12:
+            drops.append(f"{metric}@{depth} dropped {-delta:.3f} (tolerance {tolerance:g})")
+    return drops
 
 
 def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:
@@ -132,11 +189,6 @@ def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[st
         elif any(now and not was for was, now in pairs):
             to_hit.append(question.question_id)
     return tuple(to_miss), tuple(to_hit)
-
-
-def _paired_p(first: RunResult, second: RunResult, k: int) -> float:
-    hits = [{q.question_id: q.hit_at(k) for q in run.questions} for run in (first, second)]
-    return mcnemar_exact_p(*discordant_pairs(*hits))
 
 
 def _p95_delta(current: RunResult, baseline: RunResult) -> float | None:

@@ -6,8 +6,7 @@ the run it came from are the same value.
 
 from __future__ import annotations
 
-from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
-
+from retrieval_pipeline.core.results import LATENCY_PERCENTILES, PER_QUESTION, QuestionResult, RunResult
 
 
 def _schemas():
@@ -16,6 +15,7 @@ def _schemas():
     breakdown = pa.list_(
         pa.struct([("key", pa.string()), ("questions", pa.int64()), ("top1_hit_rate", pa.float64()), ("top3_hit_rate", pa.float64())])
     )
+    group_metrics = pa.list_(pa.struct([("key", pa.string()), ("metric", pa.string()), ("value", pa.float64())]))
     summary = pa.schema(
         [
             ("set_identifier", pa.string()),
@@ -39,6 +39,14 @@ def _schemas():
             *[(f"latency_p{p}_ms", pa.float64()) for p in LATENCY_PERCENTILES],
             ("latency_max_ms", pa.float64()),
             ("index_version", pa.string()),
+            ("latency_mode", pa.string()),
+            ("latency_batch_mean_ms", pa.float64()),
+            ("hit_rate_ci_low", pa.list_(pa.float64())),
+            ("hit_rate_ci_high", pa.list_(pa.float64())),
+            ("metric_names", pa.list_(pa.string())),
+            ("metric_values", pa.list_(pa.float64())),
+            ("by_form_metrics", group_metrics),
+            ("by_hard_class_metrics", group_metrics),
         ]
     )
     questions = pa.schema(
@@ -62,11 +70,18 @@ def _breakdown_rows(groups) -> list[dict]:
     return [{"key": key, **rates.as_dict()} for key, rates in groups.items()]
 
 
+def _group_metric_rows(groups: dict[str, dict[str, float]]) -> list[dict]:
+    """One row per (key, metric): long form, so any reader can pivot it."""
+    return [{"key": key, "metric": name, "value": value} for key, metrics in groups.items() for name, value in metrics.items()]
+
+
 def summary_table(run: RunResult):
     import pyarrow as pa
 
     summary = run.to_evaluation_summary()
     latency = run.latency_percentiles()
+    intervals = run.intervals()
+    metrics = run.metrics()
     row = {
         "set_identifier": run.set_identifier,
         "retriever_identifier": run.retriever_identifier,
@@ -89,6 +104,14 @@ def summary_table(run: RunResult):
         **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in LATENCY_PERCENTILES},
         "latency_max_ms": latency.get("max"),
         "index_version": run.index_version,
+        "latency_mode": run.latency_mode,
+        "latency_batch_mean_ms": run.latency_summary().get("batch_mean"),
+        "hit_rate_ci_low": [low for low, _ in intervals.values()],
+        "hit_rate_ci_high": [high for _, high in intervals.values()],
+        "metric_names": list(metrics),
+        "metric_values": list(metrics.values()),
+        "by_form_metrics": _group_metric_rows(run.metrics_by_form()),
+        "by_hard_class_metrics": _group_metric_rows(run.metrics_by_hard_class()),
     }
     return pa.Table.from_pylist([row], schema=_schemas()[0])
 
@@ -140,6 +163,7 @@ def run_from_tables(summary, questions) -> RunResult:
         run_at=row["run_at"],
         cutoffs=tuple(row["cutoffs"]),
         index_version=row["index_version"],
+        latency_mode=row.get("latency_mode") or PER_QUESTION,
         questions=tuple(
             QuestionResult(
                 question_id=question_id,

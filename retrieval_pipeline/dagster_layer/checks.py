@@ -30,7 +30,8 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.regression import GroupDelta, Tolerances
+from retrieval_pipeline.core.regression import METRIC_TOLERANCES, GroupDelta, Tolerances
+from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -75,6 +76,8 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "max_top3_drop": MetadataValue.float(tolerances.max_top3_drop),
         "top1_p_value": MetadataValue.float(report.top1_p_value),
         "top3_p_value": MetadataValue.float(report.top3_p_value),
+        "is_inconclusive": MetadataValue.bool(report.is_inconclusive),
+        **significance_metadata(report),
         "by_form_deltas": _delta_table(report.by_form),
         "by_hard_class_deltas": _delta_table(report.by_hard_class),
         "flipped_to_miss_count": MetadataValue.int(len(report.flipped_to_miss)),
@@ -82,8 +85,9 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "flipped_to_miss": MetadataValue.json(list(report.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
         "flipped_to_hit": MetadataValue.json(list(report.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
     }
-    if tolerances.max_p95_latency_increase_ms is not None:
-        metadata["max_p95_latency_increase_ms"] = MetadataValue.float(tolerances.max_p95_latency_increase_ms)
+    for name in ("max_p95_latency_increase_ms", "min_significance", *METRIC_TOLERANCES):
+        if getattr(tolerances, name) is not None:
+            metadata[name] = MetadataValue.float(getattr(tolerances, name))
     if report.p95_latency_delta_ms is not None:
         metadata["p95_latency_delta_ms"] = MetadataValue.float(report.p95_latency_delta_ms)
     if not run.complete:
@@ -92,7 +96,8 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     return AssetCheckResult(
         check_name=CHECK_NAME,
         passed=run.complete and not report.is_regression,
-        severity=AssetCheckSeverity(severity),
+        # An inconclusive drop passes, flagged WARN: the set cannot tell it from noise (the description says so).
+        severity=AssetCheckSeverity("WARN" if report.is_inconclusive else severity),
         description=report.summary,
         metadata=metadata,
     )
