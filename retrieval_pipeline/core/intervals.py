@@ -24,7 +24,8 @@ def wilson_interval(hits: int, total: int, z: float = Z_95) -> tuple[float, floa
     denominator = 1 + z * z / total
     centre = (rate + z * z / (2 * total)) / denominator
     half_width = z * math.sqrt(rate * (1 - rate) / total + z * z / (4 * total * total)) / denominator
-    return max(0.0, centre - half_width), min(1.0, centre + half_width)
+    # At 0 or all hits the exact bound is 0 or 1; rounding must not leave the rate outside its own interval.
+    return (0.0 if hits == 0 else min(rate, centre - half_width)), (1.0 if hits == total else max(rate, centre + half_width))
 
 
 def minimum_discordant_questions(significance: float, tests: int = 1) -> int:
