@@ -76,11 +76,10 @@ class Leaderboard:
         return sorted({k for e in self.for_set(set_identifier) for k, _ in e.hit_rates if k not in (1, 3)})
 
     def metric_names(self, set_identifier: str) -> list[str]:
-        """The headline ranking metrics some run of the set has: MRR, nDCG and Recall at the deepest cut-off."""
+        """The headline ranking metrics some run of the set has, MRR and nDCG at the deepest cut-off (Recall@k
+        stays in the stored summary: beside the top-k hit rates it would mostly repeat them)."""
         names = [name for e in self.for_set(set_identifier) for name, _ in e.metrics]
-        deepest = [name for name in names if name.startswith(("mrr@", "ndcg@"))]
-        depths = {name.split("@")[1] for name in deepest}
-        return list(dict.fromkeys(deepest + [name for name in names if name in {f"recall@{d}" for d in depths}]))
+        return list(dict.fromkeys(name for name in names if name.startswith(("mrr@", "ndcg@"))))
 
     def to_markdown(self) -> str:
         """One ranked table per set, then (with several sets) a retriever-by-set matrix of top-1 / top-3."""

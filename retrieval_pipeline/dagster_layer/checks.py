@@ -57,7 +57,8 @@ def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpe
             asset=EVALUATION_ASSET,
             partitions_def=partitions_def,
             description="Top-1 and top-3 hit rates dropped no more than the configured tolerances since the "
-            "previous run of this set and retriever; an incomplete run (retriever errors) fails.",
+            "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
+            "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN.",
         )
 
 

@@ -59,9 +59,9 @@ def test_the_leaderboard_shows_ranking_metrics_and_latency_under_what_was_measur
     store.save(a_run(BATCH_MEAN, retriever="lexical"))
     store.save(a_run(retriever="service"))
     board = build_leaderboard(store)
-    assert board.metric_names("demo.set") == ["mrr@3", "ndcg@3", "recall@3"]
+    assert board.metric_names("demo.set") == ["mrr@3", "ndcg@3"]
     lexical, service = board.entry("demo.set", "lexical"), board.entry("demo.set", "service")
     assert lexical.latency_text == "batch mean 4.00" and service.latency_text == "p95 6.00"
     assert lexical.metric("mrr@3") == pytest.approx((1 + 1 / 3) / 3)
     markdown = board.to_markdown()
-    assert "| mrr@3 | ndcg@3 | recall@3 | latency ms |" in markdown and "batch mean 4.00" in markdown
+    assert "| mrr@3 | ndcg@3 | latency ms |" in markdown and "batch mean 4.00" in markdown
