@@ -65,3 +65,13 @@ def test_the_leaderboard_shows_ranking_metrics_and_latency_under_what_was_measur
     assert lexical.metric("mrr@3") == pytest.approx((1 + 1 / 3) / 3)
     markdown = board.to_markdown()
     assert "| mrr@3 | ndcg@3 | latency ms |" in markdown and "batch mean 4.00" in markdown
+
+
+def test_the_leaderboard_table_has_metric_columns_and_each_latency_under_its_own_name(tmp_path):
+    store = ResultStore(str(tmp_path))
+    store.save(a_run(BATCH_MEAN, retriever="lexical"))
+    store.save(a_run(retriever="service"))
+    rows = {row["retriever_identifier"]: row for row in build_leaderboard(store).to_table().to_pylist()}
+    assert rows["lexical"]["latency_p95_ms"] is None and rows["lexical"]["latency_batch_mean_ms"] == 4.0
+    assert rows["service"]["latency_p95_ms"] == 6.0 and rows["service"]["latency_batch_mean_ms"] is None
+    assert rows["service"]["mrr@3"] == pytest.approx((1 + 1 / 3) / 3) and "recall@1" in rows["service"]
