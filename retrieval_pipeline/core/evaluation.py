@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.questions import GoldenQuestionSet
 from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression
-from retrieval_pipeline.core.results import BATCH_MEAN, RunResult
+from retrieval_pipeline.core.latency import BATCH_MEAN
+from retrieval_pipeline.core.results import RunResult
 from retrieval_pipeline.core.retriever import Retriever
 from retrieval_pipeline.core.runner import Progress, RetryPolicy, latency_mode, run_question_set
 from retrieval_pipeline.core.scoring import CutOffs

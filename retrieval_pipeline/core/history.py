@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval_pipeline.core.results import PER_QUESTION
+from retrieval_pipeline.core.latency import PER_QUESTION
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 import secrets
 from collections.abc import Callable, Iterable
@@ -10,16 +9,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime, timezone
 
+from retrieval_pipeline.core import latency
 from retrieval_pipeline.core.intervals import wilson_interval
 from retrieval_pipeline.core.ranking_metrics import mean_metrics, question_metrics
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit_rate
 
 GRADER = "retrieval_hit_rate"
-LATENCY_PERCENTILES = (50, 90, 95, 99)
-PER_QUESTION = "per_question"
-BATCH_MEAN = "batch_mean"
-LATENCY_MODES = (PER_QUESTION, BATCH_MEAN)
-"""What a question's latency is: its own timing, or its batch's time divided by the batch size."""
 
 
 @dataclass(frozen=True)
@@ -118,11 +113,11 @@ class RunResult:
     cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
     index_version: str | None = None
     grader: str = GRADER
-    latency_mode: str = PER_QUESTION
+    latency_mode: str = latency.PER_QUESTION
+    """What each question's latency_ms is (see latency.py): its own timing, or its batch's mean."""
 
     def __post_init__(self) -> None:
-        if self.latency_mode not in LATENCY_MODES:
-            raise ValueError(f"latency_mode must be one of {', '.join(LATENCY_MODES)}, got {self.latency_mode!r}")
+        latency.check_mode(self.latency_mode)
         object.__setattr__(self, "run_at", as_utc(self.run_at))
         if not self.run_id:
             object.__setattr__(self, "run_id", new_run_id(self.run_at))
@@ -211,23 +206,15 @@ class RunResult:
         return {group: mean_metrics(scores, self.cutoffs) for group, scores in groups.items()}
 
     def latency_summary(self) -> dict[str, float]:
-        """What was measured, under names that say so: per-question percentiles, or for a run answered in
-        batches only `batch_mean` (the batch time over its size), since every question shares that value
-        and its percentiles would all equal it."""
-        if self.latency_mode == BATCH_MEAN:
-            latencies = [q.latency_ms for q in self.questions if q.error is None]
-            return {"batch_mean": sum(latencies) / len(latencies)} if latencies else {}
-        return self.latency_percentiles()
+        """What was measured, under names that say so: percentiles, or `batch_mean` alone."""
+        return latency.summary(self.latency_mode, self._answered_latencies)
 
     def latency_percentiles(self) -> dict[str, float]:
-        """Nearest-rank percentiles over the questions that answered, in milliseconds; none when the
-        questions were timed in batches."""
-        latencies = sorted(q.latency_ms for q in self.questions if q.error is None)
-        if not latencies or self.latency_mode == BATCH_MEAN:
-            return {}
-        return {f"p{p}": latencies[max(0, math.ceil(p / 100 * len(latencies)) - 1)] for p in LATENCY_PERCENTILES} | {
-            "max": latencies[-1]
-        }
+        return latency.percentiles(self.latency_mode, self._answered_latencies)
+
+    @cached_property
+    def _answered_latencies(self) -> tuple[float, ...]:
+        return tuple(q.latency_ms for q in self.questions if q.error is None)
 
     def to_evaluation_summary(self) -> EvaluationSummary:
         return EvaluationSummary(

@@ -6,7 +6,8 @@ the run it came from are the same value.
 
 from __future__ import annotations
 
-from retrieval_pipeline.core.results import LATENCY_PERCENTILES, PER_QUESTION, QuestionResult, RunResult
+from retrieval_pipeline.core.latency import PER_QUESTION, PERCENTILES
+from retrieval_pipeline.core.results import QuestionResult, RunResult
 
 RUN_COLUMNS_PER_QUESTION = (
     "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
@@ -42,7 +43,7 @@ def _schemas():
             ("hit_rates", pa.list_(pa.float64())),
             ("by_form", breakdown),
             ("by_hard_class", breakdown),
-            *[(f"latency_p{p}_ms", pa.float64()) for p in LATENCY_PERCENTILES],
+            *[(f"latency_p{p}_ms", pa.float64()) for p in PERCENTILES],
             ("latency_max_ms", pa.float64()),
             ("index_version", pa.string()),
             ("latency_mode", pa.string()),
@@ -107,7 +108,7 @@ def summary_table(run: RunResult):
         "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
         "by_form": _breakdown_rows(run.by_form()),
         "by_hard_class": _breakdown_rows(run.by_hard_class()),
-        **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in LATENCY_PERCENTILES},
+        **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in PERCENTILES},
         "latency_max_ms": latency.get("max"),
         "index_version": run.index_version,
         "latency_mode": run.latency_mode,

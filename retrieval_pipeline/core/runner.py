@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.results import BATCH_MEAN, PER_QUESTION, QuestionResult, RunResult, utc_now
+from retrieval_pipeline.core.latency import BATCH_MEAN, PER_QUESTION
+from retrieval_pipeline.core.results import QuestionResult, RunResult, utc_now
 from retrieval_pipeline.core.retriever import BatchRetriever, ConcurrentRetriever, Retriever, RetrieverFault, VersionedIndex
 from retrieval_pipeline.core.scoring import CutOffs, collapse
 

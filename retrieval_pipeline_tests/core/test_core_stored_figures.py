@@ -8,7 +8,8 @@ from core_helpers import outcome
 
 from retrieval_pipeline.core.history import run_history
 from retrieval_pipeline.core.leaderboard import build_leaderboard
-from retrieval_pipeline.core.results import BATCH_MEAN, RunResult
+from retrieval_pipeline.core.latency import BATCH_MEAN
+from retrieval_pipeline.core.results import RunResult
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
 NEW_COLUMNS = (
