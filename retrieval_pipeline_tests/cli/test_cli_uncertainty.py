@@ -78,3 +78,19 @@ def test_a_p95_tolerance_on_a_batch_retriever_is_refused_before_anything_runs(cl
     assert "max_p95_latency_increase_ms" in result.stderr and "answers in batches" in result.stderr
     assert not project.store.exists()
     assert run(cli, project, "good").exit_code == 0  # a retriever timed per question keeps its p95 gate
+
+
+def test_compare_shows_each_retrievers_corrected_slice_tests_and_ranking_metrics(cli, project):
+    result = cli("compare", "cli.small", "good", "half", "--config", str(project.config))
+    assert result.exit_code == 0
+    assert "half against good by slice (exact McNemar, Holm-corrected over 10 tests)" in result.stdout
+    assert "No difference survives Holm correction at 0.05 over 10 tests." in result.stdout
+    assert "MRR@3" in result.stdout and "nDCG@3" in result.stdout
+
+
+def test_history_says_how_each_run_measured_latency(cli, project):
+    with_lexical_retriever(project)
+    run(cli, project, "bm25")
+    [entry] = json.loads(cli("history", "cli.small", "bm25", "--config", str(project.config), "--json").stdout)["runs"]
+    assert entry["latency_mode"] == "batch_mean" and entry["latency_p95_ms"] is None
+    assert entry["latency_batch_mean_ms"] >= 0
