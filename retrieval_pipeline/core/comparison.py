@@ -5,6 +5,10 @@ first run is the reference: every other run is tested against it with the exact 
 looks only at the questions where exactly one of the two hit, overall and per form and hard class,
 Holm-corrected over each pair's slices and cut-offs. On a small set one question is several points,
 and the p-value tells a team whether a difference could be noise.
+
+Runs stored at different times may have measured different versions of the set: every figure is then
+taken on the questions unchanged in all of them (see set_versions.py), and `set_changes` says what
+each run has that the reference has not.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.intervals import DEFAULT_SIGNIFICANCE
 from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.set_versions import SetChanges, restrict, unchanged_across
 from retrieval_pipeline.core.slice_tests import TESTED_CUTOFFS, SliceTest, overall_test, paired_slice_tests
 
 COMPARED_CUTOFFS = TESTED_CUTOFFS
@@ -53,6 +58,8 @@ class Comparison:
     """For each run after the reference, its tests against the reference (first = the reference)."""
     significance: float = DEFAULT_SIGNIFICANCE
     """The level at which a corrected difference is said to survive."""
+    set_changes: tuple[SetChanges, ...] = ()
+    """One per run after the reference: its set edits against the reference's questions."""
 
     @property
     def reference(self) -> RunResult:
@@ -73,11 +80,23 @@ class Comparison:
 
 
 def compare_runs(
-    runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CUTOFFS, significance: float = DEFAULT_SIGNIFICANCE
+    runs: Sequence[RunResult],
+    cutoffs: Sequence[int] = COMPARED_CUTOFFS,
+    min_compared_questions: int = 1,
+    significance: float = DEFAULT_SIGNIFICANCE,
 ) -> Comparison:
-    """Compare runs of distinct retrievers on the same set; the first run is the reference."""
+    """Compare runs of distinct retrievers on the same set; the first run is the reference. `runs` of the
+    result are the given runs restricted to their unchanged questions."""
     runs = tuple(runs)
     _check_comparable(runs)
+    changes, common = unchanged_across(runs[0], runs[1:])
+    if len(common) < min_compared_questions:
+        edits = "; ".join(f"{run.retriever_identifier}: {c.sentence()}" for run, c in zip(runs[1:], changes))
+        raise InvalidInputError(
+            f"not comparable: the runs share only {len(common)} unchanged question(s) of set "
+            f"'{runs[0].set_identifier}' (minimum {min_compared_questions}). {edits}"
+        )
+    runs = tuple(restrict(run, common) for run in runs)
     return Comparison(
         set_identifier=runs[0].set_identifier,
         runs=runs,
@@ -86,6 +105,7 @@ def compare_runs(
         disagreements=disagreements(runs, cutoffs),
         slice_tests=tuple(paired_slice_tests(runs[0], other, cutoffs) for other in runs[1:]),
         significance=significance,
+        set_changes=changes,
     )
 
 
@@ -97,16 +117,10 @@ def _check_comparable(runs: tuple[RunResult, ...]) -> None:
     if repeated is not None:
         raise InvalidInputError(f"retriever '{repeated}' is given more than once")
     reference = runs[0]
-    questions = [q.question_id for q in reference.questions]
     for run in runs[1:]:
         if run.set_identifier != reference.set_identifier:
             raise InvalidInputError(
                 f"runs of different sets cannot be compared: '{reference.set_identifier}' and '{run.set_identifier}'"
-            )
-        if [q.question_id for q in run.questions] != questions:
-            raise InvalidInputError(
-                f"the runs of '{reference.retriever_identifier}' and '{run.retriever_identifier}' "
-                f"answer different questions of set '{reference.set_identifier}'"
             )
 
 

@@ -10,6 +10,7 @@ from functools import cached_property
 from datetime import datetime, timezone
 
 from retrieval_pipeline.core import latency
+from retrieval_pipeline.core.fingerprints import set_fingerprint
 from retrieval_pipeline.core.intervals import wilson_interval
 from retrieval_pipeline.core.ranking_metrics import mean_metrics, question_metrics
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit_rate
@@ -32,6 +33,8 @@ class QuestionResult:
     retrieved_document_ids: tuple[str, ...]
     latency_ms: float
     error: str | None = None
+    fingerprint: str | None = None
+    """Of the question as asked (see fingerprints.py); None in runs stored before fingerprints existed."""
 
     @cached_property
     def first_hit_rank(self) -> int | None:
@@ -125,6 +128,11 @@ class RunResult:
     @property
     def question_count(self) -> int:
         return len(self.questions)
+
+    @cached_property
+    def set_fingerprint(self) -> str | None:
+        """Which version of the set this run measured; None for a run stored before fingerprints."""
+        return set_fingerprint((q.question_id, q.fingerprint) for q in self.questions)
 
     @cached_property
     def _hit_ranks(self) -> list[int]:
