@@ -84,3 +84,21 @@ def test_unset_min_significance_keeps_the_tolerance_rule_exactly(codes):
     gated = detect_regression(current, baseline, GATED)
     assert gated.is_regression or gated.is_inconclusive or not rule  # the gate only ever softens a verdict
     assert gated.is_regression <= rule
+
+
+def test_an_inconclusive_run_is_stored_so_and_is_not_the_accepted_baseline(tmp_path):
+    from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
+    from retrieval_pipeline.core.store import HistoryKey, ResultStore
+
+    store = ResultStore(str(tmp_path))
+    baseline = run_from_codes("1111")
+    store.save(baseline, detect_regression(baseline, None, GATED))
+    current = run_from_codes("1---")
+    report = detect_regression(current, baseline, GATED)
+    stored = store.save(current, report)
+
+    assert store.read_summary(stored)["verdict"] == "inconclusive"
+    key = HistoryKey("demo.set", "fixed")
+    # Its drop may be real but too small to show: under `accepted` the last sure run stays the baseline.
+    assert load_baseline(store, key, BaselinePolicy.ACCEPTED, None).run_id == baseline.run_id
+    assert load_baseline(store, key, BaselinePolicy.PREVIOUS, None).run_id == current.run_id
