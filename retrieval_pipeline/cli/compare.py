@@ -97,9 +97,9 @@ def compare(
     )
 
     if as_json:
-        from retrieval_pipeline.cli import payloads
+        from retrieval_pipeline.cli import payloads, payloads_compare
 
-        payloads.emit(payloads.comparison(comparison, saved if store is not None else None))
+        payloads.emit(payloads_compare.comparison(comparison, saved if store is not None else None))
     else:
         from retrieval_pipeline.cli.render_compare import print_comparison
 

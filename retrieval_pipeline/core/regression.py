@@ -13,14 +13,13 @@ from enum import Enum
 from fractions import Fraction
 
 from retrieval_pipeline.core.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
+from retrieval_pipeline.core.metric_gates import METRIC_TOLERANCES, metric_deltas, metric_drops
 from retrieval_pipeline.core.results import GroupRates, RunResult
 from retrieval_pipeline.core.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.slice_tests import SliceTest, overall_test, paired_slice_tests
 
 DEFAULT_MAX_DROP = 0.1
 DEFAULT_MIN_COMPARED_QUESTIONS = 1
-METRIC_TOLERANCES = {"max_mrr_drop": "mrr", "max_ndcg_drop": "ndcg", "max_recall_drop": "recall"}
-"""Optional gates on the ranking metrics, each at the run's deepest cut-off (`mrr@D`, `ndcg@D`, `recall@D`)."""
 
 
 class Verdict(str, Enum):
@@ -161,8 +160,8 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
                 inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
             else:
                 drops.append(drop)
-    metric_deltas = _metric_deltas(current, baseline)
-    drops += metric_drops(metric_deltas, tolerances)
+    deltas = metric_deltas(current, baseline)
+    drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in METRIC_TOLERANCES})
     latency_delta = _p95_delta(current, baseline)
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
@@ -177,7 +176,7 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
         slice_tests=tests,
         significance=significance,
         minimum_detectable_drop=minimum_detectable_drop(paired, significance, len(tests)),
-        metric_deltas=metric_deltas,
+        metric_deltas=deltas,
         summary=summary,
         top1_delta=top1_delta,
         top3_delta=top3_delta,
@@ -200,24 +199,6 @@ def _summary(scope: str, drops: list[str], inconclusive: list[str], top1_delta: 
     if inconclusive:
         return doubt
     return f"No regression{scope}: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
-
-
-def _metric_deltas(current: RunResult, baseline: RunResult) -> tuple[tuple[str, float], ...]:
-    before = baseline.metrics()
-    return tuple((name, value - before[name]) for name, value in current.metrics().items() if name in before)
-
-
-def metric_drops(metric_deltas: tuple[tuple[str, float], ...], tolerances: Tolerances) -> list[str]:
-    """Drops of the gated ranking metrics at the deepest cut-off; means of real numbers, so a hair of float
-    error is forgiven rather than reported as a drop beyond a tolerance it equals."""
-    deltas = dict(metric_deltas)
-    depth = max((int(name.split("@")[1]) for name in deltas), default=0)
-    drops = []
-    for option, metric in METRIC_TOLERANCES.items():
-        tolerance, delta = getattr(tolerances, option), deltas.get(f"{metric}@{depth}")
-        if tolerance is not None and delta is not None and -delta > tolerance + 1e-12:
-            drops.append(f"{metric}@{depth} dropped {-delta:.3f} (tolerance {tolerance:g})")
-    return drops
 
 
 def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:
