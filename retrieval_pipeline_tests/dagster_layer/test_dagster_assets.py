@@ -130,6 +130,10 @@ def test_the_leaderboard_puts_every_pair_side_by_side(defs, instance):
     assert metadata["top3_hit_rate/beta.small/good"] == MetadataValue.float(0.75)
     assert metadata["top3_hit_rate/beta.small/other"] == MetadataValue.float(0.5)
     assert "Side by side" in metadata["summary"].value
+    # Run files answer in batches: the batch mean is shown under its own name and no p95 is invented.
+    assert all(r["p95_latency_ms"] is None and r["batch_mean_latency_ms"] is not None for r in rows)
+    assert rows[0]["mrr"] == 1.0 and 0 < rows[0]["ndcg"] <= 1.0  # `good` has every top-1 hit: MRR 1
+    assert "| mrr@3 | ndcg@3 | latency ms |" in metadata["summary"].value
 
 
 def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatch):
