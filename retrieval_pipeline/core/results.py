@@ -16,6 +16,8 @@ from retrieval_pipeline.core.ranking_metrics import mean_metrics, question_metri
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit_rate
 
 GRADER = "retrieval_hit_rate"
+RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"
+"""What `new_run_id` makes: the store recognises its own run files by it and refuses any other run id."""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey
 from dagster_runs import evaluate, only_check, only_materialization
@@ -105,3 +106,18 @@ def test_an_inconclusive_drop_passes_the_check_with_severity_warn_and_says_why(t
     assert check.metadata["surviving_differences"].value == 0
     assert "none" in check.metadata["minimum_detectable_drop"].value  # six questions cannot show any drop
     assert check.metadata["mrr@3_delta"].value < 0
+
+
+def test_an_unreadable_store_file_is_a_warning_in_the_event_log_and_the_check_uses_the_latest_readable_run(
+    defs, instance, project
+):
+    first = only_materialization(evaluate(defs, instance, "alpha", "good"))
+    summaries = project.store / "summaries" / "alpha" / "good" / "retrieval_hit_rate"
+    damaged = summaries / "20991231T000000000000Z-0badf11e.parquet"
+    damaged.write_bytes(b"")
+
+    result = evaluate(defs, instance, "alpha", "good")
+
+    assert result.success and only_check(result).metadata["baseline_run_id"].value == first.metadata["run_id"].value
+    warnings = [r.user_message for r in instance.all_logs(result.run_id) if r.level == logging.WARNING]
+    assert any(message.startswith(f"skipped {damaged}: not a readable Parquet file") for message in warnings), warnings
