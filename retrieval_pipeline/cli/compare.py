@@ -89,6 +89,7 @@ def compare(
                         retriever,
                         store,
                         tolerances=config.tolerances,
+                        tolerances_source=config.source,
                         cutoffs=config.cutoffs,
                         progress=advance,
                         baseline_policy=config.baseline_policy,

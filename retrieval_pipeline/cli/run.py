@@ -106,6 +106,7 @@ def run(
                 retriever,
                 store,
                 tolerances=tolerances,
+                tolerances_source=config.source,
                 cutoffs=config.cutoffs,
                 progress=advance,
                 baseline_run_id=baseline_run_id,

@@ -35,6 +35,7 @@ def evaluate_and_record(
     progress: Progress | None = None,
     baseline_run_id: str | None = None,
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS,
+    tolerances_source: str | None = None,
 ) -> Evaluation:
     """The baseline (chosen by `baseline_policy`, or the run pinned by `baseline_run_id`) is read before
     the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
@@ -42,8 +43,9 @@ def evaluate_and_record(
     be the next baseline.
 
     An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`).
+    `tolerances_source` (the configuration file) is named if the tolerances are refused.
     """
-    refuse_unmeasurable_tolerances(tolerances, retriever)
+    refuse_unmeasurable_tolerances(tolerances, retriever, tolerances_source)
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
@@ -52,13 +54,14 @@ def evaluate_and_record(
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
 
 
-def refuse_unmeasurable_tolerances(tolerances: Tolerances, retriever: Retriever) -> None:
+def refuse_unmeasurable_tolerances(tolerances: Tolerances, retriever: Retriever, source: str | None = None) -> None:
     """A p95 tolerance on a retriever timed in batches would compare means under a percentile's name;
     refused before any question is asked or anything is read or saved."""
     if tolerances.max_p95_latency_increase_ms is not None and latency_mode(retriever) == BATCH_MEAN:
         raise InvalidInputError(
             f"retriever '{retriever.identifier}' answers in batches, so only a mean latency per question is "
             "measured and no p95 exists; remove this tolerance for it",
+            source=source,
             key="tolerances",
             field="max_p95_latency_increase_ms",
         )
