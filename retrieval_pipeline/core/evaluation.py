@@ -42,7 +42,9 @@ def evaluate_and_record(
     work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
     be the next baseline.
 
-    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`).
+    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
+    summary names the most common error and how many questions it hit, the one sentence CLI and Dagster
+    show.
     `tolerances_source` (the configuration file) is named if the tolerances are refused.
     """
     refuse_unmeasurable_tolerances(tolerances, retriever, tolerances_source)
