@@ -13,6 +13,11 @@ def rate_with_counts(hits: int, total: int, rate: float) -> str:
     return f"{percent(rate)} ({hits}/{total})"
 
 
+def interval_text(bounds: tuple[float, float]) -> str:
+    low, high = bounds
+    return f"95% CI {low * 100:.1f}–{high * 100:.1f}%"
+
+
 def signed(value: float) -> str:
     """One decimal with a sign, never "-0.0"."""
     return f"{round(value, 1) + 0.0:+.1f}"

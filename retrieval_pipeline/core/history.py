@@ -18,6 +18,7 @@ from itertools import islice
 from datetime import datetime
 
 from retrieval_pipeline.core.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
+from retrieval_pipeline.core.latency import PER_QUESTION
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -49,6 +50,8 @@ class RunSummary:
     """(cut-off, low, high): the 95% Wilson interval of each hit rate; empty for runs stored without them."""
     metrics: tuple[tuple[str, float], ...] = ()
     """Ranking metrics (`mrr@D`, `ndcg@D`, `recall@k`); empty for runs stored without them."""
+    latency_mode: str = PER_QUESTION
+    latency_batch_mean_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ def run_summary(stored: StoredRun, row: dict) -> RunSummary:
         set_fingerprint=row.get("set_fingerprint"),
         hit_rate_intervals=stored_intervals(row),
         metrics=tuple(zip(row.get("metric_names") or (), row.get("metric_values") or ())),
+        latency_mode=row.get("latency_mode") or PER_QUESTION,
+        latency_batch_mean_ms=row.get("latency_batch_mean_ms"),
     )
 
 

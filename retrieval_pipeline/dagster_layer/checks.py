@@ -37,7 +37,9 @@ from dagster import (
 
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import p_value, percent, signed, signed_pp
+from retrieval_pipeline.core.metric_gates import METRIC_TOLERANCES
 from retrieval_pipeline.core.regression import GroupDelta, Tolerances, Verdict
+from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -63,7 +65,8 @@ def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpe
             asset=EVALUATION_ASSET,
             partitions_def=partitions_def,
             description="Top-1 and top-3 hit rates dropped no more than the configured tolerances since the "
-            "previous run of this set and retriever; an incomplete run (retriever errors) fails.",
+            "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
+            "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN.",
         )
 
 
@@ -85,6 +88,8 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "max_top3_drop": MetadataValue.text(f"{tolerances.max_top3_drop * 100:.1f} pp"),
         "top1_p_value": MetadataValue.text(p_value(report.top1_p_value)),
         "top3_p_value": MetadataValue.text(p_value(report.top3_p_value)),
+        "is_inconclusive": MetadataValue.bool(report.is_inconclusive),
+        **significance_metadata(report),
         "flipped_to_miss_count": MetadataValue.text(str(len(report.flipped_to_miss))),
         "flipped_to_hit_count": MetadataValue.text(str(len(report.flipped_to_hit))),
         "flipped_to_miss": MetadataValue.json(list(report.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
@@ -93,8 +98,10 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     for name, deltas in (("by_form_deltas", report.by_form), ("by_hard_class_deltas", report.by_hard_class)):
         if deltas:
             metadata[name] = _delta_table(deltas)
-    if tolerances.max_p95_latency_increase_ms is not None:
-        metadata["max_p95_latency_increase"] = MetadataValue.text(f"{tolerances.max_p95_latency_increase_ms:.1f} ms")
+    for name in ("max_p95_latency_increase_ms", "min_significance", *METRIC_TOLERANCES):
+        value = getattr(tolerances, name)
+        if value is not None:
+            metadata[name] = MetadataValue.text(f"{value:.1f} ms" if name.endswith("_ms") else f"{value:g}")
     if report.p95_latency_delta_ms is not None:
         metadata["p95_latency_change"] = MetadataValue.text(f"{signed(report.p95_latency_delta_ms)} ms")
     if report.set_changes is not None:
@@ -106,11 +113,12 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     if not run.complete:
         metadata["errored_question_count"] = MetadataValue.text(str(len(run.errored_question_ids)))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
-    not_comparable = report.verdict is Verdict.NOT_COMPARABLE
+    warned = report.verdict in (Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE)
     return AssetCheckResult(
         check_name=CHECK_NAME,
         passed=report.verdict not in (Verdict.REGRESSION, Verdict.INCOMPLETE),
-        severity=AssetCheckSeverity.WARN if not_comparable else AssetCheckSeverity(severity),
+        # Not comparable, or a drop the set cannot tell from noise: passed, flagged WARN (the description says why).
+        severity=AssetCheckSeverity.WARN if warned else AssetCheckSeverity(severity),
         description=report.summary,
         metadata=metadata,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.formatting import percent, rate_with_counts, signed, signed_pp
+from retrieval_pipeline.core.formatting import interval_text, percent, rate_with_counts, signed, signed_pp
 from retrieval_pipeline.core.regression import GroupDelta, Verdict
 from retrieval_pipeline.core.results import GroupRates, QuestionResult
 
@@ -49,7 +49,7 @@ def rate_rows(evaluation: Evaluation) -> list[RateRow]:
     run, baseline = evaluation.run, evaluation.baseline
     report, unchanged = evaluation.report, set_change_line(evaluation) is None
     checked = {1: report.top1_delta, 3: report.top3_delta}  # on the unchanged questions, as the check saw them
-    rows = []
+    rows, intervals = [], run.intervals()
     for k in run.cutoffs:
         has = baseline is not None and k in baseline.cutoffs
         if not (has and compared(evaluation)):
@@ -61,16 +61,25 @@ def rate_rows(evaluation: Evaluation) -> list[RateRow]:
         rows.append(
             RateRow(
                 f"top-{k} hit rate",
-                rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k)),
+                rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k))
+                + (f", {interval_text(intervals[f'top{k}'])}" if f"top{k}" in intervals else ""),
                 percent(baseline.hit_rate(k)) if has else "—",
                 change,
             )
         )
-    now = run.latency_percentiles().get("p95")
-    then = baseline.latency_percentiles().get("p95") if baseline is not None else None
-    if now is not None:
-        change = f"{signed(now - then)} ms" if then is not None and compared(evaluation) else "—"
-        rows.append(RateRow("p95 latency", f"{now:.1f} ms", "—" if then is None else f"{then:.1f} ms", change))
+    before = baseline.metrics() if baseline is not None else {}
+    for name, value in run.metrics().items():
+        if name.startswith(("mrr@", "ndcg@")):
+            then = before.get(name)
+            change = f"{value - then:+.3f}" if then is not None and compared(evaluation) and unchanged else "—"
+            rows.append(RateRow(name.replace("mrr", "MRR").replace("ndcg", "nDCG"), f"{value:.3f}",
+                                "—" if then is None else f"{then:.3f}", change))
+    for label, key in (("p95 latency", "p95"), ("mean latency (batches)", "batch_mean")):
+        now = run.latency_summary().get(key)
+        then = baseline.latency_summary().get(key) if baseline is not None else None
+        if now is not None:
+            change = f"{signed(now - then)} ms" if then is not None and compared(evaluation) else "—"
+            rows.append(RateRow(label, f"{now:.1f} ms", "—" if then is None else f"{then:.1f} ms", change))
     return rows
 
 

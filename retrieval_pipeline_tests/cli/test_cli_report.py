@@ -40,7 +40,7 @@ def test_run_writes_a_markdown_summary_with_the_verdict_and_a_rates_table(cli, p
     assert result.exit_code == 0, result.stderr
     text = summary.read_text(encoding="utf-8")
     assert "**REGRESSION**: Regression: top-1 hit rate dropped 50.0 pp (tolerance 10.0 pp)" in text
-    assert "| top-1 hit rate | 50.0% (1/2) | 100.0% | -50.0 pp |" in text
+    assert "| top-1 hit rate | 50.0% (1/2), 95% CI 9.5–90.5% | 100.0% | -50.0 pp |" in text
     assert "Flipped hit → miss (1): q2" in text
     assert "| near-duplicate | 1 | 0.0% | -100.0 pp | 0.0% | -100.0 pp |" in text
 
@@ -100,7 +100,7 @@ def test_an_incomplete_latest_run_is_reported_as_incomplete_not_compared(cli, pr
     assert cli("report", "cli.small", "good", "--config", str(project.config), "--markdown", str(summary)).exit_code == 0
     text = summary.read_text(encoding="utf-8")
     assert "**INCOMPLETE**: Incomplete run: 1 of 2 questions failed (q2)" in text
-    assert "| top-1 hit rate | 50.0% (1/2) | 100.0% | — |" in text and "Flipped" not in text
+    assert "| top-1 hit rate | 50.0% (1/2), 95% CI 9.5–90.5% | 100.0% | — |" in text and "Flipped" not in text
 
 
 def test_after_a_set_edit_the_summary_says_what_the_comparison_left_out(cli, project, tmp_path):
