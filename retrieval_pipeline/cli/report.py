@@ -22,11 +22,11 @@ def markdown_option(function):
     )(function)
 
 
-def write_markdown(path: Path, evaluation) -> None:
+def write_markdown(path: Path, evaluation, note: str | None = None) -> None:
     from retrieval_pipeline.core.atomic_write import write_text_atomically
     from retrieval_pipeline.reports.markdown import markdown_summary
 
-    write_text_atomically(path, markdown_summary(evaluation))
+    write_text_atomically(path, markdown_summary(evaluation, note))
 
 
 @click.command("report")
@@ -38,8 +38,9 @@ def write_markdown(path: Path, evaluation) -> None:
 @markdown_option
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True, help="Runs drawn in the history chart.")
 def report(set_identifier: str, retriever_identifier: str, config_path, store_uri, html_path, markdown_path, runs: int) -> None:
-    """Report the latest stored run of SET against RETRIEVER: its verdict against the run before it (with the
-    configuration's tolerances), rates, breakdowns, flipped questions, and the pair's history chart.
+    """Report the latest stored run of SET against RETRIEVER: its verdict against the run its check compared
+    it with (judged again with the configuration's tolerances; a different verdict at the time is noted),
+    rates, breakdowns, flipped questions, and the pair's history chart.
 
     --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
     summaries. Without either, the Markdown summary is printed."""
@@ -58,17 +59,22 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
             f"stored: {stored}",
             EXIT_FAILED,
         )
+    stored = store.read_summary(evaluation.stored).get("verdict")
+    note = None
+    if stored is not None and stored != evaluation.report.verdict.value:
+        note = (f"Judged again with the configuration's tolerances; the run's own check found "
+                f"{stored.replace('_', ' ')} at the time (its tolerances may have differed).")
     if html_path is not None:
         from retrieval_pipeline.core.atomic_write import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
 
         history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=evaluation.report.baseline_run_id)
-        write_text_atomically(html_path, html_report(evaluation, history, store.uri))
+        write_text_atomically(html_path, html_report(evaluation, history, store.uri, note))
         click.echo(f"Wrote {html_path}", err=True)
     if markdown_path is not None:
-        write_markdown(markdown_path, evaluation)
+        write_markdown(markdown_path, evaluation, note)
         click.echo(f"Wrote {markdown_path}", err=True)
     if html_path is None and markdown_path is None:
         from retrieval_pipeline.reports.markdown import markdown_summary
 
-        click.echo(markdown_summary(evaluation), nl=False)
+        click.echo(markdown_summary(evaluation, note), nl=False)

@@ -20,7 +20,7 @@ from retrieval_pipeline.reports.rows import (
 )
 
 
-def html_report(evaluation: Evaluation, history: HistoryChartData, store_uri: str) -> str:
+def html_report(evaluation: Evaluation, history: HistoryChartData, store_uri: str, note: str | None = None) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     from retrieval_pipeline.reports.charts import history_chart_png, png_data_uri
@@ -41,4 +41,5 @@ def html_report(evaluation: Evaluation, history: HistoryChartData, store_uri: st
         chart=chart,
         history_runs=len(history.points),
         store_uri=store_uri,
+        note=note,
     )

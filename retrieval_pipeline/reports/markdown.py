@@ -11,12 +11,14 @@ from retrieval_pipeline.reports.rows import breakdowns, compared, rate_rows, set
 FLIPPED_LISTED = 20
 
 
-def markdown_summary(evaluation: Evaluation) -> str:
+def markdown_summary(evaluation: Evaluation, note: str | None = None) -> str:
+    """`note`: a line under the verdict, e.g. that the run's own check found otherwise at the time."""
     run, report = evaluation.run, evaluation.report
     lines = [
         f"### Retrieval quality: `{run.set_identifier}` × `{run.retriever_identifier}`",
         "",
         f"**{verdict_label(evaluation)}**: {report.summary}",
+        *([f"_{note}_"] if note else []),
         "",
         "| metric | this run | baseline | change |",
         "|---|---:|---:|---:|",

@@ -115,3 +115,12 @@ def test_after_a_set_edit_the_summary_says_what_the_comparison_left_out(cli, pro
     text = summary.read_text(encoding="utf-8")
     assert "**PASS**" in text
     assert "Set changed since the baseline: 1 relabelled; compared on 1 unchanged questions." in text
+
+
+def test_a_verdict_that_differs_from_the_runs_own_check_is_noted(cli, project, tmp_path):
+    run(cli, project)
+    project.rankings("good", HALF)
+    run(cli, project, "good", "--max-top1-drop", "0.6", "--max-top3-drop", "0.6")  # passed its own check
+    result = cli("report", "cli.small", "good", "--config", str(project.config))
+    assert "**REGRESSION**" in result.stdout  # with the configuration's 10 pp
+    assert "the run's own check found pass at the time" in result.stdout
