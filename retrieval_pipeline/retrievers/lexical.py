@@ -7,7 +7,6 @@ for the next process. Heavy libraries are imported inside functions so the comma
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -22,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from retrieval_pipeline.core.corpus import answerable_documents, read_corpus
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
 
@@ -100,6 +100,9 @@ class LexicalRetriever:
     def index_version(self) -> str:
         return self._key
 
+    def corpus_document_ids(self) -> frozenset[str]:
+        return answerable_documents(self._index.document_ids)
+
     def retrieve(self, question: str, limit: int) -> list[str]:
         return self.retrieve_batch([question], limit)[0]
 
@@ -142,7 +145,7 @@ def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier
             return _Index(bm25, json.loads((folder / IDS_FILE).read_text(encoding="utf-8")))
         except (OSError, ValueError):  # damaged by hand or by a full disk: rebuilt below
             shutil.rmtree(folder, ignore_errors=True)
-    document_ids, texts = read_corpus(corpus, params.fields, identifier)
+    document_ids, texts = read_corpus(corpus, params.fields, f"retrievers.{identifier}")
     index = _Index(_build_index(texts, params), document_ids)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
@@ -163,60 +166,3 @@ def _build_index(texts: list[str], params: LexicalParams):
     bm25 = bm25s.BM25(k1=params.k1, b=params.b, method=params.method)
     bm25.index(params.tokenize(texts, return_ids=True), show_progress=False)
     return bm25
-
-
-def read_corpus(path: Path, fields: Sequence[str], identifier: str) -> tuple[list[str], list[str]]:
-    """Document ids and indexed texts; BEIR's `_id` or plain `id`, plain or gzip-compressed JSONL."""
-    columns = _columnar(path) or _line_by_line(path, identifier)
-    ids = [first or second for first, second in zip(columns["_id"], columns["id"])]
-    if not ids:
-        raise InvalidInputError("the corpus holds no documents", source=str(path), key=f"retrievers.{identifier}")
-    texts = [" ".join(columns[name][row] or "" for name in fields) for row in range(len(ids))]
-    return ids, texts
-
-
-def _columnar(path: Path) -> dict[str, list[str | None]] | None:
-    """None when pyarrow cannot vouch for every line; the line-by-line reader then names the culprit."""
-    import pyarrow as pa
-    import pyarrow.json as pajson
-
-    try:
-        table = pajson.read_json(path, read_options=pajson.ReadOptions(block_size=1 << 24))
-        columns = {
-            name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
-            for name in ("_id", "id", "title", "text")
-        }
-    except pa.ArrowException:
-        return None
-    if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
-        return None
-    return columns
-
-
-def _line_by_line(path: Path, identifier: str) -> dict[str, list[str | None]]:
-    columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    record = _record(line, f"{path}:{number}", identifier)
-                    for name, values in columns.items():
-                        values.append(None if record.get(name) is None else str(record[name]))
-    except (OSError, EOFError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read the corpus ({error})", source=str(path), key=f"retrievers.{identifier}") from None
-    return columns
-
-
-def _record(line: str, source: str, identifier: str) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise InvalidInputError(f"invalid JSON in the corpus ({error.msg})", source=source, key=f"retrievers.{identifier}") from None
-    if not isinstance(record, dict):
-        raise InvalidInputError("a corpus line must be a JSON object", source=source, key=f"retrievers.{identifier}")
-    if record.get("_id") in (None, "") and record.get("id") in (None, ""):
-        raise InvalidInputError(
-            "the document has no id; give it `_id` (BEIR) or `id`", source=source, key=f"retrievers.{identifier}"
-        )
-    return record
