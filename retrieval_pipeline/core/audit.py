@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.config import ProjectConfig
 from retrieval_pipeline.core.corpus import read_document_ids
+from retrieval_pipeline.core.errors import RetrievalEvalError
 from retrieval_pipeline.core.label_audit import (
     ERROR,
     Finding,
@@ -47,13 +48,20 @@ class AuditReport:
 
 
 def corpora_of(config: ProjectConfig, set_identifier: str) -> dict[str, frozenset[str]]:
-    """Every corpus the configuration knows for this set, by where it came from."""
+    """Every corpus the configuration knows for this set, by where it came from.
+
+    A retriever that cannot be built is passed over: its own evaluation reports why, and one broken
+    retriever must not make every label of every set look wrong.
+    """
     corpora = {}
     own = config.set_corpus(set_identifier)
     if own is not None:
         corpora[f"set corpus {own}"] = read_document_ids(own, f"question_sets.{set_identifier}.corpus")
     for identifier in config.retriever_identifiers:
-        retriever = config.retriever(identifier)
+        try:
+            retriever = config.retriever(identifier)
+        except RetrievalEvalError:
+            continue
         documents = retriever.corpus_document_ids() if isinstance(retriever, CorpusAware) else None
         if documents is not None:
             corpora[identifier] = documents

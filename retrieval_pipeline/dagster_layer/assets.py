@@ -32,6 +32,7 @@ from dagster import (
     asset,
 )
 
+from retrieval_pipeline.dagster_layer.audit import refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.checks import regression_check_result, regression_check_spec
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.leaderboard import build_leaderboard
@@ -72,8 +73,8 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         group_name=GROUP,
         kinds={"parquet"},
         deps=[
-            AssetDep(golden_question_set, partition_mapping=_one_dimension(SET_DIMENSION)),
-            AssetDep(retriever_config, partition_mapping=_one_dimension(RETRIEVER_DIMENSION)),
+            AssetDep(golden_question_set, partition_mapping=one_dimension(SET_DIMENSION)),
+            AssetDep(retriever_config, partition_mapping=one_dimension(RETRIEVER_DIMENSION)),
         ],
         check_specs=[regression_check_spec(partitions.evaluations)],
         description="One set against one retriever: top-k document hit rates, breakdowns and latency; the "
@@ -81,6 +82,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     )
     def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         set_identifier, retriever_identifier = partitions.dimensions(context.partition_key)
+        refuse_unfixed_labels(context, set_identifier)
         config = project.config
         store = project.store()
         evaluation = evaluate_and_record(
@@ -109,7 +111,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 
 
-def _one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
+def one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
     """Explicit rather than inferred, so it stays right even if set and retriever keys ever coincide.
     The mapping class is marked beta in Dagster 1.13; its warning would repeat at every load."""
     with warnings.catch_warnings():

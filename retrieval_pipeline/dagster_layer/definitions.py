@@ -21,6 +21,7 @@ from pathlib import Path
 from dagster import Definitions, define_asset_job, definitions
 
 from retrieval_pipeline.dagster_layer.assets import build_assets
+from retrieval_pipeline.dagster_layer.audit import build_audit
 from retrieval_pipeline.core.config import default_config_path, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
@@ -52,6 +53,7 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         if not identifiers:
             raise InvalidInputError(f"no {what} is configured; the Dagster pipeline needs at least one", source=str(path))
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
+    labels_exist, label_audit = build_audit(partitions, golden_question_set, retrieval_evaluation)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
     evaluation_job = define_asset_job(
@@ -64,7 +66,8 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         config_path=str(path), store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None)
     )
     return Definitions(
-        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard],
+        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit],
+        asset_checks=[labels_exist],
         jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster)],

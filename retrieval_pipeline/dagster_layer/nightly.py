@@ -129,6 +129,8 @@ def _run_all(defs, instance, report: NightlyReport, console) -> None:
 
 
 def _execute(defs, instance, job_name: str, partition_key) -> PartitionOutcome:
+    from retrieval_pipeline.dagster_layer.checks import CHECK_NAME
+
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, partition_key=partition_key, raise_on_error=False, run_config=QUIET_RUN_CONFIG
     )
@@ -144,6 +146,8 @@ def _execute(defs, instance, job_name: str, partition_key) -> PartitionOutcome:
             outcome.top1_hit_rate = metadata["top1_hit_rate"].value
             outcome.top3_hit_rate = metadata["top3_hit_rate"].value
     for evaluation in result.get_asset_check_evaluations():
+        if evaluation.asset_check_key.name != CHECK_NAME:
+            continue
         outcome.check_passed = evaluation.passed
         outcome.check_severity = evaluation.severity.value
         outcome.verdict = evaluation.description
