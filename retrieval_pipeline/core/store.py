@@ -5,6 +5,7 @@ Layout under the root URI, one file per run on each side:
     summaries/<set>/<retriever>/<grader>/<run_id>.parquet             one summary row (complete run)
     summaries/<set>/<retriever>/<grader>/<run_id>.incomplete.parquet  one summary row (retriever errors)
     questions/<set>/<retriever>/<grader>/<run_id>.parquet             one row per question
+    acceptances/<set>/<retriever>/<grader>/<stamp>-<run_id>.parquet    one row per `accept` (append-only)
     question_sets/<set>.parquet                                        a set's questions, as last loaded
 
 A run becomes visible only when its summary lands, and each file is written under a temporary name
@@ -19,10 +20,12 @@ remote stores pay for importing fsspec (~15 MiB and 0.08 s).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.regression import RegressionReport
 from retrieval_pipeline.core.results import GRADER, RunResult
 from retrieval_pipeline.core.arrow_memory import release_unused
 from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
@@ -31,6 +34,7 @@ COMPLETE_SUFFIX = ".parquet"
 INCOMPLETE_SUFFIX = ".incomplete.parquet"
 PARTIAL_PREFIX = ".partial-"
 QUESTION_SETS_SIDE = "question_sets"
+ACCEPTANCES_SIDE = "acceptances"
 
 
 @dataclass(frozen=True, order=True)
@@ -81,12 +85,25 @@ class ResultStore:
         """Where a stored file is, as a reader would open it: a path for a local store, else a URI."""
         return f"{self._root if self._local else self.uri.rstrip('/')}/{relative}"
 
-    def save(self, run: RunResult) -> StoredRun:
+    def save(self, run: RunResult, report: RegressionReport | None = None) -> StoredRun:
+        """`report`: what the run's check found, kept in its summary row."""
         key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
         stored = StoredRun(key, run.run_id, run.complete)
         self._write(self._dir("questions", key), f"{run.run_id}{COMPLETE_SUFFIX}", question_table(run))
-        self._write(self._dir("summaries", key), stored.file_name, summary_table(run))
+        self._write(self._dir("summaries", key), stored.file_name, summary_table(run, report))
         return stored
+
+    def save_acceptance(self, key: HistoryKey, name: str, table) -> None:
+        """A new file each time, never a rewrite: acceptances are an append-only record."""
+        self._write(self._dir(ACCEPTANCES_SIDE, key), f"{name}{COMPLETE_SUFFIX}", table)
+
+    def acceptance_tables(self, key: HistoryKey) -> list:
+        folder = self._dir(ACCEPTANCES_SIDE, key)
+        try:
+            names = sorted(e.base_name for e in self._entries(folder) if e.base_name.endswith(COMPLETE_SUFFIX))
+        except OSError as error:
+            raise StoreError(f"cannot read the result store {self.uri!r}: {error}") from None
+        return [self._read(f"{folder}/{name}") for name in names if not name.startswith(PARTIAL_PREFIX)]
 
     def _write(self, folder: str, name: str, table) -> None:
         import pyarrow.parquet as pq
@@ -198,13 +215,18 @@ class ResultStore:
 
         return self.fs.get_file_info(FileSelector(folder, allow_not_found=True))
 
-    def prune(self, retention: timedelta, now: datetime | None = None) -> list[StoredRun]:
-        """Remove runs older than `retention`, always keeping each key's latest run and latest complete run."""
+    def prune(
+        self, retention: timedelta, now: datetime | None = None, protected: Callable[[HistoryKey], str | None] | None = None
+    ) -> list[StoredRun]:
+        """Remove runs older than `retention`, always keeping each key's latest run, latest complete run and
+        the run `protected` names (the latest accepted one, the baseline under the `accepted` policy)."""
         cutoff = (now or datetime.now(timezone.utc)) - retention
         removed = []
         for key in self.keys():
             runs = self.history(key)
             keep = {run.run_id for run in runs[:1]} | {next((r.run_id for r in runs if r.complete), None)}
+            if protected is not None:
+                keep.add(protected(key))
             for run in runs:
                 if run.run_id not in keep and run.run_at < cutoff:
                     self._remove(run)

@@ -4,6 +4,7 @@
     retriever_config      [retriever]        the retriever, validated and built (BM25 index included)
     retrieval_evaluation  [set x retriever]  evaluate_and_record(); value = the stored per-question Parquet
       + check no_regression                  evaluated in the same step from the core's regression report
+                                             (run tag retrieval_eval/baseline_run_id pins the baseline)
     leaderboard                              latest complete rates of every pair, side by side
 
 The evaluation depends on its own set partition and its own retriever partition only (one-dimension
@@ -42,6 +43,8 @@ from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 GROUP = "retrieval_quality"
+BASELINE_TAG = "retrieval_eval/baseline_run_id"
+"""A run tag pinning the baseline (the CLI's `--baseline RUN_ID`): launch the evaluation job with it."""
 
 
 def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
@@ -94,6 +97,8 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             store,
             tolerances=config.tolerances,
             cutoffs=config.cutoffs,
+            baseline_run_id=context.run.tags.get(BASELINE_TAG),
+            baseline_policy=config.baseline_policy,
         )
         context.log.info(evaluation.report.summary)
         return MaterializeResult(

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pandas as pd
@@ -57,9 +58,9 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
     table = store.latest_run_table(KEY)
 
     assert table.column_names == [
-        "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "run_id", "question_id", "form",
-        "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top2_hit", "top3_hit", "top5_hit",
-        "latency_ms", "error",
+        "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "run_id",
+        "question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top2_hit",
+        "top3_hit", "top5_hit", "latency_ms", "error", "question_fingerprint",
     ]
     rows = table.to_pylist()
     assert {(r["set_identifier"], r["retriever_identifier"], r["run_id"], r["complete"], r["index_version"]) for r in rows} == {
@@ -75,20 +76,18 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
     assert rows[2]["error"] == questions[2].error and rows[1]["hard_class"] == "normal"
 
 
-def test_columns_a_newer_writer_added_pass_through_to_the_run_table(store, tmp_path):
-    """Fingerprints (or any later column) reach the table without this reader knowing them."""
-    run = run_from_codes("13")
+def test_fingerprints_and_columns_a_newer_writer_added_pass_through_to_the_run_table(store, tmp_path):
+    """The set version reaches every row; a later per-question column reaches the table unknown to this reader."""
+    run = RunResult("demo.set", "fixed", tuple(replace(outcome(f"q{i}", "1"), fingerprint=f"f{i}") for i in (1, 2)))
     store.save(run)
-    folder = tmp_path / "results" / "{}" / "demo.set" / "fixed" / GRADER / f"{run.run_id}.parquet"
-    questions = pq.read_table(str(folder).format("questions"))
-    pq.write_table(questions.append_column("question_fingerprint", pa.array(["f1", "f2"])), str(folder).format("questions"))
-    summary = pq.read_table(str(folder).format("summaries"))
-    pq.write_table(summary.append_column("set_fingerprint", pa.array(["s1"])), str(folder).format("summaries"))
+    path = str(tmp_path / "results" / "questions" / "demo.set" / "fixed" / GRADER / f"{run.run_id}.parquet")
+    pq.write_table(pq.read_table(path).append_column("reviewer_note", pa.array(["ok", None])), path)
 
     table = store.latest_run_table(KEY)
 
     assert table.column("question_fingerprint").to_pylist() == ["f1", "f2"]
-    assert table.column("set_fingerprint").to_pylist() == ["s1", "s1"]
+    assert table.column("set_fingerprint").to_pylist() == [run.set_fingerprint] * 2
+    assert table.column("reviewer_note").to_pylist() == ["ok", None]
 
 
 def test_a_key_without_runs_and_a_set_never_saved_read_as_none(store):
