@@ -123,6 +123,7 @@ def regression(report: RegressionReport, tolerances: Tolerances) -> dict[str, An
         "top1_p_value": report.top1_p_value,
         "top3_p_value": report.top3_p_value,
         "p95_latency_delta_ms": report.p95_latency_delta_ms,
+        "excluded_unstable": list(report.excluded_unstable),
         "tolerances": {
             "max_top1_drop": tolerances.max_top1_drop,
             "max_top3_drop": tolerances.max_top3_drop,

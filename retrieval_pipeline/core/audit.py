@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from retrieval_pipeline.core.config import ProjectConfig
+from typing import TYPE_CHECKING
 from retrieval_pipeline.core.corpus import read_document_ids
 from retrieval_pipeline.core.errors import RetrievalEvalError
 from retrieval_pipeline.core.label_audit import (
     ERROR,
+    MIN_FLIPS,
     Finding,
     empty_label_mix,
+    flip_counts,
     labels_not_in_corpus,
     optimistic_rates,
     repeated_questions,
@@ -23,9 +24,13 @@ from retrieval_pipeline.core.label_audit import (
     suspect_labels,
     unstable_findings,
 )
+from retrieval_pipeline.core.questions import GoldenQuestionSet
 from retrieval_pipeline.core.results import RunResult
 from retrieval_pipeline.core.retriever import CorpusAware
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
+
+if TYPE_CHECKING:  # the evaluation imports this module for the gate; it need not load the configuration
+    from retrieval_pipeline.core.config import ProjectConfig
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,12 @@ def recent_complete_runs(store: ResultStore, key: HistoryKey, window: int) -> li
     """The last `window` complete runs of a pair, oldest first."""
     complete = [stored for stored in store.history(key) if stored.complete][:window]
     return [store.load(stored) for stored in reversed(complete)]
+
+
+def unstable_question_ids(store: ResultStore, key: HistoryKey, question_set: GoldenQuestionSet, window: int) -> frozenset[str]:
+    """Questions of the set that flipped at least twice in the pair's last `window` complete runs."""
+    flips = flip_counts(question_set, recent_complete_runs(store, key, window))
+    return frozenset(question_id for question_id, count in flips.items() if count >= MIN_FLIPS)
 
 
 def audit_set(

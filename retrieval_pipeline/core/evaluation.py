@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.audit import unstable_question_ids
 from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
 from retrieval_pipeline.core.questions import GoldenQuestionSet
 from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression, incomplete_report
@@ -33,17 +34,21 @@ def evaluate_and_record(
     progress: Progress | None = None,
     baseline_run_id: str | None = None,
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS,
+    unstable_window: int | None = None,
 ) -> Evaluation:
     """The baseline (chosen by `baseline_policy`, or the run pinned by `baseline_run_id`) is read before
     the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
     work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
     be the next baseline.
 
-    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`).
+    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`). With
+    `unstable_window`, questions that flipped at least twice in that many past complete runs are left out
+    of the comparison (never out of the rates).
     """
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
+    unstable = unstable_question_ids(store, key, question_set, unstable_window) if unstable_window else frozenset()
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
-    report = detect_regression(run, baseline, tolerances) if run.complete else incomplete_report(run, baseline)
+    report = detect_regression(run, baseline, tolerances, unstable) if run.complete else incomplete_report(run, baseline)
     stored = store.save(run, report)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)

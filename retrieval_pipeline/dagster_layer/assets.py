@@ -99,6 +99,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             cutoffs=config.cutoffs,
             baseline_run_id=context.run.tags.get(BASELINE_TAG),
             baseline_policy=config.baseline_policy,
+            unstable_window=config.gate_unstable_window,
         )
         context.log.info(evaluation.report.summary)
         return MaterializeResult(
