@@ -9,14 +9,16 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifiers,
     json_option,
     load_project,
-    non_negative,
     open_store,
     progress_bar,
     status,
     stdout_console,
     store_option,
+    tolerance,
+    stored_run_id,
 )
 from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
 
@@ -24,27 +26,34 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 
 
 @click.command("run")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
 @config_option
 @store_option
 @click.option(
     "--max-top1-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-1 hit-rate drop, 0..1 (0.1 = 10 pp). Default: the configuration's, else 0.1.",
 )
 @click.option(
     "--max-top3-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-3 hit-rate drop, 0..1. Default: the configuration's, else 0.1.",
 )
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 on a regression (for CI) instead of only warning.")
 @click.option(
+    "--fail-on-inconclusive",
+    is_flag=True,
+    help="Exit 1 on an inconclusive verdict (a drop beyond tolerance that tolerances.min_significance cannot "
+    "tell from noise) instead of only warning.",
+)
+@click.option(
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
+    callback=stored_run_id,
     help="Compare with this stored complete run instead of the one `baseline_policy` picks (the latest, or "
     "the latest accepted): pin the baseline, e.g. when re-running a failed CI gate. See `retrieval-eval history`.",
 )
@@ -64,6 +73,7 @@ def run(
     max_top1_drop: float | None,
     max_top3_drop: float | None,
     fail_on_regression: bool,
+    fail_on_inconclusive: bool,
     baseline_run_id: str | None,
     show: str,
     as_json: bool,
@@ -96,6 +106,7 @@ def run(
                 retriever,
                 store,
                 tolerances=tolerances,
+                tolerances_source=config.source,
                 cutoffs=config.cutoffs,
                 progress=advance,
                 baseline_run_id=baseline_run_id,
@@ -112,10 +123,10 @@ def run(
         _print_report(evaluation, store.uri, show)
 
     if not run_result.complete:
-        errored = run_result.errored_question_ids
-        listed = ", ".join(errored[:5]) + (f" and {len(errored) - 5} more" if len(errored) > 5 else "")
+        from retrieval_pipeline.core.failures import failure_summary
+
         raise CommandError(
-            f"incomplete run: the retriever failed on {len(errored)} of {run_result.question_count} questions ({listed}); "
+            f"incomplete run: {failure_summary(run_result)}; "
             f"stored as run {evaluation.stored.run_id} for inspection, never used as a baseline",
             EXIT_INCOMPLETE,
         )
@@ -123,6 +134,10 @@ def run(
         if fail_on_regression:
             raise CommandError(report.summary, EXIT_FAILED)
         warn(f"{report.summary} (pass --fail-on-regression to make this fail)")
+    if report.is_inconclusive:
+        if fail_on_inconclusive:
+            raise CommandError(report.summary, EXIT_FAILED)
+        warn(f"{report.summary} (pass --fail-on-inconclusive to make this fail)")
 
 
 def _print_report(evaluation, store_uri: str, show: str) -> None:
@@ -142,15 +157,16 @@ def _print_report(evaluation, store_uri: str, show: str) -> None:
     console.print()
     for line in render.rate_lines(run_result):
         console.print(line)
+    console.print(render.metrics_line(run_result))
     latency = render.latency_line(run_result)
     if latency:
         console.print(latency)
     with_deltas = report.has_baseline and run_result.complete
-    for title, groups, deltas in (
-        ("By form", run_result.by_form(), report.by_form),
-        ("By hard class", run_result.by_hard_class(), report.by_hard_class),
+    for title, groups, deltas, metrics in (
+        ("By form", run_result.by_form(), report.by_form, run_result.metrics_by_form()),
+        ("By hard class", run_result.by_hard_class(), report.by_hard_class, run_result.metrics_by_hard_class()),
     ):
-        table = render.breakdown_table(title, groups, deltas if with_deltas else ())
+        table = render.breakdown_table(title, groups, deltas if with_deltas else (), metrics)
         if table is not None:
             console.print(table)
     console.print()

@@ -6,13 +6,13 @@ document (a typo, a deleted page) from a label the retriever merely missed.
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.text_files import text_lines
 from retrieval_pipeline.core.retriever import document_id_from_chunk
 
 
@@ -48,7 +48,7 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
             name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
             for name in ("_id", "id", "title", "text")
         }
-    except pa.ArrowException:
+    except (pa.ArrowException, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
         return None
     if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
         return None
@@ -57,16 +57,14 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
 
 def _line_by_line(path: Path, key: str) -> dict[str, list[str | None]]:
     columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    record = _record(line, f"{path}:{number}", key)
-                    for name, values in columns.items():
-                        values.append(None if record.get(name) is None else str(record[name]))
-    except (OSError, EOFError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read the corpus ({error})", source=str(path), key=key) from None
+        for number, line in text_lines(path, "corpus"):
+            if line.strip():
+                record = _record(line, f"{path}:{number}", key)
+                for name, values in columns.items():
+                    values.append(None if record.get(name) is None else str(record[name]))
+    except InvalidInputError as error:  # unreadable, or not UTF-8: named with the retriever it serves
+        raise InvalidInputError(error.problem, source=error.source, key=key) from None
     return columns
 
 

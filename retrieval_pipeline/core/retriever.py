@@ -2,12 +2,14 @@
 
 A kind is a class registered under the entry-point group `retrieval_pipeline.retrievers`; the project
 configuration names instances of kinds. A kind is built by `Kind.from_config(identifier, params, context)`.
+A kind may also offer `Kind.check_config(identifier, params, context)`: the checks of `from_config` that
+build nothing (parameters, files present), which `retrieval-eval list` runs without loading any index.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -26,6 +28,14 @@ class RetrieverFault(Exception):
     """A failure retrying cannot mend: a malformed answer, or an adapter that already retried itself.
 
     The runner records it on the question at once instead of asking again.
+    """
+
+
+class ServiceUnreachable(RetrieverFault):
+    """The service could not be reached at all (refused, unresolvable, no connection in time).
+
+    Unlike a bad answer, it says nothing about the question: when the first questions of a run all end
+    like this, the runner stops instead of waiting out every remaining question's retries.
     """
 
 
@@ -67,6 +77,13 @@ class ConcurrentRetriever(Protocol):
     concurrency: int
 
 
+@runtime_checkable
+class FailFast(Protocol):
+    """Optional: after how many leading unreachable-service failures the run stops (0: never)."""
+
+    fail_fast_after: int
+
+
 def document_id_from_chunk(chunk_id: str, separator: str = "_") -> str:
     """Chunk-grained stores label chunks `<document>_<n>`; labels are documents, so keep the prefix."""
     head, found, _ = chunk_id.rpartition(separator)
@@ -83,6 +100,8 @@ class BuildContext:
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
     build_retriever: Callable[[str], Retriever] | None = None
     fetch_limit: int | None = None  # documents per question the evaluation asks for; None: not known
+    known_retrievers: Collection[str] | None = None  # the configuration's retrievers, for kinds naming others
+
 
     def resolve(self, path: str | Path) -> Path:
         candidate = Path(path).expanduser()
@@ -107,7 +126,7 @@ class RetrieverParams(BaseModel):
         try:
             return cls.model_validate(dict(params))
         except ValidationError as error:
-            location, message = validation_problem(error)
+            location, message = validation_problem(error, cls, noun="key")
             raise InvalidInputError(
                 message, source=context.source, key=f"retrievers.{identifier}", field=".".join(location) or None
             ) from None

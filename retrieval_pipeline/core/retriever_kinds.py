@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from retrieval_pipeline.core import secrets
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.registry import Registry
 from retrieval_pipeline.core.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever
@@ -21,11 +22,9 @@ def retriever_kinds() -> Registry[EntryPoint]:
 
 
 def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> Retriever:
-    try:
-        entry_point = retriever_kinds()[kind]
-    except UnknownIdentifierError as error:
-        raise InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field="kind") from None
-    retriever = entry_point.load().from_config(identifier, params, context)
+    kind_class = _kind_class(identifier, kind, context)
+    secrets.remember_configured(params)  # before the kind reads them, so even its own errors are scrubbed
+    retriever = kind_class.from_config(identifier, params, context)
     if not isinstance(retriever, Retriever):
         raise InvalidInputError(
             f"kind '{kind}' built {type(retriever).__name__}, which lacks identifier or retrieve()",
@@ -33,3 +32,19 @@ def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], conte
             key=f"retrievers.{identifier}",
         )
     return retriever
+
+
+def check_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> None:
+    """What `build_retriever` would refuse, short of building: the kind, and the kind's own `check_config`
+    when it has one (a plugin kind without it is only looked up)."""
+    check = getattr(_kind_class(identifier, kind, context), "check_config", None)
+    if check is not None:
+        check(identifier, params, context)
+
+
+def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:
+    try:
+        entry_point = retriever_kinds()[kind]
+    except UnknownIdentifierError as error:
+        raise InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field="kind") from None
+    return entry_point.load()

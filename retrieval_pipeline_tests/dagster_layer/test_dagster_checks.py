@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey
 from dagster_runs import evaluate, only_check, only_materialization
@@ -86,3 +87,37 @@ def test_an_incomplete_run_fails_the_check_but_is_recorded(tmp_path, instance):
     assert check.metadata["errored_questions"].value == ["a1"]
     assert check.metadata["verdict"].value.startswith("Incomplete run")
     assert only_materialization(result).metadata["errored_questions"].value == 1
+
+
+def test_an_inconclusive_drop_passes_the_check_with_severity_warn_and_says_why(tmp_path, instance):
+    project = write_project(tmp_path / "gated", tolerances={"min_significance": 0.05})
+    defs = build_definitions(project.config)
+    evaluate(defs, instance, "alpha", "good")
+    project.write_run("good", degraded("a1", "a2"))  # 33.3 pp, but two flips of six questions prove nothing
+
+    check = only_check(evaluate(defs, instance, "alpha", "good"))
+
+    assert check.passed and check.severity == AssetCheckSeverity.WARN
+    assert check.metadata["is_inconclusive"].value is True and check.metadata["is_regression"].value is False
+    assert check.description.startswith("Inconclusive: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp), corrected p")
+    assert check.metadata["min_significance"].value == 0.05
+    slices = {(r.data["slice"], r.data["key"], r.data["k"]): r.data for r in check.metadata["slice_tests"].value.records}
+    assert slices[("overall", "all", 1)]["delta_pp"] == -33.33 and not slices[("overall", "all", 1)]["survives"]
+    assert check.metadata["surviving_differences"].value == 0
+    assert "none" in check.metadata["minimum_detectable_drop"].value  # six questions cannot show any drop
+    assert check.metadata["mrr@3_delta"].value < 0
+
+
+def test_an_unreadable_store_file_is_a_warning_in_the_event_log_and_the_check_uses_the_latest_readable_run(
+    defs, instance, project
+):
+    first = only_materialization(evaluate(defs, instance, "alpha", "good"))
+    summaries = project.store / "summaries" / "alpha" / "good" / "retrieval_hit_rate"
+    damaged = summaries / "20991231T000000000000Z-0badf11e.parquet"
+    damaged.write_bytes(b"")
+
+    result = evaluate(defs, instance, "alpha", "good")
+
+    assert result.success and only_check(result).metadata["baseline_run_id"].value == first.metadata["run_id"].value
+    warnings = [r.user_message for r in instance.all_logs(result.run_id) if r.level == logging.WARNING]
+    assert any(message.startswith(f"skipped {damaged}: not a readable Parquet file") for message in warnings), warnings
