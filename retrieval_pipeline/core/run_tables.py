@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
 
+RUN_COLUMNS_PER_QUESTION = ("set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint")
+"""Summary columns repeated on every question row of a run's value, when the stored summary has them:
+the rows of several runs stay self-describing once concatenated."""
 
 
 def _schemas():
@@ -161,3 +164,22 @@ def run_from_tables(summary, questions) -> RunResult:
             )
         ),
     )
+
+
+def run_value_table(summary, questions):
+    """A stored run as one table a dataframe user reads directly: every column of the stored question
+    table, the run's identity from its summary on every row, and a hit column for every cut-off the
+    run was scored at, in cut-off order (the question file keeps top-1 and top-3 only; all are rebuilt
+    from the ids, as `run_from_tables` does, so they agree with the run's rates)."""
+    import pyarrow as pa
+
+    run = run_from_tables(summary, questions)
+    names = [f"top{k}_hit" for k in run.cutoffs]
+    position = questions.column_names.index(names[0])
+    table = questions.drop_columns([name for name in names if name in questions.column_names])
+    for offset, (name, k) in enumerate(zip(names, run.cutoffs)):
+        table = table.add_column(position + offset, name, pa.array([q.hit_at(k) for q in run.questions], pa.bool_()))
+    carried = [name for name in RUN_COLUMNS_PER_QUESTION if name in summary.column_names]
+    for position, name in enumerate(carried):
+        table = table.add_column(position, summary.schema.field(name), pa.repeat(summary.column(name)[0], table.num_rows))
+    return table

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.results import GRADER, RunResult
 from retrieval_pipeline.core.arrow_memory import release_unused
-from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, summary_table
+from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
 
 COMPLETE_SUFFIX = ".parquet"
 INCOMPLETE_SUFFIX = ".incomplete.parquet"
@@ -107,6 +107,23 @@ class ResultStore:
         self._write(f"{self._root}/{QUESTION_SETS_SIDE}", name, question_set_table(question_set))
         return self._uri(f"{QUESTION_SETS_SIDE}/{name}")
 
+    def stored_question_set(self, set_identifier: str):
+        """The table `save_question_set` wrote (a pyarrow.Table), or None before the set was ever saved."""
+        from pyarrow.fs import FileType
+
+        path = f"{self._root}/{QUESTION_SETS_SIDE}/{set_identifier}{COMPLETE_SUFFIX}"
+        if self.fs.get_file_info(path).type == FileType.NotFound:
+            return None
+        return self._read(path)
+
+    def latest_run_table(self, key: HistoryKey):
+        """The key's latest run, complete or not, as a pyarrow.Table with one row per question (see
+        `run_value_table`), or None before its first run. Reads the two files `save` wrote, nothing else."""
+        history = self.history(key)
+        if not history:
+            return None
+        return run_value_table(*self._tables(history[0]))
+
     def questions_uri(self, stored: StoredRun) -> str:
         return self._uri(f"questions/{stored.key.parts}/{stored.run_id}{COMPLETE_SUFFIX}")
 
@@ -142,7 +159,11 @@ class ResultStore:
         return self.load(pinned)
 
     def load(self, stored: StoredRun) -> RunResult:
-        return run_from_tables(
+        return run_from_tables(*self._tables(stored))
+
+    def _tables(self, stored: StoredRun) -> tuple:
+        """The run's summary table and question table, as stored."""
+        return (
             self._read(f"{self._dir('summaries', stored.key)}/{stored.file_name}"),
             self._read(f"{self._dir('questions', stored.key)}/{stored.run_id}{COMPLETE_SUFFIX}"),
         )

@@ -23,6 +23,7 @@ from dagster import Definitions, define_asset_job, definitions
 from retrieval_pipeline.dagster_layer.assets import build_assets
 from retrieval_pipeline.core.config import default_config_path, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, result_store_io_manager
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject, resolve_store_uri
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
@@ -68,7 +69,7 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster)],
-        resources={"project": project},
+        resources={"project": project, RESULT_STORE_IO_MANAGER: result_store_io_manager},
         executor=executor_from_environment(),
     )
 

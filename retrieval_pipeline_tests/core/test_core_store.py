@@ -9,9 +9,10 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from core_helpers import run_from_codes, utc
+from core_helpers import outcome, question, question_set, run_from_codes, utc
 
 from retrieval_pipeline.core.errors import StoreError
 from retrieval_pipeline.core.results import GRADER, QuestionResult, RunResult
@@ -45,6 +46,64 @@ def test_a_saved_run_loads_back_equal(store):
     assert loaded == run
     assert loaded.questions[3].error == run.questions[3].error
     assert loaded.top1_hit_rate == run.top1_hit_rate
+
+
+def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_cutoff(store):
+    store.save(run_from_codes("11", run_at=days_ago(2)))
+    questions = (outcome("q1", "1"), outcome("q2", "3", hard_class="normal"), outcome("q3", "E"), outcome("q4", "-"))
+    latest = RunResult("demo.set", "fixed", questions, run_at=days_ago(1), cutoffs=(1, 2, 3, 5), index_version="idx-2")
+    store.save(latest)
+
+    table = store.latest_run_table(KEY)
+
+    assert table.column_names == [
+        "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "run_id", "question_id", "form",
+        "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top2_hit", "top3_hit", "top5_hit",
+        "latency_ms", "error",
+    ]
+    rows = table.to_pylist()
+    assert {(r["set_identifier"], r["retriever_identifier"], r["run_id"], r["complete"], r["index_version"]) for r in rows} == {
+        ("demo.set", "fixed", latest.run_id, False, "idx-2")
+    }
+    assert [r["run_at"] for r in rows] == [latest.run_at] * 4
+    assert [(r["top1_hit"], r["top2_hit"], r["top3_hit"], r["top5_hit"]) for r in rows] == [
+        (True, True, True, True),
+        (False, False, True, True),
+        (None, None, None, None),  # the retriever failed: neither hit nor miss
+        (False, False, False, False),
+    ]
+    assert rows[2]["error"] == questions[2].error and rows[1]["hard_class"] == "normal"
+
+
+def test_columns_a_newer_writer_added_pass_through_to_the_run_table(store, tmp_path):
+    """Fingerprints (or any later column) reach the table without this reader knowing them."""
+    run = run_from_codes("13")
+    store.save(run)
+    folder = tmp_path / "results" / "{}" / "demo.set" / "fixed" / GRADER / f"{run.run_id}.parquet"
+    questions = pq.read_table(str(folder).format("questions"))
+    pq.write_table(questions.append_column("question_fingerprint", pa.array(["f1", "f2"])), str(folder).format("questions"))
+    summary = pq.read_table(str(folder).format("summaries"))
+    pq.write_table(summary.append_column("set_fingerprint", pa.array(["s1"])), str(folder).format("summaries"))
+
+    table = store.latest_run_table(KEY)
+
+    assert table.column("question_fingerprint").to_pylist() == ["f1", "f2"]
+    assert table.column("set_fingerprint").to_pylist() == ["s1", "s1"]
+
+
+def test_a_key_without_runs_and_a_set_never_saved_read_as_none(store):
+    assert store.latest_run_table(KEY) is None
+    assert store.stored_question_set("demo.set") is None
+
+
+def test_a_saved_question_set_reads_back_as_its_table(store):
+    saved = question_set(question("a", ("d1", "d2"), hard_class="normal"), question("b", (), form="gap"))
+    store.save_question_set(saved)
+    rows = store.stored_question_set("demo.set").to_pylist()
+    assert [(r["question_id"], r["form"], r["expected_document_ids"], r["hard_class"]) for r in rows] == [
+        ("a", "match", ["d1", "d2"], "normal"),
+        ("b", "gap", [], None),
+    ]
 
 
 def test_history_is_newest_first_and_knows_each_runs_time(store):
