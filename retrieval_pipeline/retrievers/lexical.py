@@ -24,6 +24,7 @@ from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, top_k
 
 IDS_FILE = "document_ids.json"
 
@@ -37,6 +38,7 @@ class LexicalParams(RetrieverParams):
     stopwords: str | list[str] | None = "en"
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
     min_score: float = 0.0
+    backend: Backend = "auto"
 
     @field_validator("stemmer")
     @classmethod
@@ -46,6 +48,13 @@ class LexicalParams(RetrieverParams):
         if language is not None and language not in Stemmer.algorithms():
             raise ValueError(f"unknown stemmer {language!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
         return language
+
+    @field_validator("backend")
+    @classmethod
+    def _numba_installed(cls, backend: Backend) -> Backend:
+        if backend == "numba" and not numba_usable():
+            raise ValueError("numba is not installed (pip install 'retrieval-pipeline[fast]'); use 'auto' or 'numpy'")
+        return backend
 
     @field_validator("stopwords")
     @classmethod
@@ -80,6 +89,7 @@ class LexicalRetriever:
     def __init__(self, identifier: str, params: LexicalParams, index: _Index, key: str):
         self.identifier = identifier
         self.params = params
+        self.backend = choose_backend(params.backend, len(index.document_ids))
         self._index = index
         self._key = key
 
@@ -109,9 +119,9 @@ class LexicalRetriever:
         if depth <= 0 or not questions:
             return [[] for _ in questions]
         tokens = self.params.tokenize(questions, return_ids=False)
-        indices, scores = self._index.bm25.retrieve(tokens, k=depth, show_progress=False, n_threads=0)
+        indices, scores = top_k(self._index.bm25, tokens, depth, self.backend)
         rankings = []
-        for row_indices, row_scores in zip(indices.tolist(), scores.tolist()):
+        for row_indices, row_scores in zip(indices, scores):
             # Re-sorted by (score, position) so equal scores rank the same way on every run.
             ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
             rankings.append([self._index.document_ids[i] for score, i in ranked if score > self.params.min_score])
@@ -119,14 +129,14 @@ class LexicalRetriever:
 
 
 def _index_key(corpus: Path, params: LexicalParams) -> str:
-    """Everything that changes the index, and nothing else: `min_score` only filters at query time."""
+    """Everything that changes the index, and nothing else: `min_score` and `backend` act at query time."""
     digest = hashlib.sha256()
     with corpus.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     recipe = {
         "corpus": digest.hexdigest(),
-        "params": params.model_dump(exclude={"corpus", "min_score"}),
+        "params": params.model_dump(exclude={"corpus", "min_score", "backend"}),
         "bm25s": version("bm25s"),
     }
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
