@@ -19,6 +19,7 @@ from retrieval_pipeline.core.questions import GoldenQuestionSet, check_identifie
 from retrieval_pipeline.core.regression import Tolerances
 from retrieval_pipeline.core.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
+from retrieval_pipeline.core.yaml_documents import safe_load
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
 DEFAULT_RETENTION_DAYS = 30.0
@@ -197,7 +198,7 @@ def load_config(path: str | Path) -> ProjectConfig:
     import yaml
 
     try:
-        raw = yaml.safe_load(text) or {}
+        raw = safe_load(text) or {}
     except yaml.YAMLError as error:
         raise InvalidInputError(f"invalid YAML: {error}", source=str(path)) from None
     if not isinstance(raw, dict):

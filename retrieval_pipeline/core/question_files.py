@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from retrieval_pipeline.core.errors import InvalidInputError, validation_problem
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.yaml_documents import safe_load
 
 SET_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 _QUESTION_LIST = TypeAdapter(list[GoldenQuestion])
@@ -30,18 +32,23 @@ def load_question_set_file(path: str | Path) -> GoldenQuestionSet:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise InvalidInputError(f"cannot read the set file ({error.strerror or error})", source=source) from None
-    if path.suffix == ".jsonl":
+    return _parsed(text, path.suffix, source)
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str, suffix: str, source: str) -> GoldenQuestionSet:
+    """Memoised on the file's whole text (sets are immutable): a nightly reads every set file once per
+    Dagster run, and parsing and validating costs far more than reading; an edited file is parsed anew."""
+    if suffix == ".jsonl":
         return _from_jsonl(text, source)
-    return question_set_from_mapping(_parse_document(text, path.suffix, source), source)
+    return question_set_from_mapping(_parse_document(text, suffix, source), source)
 
 
 def _parse_document(text: str, suffix: str, source: str) -> Any:
     try:
         if suffix == ".json":
             return json.loads(text)
-        import yaml
-
-        return yaml.safe_load(text)
+        return safe_load(text)
     except (json.JSONDecodeError, ValueError) as error:
         raise InvalidInputError(f"invalid JSON: {error}", source=source) from None
     except Exception as error:  # yaml.YAMLError and its subclasses
