@@ -10,6 +10,9 @@ Each repetition runs two child processes back to back, each timing its own work 
 - nightly: `run_nightly(config, store)`, the body of `retrieval-eval nightly` (2 set runs, 12 retriever
   runs, 24 evaluation runs with their checks, the leaderboard run) on a Dagster instance kept across
   repetitions (a team's instance exists), a fresh result store each time;
+- nightly_consolidated: the same on an instance whose event log is Dagster's
+  ConsolidatedSqliteEventLogStorage (one SQLite file) instead of the default one file per run, each
+  created with its schema and migration stamp (the cost the profile finds);
 - core:    `load_config` once, then `evaluate_and_record(set, retriever, store)` for the same 24 pairs
   in one process, a fresh result store each time.
 Reported: the overhead per partition ((nightly - core) / 24, median of per-round differences; target
@@ -72,27 +75,30 @@ PROFILE_SPOTS = (
     ("set questions written as Parquet (save_question_set)", "core/store.py", "save_question_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
     ("leaderboard (build_leaderboard)", "core/leaderboard.py", "build_leaderboard"),
-    ("instance event writes (store_event)", "event_log/sql_event_log.py", "store_event"),
-    ("instance run records (create_run_for_job)", "instance/__init__.py", "create_run_for_job"),
-    ("resources initialised (resource_initialization_manager)", "execution/resources_init.py", "resource_initialization_manager"),
+    ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
+    ("instance: run records created (create_run_for_job)", "run_methods.py", "create_run_for_job"),
+    ("instance: a SQLite event database set up per run (_initdb)", "sqlite_event_log.py", "_initdb"),
+    ("  of which Alembic's migration map read (_revision_map)", "alembic/script/revision.py", "_revision_map"),
+    ("SQLite commits (fsync)", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
 )
 
-PROFILE = """
-import cProfile, io, json, pstats, sys
-from rich.console import Console
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
-profiler = cProfile.Profile()
-profiler.enable()
-run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))
-profiler.disable()
-stats = pstats.Stats(profiler).stats
-spots = json.loads(sys.argv[3])
-out = {"total_s": sum(v[2] for v in stats.values())}
-for label, fragment, name in spots:
-    found = [(v[1], v[3]) for (file, line, func), v in stats.items() if func == name and fragment in file]
-    out[label] = {"calls": sum(n for n, _ in found), "cumulative_s": max((t for _, t in found), default=0.0)}
-print(json.dumps(out))
-"""
+PROFILE = c.profiled_script(
+    "import io\nfrom rich.console import Console\nfrom retrieval_pipeline.dagster_layer.nightly import run_nightly",
+    "run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))",
+)
+
+
+def consolidated_home(folder: Path) -> Path:
+    """A Dagster home like the project's, but with every run's events in one SQLite database."""
+    home = folder / "dagster_home_consolidated"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(
+        (c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8")
+        + "\nevent_log_storage:\n  module: dagster._core.storage.event_log\n  class: ConsolidatedSqliteEventLogStorage\n"
+        + f"  config:\n    base_dir: {json.dumps(str(home / 'history'))}\n",
+        encoding="utf-8",
+    )
+    return home
 
 
 def project(folder: Path) -> Path:
@@ -130,12 +136,15 @@ def main(argv: list[str] | None = None) -> c.Report:
         config = project(scratch)
         env = {"DAGSTER_HOME": str(scratch / "dagster_home")}
         (scratch / "dagster_home").mkdir()
-        samples: dict[str, list[c.ProcessSample]] = {"nightly": [], "core": []}
-        work: dict[str, list[float]] = {"nightly": [], "core": []}
+        (scratch / "dagster_home" / "dagster.yaml").write_text((c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8"))
+        homes = {"nightly": env, "nightly_consolidated": {"DAGSTER_HOME": str(consolidated_home(scratch))}, "core": env}
+        scripts = {"nightly": NIGHTLY, "nightly_consolidated": NIGHTLY, "core": CORE}
+        samples: dict[str, list[c.ProcessSample]] = {name: [] for name in scripts}
+        work: dict[str, list[float]] = {name: [] for name in scripts}
         for round_number in range(1 + repeat):  # round 0 builds the indexes and the instance's tables
-            for name, script in (("nightly", NIGHTLY), ("core", CORE)):
+            for name, script in scripts.items():
                 store = scratch / f"store-{name}-{round_number}"
-                sample = c.run_process([python, "-c", script, str(config), str(store)], env=env, cwd=scratch)
+                sample = c.run_process([python, "-c", script, str(config), str(store)], env=homes[name], cwd=scratch)
                 figures = json.loads(sample.stdout.strip().splitlines()[-1])
                 if round_number:
                     samples[name].append(sample)
@@ -155,6 +164,14 @@ def main(argv: list[str] | None = None) -> c.Report:
             f"spreads {_spread(work['nightly'])} / {_spread(work['core'])}",
         )
         report.rows[-1].met = per_partition * 1000 <= TARGET_MS
+        consolidated = c.paired_difference(work["nightly_consolidated"], work["core"]) / partitions
+        report.add(
+            "overhead per partition with a consolidated SQLite event log",
+            c.fmt_seconds(consolidated),
+            f"default instance {c.fmt_seconds(per_partition)}",
+            c.paired_ratio(work["nightly_consolidated"], work["nightly"]),
+            note=f"ratio column: nightly's work, consolidated / default; spread {_spread(work['nightly_consolidated'])}",
+        )
         report.add(
             "whole processes (imports included)",
             c.fmt_seconds(c.median_wall(samples["nightly"])),
@@ -166,7 +183,7 @@ def main(argv: list[str] | None = None) -> c.Report:
             profiled = c.run_process(
                 [python, "-c", PROFILE, str(config), str(scratch / "store-profile"), json.dumps(PROFILE_SPOTS)], env=env, cwd=scratch
             )
-            spots = json.loads(profiled.stdout.strip().splitlines()[-1])
+            spots = json.loads(profiled.stderr.strip().splitlines()[-1])
             report.details["profile"] = spots
             for label, _, _ in PROFILE_SPOTS:
                 spot = spots[label]
