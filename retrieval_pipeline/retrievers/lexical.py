@@ -27,6 +27,7 @@ from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
 from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, top_k
 
 IDS_FILE = "document_ids.json"
+TIE_MARGIN = 8  # documents fetched beyond the depth asked, so that a tie at the cut is seen whole
 
 
 class LexicalParams(RetrieverParams):
@@ -114,17 +115,30 @@ class LexicalRetriever:
         return self.retrieve_batch([question], limit)[0]
 
     def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
-        """One tokenisation and one bm25s call for all questions; that is where BM25's speed comes from."""
-        depth = min(limit, len(self._index.document_ids))
+        """One tokenisation and one bm25s call for all questions; that is where BM25's speed comes from.
+
+        Equal scores rank by corpus position, whichever backend found them: backends keep different
+        members of a tie that straddles the cut, so TIE_MARGIN more documents are fetched, and a
+        question whose last fetched document still ties with its last kept one is asked again, deeper.
+        """
+        total = len(self._index.document_ids)
+        depth = min(limit, total)
         if depth <= 0 or not questions:
             return [[] for _ in questions]
         tokens = self.params.tokenize(questions, return_ids=False)
-        indices, scores = top_k(self._index.bm25, tokens, depth, self.backend)
-        rankings = []
-        for row_indices, row_scores in zip(indices, scores):
-            # Re-sorted by (score, position) so equal scores rank the same way on every run.
-            ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
-            rankings.append([self._index.document_ids[i] for score, i in ranked if score > self.params.min_score])
+        rankings: list[list[str]] = [[] for _ in questions]
+        pending, fetch = list(range(len(questions))), min(depth + TIE_MARGIN, total)
+        while pending:
+            indices, scores = top_k(self._index.bm25, [tokens[i] for i in pending], fetch, self.backend)
+            unsettled = []
+            for question, row_indices, row_scores in zip(pending, indices, scores):
+                ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
+                cut = ranked[depth - 1][0]
+                if fetch < total and cut > self.params.min_score and ranked[-1][0] == cut:
+                    unsettled.append(question)
+                else:
+                    rankings[question] = [self._index.document_ids[i] for score, i in ranked[:depth] if score > self.params.min_score]
+            pending, fetch = unsettled, min(fetch * 4, total)
         return rankings
 
 
