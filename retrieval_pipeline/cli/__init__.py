@@ -13,7 +13,8 @@ is invoked or its own `--help` is asked for, so a command that needs Dagster kee
 every other command. Its failures get the same treatment as the built-in commands' (see `errors.py`).
 
 Exit codes: 0 success (also a regression without --fail-on-regression, with a warning on stderr);
-1 an unknown set or retriever, or a regression with --fail-on-regression; 2 usage errors and invalid
+1 an unknown set, retriever or run, a run `accept` refuses (incomplete), or a regression with
+--fail-on-regression; 2 usage errors and invalid
 input (files, configuration, tolerances, an unreachable result store); 3 an incomplete run (the
 retriever failed on some questions); 4 an unexpected internal error (a bug: set RETRIEVAL_EVAL_DEBUG=1
 to see its traceback).
@@ -32,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("retrieval_pipeline.cli.run:run", "Run a question set against a retriever, save it, check for regressions."),
     "compare": ("retrieval_pipeline.cli.compare:compare", "Compare retrievers side by side on one set, with paired tests."),
     "list": ("retrieval_pipeline.cli.commands:list_command", "List the configuration's question sets and retrievers."),
+    "accept": ("retrieval_pipeline.cli.accept:accept", "Accept a stored run as the baseline (baseline_policy: accepted)."),
     "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
@@ -59,6 +61,16 @@ class LazyGroup(click.Group):
         self.commands[name] = command
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """click suggests a command only among those already imported; here every command is a candidate."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in self.list_commands(ctx):
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The listing uses the stored short help, so `--help` imports no command module."""
         rows = []
@@ -72,6 +84,11 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """The group's own arguments (an unknown command, a bad global option) fail on one line too."""
+        with reported_errors():
+            return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context):
         # Arrow's default allocator (mimalloc) keeps freed pages for reuse, which a one-shot command never
@@ -94,7 +111,7 @@ def main() -> None:
     The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else
     the embedded demo (set demo.cranfield over the public Cranfield abstracts).
 
-    Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set or
-    retriever, or a regression with --fail-on-regression; 2 usage error or invalid input (files,
+    Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set,
+    retriever or run (accept refuses an incomplete run too), or a regression with --fail-on-regression; 2 usage error or invalid input (files,
     configuration, tolerances, unreachable store); 3 incomplete run (retriever errors); 4 internal error.
     """

@@ -6,7 +6,15 @@ from datetime import timedelta
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, json_option, load_project, open_store, stdout_console, store_option
+from retrieval_pipeline.cli.common import (
+    config_option,
+    identifiers,
+    json_option,
+    load_project,
+    open_store,
+    stdout_console,
+    store_option,
+)
 from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
 
 
@@ -14,9 +22,13 @@ from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
 @config_option
 @json_option
 def list_command(config_path, as_json: bool) -> None:
-    """List the question sets (questions by form) and retrievers (kind) of the configuration."""
+    """List the question sets (questions by form) and retrievers (kind) of the configuration.
+
+    Everything listed is validated as `run` validates it (set files, retriever kinds and parameters,
+    files they name), without building any index, so `list` is a quick check of a configuration."""
     config = load_project(config_path)
     sets = config.question_sets
+    config.check_retrievers()
     rows = [
         {
             "identifier": identifier,
@@ -57,21 +69,25 @@ def list_command(config_path, as_json: bool) -> None:
 
 
 @click.command("history")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
 @config_option
 @store_option
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Runs to show (0 for all).")
 @json_option
 def history(set_identifier: str, retriever_identifier: str, config_path, store_uri, limit: int, as_json: bool) -> None:
-    """The stored runs of SET against RETRIEVER, newest first, with their rates and their deltas to the
-    previous complete run (the baseline each was checked against)."""
+    """The stored runs of SET against RETRIEVER, newest first, with their rates, their deltas to the
+    baseline each was checked against, and a status: the check's verdict (baseline, pass, regression,
+    not comparable, incomplete), who accepted it, and which run is the current baseline."""
+    from retrieval_pipeline.core.baselines import BaselinePolicy
     from retrieval_pipeline.core.history import run_history
     from retrieval_pipeline.core.store import HistoryKey
 
-    store = open_store(store_uri, None if store_uri else load_project(config_path))
+    # With --store the configuration is optional; when there is one, its baseline policy marks the baseline.
+    config = load_project(config_path) if not store_uri or (config_path and config_path.exists()) else None
+    store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
-    entries = run_history(store, key, limit or None)
+    entries = run_history(store, key, limit or None, config.baseline_policy if config else BaselinePolicy.PREVIOUS)
     if not entries:
         stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
         raise CommandError(
@@ -97,11 +113,11 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     table.add_column("run id", no_wrap=True)
     for header in ("top-1", "Δ top-1", "top-3", "Δ top-3"):
         table.add_column(header, justify="right", no_wrap=True)
-    table.add_column("note")
+    table.add_column("status")
     for entry in entries:
         s = entry.summary
-        notes = [] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
-        if s.complete and entry.baseline_run_id is None:
+        notes = [entry.status] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
+        if s.complete and s.verdict is None and entry.baseline_run_id is None:
             notes.append("first run")
         if s.question_count != questions:
             notes.append(f"{s.question_count} questions")
@@ -112,7 +128,7 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
             signed_pp(entry.top1_delta),
             percent(s.top3_hit_rate),
             signed_pp(entry.top3_delta),
-            "; ".join(notes),
+            "; ".join(note for note in notes if note),
         )
     console.print(table)
 
@@ -120,43 +136,70 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
 @click.command("prune")
 @click.option(
     "--older-than-days",
-    type=click.FloatRange(min=0),
-    help="Remove runs older than this many days. Default: the configuration's retention_days (30).",
+    type=float,
+    help="Remove runs older than this many days (0 to 36500). Default: the configuration's retention_days (30).",
 )
+@click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
 @config_option
 @store_option
 @json_option
-def prune(older_than_days: float | None, config_path, store_uri, as_json: bool) -> None:
-    """Apply retention: remove stored runs older than the retention period. The latest run and the latest
-    complete run of every set and retriever are always kept, so a baseline survives."""
+def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, as_json: bool) -> None:
+    """Apply retention: remove stored runs older than the retention period. The latest readable run, the
+    latest readable complete run and the latest accepted run of every set and retriever are always kept,
+    so a baseline survives under either policy; files that cannot be read are reported and left alone.
+    Everything is checked before anything goes."""
+    from retrieval_pipeline.core.baselines import latest_accepted_run_id
+    from retrieval_pipeline.core.errors import InvalidInputError
+    from retrieval_pipeline.core.retention import check_retention_days, prune as prune_store
+
+    if older_than_days is not None:
+        try:
+            check_retention_days(older_than_days)
+        except InvalidInputError as error:
+            raise CommandError(f"--older-than-days {error}") from None
     config = load_project(config_path) if older_than_days is None or not store_uri else None
     days = older_than_days if older_than_days is not None else config.retention_days
     store = open_store(store_uri, config)
-    removed = store.prune(timedelta(days=days))
+    plan = prune_store(store, timedelta(days=days), dry_run=dry_run, protected=lambda key: latest_accepted_run_id(store, key))
+    leftovers = [store.shown(path) for path in plan.leftovers]
     if as_json:
         from retrieval_pipeline.cli import payloads
 
-        payloads.emit({"store": store.uri, "older_than_days": days, "removed": payloads.stored_runs(removed)})
+        payloads.emit(
+            {
+                "store": store.uri,
+                "older_than_days": days,
+                "dry_run": dry_run,
+                "removed": payloads.stored_runs(plan.runs),
+                "removed_leftovers": leftovers,
+            }
+        )
         return
     console = stdout_console()
-    if not removed:
+    if not plan.runs and not leftovers:
         console.print(
             f"Nothing to remove from {store.uri}: no run older than {days:g} days "
-            "(the latest run of each set and retriever is always kept)."
+            "(the latest readable run of each set and retriever is always kept)."
         )
         return
     from rich.table import Table
 
-    console.print(f"Removed {len(removed)} run(s) older than {days:g} days from {store.uri}:")
-    table = Table()
-    for header in ("set", "retriever", "run id", "run at (UTC)", "complete"):
-        table.add_column(header, no_wrap=True)
-    for run in removed:
-        table.add_row(
-            run.key.set_identifier,
-            run.key.retriever_identifier,
-            run.run_id,
-            run.run_at.strftime("%Y-%m-%d %H:%M:%S"),
-            "yes" if run.complete else "no",
-        )
-    console.print(table)
+    verb = "Would remove" if dry_run else "Removed"
+    console.print(f"{verb} {len(plan.runs)} run(s) older than {days:g} days from {store.uri}:")
+    if plan.runs:
+        table = Table()
+        for header in ("set", "retriever", "run id", "run at (UTC)", "complete"):
+            table.add_column(header, no_wrap=True)
+        for run in plan.runs:
+            table.add_row(
+                run.key.set_identifier,
+                run.key.retriever_identifier,
+                run.run_id,
+                run.run_at.strftime("%Y-%m-%d %H:%M:%S"),
+                "yes" if run.complete else "no",
+            )
+        console.print(table)
+    for path in leftovers:
+        console.print(f"{verb} {path} (left by a save that crashed)")
+    if dry_run:
+        console.print("Dry run: nothing was removed.")

@@ -9,6 +9,7 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifiers,
     json_option,
     load_project,
     open_store,
@@ -21,8 +22,14 @@ from retrieval_pipeline.cli.errors import EXIT_INCOMPLETE, CommandError
 
 
 @click.command("compare")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifiers", metavar="RETRIEVER RETRIEVER...", nargs=-1, required=True)
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument(
+    "retriever_identifiers",
+    metavar="RETRIEVER RETRIEVER...",
+    nargs=-1,
+    required=True,
+    callback=identifiers("retriever identifier"),
+)
 @config_option
 @store_option
 @click.option(
@@ -77,13 +84,19 @@ def compare(
             with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
                 if store is not None:
                     evaluation = evaluate_and_record(
-                        question_set, retriever, store, tolerances=config.tolerances, cutoffs=config.cutoffs, progress=advance
+                        question_set,
+                        retriever,
+                        store,
+                        tolerances=config.tolerances,
+                        cutoffs=config.cutoffs,
+                        progress=advance,
+                        baseline_policy=config.baseline_policy,
                     )
                     runs.append(evaluation.run)
                     saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
                 else:
                     runs.append(run_question_set(question_set, retriever, cutoffs=config.cutoffs, progress=advance))
-    comparison = compare_runs(runs)
+    comparison = compare_runs(runs, min_compared_questions=config.tolerances.min_compared_questions)
 
     if as_json:
         from retrieval_pipeline.cli import payloads

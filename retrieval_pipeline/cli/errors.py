@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import click
 
 EXIT_OK = 0
-EXIT_FAILED = 1  # unknown set or retriever; regression with --fail-on-regression
+EXIT_FAILED = 1  # unknown set, retriever or run; regression with --fail-on-regression; run not acceptable
 EXIT_INVALID = 2  # usage errors and invalid input (click uses 2 for its usage errors too)
 EXIT_INCOMPLETE = 3  # the retriever failed on some questions
 EXIT_INTERNAL = 4  # a bug: an exception nobody anticipated
@@ -24,7 +24,16 @@ class CommandError(click.ClickException):
         self.exit_code = exit_code
 
     def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        message = " ".join(line.strip() for line in self.format_message().splitlines())
+        click.echo(f"error: {message}", err=True)
+
+
+def usage_error(error: click.UsageError) -> CommandError:
+    """click shows a usage error over four lines (usage, hint, blank, error); one line says the same."""
+    from retrieval_pipeline.core.errors import MESSAGE_LIMIT, clip
+
+    command = error.ctx.command_path if error.ctx else "retrieval-eval"
+    return CommandError(f"{command}: {clip(error.format_message(), MESSAGE_LIMIT)} (see '{command} --help')", error.exit_code)
 
 
 def warn(message: str) -> None:
@@ -34,13 +43,15 @@ def warn(message: str) -> None:
 @contextmanager
 def reported_errors() -> Iterator[None]:
     """Translate the core's errors into exit codes; click's own exceptions pass through unchanged."""
-    from retrieval_pipeline.core.errors import RetrievalEvalError, UnknownIdentifierError
+    from retrieval_pipeline.core.errors import NotAcceptableError, RetrievalEvalError, UnknownIdentifierError
 
     try:
         yield
+    except click.UsageError as error:
+        raise usage_error(error) from None
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt):
         raise
-    except UnknownIdentifierError as error:
+    except (UnknownIdentifierError, NotAcceptableError) as error:
         raise CommandError(str(error), EXIT_FAILED) from None
     except RetrievalEvalError as error:  # invalid input, duplicate identifiers, an unreachable store
         raise CommandError(str(error), EXIT_INVALID) from None

@@ -9,14 +9,16 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifiers,
     json_option,
     load_project,
-    non_negative,
     open_store,
     progress_bar,
     status,
     stdout_console,
     store_option,
+    tolerance,
+    stored_run_id,
 )
 from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
 
@@ -24,20 +26,20 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 
 
 @click.command("run")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
 @config_option
 @store_option
 @click.option(
     "--max-top1-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-1 hit-rate drop, 0..1 (0.1 = 10 pp). Default: the configuration's, else 0.1.",
 )
 @click.option(
     "--max-top3-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-3 hit-rate drop, 0..1. Default: the configuration's, else 0.1.",
 )
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 on a regression (for CI) instead of only warning.")
@@ -45,8 +47,9 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
-    help="Compare with this stored complete run instead of the latest one (pin the baseline, e.g. when "
-    "re-running a failed CI gate). See `retrieval-eval history`.",
+    callback=stored_run_id,
+    help="Compare with this stored complete run instead of the one `baseline_policy` picks (the latest, or "
+    "the latest accepted): pin the baseline, e.g. when re-running a failed CI gate. See `retrieval-eval history`.",
 )
 @click.option(
     "--show",
@@ -74,17 +77,14 @@ def run(
     class, the saved run and the regression verdict; with a baseline also the per-group deltas, the
     questions that flipped, and paired exact McNemar p-values.
     """
+    from dataclasses import replace
+
     from retrieval_pipeline.core.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.regression import Tolerances
 
     config = load_project(config_path)
-    configured = config.tolerances
+    overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
     try:
-        tolerances = Tolerances(
-            max_top1_drop=configured.max_top1_drop if max_top1_drop is None else max_top1_drop,
-            max_top3_drop=configured.max_top3_drop if max_top3_drop is None else max_top3_drop,
-            max_p95_latency_increase_ms=configured.max_p95_latency_increase_ms,
-        )
+        tolerances = replace(config.tolerances, **{name: value for name, value in overrides.items() if value is not None})
     except ValueError as error:
         raise CommandError(str(error)) from None
     store = open_store(store_uri, config)
@@ -102,13 +102,14 @@ def run(
                 cutoffs=config.cutoffs,
                 progress=advance,
                 baseline_run_id=baseline_run_id,
+                baseline_policy=config.baseline_policy,
             )
     run_result, report = evaluation.run, evaluation.report
 
     if as_json:
         from retrieval_pipeline.cli import payloads
 
-        payloads.emit(payloads.evaluation(run_result, report, tolerances, store.uri))
+        payloads.emit(payloads.evaluation(run_result, report, tolerances, store.uri, config.baseline_policy.value))
     else:
         _print_report(evaluation, store.uri, show)
 

@@ -4,6 +4,7 @@
     retriever_config      [retriever]        the retriever, validated and built (BM25 index included)
     retrieval_evaluation  [set x retriever]  evaluate_and_record(); value = the stored per-question Parquet
       + check no_regression                  evaluated in the same step from the core's regression report
+                                             (run tag retrieval_eval/baseline_run_id pins the baseline)
     leaderboard                              latest complete rates of every pair, side by side
 
 The evaluation depends on its own set partition and its own retriever partition only (one-dimension
@@ -41,6 +42,8 @@ from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 GROUP = "retrieval_quality"
+BASELINE_TAG = "retrieval_eval/baseline_run_id"
+"""A run tag pinning the baseline (the CLI's `--baseline RUN_ID`): launch the evaluation job with it."""
 
 
 def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
@@ -53,7 +56,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     )
     def golden_question_set(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         question_set = project.config.question_set(context.partition_key)
-        uri = project.store().save_question_set(question_set)
+        uri = project.store(context.log).save_question_set(question_set)
         return MaterializeResult(metadata=question_set_metadata(question_set, project, uri))
 
     @asset(
@@ -85,13 +88,15 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         set_identifier, retriever_identifier = partitions.dimensions(context.partition_key)
         config = project.config
-        store = project.store()
+        store = project.store(context.log)
         evaluation = evaluate_and_record(
             config.question_set(set_identifier),
             config.retriever(retriever_identifier),
             store,
             tolerances=config.tolerances,
             cutoffs=config.cutoffs,
+            baseline_run_id=context.run.tags.get(BASELINE_TAG),
+            baseline_policy=config.baseline_policy,
         )
         context.log.info(evaluation.report.summary)
         return MaterializeResult(
@@ -106,8 +111,8 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         automation_condition=AutomationCondition.eager(),
         description="The latest complete rates of every set and retriever of the configuration, side by side.",
     )
-    def leaderboard(project: RetrievalProject) -> MaterializeResult:
-        return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(), project))
+    def leaderboard(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+        return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project))
 
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from dagster import Definitions, define_asset_job, definitions
 
+from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
 from retrieval_pipeline.dagster_layer.assets import build_assets
 from retrieval_pipeline.core.config import default_config_path, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
@@ -66,7 +67,7 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
     )
     return Definitions(
         assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard],
-        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job],
+        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster)],
         resources={"project": project, RESULT_STORE_IO_MANAGER: result_store_io_manager},

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 Backend = Literal["auto", "numpy", "numba"]
 NUMBA_MIN_DOCUMENTS = 100_000
+TIE_MARGIN = 8  # documents fetched beyond the depth asked, so that a tie at the cut is seen whole
 
 
 def numba_usable() -> bool:
@@ -34,6 +35,30 @@ def choose_backend(requested: Backend, document_count: int) -> Literal["numpy", 
     if requested != "auto":
         return requested
     return "numba" if document_count >= NUMBA_MIN_DOCUMENTS and numba_usable() else "numpy"
+
+
+def ranked_positions(bm25: Any, tokens: Sequence[Sequence[str]], depth: int, backend: Literal["numpy", "numba"], min_score: float) -> list[list[int]]:
+    """Each question's best `depth` corpus positions scoring above `min_score`, equal scores by position.
+
+    Backends keep different members of a tie that straddles the cut, so TIE_MARGIN more documents are
+    fetched, and a question whose last fetched document still ties with its last kept one is asked
+    again, deeper: the ranking is then the same whichever backend (or thread count) found it.
+    """
+    total = bm25.scores["num_docs"]
+    rankings: list[list[int]] = [[] for _ in tokens]
+    pending, fetch = list(range(len(tokens))), min(depth + TIE_MARGIN, total)
+    while pending:
+        indices, scores = top_k(bm25, [tokens[i] for i in pending], fetch, backend)
+        unsettled = []
+        for question, row_indices, row_scores in zip(pending, indices, scores):
+            ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
+            cut = ranked[depth - 1][0]
+            if fetch < total and cut > min_score and ranked[-1][0] == cut:
+                unsettled.append(question)
+            else:
+                rankings[question] = [position for score, position in ranked[:depth] if score > min_score]
+        pending, fetch = unsettled, min(fetch * 4, total)
+    return rankings
 
 
 def top_k(bm25: Any, tokens: Sequence[Sequence[str]], k: int, backend: Literal["numpy", "numba"]) -> tuple[list, list]:

@@ -7,7 +7,6 @@ for the next process. Heavy libraries are imported inside functions so the comma
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -22,12 +21,13 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.durable import sync
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
-from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, top_k
+from retrieval_pipeline.core.text_files import text_lines
+from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
 
 IDS_FILE = "document_ids.json"
-TIE_MARGIN = 8  # documents fetched beyond the depth asked, so that a tie at the cut is seen whole
 
 
 class LexicalParams(RetrieverParams):
@@ -47,7 +47,7 @@ class LexicalParams(RetrieverParams):
         import Stemmer
 
         if language is not None and language not in Stemmer.algorithms():
-            raise ValueError(f"unknown stemmer {language!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
+            raise ValueError(f"unknown stemmer {quoted(language)}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
         return language
 
     @field_validator("backend")
@@ -61,7 +61,7 @@ class LexicalParams(RetrieverParams):
     @classmethod
     def _known_stopwords(cls, stopwords: str | list[str] | None) -> str | list[str] | None:
         if isinstance(stopwords, str) and stopwords != "en":
-            raise ValueError(f"{stopwords!r} is not a stopword list; use 'en', a list of words, or null")
+            raise ValueError(f"{quoted(stopwords)} is not a stopword list; use 'en', a list of words, or null")
         return stopwords
 
     def tokenize(self, texts: Sequence[str], *, return_ids: bool):
@@ -95,13 +95,19 @@ class LexicalRetriever:
         self._key = key
 
     @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalParams:
         settings = LexicalParams.parse(identifier, params, context)
         corpus = context.resolve(settings.corpus)
         if not corpus.is_file():
             raise InvalidInputError(
                 f"corpus file {corpus} does not exist", source=context.source, key=f"retrievers.{identifier}", field="corpus"
             )
+        return settings
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
+        settings = cls.check_config(identifier, params, context)
+        corpus = context.resolve(settings.corpus)
         key = _index_key(corpus, settings)
         with _LOCK:
             if key not in _INDEXES:
@@ -115,31 +121,13 @@ class LexicalRetriever:
         return self.retrieve_batch([question], limit)[0]
 
     def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
-        """One tokenisation and one bm25s call for all questions; that is where BM25's speed comes from.
-
-        Equal scores rank by corpus position, whichever backend found them: backends keep different
-        members of a tie that straddles the cut, so TIE_MARGIN more documents are fetched, and a
-        question whose last fetched document still ties with its last kept one is asked again, deeper.
-        """
-        total = len(self._index.document_ids)
-        depth = min(limit, total)
+        """One tokenisation and one bm25s call for all questions; that is where BM25's speed comes from."""
+        depth = min(limit, len(self._index.document_ids))
         if depth <= 0 or not questions:
             return [[] for _ in questions]
         tokens = self.params.tokenize(questions, return_ids=False)
-        rankings: list[list[str]] = [[] for _ in questions]
-        pending, fetch = list(range(len(questions))), min(depth + TIE_MARGIN, total)
-        while pending:
-            indices, scores = top_k(self._index.bm25, [tokens[i] for i in pending], fetch, self.backend)
-            unsettled = []
-            for question, row_indices, row_scores in zip(pending, indices, scores):
-                ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
-                cut = ranked[depth - 1][0]
-                if fetch < total and cut > self.params.min_score and ranked[-1][0] == cut:
-                    unsettled.append(question)
-                else:
-                    rankings[question] = [self._index.document_ids[i] for score, i in ranked[:depth] if score > self.params.min_score]
-            pending, fetch = unsettled, min(fetch * 4, total)
-        return rankings
+        positions = ranked_positions(self._index.bm25, tokens, depth, self.backend, self.params.min_score)
+        return [[self._index.document_ids[i] for i in row] for row in positions]
 
 
 def _index_key(corpus: Path, params: LexicalParams) -> str:
@@ -157,15 +145,14 @@ def _index_key(corpus: Path, params: LexicalParams) -> str:
 
 
 def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier: str) -> _Index:
-    """The folder appears by a rename once complete, so another process never reads a half-written index."""
-    import bm25s
+    """A cached index that cannot be used, whatever the loader raises (an empty file gives EOFError, a
+    damaged one ValueError or a pickle error), is deleted and rebuilt: the cache is only ever a shortcut.
 
-    if folder.is_dir():
-        try:
-            bm25 = bm25s.BM25.load(folder, show_progress=False)
-            return _Index(bm25, json.loads((folder / IDS_FILE).read_text(encoding="utf-8")))
-        except (OSError, ValueError):  # damaged by hand or by a full disk: rebuilt below
-            shutil.rmtree(folder, ignore_errors=True)
+    The folder appears by a rename once complete and synced to disk, so another process never reads a
+    half-written index and a power loss never leaves empty files under the final name."""
+    cached = _load_cached(folder)
+    if cached is not None:
+        return cached
     document_ids, texts = read_corpus(corpus, params.fields, identifier)
     index = _Index(_build_index(texts, params), document_ids)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -173,12 +160,31 @@ def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier
     try:
         index.bm25.save(staging, show_progress=False)
         (staging / IDS_FILE).write_text(json.dumps(document_ids), encoding="utf-8")
+        for path in [*staging.iterdir(), staging]:
+            sync(path)
         os.rename(staging, folder)
+        sync(folder.parent)
     except OSError:  # another process finished first, or the cache is full or read-only: serve from memory
         pass
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return index
+
+
+def _load_cached(folder: Path) -> _Index | None:
+    import bm25s
+
+    if not folder.is_dir():
+        return None
+    try:
+        bm25 = bm25s.BM25.load(folder, show_progress=False)
+        document_ids = json.loads((folder / IDS_FILE).read_text(encoding="utf-8"))
+        if not isinstance(document_ids, list) or len(document_ids) != bm25.scores["num_docs"]:
+            raise ValueError(f"{IDS_FILE} does not match the index")
+        return _Index(bm25, document_ids)
+    except Exception:  # noqa: BLE001 - any damage at all means: rebuild (see _load_or_build)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
 
 
 def _build_index(texts: list[str], params: LexicalParams):
@@ -210,7 +216,7 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
             name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
             for name in ("_id", "id", "title", "text")
         }
-    except pa.ArrowException:
+    except (pa.ArrowException, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
         return None
     if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
         return None
@@ -219,16 +225,14 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
 
 def _line_by_line(path: Path, identifier: str) -> dict[str, list[str | None]]:
     columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    record = _record(line, f"{path}:{number}", identifier)
-                    for name, values in columns.items():
-                        values.append(None if record.get(name) is None else str(record[name]))
-    except (OSError, EOFError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read the corpus ({error})", source=str(path), key=f"retrievers.{identifier}") from None
+        for number, line in text_lines(path, "corpus"):
+            if line.strip():
+                record = _record(line, f"{path}:{number}", identifier)
+                for name, values in columns.items():
+                    values.append(None if record.get(name) is None else str(record[name]))
+    except InvalidInputError as error:  # unreadable, or not UTF-8: named with the retriever it serves
+        raise InvalidInputError(error.problem, source=error.source, key=f"retrievers.{identifier}") from None
     return columns
 
 
