@@ -111,10 +111,11 @@ def compare(
             for identifier, (run_id, verdict) in saved.items():
                 console.print(f"Saved run {run_id} of {identifier} to {store.uri}. {verdict}")
 
-    incomplete = [run.retriever_identifier for run in runs if not run.complete]
+    incomplete = [run for run in runs if not run.complete]
     if incomplete:
+        from retrieval_pipeline.core.failures import failure_summary
+
+        causes = "; ".join(f"{run.retriever_identifier}: {failure_summary(run)}" for run in incomplete)
         raise CommandError(
-            f"incomplete run: {', '.join(incomplete)} failed on some questions; "
-            "errored questions are left out of the paired tests",
-            EXIT_INCOMPLETE,
+            f"incomplete run: {causes}; errored questions are left out of the paired tests", EXIT_INCOMPLETE
         )

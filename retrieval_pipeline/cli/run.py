@@ -114,10 +114,10 @@ def run(
         _print_report(evaluation, store.uri, show)
 
     if not run_result.complete:
-        errored = run_result.errored_question_ids
-        listed = ", ".join(errored[:5]) + (f" and {len(errored) - 5} more" if len(errored) > 5 else "")
+        from retrieval_pipeline.core.failures import failure_summary
+
         raise CommandError(
-            f"incomplete run: the retriever failed on {len(errored)} of {run_result.question_count} questions ({listed}); "
+            f"incomplete run: {failure_summary(run_result)}; "
             f"stored as run {evaluation.stored.run_id} for inspection, never used as a baseline",
             EXIT_INCOMPLETE,
         )

@@ -39,7 +39,9 @@ def evaluate_and_record(
     work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
     be the next baseline.
 
-    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`).
+    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
+    summary names the most common error and how many questions it hit, the one sentence CLI and Dagster
+    show.
     """
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, baseline_policy, baseline_run_id)

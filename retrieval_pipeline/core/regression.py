@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from fractions import Fraction
 
+from retrieval_pipeline.core.failures import failure_summary
 from retrieval_pipeline.core.results import GroupRates, RunResult
 from retrieval_pipeline.core.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
@@ -146,8 +147,8 @@ def incomplete_report(current: RunResult, baseline: RunResult | None) -> Regress
     return RegressionReport(
         has_baseline=baseline is not None,
         verdict=Verdict.INCOMPLETE,
-        summary=f"Incomplete run: the retriever failed on {len(current.errored_question_ids)} question(s); "
-        "stored for inspection, not compared and never used as a baseline.",
+        summary=f"Incomplete run: {failure_summary(current)}. "
+        "Stored for inspection, not compared and never used as a baseline.",
         baseline_run_id=baseline.run_id if baseline else None,
         set_changes=set_changes(current, baseline) if baseline else None,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from retrieval_pipeline.core.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
+from retrieval_pipeline.core.secrets import scrub
 
 RUN_COLUMNS_PER_QUESTION = ("set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint")
 """Summary columns repeated on every question row of a run's value, when the stored summary has them:
@@ -130,7 +131,7 @@ def question_table(run: RunResult):
         "top1_hit": [q.top1_hit for q in questions],
         "top3_hit": [q.top3_hit for q in questions],
         "latency_ms": [q.latency_ms for q in questions],
-        "error": [q.error for q in questions],
+        "error": [None if q.error is None else scrub(q.error) for q in questions],  # whoever built the run
         "question_fingerprint": [q.fingerprint for q in questions],
     }
     return pa.Table.from_pydict(columns, schema=_schemas()[1])

@@ -86,7 +86,7 @@ def test_compare_with_three_retrievers_tests_each_against_the_first(cli, project
     assert {(t["reference"], t["retriever"]) for t in document["paired_tests"]} == {("half", "good"), ("half", "flaky")}
     flaky = next(t for t in document["paired_tests"] if t["retriever"] == "flaky" and t["k"] == 1)
     assert (flaky["reference_only_hits"], flaky["retriever_only_hits"]) == (0, 0)  # q2 errored: left out
-    assert "incomplete run: flaky" in result.stderr
+    assert "incomplete run: flaky: 1 of 2 questions failed (q2): returned NoneType None" in result.stderr
 
 
 def test_compare_needs_two_distinct_retrievers(cli, project):

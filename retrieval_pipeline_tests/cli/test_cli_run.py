@@ -219,7 +219,7 @@ def test_an_incomplete_run_exits_3_and_is_stored_for_inspection(cli, project):
     result = run(cli, project, "flaky")
 
     assert result.exit_code == 3
-    assert result.stderr.startswith("error: incomplete run: the retriever failed on 1 of 2 questions (q2)")
+    assert result.stderr.startswith("error: incomplete run: 1 of 2 questions failed (q2): returned NoneType None;")
     assert "Incomplete run" in result.stdout
     assert [p.name.endswith(".incomplete.parquet") for p in project.stored_summaries()] == [True]
 
@@ -249,7 +249,9 @@ def test_a_closed_port_makes_an_http_retriever_run_incomplete(cli, project):
     result = run(cli, project, "down")
 
     assert result.exit_code == 3, result.stderr
-    assert result.stderr.startswith("error: incomplete run: the retriever failed on 2 of 2 questions (q1, q2)")
+    assert result.stderr.startswith(
+        f"error: incomplete run: 2 of 2 questions failed: connection refused (POST http://127.0.0.1:{port}/search, 1 attempt)"
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -348,3 +350,29 @@ def test_long_flipped_lists_and_tiny_p_values_read_well():
     assert id_sequence([]) == "—"
     assert (p_phrase(0.0004), p_phrase(0.25)) == ("p < 0.001", "p = 0.250")
     assert signed_pp(-0.00001) == "+0.0 pp"  # never "-0.0 pp"
+
+
+LEAKED = "tok-cli-5e1b77a0c94d\n"
+
+
+@pytest.mark.parametrize("at_build", [False, True], ids=["error-on-every-question", "error-while-building"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["plain", "json"])
+def test_a_secret_a_plugin_quotes_in_its_errors_never_reaches_stdout_stderr_or_the_store(cli, project, monkeypatch, at_build, as_json):
+    monkeypatch.setenv("CLI_LEAKY_TOKEN", LEAKED)
+    project.config.write_text(
+        project.config.read_text()
+        + f"  leaky:\n    kind: cli_leaky\n    token: {{env: CLI_LEAKY_TOKEN}}\n    at_build: {str(at_build).lower()}\n"
+    )
+
+    result = run(cli, project, "leaky", *(["--json"] if as_json else []))
+
+    assert result.exit_code == (4 if at_build else 3), result.stderr
+    assert "***" in result.stderr
+    stored = b"".join(path.read_bytes() for path in project.store.rglob("*") if path.is_file()) if project.store.exists() else b""
+    for form in (LEAKED, LEAKED.strip(), repr(LEAKED)[1:-1]):
+        assert form not in result.stdout and form not in result.stderr
+        assert form.encode() not in stored
+    if not at_build:
+        store = ResultStore(str(project.store))
+        [entry] = store.history(HistoryKey("cli.small", "leaky"))
+        assert {q.error for q in store.load(entry).questions} == {"ValueError: the service refused the token *** (after 3 attempts)"}
