@@ -101,6 +101,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
                 config.retriever(retriever_identifier),
                 store,
                 tolerances=config.tolerances,
+                tolerances_source=config.source,
                 cutoffs=config.cutoffs,
                 baseline_run_id=context.run.tags.get(BASELINE_TAG),
                 baseline_policy=config.baseline_policy,

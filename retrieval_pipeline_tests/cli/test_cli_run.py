@@ -11,13 +11,17 @@ from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
 JSON_FIELDS = {
     "set", "retriever", "grader", "run_id", "question_count", "top1_hit_count", "top1_hit_rate", "top3_hit_count",
-    "top3_hit_rate", "by_form", "by_hard_class", "complete", "questions", "regression",
+    "top3_hit_rate", "by_form", "by_hard_class", "complete", "questions", "regression", "intervals", "metrics",
+    "latency_mode", "latency_ms",
 }  # fmt: skip
 QUESTION_FIELDS = {
     "id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top3_hit", "latency_ms",
-    "error",
+    "error", "metrics",
 }  # fmt: skip
-REGRESSION_FIELDS = {"has_baseline", "top1_delta", "top3_delta", "is_regression", "summary", "flipped_to_miss", "flipped_to_hit"}
+REGRESSION_FIELDS = {
+    "has_baseline", "top1_delta", "top3_delta", "is_regression", "summary", "flipped_to_miss", "flipped_to_hit",
+    "is_inconclusive", "slice_tests", "significance", "minimum_detectable_drop", "metric_deltas",
+}  # fmt: skip
 
 
 def run(cli, project, retriever="good", *options):
@@ -176,10 +180,25 @@ def test_json_is_exactly_one_object_with_every_field(cli, project):
     assert (document["set"], document["retriever"], document["grader"]) == ("cli.small", "good", "retrieval_hit_rate")
     assert (document["question_count"], document["top1_hit_count"], document["top1_hit_rate"]) == (2, 2, 1.0)
     assert (document["top3_hit_count"], document["top3_hit_rate"], document["complete"]) == (2, 1.0, True)
-    assert document["by_form"] == {
-        "match": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0},
-        "gap": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0},
+    one_of_one = [pytest.approx(0.2065, abs=1e-4), 1.0]  # Wilson 95% on 1 hit of 1 question
+    # q2 (gap) expects d2 and d3 and gets d3, d2: only one of its two documents is in the top 1.
+    metrics = {
+        "match": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 1.0, "recall@3": 1.0},
+        "gap": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.5, "recall@3": 1.0},
     }
+    assert document["by_form"] == {
+        form: {
+            "questions": 1,
+            "top1_hit_rate": 1.0,
+            "top3_hit_rate": 1.0,
+            "intervals": {"top1": one_of_one, "top3": one_of_one},
+            "metrics": metrics[form],
+        }
+        for form in ("match", "gap")
+    }
+    assert document["intervals"] == {"top1": [pytest.approx(0.3424, abs=1e-4), 1.0], "top3": [pytest.approx(0.3424, abs=1e-4), 1.0]}
+    assert document["metrics"] == {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.75, "recall@3": 1.0}
+    assert [q["metrics"] for q in document["questions"]] == [metrics["match"], metrics["gap"]]
     assert list(document["by_hard_class"]) == ["normal", "near-duplicate"]
     assert [set(q) >= QUESTION_FIELDS for q in document["questions"]] == [True, True]
     q2 = document["questions"][1]
