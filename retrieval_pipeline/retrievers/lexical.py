@@ -25,6 +25,7 @@ from retrieval_pipeline.core.corpus import answerable_documents, read_corpus
 from retrieval_pipeline.core.durable import sync
 from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
 
 IDS_FILE = "document_ids.json"
 
@@ -38,6 +39,7 @@ class LexicalParams(RetrieverParams):
     stopwords: str | list[str] | None = "en"
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
     min_score: float = 0.0
+    backend: Backend = "auto"
 
     @field_validator("stemmer")
     @classmethod
@@ -47,6 +49,13 @@ class LexicalParams(RetrieverParams):
         if language is not None and language not in Stemmer.algorithms():
             raise ValueError(f"unknown stemmer {quoted(language)}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
         return language
+
+    @field_validator("backend")
+    @classmethod
+    def _numba_installed(cls, backend: Backend) -> Backend:
+        if backend == "numba" and not numba_usable():
+            raise ValueError("numba is not installed (pip install 'retrieval-pipeline[fast]'); use 'auto' or 'numpy'")
+        return backend
 
     @field_validator("stopwords")
     @classmethod
@@ -81,6 +90,7 @@ class LexicalRetriever:
     def __init__(self, identifier: str, params: LexicalParams, index: _Index, key: str):
         self.identifier = identifier
         self.params = params
+        self.backend = choose_backend(params.backend, len(index.document_ids))
         self._index = index
         self._key = key
 
@@ -119,24 +129,19 @@ class LexicalRetriever:
         if depth <= 0 or not questions:
             return [[] for _ in questions]
         tokens = self.params.tokenize(questions, return_ids=False)
-        indices, scores = self._index.bm25.retrieve(tokens, k=depth, show_progress=False, n_threads=0)
-        rankings = []
-        for row_indices, row_scores in zip(indices.tolist(), scores.tolist()):
-            # Re-sorted by (score, position) so equal scores rank the same way on every run.
-            ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
-            rankings.append([self._index.document_ids[i] for score, i in ranked if score > self.params.min_score])
-        return rankings
+        positions = ranked_positions(self._index.bm25, tokens, depth, self.backend, self.params.min_score)
+        return [[self._index.document_ids[i] for i in row] for row in positions]
 
 
 def _index_key(corpus: Path, params: LexicalParams) -> str:
-    """Everything that changes the index, and nothing else: `min_score` only filters at query time."""
+    """Everything that changes the index, and nothing else: `min_score` and `backend` act at query time."""
     digest = hashlib.sha256()
     with corpus.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     recipe = {
         "corpus": digest.hexdigest(),
-        "params": params.model_dump(exclude={"corpus", "min_score"}),
+        "params": params.model_dump(exclude={"corpus", "min_score", "backend"}),
         "bm25s": version("bm25s"),
     }
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
