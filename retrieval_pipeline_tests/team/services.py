@@ -1,4 +1,5 @@
-"""Real services for the team deployment test: PostgreSQL, Redis and Dagster processes on loopback.
+"""The team deployment started for real on loopback (PostgreSQL, Redis, a code server, the daemon, Celery
+workers) from the files under deploy/team/: used by the team test and by benchmarks/bench_team.py.
 
 Each process starts in its own session (process group), so stopping it stops its children too (the
 Celery worker's pool, the daemon's code-server clients, postgres's backends). `initdb` refuses to run
@@ -14,12 +15,17 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 GRACE_SECONDS = 5
+TEAM = Path(__file__).resolve().parents[2] / "deploy" / "team"
+BIN = Path(sys.executable).parent
 
 
 def free_port() -> int:
@@ -144,3 +150,65 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def team_environment(root: Path, config: Path, store: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """deploy/team/team.env with values for this host and free ports: every variable it names, only those."""
+    ports = {name: free_port() for name in ("postgres", "redis", "code")}
+    documented = [line.split("=", 1)[0] for line in (TEAM / "team.env").read_text().splitlines() if line and not line.startswith("#")]
+    values = {
+        "DAGSTER_HOME": str(root / "dagster_home"),
+        "DAGSTER_PG_HOST": "127.0.0.1",
+        "DAGSTER_PG_PORT": str(ports["postgres"]),
+        "DAGSTER_PG_DB": "dagster",
+        "DAGSTER_PG_USERNAME": "dagster",
+        "DAGSTER_PG_PASSWORD": "unused-with-trust-auth",
+        "DAGSTER_CELERY_BROKER_URL": f"redis://127.0.0.1:{ports['redis']}/0",
+        "DAGSTER_CELERY_BACKEND_URL": f"redis://127.0.0.1:{ports['redis']}/1",
+        "DAGSTER_GRPC_HOST": "127.0.0.1",
+        "DAGSTER_GRPC_PORT": str(ports["code"]),
+        "RETRIEVAL_EVAL_CONFIG": str(config),
+        "RETRIEVAL_EVAL_STORE": str(store),
+        "RETRIEVAL_EVAL_CACHE": str(root / "cache"),
+        "RETRIEVAL_EVAL_EXECUTOR": "in_process",
+    }
+    if sorted(values) != sorted(documented):
+        raise AssertionError(f"deploy/team/team.env names {sorted(documented)}, the deployment sets {sorted(values)}")
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("DAGSTER_", "RETRIEVAL_EVAL_"))}
+    return {**inherited, **values, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}, ports
+
+
+@contextmanager
+def team_services(root: Path, env: dict[str, str], ports: dict[str, int], workers: int = 1) -> Iterator[list[Service]]:
+    """Start everything (PostgreSQL, Redis, code server, daemon, `workers` Celery workers of two slots),
+    yield the services, and stop them all on the way out, whatever happened in between."""
+    logs = root / "logs"
+    logs.mkdir(exist_ok=True)
+    home = Path(env["DAGSTER_HOME"])
+    home.mkdir(exist_ok=True)
+    shutil.copy(TEAM / "dagster.yaml", home / "dagster.yaml")
+    services: list[Service] = []
+    data_dir = None
+    try:
+        postgres, data_dir = start_postgres(logs, ports["postgres"], env["DAGSTER_PG_USERNAME"])
+        services.append(postgres)
+        wait_for_port(ports["postgres"], postgres.process, "PostgreSQL")
+        createdb = [postgres_binary("createdb"), "-h", "127.0.0.1", "-p", str(ports["postgres"]), "-U", env["DAGSTER_PG_USERNAME"], env["DAGSTER_PG_DB"]]
+        subprocess.run(createdb, check=True, capture_output=True)
+        redis = start("redis", ["redis-server", "--port", str(ports["redis"]), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], logs)
+        services.append(redis)
+        wait_for_port(ports["redis"], redis.process, "Redis")
+        code = start("code-server", [str(BIN / "dagster"), "api", "grpc", "-m", "retrieval_pipeline.definitions"], logs, env, root)
+        services.append(code)
+        wait_for_port(ports["code"], code.process, "the code server", timeout=90)
+        services.append(start("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(TEAM / "workspace.yaml")], logs, env, root))
+        for number in range(1, workers + 1):
+            worker = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app", "-y", str(TEAM / "celery-worker.yaml"),
+                      "-n", f"worker-{number}", "-l", "WARNING", "--", "--concurrency=2"]
+            services.append(start(f"celery-worker-{number}", worker, logs, env, root))
+        yield services
+    finally:
+        for service in reversed(services):
+            service.stop()
+        if data_dir is not None:
+            shutil.rmtree(data_dir, ignore_errors=True)

@@ -68,7 +68,7 @@ def _runs(instance, **tags) -> list:
 def test_nightly_launch_runs_every_partition_on_the_celery_worker(team, instance, launched):
     runs = _runs(instance, **{TRIGGER_TAG: "launch"})
     assert len(runs) == RUNS_PER_LAUNCH
-    worker_group = team.service("celery-worker").process.pid
+    worker_group = team.service("celery-worker-1").process.pid
     for run in runs:
         assert run.status == DagsterRunStatus.SUCCESS, team.logs()
         assert DAGSTER_CELERY_TASK_ID_TAG in run.tags  # handed to the broker by the Celery run launcher
