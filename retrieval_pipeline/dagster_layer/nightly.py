@@ -185,8 +185,10 @@ def nightly(config_path: Path | None, store_uri: str | None, launch: bool, works
     Evaluates every set against every retriever of the configuration, checks each run for regressions
     against the previous run of the same pair, prints the leaderboard and the check verdicts, and
     records everything in the Dagster instance ($DAGSTER_HOME, else ./.dagster_home) so that
-    `dagster dev` shows it. Exit codes: 0 all checks passed; 1 a regression; 2 invalid input;
-    3 an incomplete run; 4 an unexpected error.
+    `dagster dev` shows it. With --launch, the runs go to the instance's run coordinator and launcher
+    (a team's daemon and Celery workers, see docs/production.md) and this command waits for them.
+    Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run; 4 an
+    unexpected error.
     """
     report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None)
     sys.exit(report.exit_code)
