@@ -13,7 +13,8 @@ is invoked or its own `--help` is asked for, so a command that needs Dagster kee
 every other command. Its failures get the same treatment as the built-in commands' (see `errors.py`).
 
 Exit codes: 0 success (also a regression without --fail-on-regression, with a warning on stderr);
-1 an unknown set or retriever, or a regression with --fail-on-regression; 2 usage errors and invalid
+1 an unknown set, retriever or run, a run `accept` refuses (incomplete), or a regression with
+--fail-on-regression; 2 usage errors and invalid
 input (files, configuration, tolerances, an unreachable result store); 3 an incomplete run (the
 retriever failed on some questions); 4 an unexpected internal error (a bug: set RETRIEVAL_EVAL_DEBUG=1
 to see its traceback).
@@ -32,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("retrieval_pipeline.cli.run:run", "Run a question set against a retriever, save it, check for regressions."),
     "compare": ("retrieval_pipeline.cli.compare:compare", "Compare retrievers side by side on one set, with paired tests."),
     "list": ("retrieval_pipeline.cli.commands:list_command", "List the configuration's question sets and retrievers."),
+    "accept": ("retrieval_pipeline.cli.accept:accept", "Accept a stored run as the baseline (baseline_policy: accepted)."),
     "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
@@ -94,7 +96,7 @@ def main() -> None:
     The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else
     the embedded demo (set demo.cranfield over the public Cranfield abstracts).
 
-    Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set or
-    retriever, or a regression with --fail-on-regression; 2 usage error or invalid input (files,
+    Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set,
+    retriever or run (accept refuses an incomplete run too), or a regression with --fail-on-regression; 2 usage error or invalid input (files,
     configuration, tolerances, unreachable store); 3 incomplete run (retriever errors); 4 internal error.
     """

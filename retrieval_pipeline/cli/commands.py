@@ -64,14 +64,18 @@ def list_command(config_path, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Runs to show (0 for all).")
 @json_option
 def history(set_identifier: str, retriever_identifier: str, config_path, store_uri, limit: int, as_json: bool) -> None:
-    """The stored runs of SET against RETRIEVER, newest first, with their rates and their deltas to the
-    previous complete run (the baseline each was checked against)."""
+    """The stored runs of SET against RETRIEVER, newest first, with their rates, their deltas to the
+    baseline each was checked against, and a status: the check's verdict (baseline, pass, regression,
+    not comparable, incomplete), who accepted it, and which run is the current baseline."""
+    from retrieval_pipeline.core.baselines import BaselinePolicy
     from retrieval_pipeline.core.history import run_history
     from retrieval_pipeline.core.store import HistoryKey
 
-    store = open_store(store_uri, None if store_uri else load_project(config_path))
+    # With --store the configuration is optional; when there is one, its baseline policy marks the baseline.
+    config = load_project(config_path) if not store_uri or (config_path and config_path.exists()) else None
+    store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
-    entries = run_history(store, key, limit or None)
+    entries = run_history(store, key, limit or None, config.baseline_policy if config else BaselinePolicy.PREVIOUS)
     if not entries:
         stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
         raise CommandError(
@@ -97,11 +101,11 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     table.add_column("run id", no_wrap=True)
     for header in ("top-1", "Δ top-1", "top-3", "Δ top-3"):
         table.add_column(header, justify="right", no_wrap=True)
-    table.add_column("note")
+    table.add_column("status")
     for entry in entries:
         s = entry.summary
-        notes = [] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
-        if s.complete and entry.baseline_run_id is None:
+        notes = [entry.status] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
+        if s.complete and s.verdict is None and entry.baseline_run_id is None:
             notes.append("first run")
         if s.question_count != questions:
             notes.append(f"{s.question_count} questions")
@@ -112,7 +116,7 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
             signed_pp(entry.top1_delta),
             percent(s.top3_hit_rate),
             signed_pp(entry.top3_delta),
-            "; ".join(notes),
+            "; ".join(note for note in notes if note),
         )
     console.print(table)
 
@@ -127,12 +131,15 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
 @store_option
 @json_option
 def prune(older_than_days: float | None, config_path, store_uri, as_json: bool) -> None:
-    """Apply retention: remove stored runs older than the retention period. The latest run and the latest
-    complete run of every set and retriever are always kept, so a baseline survives."""
+    """Apply retention: remove stored runs older than the retention period. The latest run, the latest
+    complete run and the latest accepted run of every set and retriever are always kept, so a baseline
+    survives under either policy."""
     config = load_project(config_path) if older_than_days is None or not store_uri else None
     days = older_than_days if older_than_days is not None else config.retention_days
+    from retrieval_pipeline.core.baselines import latest_accepted_run_id
+
     store = open_store(store_uri, config)
-    removed = store.prune(timedelta(days=days))
+    removed = store.prune(timedelta(days=days), protected=lambda key: latest_accepted_run_id(store, key))
     if as_json:
         from retrieval_pipeline.cli import payloads
 

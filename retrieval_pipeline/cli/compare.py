@@ -77,13 +77,19 @@ def compare(
             with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
                 if store is not None:
                     evaluation = evaluate_and_record(
-                        question_set, retriever, store, tolerances=config.tolerances, cutoffs=config.cutoffs, progress=advance
+                        question_set,
+                        retriever,
+                        store,
+                        tolerances=config.tolerances,
+                        cutoffs=config.cutoffs,
+                        progress=advance,
+                        baseline_policy=config.baseline_policy,
                     )
                     runs.append(evaluation.run)
                     saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
                 else:
                     runs.append(run_question_set(question_set, retriever, cutoffs=config.cutoffs, progress=advance))
-    comparison = compare_runs(runs)
+    comparison = compare_runs(runs, min_compared_questions=config.tolerances.min_compared_questions)
 
     if as_json:
         from retrieval_pipeline.cli import payloads

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import click
 
 EXIT_OK = 0
-EXIT_FAILED = 1  # unknown set or retriever; regression with --fail-on-regression
+EXIT_FAILED = 1  # unknown set, retriever or run; regression with --fail-on-regression; run not acceptable
 EXIT_INVALID = 2  # usage errors and invalid input (click uses 2 for its usage errors too)
 EXIT_INCOMPLETE = 3  # the retriever failed on some questions
 EXIT_INTERNAL = 4  # a bug: an exception nobody anticipated
@@ -34,13 +34,13 @@ def warn(message: str) -> None:
 @contextmanager
 def reported_errors() -> Iterator[None]:
     """Translate the core's errors into exit codes; click's own exceptions pass through unchanged."""
-    from retrieval_pipeline.core.errors import RetrievalEvalError, UnknownIdentifierError
+    from retrieval_pipeline.core.errors import NotAcceptableError, RetrievalEvalError, UnknownIdentifierError
 
     try:
         yield
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt):
         raise
-    except UnknownIdentifierError as error:
+    except (UnknownIdentifierError, NotAcceptableError) as error:
         raise CommandError(str(error), EXIT_FAILED) from None
     except RetrievalEvalError as error:  # invalid input, duplicate identifiers, an unreachable store
         raise CommandError(str(error), EXIT_INVALID) from None

@@ -15,6 +15,7 @@ from retrieval_pipeline.core.comparison import Comparison
 from retrieval_pipeline.core.history import HistoryEntry
 from retrieval_pipeline.core.regression import GroupDelta, RegressionReport, Tolerances
 from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.set_versions import SetChanges
 from retrieval_pipeline.core.store import StoredRun
 
 
@@ -88,6 +89,7 @@ def run_summary(run: RunResult) -> dict[str, Any]:
         "complete": run.complete,
         "errored_question_ids": list(run.errored_question_ids),
         "index_version": run.index_version,
+        "set_fingerprint": run.set_fingerprint,
     }
 
 
@@ -95,8 +97,19 @@ def group_deltas(deltas: Sequence[GroupDelta]) -> dict[str, dict[str, float | in
     return {d.key: {"questions": d.questions, "top1_delta": d.top1_delta, "top3_delta": d.top3_delta} for d in deltas}
 
 
+def set_changes(changes: SetChanges) -> dict[str, Any]:
+    return {
+        "added": list(changes.added),
+        "removed": list(changes.removed),
+        "relabelled": list(changes.relabelled),
+        "compared": changes.compared,
+        "matched_by": "labels" if changes.by_labels else "fingerprint",
+    }
+
+
 def regression(report: RegressionReport, tolerances: Tolerances) -> dict[str, Any]:
     return {
+        "verdict": report.verdict.value,
         "has_baseline": report.has_baseline,
         "baseline_run_id": report.baseline_run_id,
         "top1_delta": report.top1_delta,
@@ -114,17 +127,25 @@ def regression(report: RegressionReport, tolerances: Tolerances) -> dict[str, An
             "max_top1_drop": tolerances.max_top1_drop,
             "max_top3_drop": tolerances.max_top3_drop,
             "max_p95_latency_increase_ms": tolerances.max_p95_latency_increase_ms,
+            "min_compared_questions": tolerances.min_compared_questions,
         },
     }
 
 
-def evaluation(run: RunResult, report: RegressionReport, tolerances: Tolerances, store_uri: str) -> dict[str, Any]:
-    return {
+def evaluation(
+    run: RunResult, report: RegressionReport, tolerances: Tolerances, store_uri: str, baseline_policy: str
+) -> dict[str, Any]:
+    """`set_changes` is there whenever a baseline was found, so a reader can tell what was compared."""
+    document = {
         **run_summary(run),
         "store": store_uri,
         "questions": (question(q) for q in run.questions),
+        "baseline_policy": baseline_policy,
         "regression": regression(report, tolerances),
     }
+    if report.set_changes is not None:
+        document["set_changes"] = set_changes(report.set_changes)
+    return document
 
 
 def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
@@ -134,6 +155,9 @@ def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = No
         "set": result.set_identifier,
         "question_count": result.reference.question_count,
         "reference": result.reference.retriever_identifier,
+        "set_changes": {
+            run.retriever_identifier: set_changes(changes) for run, changes in zip(result.runs[1:], result.set_changes)
+        },
         "saved": saved is not None,
         "runs": [_compared_run(run, (saved or {}).get(run.retriever_identifier)) for run in result.runs],
         "paired_tests": [
@@ -190,6 +214,12 @@ def history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
             "baseline_run_id": e.baseline_run_id,
             "top1_delta": e.top1_delta,
             "top3_delta": e.top3_delta,
+            "verdict": e.summary.verdict,
+            "status": e.status,
+            "accepted": e.accepted,
+            "accepted_by": e.acceptance.accepted_by if e.acceptance else None,
+            "accepted_at": e.acceptance.accepted_at.isoformat() if e.acceptance else None,
+            "is_baseline": e.is_baseline,
         }
         for e in entries
     ]

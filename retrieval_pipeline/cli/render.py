@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from retrieval_pipeline.core.regression import GroupDelta, RegressionReport
+from retrieval_pipeline.core.regression import GroupDelta, RegressionReport, Verdict
 from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
 
 AUTO_SHOW_ALL_UP_TO = 50
@@ -184,11 +184,16 @@ def _delta_text(delta: float | None) -> Text:
 
 
 def print_regression(console: Console, report: RegressionReport, complete: bool = True) -> None:
-    style = "bold red" if report.is_regression else ("bold green" if report.has_baseline else "bold")
+    styles = {Verdict.REGRESSION: "bold red", Verdict.NOT_COMPARABLE: "bold yellow", Verdict.PASS: "bold green"}
+    style = styles.get(report.verdict, "bold")
     console.print(Text("Verdict: ", style="bold") + Text(report.summary, style=style))
     if not report.has_baseline or report.baseline_run_id is None or not complete:
         return
     console.print(f"Baseline: run {report.baseline_run_id}")
+    if report.set_changes is not None and (report.set_changes.changed or report.set_changes.by_labels):
+        console.print(report.set_changes.sentence())
+    if report.verdict is Verdict.NOT_COMPARABLE:
+        return
     if report.p95_latency_delta_ms is not None:
         console.print(f"p95 latency: {signed(report.p95_latency_delta_ms)} ms against the baseline")
     console.print(f"Flipped hit → miss ({len(report.flipped_to_miss)}): {id_sequence(report.flipped_to_miss)}")

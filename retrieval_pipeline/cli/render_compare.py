@@ -21,6 +21,9 @@ def print_comparison(console: Console, comparison: Comparison, limit: int) -> No
         f"[bold]{comparison.set_identifier}[/bold]: {len(comparison.runs)} retrievers on "
         f"{reference.question_count} questions; reference {reference.retriever_identifier}"
     )
+    for run, changes in zip(comparison.runs[1:], comparison.set_changes):
+        if changes.changed:
+            console.print(f"{run.retriever_identifier}: {changes.sentence(against='the reference run')}")
     console.print(overall_table(comparison))
     console.print(SIGNIFICANCE_NOTE, style="dim")
     for title, groups in (("By form", comparison.by_form), ("By hard class", comparison.by_hard_class)):

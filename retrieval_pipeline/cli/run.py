@@ -45,8 +45,8 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
-    help="Compare with this stored complete run instead of the latest one (pin the baseline, e.g. when "
-    "re-running a failed CI gate). See `retrieval-eval history`.",
+    help="Compare with this stored complete run instead of the one `baseline_policy` picks (the latest, or "
+    "the latest accepted): pin the baseline, e.g. when re-running a failed CI gate. See `retrieval-eval history`.",
 )
 @click.option(
     "--show",
@@ -74,17 +74,14 @@ def run(
     class, the saved run and the regression verdict; with a baseline also the per-group deltas, the
     questions that flipped, and paired exact McNemar p-values.
     """
+    from dataclasses import replace
+
     from retrieval_pipeline.core.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.regression import Tolerances
 
     config = load_project(config_path)
-    configured = config.tolerances
+    overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
     try:
-        tolerances = Tolerances(
-            max_top1_drop=configured.max_top1_drop if max_top1_drop is None else max_top1_drop,
-            max_top3_drop=configured.max_top3_drop if max_top3_drop is None else max_top3_drop,
-            max_p95_latency_increase_ms=configured.max_p95_latency_increase_ms,
-        )
+        tolerances = replace(config.tolerances, **{name: value for name, value in overrides.items() if value is not None})
     except ValueError as error:
         raise CommandError(str(error)) from None
     store = open_store(store_uri, config)
@@ -102,13 +99,14 @@ def run(
                 cutoffs=config.cutoffs,
                 progress=advance,
                 baseline_run_id=baseline_run_id,
+                baseline_policy=config.baseline_policy,
             )
     run_result, report = evaluation.run, evaluation.report
 
     if as_json:
         from retrieval_pipeline.cli import payloads
 
-        payloads.emit(payloads.evaluation(run_result, report, tolerances, store.uri))
+        payloads.emit(payloads.evaluation(run_result, report, tolerances, store.uri, config.baseline_policy.value))
     else:
         _print_report(evaluation, store.uri, show)
 

@@ -4,6 +4,10 @@ Pure functions over finished runs, so the command line and the Dagster UI show t
 first run is the reference: every other run is tested against it with the exact McNemar test, which
 looks only at the questions where exactly one of the two hit. On a small set one question is several
 points, and the p-value tells a team whether a difference could be noise.
+
+Runs stored at different times may have measured different versions of the set: every figure is then
+taken on the questions unchanged in all of them (see set_versions.py), and `set_changes` says what
+each run has that the reference has not.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.set_versions import SetChanges, restrict, unchanged_across
 from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
 
 COMPARED_CUTOFFS = (1, 3)
@@ -65,6 +70,8 @@ class Comparison:
     by_hard_class: tuple[GroupComparison, ...]
     disagreements: tuple[Disagreement, ...]
     paired_tests: tuple[PairedTest, ...]
+    set_changes: tuple[SetChanges, ...] = ()
+    """One per run after the reference: its set edits against the reference's questions."""
 
     @property
     def reference(self) -> RunResult:
@@ -79,10 +86,21 @@ class Comparison:
         return next((t for t in self.paired_tests if t.other == other and t.k == k), None)
 
 
-def compare_runs(runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CUTOFFS) -> Comparison:
-    """Compare runs of distinct retrievers on the same set; the first run is the reference."""
+def compare_runs(
+    runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CUTOFFS, min_compared_questions: int = 1
+) -> Comparison:
+    """Compare runs of distinct retrievers on the same set; the first run is the reference. `runs` of the
+    result are the given runs restricted to their unchanged questions."""
     runs = tuple(runs)
     _check_comparable(runs)
+    changes, common = unchanged_across(runs[0], runs[1:])
+    if len(common) < min_compared_questions:
+        edits = "; ".join(f"{run.retriever_identifier}: {c.sentence()}" for run, c in zip(runs[1:], changes))
+        raise InvalidInputError(
+            f"not comparable: the runs share only {len(common)} unchanged question(s) of set "
+            f"'{runs[0].set_identifier}' (minimum {min_compared_questions}). {edits}"
+        )
+    runs = tuple(restrict(run, common) for run in runs)
     return Comparison(
         set_identifier=runs[0].set_identifier,
         runs=runs,
@@ -90,6 +108,7 @@ def compare_runs(runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CU
         by_hard_class=group_comparisons([run.by_hard_class() for run in runs]),
         disagreements=disagreements(runs, cutoffs),
         paired_tests=tuple(paired_test(runs[0], other, k) for other in runs[1:] for k in cutoffs),
+        set_changes=changes,
     )
 
 
@@ -101,16 +120,10 @@ def _check_comparable(runs: tuple[RunResult, ...]) -> None:
     if repeated is not None:
         raise InvalidInputError(f"retriever '{repeated}' is given more than once")
     reference = runs[0]
-    questions = [q.question_id for q in reference.questions]
     for run in runs[1:]:
         if run.set_identifier != reference.set_identifier:
             raise InvalidInputError(
                 f"runs of different sets cannot be compared: '{reference.set_identifier}' and '{run.set_identifier}'"
-            )
-        if [q.question_id for q in run.questions] != questions:
-            raise InvalidInputError(
-                f"the runs of '{reference.retriever_identifier}' and '{run.retriever_identifier}' "
-                f"answer different questions of set '{reference.set_identifier}'"
             )
 
 

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, validation_problem
 from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.questions import GoldenQuestionSet, check_identifier
-from retrieval_pipeline.core.regression import Tolerances
+from retrieval_pipeline.core.baselines import BaselinePolicy
+from retrieval_pipeline.core.regression import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances
 from retrieval_pipeline.core.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 
@@ -69,6 +70,7 @@ class ToleranceSection(_Section):
     max_top1_drop: float = Field(0.1, ge=0)
     max_top3_drop: float = Field(0.1, ge=0)
     max_p95_latency_increase_ms: float | None = Field(None, ge=0)
+    min_compared_questions: int = Field(DEFAULT_MIN_COMPARED_QUESTIONS, ge=1, strict=True)
 
 
 class DagsterSection(_Section):
@@ -87,6 +89,7 @@ class _ConfigFile(_Section):
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cache_dir: str | None = None
     tolerances: ToleranceSection = ToleranceSection()
+    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
     question_sets: list[SetSource] = []
     retrievers: dict[str, RetrieverSpec] = {}
     dagster: DagsterSection = DagsterSection()
@@ -120,6 +123,7 @@ class ProjectConfig:
         self._data = data
         self.cutoffs = CutOffs(data.cutoffs, data.overfetch_multiplier)
         self.tolerances = Tolerances(**data.tolerances.model_dump())
+        self.baseline_policy = data.baseline_policy
         self.retention_days = data.retention_days
         self.dagster = data.dagster
         self.retriever_specs = data.retrievers

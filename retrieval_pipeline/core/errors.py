@@ -41,6 +41,10 @@ class DuplicateIdentifierError(RetrievalEvalError, ValueError):
         super().__init__(f"duplicate {what} '{identifier}': given by {first_source} and by {second_source}")
 
 
+class NotAcceptableError(RetrievalEvalError):
+    """A stored run that cannot become a baseline (an incomplete run); nothing is recorded."""
+
+
 class StoreError(RetrievalEvalError):
     """The result store cannot be reached or holds something unreadable."""
 

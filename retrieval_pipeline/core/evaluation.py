@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
 from retrieval_pipeline.core.questions import GoldenQuestionSet
-from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression
+from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression, incomplete_report
 from retrieval_pipeline.core.results import RunResult
 from retrieval_pipeline.core.retriever import Retriever
 from retrieval_pipeline.core.runner import Progress, RetryPolicy, run_question_set
@@ -31,23 +32,18 @@ def evaluate_and_record(
     retry: RetryPolicy = RetryPolicy(),
     progress: Progress | None = None,
     baseline_run_id: str | None = None,
+    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS,
 ) -> Evaluation:
-    """The baseline (the latest complete run, or the one pinned by `baseline_run_id`) is read before the
-    run is saved, so a run never compares with itself, and an unknown pinned run fails before any work.
+    """The baseline (chosen by `baseline_policy`, or the run pinned by `baseline_run_id`) is read before
+    the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
+    work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
+    be the next baseline.
 
-    An incomplete run is saved for inspection but compared with nothing: its errored questions are
-    not misses, and treating them so would report a regression the retrieval did not make.
+    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`).
     """
-    baseline = store.baseline(HistoryKey(question_set.identifier, retriever.identifier), baseline_run_id)
+    key = HistoryKey(question_set.identifier, retriever.identifier)
+    baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
-    if run.complete:
-        report = detect_regression(run, baseline, tolerances)
-    else:
-        report = RegressionReport(
-            has_baseline=baseline is not None,
-            is_regression=False,
-            summary=f"Incomplete run: the retriever failed on {len(run.errored_question_ids)} question(s); "
-            "stored for inspection, not compared and never used as a baseline.",
-            baseline_run_id=baseline.run_id if baseline else None,
-        )
-    return Evaluation(run=run, report=report, stored=store.save(run), baseline=baseline)
+    report = detect_regression(run, baseline, tolerances) if run.complete else incomplete_report(run, baseline)
+    stored = store.save(run, report)
+    return Evaluation(run=run, report=report, stored=stored, baseline=baseline)

@@ -1,16 +1,21 @@
 """A key's stored runs as summaries, newest first, each with its deltas to the run it was compared with.
 
 Only the one-row summary files are read, never the per-question files, so listing a long history
-stays cheap. The delta of a complete run is taken against the previous complete run, which is the
-baseline its regression check used; an incomplete run is never compared (its errored questions are
-not misses), so it has no delta and is skipped as anyone's baseline.
+stays cheap. A run's deltas are the ones its check found, stored with it (on the questions unchanged
+since its baseline); for runs stored before that was recorded, they are recomputed against the previous
+complete run, the only rule there was. An incomplete run is never compared (its errored questions are
+not misses), so it has no delta.
+
+Each entry also says what its check found (`verdict`), whether it was accepted explicitly, and whether
+it is the baseline the next run will be compared with under the configured policy.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from retrieval_pipeline.core.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -28,6 +33,12 @@ class RunSummary:
     top3_hit_rate: float
     latency_p95_ms: float | None = None
     index_version: str | None = None
+    verdict: str | None = None
+    """None for a run stored before verdicts were recorded (so are the three fields below)."""
+    baseline_run_id: str | None = None
+    top1_delta: float | None = None
+    """On the questions the check compared (the unchanged ones)."""
+    top3_delta: float | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,30 @@ class HistoryEntry:
     baseline_run_id: str | None = None
     top1_delta: float | None = None
     top3_delta: float | None = None
+    acceptance: Acceptance | None = None
+    is_baseline: bool = False
+    """The run the next evaluation compares with, under the policy the history was read with."""
+
+    @property
+    def accepted(self) -> bool:
+        return self.summary.complete and (self.acceptance is not None or auto_accepted(self.summary.verdict))
+
+    @property
+    def status(self) -> str:
+        """What the check found, who accepted the run, and "baseline" on the run the next one compares with."""
+        if not self.summary.complete:
+            return "incomplete"
+        parts = [_VERDICT_LABELS.get(self.summary.verdict, self.summary.verdict or "")]
+        if self.acceptance is not None:
+            parts.append(f"accepted by {self.acceptance.accepted_by}" if self.acceptance.accepted_by else "accepted")
+        if self.is_baseline:
+            parts.append("baseline")
+        return ", ".join(part for part in parts if part)
+
+
+_VERDICT_LABELS = {"baseline": "first run", "not_comparable": "not comparable"}
+"""The stored verdict `baseline` means the run had none to compare with; "baseline" in the status
+marks the current one."""
 
 
 def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
@@ -53,38 +88,51 @@ def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
         top3_hit_rate=row["top3_hit_rate"],
         latency_p95_ms=row.get("latency_p95_ms"),
         index_version=row.get("index_version"),
+        verdict=row.get("verdict"),
+        baseline_run_id=row.get("baseline_run_id"),
+        top1_delta=row.get("top1_delta"),
+        top3_delta=row.get("top3_delta"),
     )
 
 
-def run_history(store: ResultStore, key: HistoryKey, limit: int | None = None) -> list[HistoryEntry]:
-    """Newest first, at most `limit` entries; reads one summary beyond them to give the oldest its delta."""
+def run_history(
+    store: ResultStore, key: HistoryKey, limit: int | None = None, policy: BaselinePolicy = BaselinePolicy.PREVIOUS
+) -> list[HistoryEntry]:
+    """Newest first, at most `limit` entries; for older runs, reads the summary of the run before them."""
     stored = store.history(key)
     shown = stored if limit is None else stored[:limit]
-    summaries = [read_summary(store, run) for run in shown]
-    older = None
-    if any(summary.complete for summary in summaries):
-        beyond = next((run for run in stored[len(shown) :] if run.complete), None)
-        older = read_summary(store, beyond) if beyond is not None else None
-    return with_deltas(summaries, older)
-
-
-def with_deltas(newest_first: list[RunSummary], older_baseline: RunSummary | None = None) -> list[HistoryEntry]:
-    """Each complete run against the next older complete run (`older_baseline` for the oldest shown)."""
+    summaries = {run.run_id: read_summary(store, run) for run in shown}
+    complete = [run for run in stored if run.complete]
+    position = {run.run_id: index for index, run in enumerate(complete)}
+    if policy is BaselinePolicy.ACCEPTED:
+        current = latest_accepted(store, key)
+    else:
+        current = complete[0] if complete else None
+    explicit = acceptances(store, key)
     entries = []
-    for index, summary in enumerate(newest_first):
-        if not summary.complete:
-            entries.append(HistoryEntry(summary))
-            continue
-        baseline = next((s for s in newest_first[index + 1 :] if s.complete), older_baseline)
-        if baseline is None:
-            entries.append(HistoryEntry(summary))
-        else:
-            entries.append(
-                HistoryEntry(
-                    summary,
-                    baseline_run_id=baseline.run_id,
-                    top1_delta=summary.top1_hit_rate - baseline.top1_hit_rate,
-                    top3_delta=summary.top3_hit_rate - baseline.top3_hit_rate,
-                )
-            )
+    for run in shown:
+        summary = summaries[run.run_id]
+        entry = HistoryEntry(summary, acceptance=explicit.get(run.run_id), is_baseline=current == run)
+        if summary.verdict is not None:
+            entry = replace(entry, baseline_run_id=summary.baseline_run_id, top1_delta=summary.top1_delta, top3_delta=summary.top3_delta)
+        elif run.complete:
+            entry = _against_previous(store, entry, complete[position[run.run_id] + 1 :], summaries)
+        entries.append(entry)
     return entries
+
+
+def _against_previous(store: ResultStore, entry: HistoryEntry, older_complete: list[StoredRun], read: dict) -> HistoryEntry:
+    """A run stored before its check's findings were recorded was checked against the previous complete
+    run, the only rule there was; its deltas are recomputed from the two summaries."""
+    if not older_complete:
+        return entry
+    previous = older_complete[0]
+    if previous.run_id not in read:
+        read[previous.run_id] = read_summary(store, previous)
+    baseline = read[previous.run_id]
+    return replace(
+        entry,
+        baseline_run_id=baseline.run_id,
+        top1_delta=entry.summary.top1_hit_rate - baseline.top1_hit_rate,
+        top3_delta=entry.summary.top3_hit_rate - baseline.top3_hit_rate,
+    )

@@ -101,6 +101,44 @@ class Leaderboard:
             blocks.append("Not evaluated yet: " + ", ".join(f"`{s}` x `{r}`" for s, r in self.missing))
         return "\n\n".join(blocks)
 
+    def to_table(self):
+        """One row per evaluated pair, ranked inside its set as in `to_markdown`, as a pyarrow.Table for
+        dataframe users; a hit-rate column per cut-off any run was scored at (null where a run was not)."""
+        import pyarrow as pa
+
+        cutoffs = sorted({1, 3} | {k for entry in self.entries for k, _ in entry.hit_rates})
+        schema = pa.schema(
+            [
+                ("set_identifier", pa.string()),
+                ("rank", pa.int64()),
+                ("retriever_identifier", pa.string()),
+                *[(f"top{k}_hit_rate", pa.float64()) for k in cutoffs],
+                ("latency_p95_ms", pa.float64()),
+                ("question_count", pa.int64()),
+                ("run_id", pa.string()),
+                ("run_at", pa.timestamp("us", tz="UTC")),
+                ("index_version", pa.string()),
+                ("latest_run_complete", pa.bool_()),
+            ]
+        )
+        rows = [
+            {
+                "set_identifier": entry.set_identifier,
+                "rank": rank,
+                "retriever_identifier": entry.retriever_identifier,
+                **{f"top{k}_hit_rate": dict(entry.hit_rates).get(k) for k in cutoffs},
+                "latency_p95_ms": entry.latency_p95_ms,
+                "question_count": entry.question_count,
+                "run_id": entry.run_id,
+                "run_at": entry.run_at,
+                "index_version": entry.index_version,
+                "latest_run_complete": entry.latest_run_complete,
+            }
+            for set_identifier in self.set_identifiers
+            for rank, entry in enumerate(self.for_set(set_identifier), start=1)
+        ]
+        return pa.Table.from_pylist(rows, schema=schema)
+
 
 def build_leaderboard(
     store: ResultStore,

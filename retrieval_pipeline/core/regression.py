@@ -1,14 +1,41 @@
-"""Regression detection (SPEC section 5): a pure comparison of a run with its baseline."""
+"""Regression detection (SPEC section 5): a pure comparison of a run with its baseline.
+
+`detect_regression` is the one place a verdict is made. It first restricts both runs to the questions
+present in both with identical fingerprints (a golden-set edit is never a retriever regression), then
+compares the restricted pair: every delta, flip and p-value comes from that pair, so any further test
+plugs in at `_compare` and sees the same questions.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from fractions import Fraction
 
 from retrieval_pipeline.core.results import GroupRates, RunResult
+from retrieval_pipeline.core.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
 
 DEFAULT_MAX_DROP = 0.1
+DEFAULT_MIN_COMPARED_QUESTIONS = 1
+
+
+class Verdict(str, Enum):
+    """What a run's check found, stored with the run (`verdict` summary column)."""
+
+    BASELINE = "baseline"
+    """No baseline existed: the run is recorded as one."""
+    PASS = "pass"
+    REGRESSION = "regression"
+    INCOMPLETE = "incomplete"
+    NOT_COMPARABLE = "not_comparable"
+    """Fewer unchanged questions in common with the baseline than `min_compared_questions`."""
+
+
+AUTO_ACCEPTED = frozenset({Verdict.BASELINE, Verdict.PASS, Verdict.NOT_COMPARABLE})
+"""Verdicts that make a run a baseline under the `accepted` policy without an explicit `accept`. A
+not-comparable run is one: it measured a set too different to judge, and refusing it would leave every
+later run of the new set version compared with nothing."""
 
 
 @dataclass(frozen=True)
@@ -18,12 +45,17 @@ class Tolerances:
     max_top1_drop: float = DEFAULT_MAX_DROP
     max_top3_drop: float = DEFAULT_MAX_DROP
     max_p95_latency_increase_ms: float | None = None
+    min_compared_questions: int = DEFAULT_MIN_COMPARED_QUESTIONS
+    """Fewer unchanged questions in common with the baseline than this: not comparable, not judged."""
 
     def __post_init__(self) -> None:
         for name in ("max_top1_drop", "max_top3_drop", "max_p95_latency_increase_ms"):
             value = getattr(self, name)
             if value is not None and not value >= 0:
                 raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        minimum = self.min_compared_questions
+        if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
+            raise ValueError(f"min_compared_questions must be a whole number >= 1, got {self.min_compared_questions!r}")
 
 
 @dataclass(frozen=True)
@@ -39,7 +71,7 @@ class GroupDelta:
 @dataclass(frozen=True)
 class RegressionReport:
     has_baseline: bool
-    is_regression: bool
+    verdict: Verdict
     summary: str
     top1_delta: float = 0.0
     top3_delta: float = 0.0
@@ -51,11 +83,47 @@ class RegressionReport:
     flipped_to_hit: tuple[str, ...] = ()
     top1_p_value: float = 1.0
     top3_p_value: float = 1.0
+    set_changes: SetChanges | None = None
+    """Present whenever there is a baseline: what the comparison left out, and on how many questions it ran."""
+
+    @property
+    def is_regression(self) -> bool:
+        return self.verdict is Verdict.REGRESSION
 
 
 def detect_regression(current: RunResult, baseline: RunResult | None, tolerances: Tolerances) -> RegressionReport:
+    """Headline rates stay the current run's own; the verdict looks only at the unchanged questions."""
     if baseline is None:
-        return RegressionReport(has_baseline=False, is_regression=False, summary="No baseline: recorded as the baseline.")
+        return RegressionReport(has_baseline=False, verdict=Verdict.BASELINE, summary="No baseline: recorded as the baseline.")
+    changes = set_changes(current, baseline)
+    if changes.compared < tolerances.min_compared_questions:
+        return RegressionReport(
+            has_baseline=True,
+            verdict=Verdict.NOT_COMPARABLE,
+            summary=f"Not comparable: only {changes.compared} unchanged question(s) in common with baseline run "
+            f"{baseline.run_id} (minimum {tolerances.min_compared_questions}). {changes.sentence()}",
+            baseline_run_id=baseline.run_id,
+            set_changes=changes,
+        )
+    ids = changes.compared_ids
+    return _compare(restrict(current, ids), restrict(baseline, ids), tolerances, changes)
+
+
+def incomplete_report(current: RunResult, baseline: RunResult | None) -> RegressionReport:
+    """An incomplete run is compared with nothing: its errored questions are not misses, and counting them
+    so would report a regression the retrieval did not make."""
+    return RegressionReport(
+        has_baseline=baseline is not None,
+        verdict=Verdict.INCOMPLETE,
+        summary=f"Incomplete run: the retriever failed on {len(current.errored_question_ids)} question(s); "
+        "stored for inspection, not compared and never used as a baseline.",
+        baseline_run_id=baseline.run_id if baseline else None,
+        set_changes=set_changes(current, baseline) if baseline else None,
+    )
+
+
+def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, changes: SetChanges) -> RegressionReport:
+    """Both runs over the same unchanged questions."""
     top1_delta = current.top1_hit_rate - baseline.top1_hit_rate
     top3_delta = current.top3_hit_rate - baseline.top3_hit_rate
     drops = [
@@ -67,14 +135,15 @@ def detect_regression(current: RunResult, baseline: RunResult | None, tolerances
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
+    scope = f" on the {changes.compared} unchanged questions" if changes.changed else ""
     if drops:
-        summary = "Regression: " + "; ".join(drops) + "."
+        summary = f"Regression{scope}: " + "; ".join(drops) + "."
     else:
-        summary = f"No regression: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
+        summary = f"No regression{scope}: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
     to_miss, to_hit = flipped_questions(current, baseline)
     return RegressionReport(
         has_baseline=True,
-        is_regression=bool(drops),
+        verdict=Verdict.REGRESSION if drops else Verdict.PASS,
         summary=summary,
         top1_delta=top1_delta,
         top3_delta=top3_delta,
@@ -86,6 +155,7 @@ def detect_regression(current: RunResult, baseline: RunResult | None, tolerances
         flipped_to_hit=to_hit,
         top1_p_value=_paired_p(baseline, current, 1),
         top3_p_value=_paired_p(baseline, current, 3),
+        set_changes=changes,
     )
 
 
@@ -104,17 +174,16 @@ def _ratio(hits: int, questions: int) -> Fraction:
 
 
 def group_deltas(current: dict[str, GroupRates], baseline: dict[str, GroupRates]) -> tuple[GroupDelta, ...]:
-    """Keys of the current run in its order, then keys only the baseline had (their rate fell to nothing)."""
-    empty = GroupRates(0, 0, 0)
-    keys = list(current) + [key for key in baseline if key not in current]
+    """Keys of the current run in its order. Both runs hold the same unchanged questions, labels
+    included, so they have the same keys: a class that disappeared went with a set edit."""
     return tuple(
         GroupDelta(
             key=key,
-            questions=current.get(key, empty).questions,
-            top1_delta=current.get(key, empty).top1_hit_rate - baseline.get(key, empty).top1_hit_rate,
-            top3_delta=current.get(key, empty).top3_hit_rate - baseline.get(key, empty).top3_hit_rate,
+            questions=rates.questions,
+            top1_delta=rates.top1_hit_rate - baseline[key].top1_hit_rate,
+            top3_delta=rates.top3_hit_rate - baseline[key].top3_hit_rate,
         )
-        for key in keys
+        for key, rates in current.items()
     )
 
 
@@ -123,8 +192,8 @@ def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[st
     before = {q.question_id: q for q in baseline.questions}
     to_miss, to_hit = [], []
     for question in current.questions:
-        old = before.get(question.question_id)
-        if old is None or question.error is not None or old.error is not None:
+        old = before[question.question_id]
+        if question.error is not None or old.error is not None:
             continue
         pairs = [(old.hit_at(k), question.hit_at(k)) for k in (1, 3)]
         if any(was and not now for was, now in pairs):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime, timezone
 
+from retrieval_pipeline.core.fingerprints import set_fingerprint
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit_rate
 
 GRADER = "retrieval_hit_rate"
@@ -31,6 +32,8 @@ class QuestionResult:
     retrieved_document_ids: tuple[str, ...]
     latency_ms: float
     error: str | None = None
+    fingerprint: str | None = None
+    """Of the question as asked (see fingerprints.py); None in runs stored before fingerprints existed."""
 
     @cached_property
     def first_hit_rank(self) -> int | None:
@@ -118,6 +121,11 @@ class RunResult:
     @property
     def question_count(self) -> int:
         return len(self.questions)
+
+    @cached_property
+    def set_fingerprint(self) -> str | None:
+        """Which version of the set this run measured; None for a run stored before fingerprints."""
+        return set_fingerprint((q.question_id, q.fingerprint) for q in self.questions)
 
     @cached_property
     def _hit_ranks(self) -> list[int]:

@@ -6,8 +6,12 @@ the run it came from are the same value.
 
 from __future__ import annotations
 
+from retrieval_pipeline.core.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
 
+RUN_COLUMNS_PER_QUESTION = ("set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint")
+"""Summary columns repeated on every question row of a run's value, when the stored summary has them:
+the rows of several runs stay self-describing once concatenated."""
 
 
 def _schemas():
@@ -39,6 +43,12 @@ def _schemas():
             *[(f"latency_p{p}_ms", pa.float64()) for p in LATENCY_PERCENTILES],
             ("latency_max_ms", pa.float64()),
             ("index_version", pa.string()),
+            ("set_fingerprint", pa.string()),
+            ("verdict", pa.string()),
+            ("baseline_run_id", pa.string()),
+            ("compared_questions", pa.int64()),
+            ("top1_delta", pa.float64()),
+            ("top3_delta", pa.float64()),
         ]
     )
     questions = pa.schema(
@@ -53,6 +63,7 @@ def _schemas():
             ("top3_hit", pa.bool_()),
             ("latency_ms", pa.float64()),
             ("error", pa.string()),
+            ("question_fingerprint", pa.string()),
         ]
     )
     return summary, questions
@@ -62,8 +73,14 @@ def _breakdown_rows(groups) -> list[dict]:
     return [{"key": key, **rates.as_dict()} for key, rates in groups.items()]
 
 
-def summary_table(run: RunResult):
+def summary_table(run: RunResult, report: RegressionReport | None = None):
+    """With the run's check (`report`): its verdict, baseline, how many questions it compared and the
+    deltas it found on them, so the accepted-baseline policy and the history read them back without
+    opening any per-question file. Without one (a run saved outside an evaluation) they are null."""
     import pyarrow as pa
+
+    unjudged = (Verdict.BASELINE, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE)
+    compared = report is not None and report.verdict not in unjudged
 
     summary = run.to_evaluation_summary()
     latency = run.latency_percentiles()
@@ -89,6 +106,12 @@ def summary_table(run: RunResult):
         **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in LATENCY_PERCENTILES},
         "latency_max_ms": latency.get("max"),
         "index_version": run.index_version,
+        "set_fingerprint": run.set_fingerprint,
+        "verdict": report.verdict.value if report else None,
+        "baseline_run_id": report.baseline_run_id if report else None,
+        "compared_questions": report.set_changes.compared if report and report.set_changes else None,
+        "top1_delta": report.top1_delta if compared else None,
+        "top3_delta": report.top3_delta if compared else None,
     }
     return pa.Table.from_pylist([row], schema=_schemas()[0])
 
@@ -108,6 +131,7 @@ def question_table(run: RunResult):
         "top3_hit": [q.top3_hit for q in questions],
         "latency_ms": [q.latency_ms for q in questions],
         "error": [q.error for q in questions],
+        "question_fingerprint": [q.fingerprint for q in questions],
     }
     return pa.Table.from_pydict(columns, schema=_schemas()[1])
 
@@ -129,9 +153,34 @@ def question_set_table(question_set):
     )
 
 
+def acceptance_table(acceptance):
+    """One explicit acceptance (see baselines.py) as its own one-row file."""
+    import pyarrow as pa
+
+    key = acceptance.key
+    schema = pa.schema(
+        [
+            *((name, pa.string()) for name in ("set_identifier", "retriever_identifier", "grader", "run_id")),
+            ("accepted_at", pa.timestamp("us", tz="UTC")),
+            ("accepted_by", pa.string()),
+        ]
+    )
+    row = {
+        "set_identifier": key.set_identifier,
+        "retriever_identifier": key.retriever_identifier,
+        "grader": key.grader,
+        "run_id": acceptance.run_id,
+        "accepted_at": acceptance.accepted_at,
+        "accepted_by": acceptance.accepted_by,
+    }
+    return pa.Table.from_pylist([row], schema=schema)
+
+
 def run_from_tables(summary, questions) -> RunResult:
+    """A run stored before question fingerprints existed reads back with none (see set_versions.py)."""
     row = summary.to_pylist()[0]
     columns = questions.to_pydict()
+    fingerprints = columns.get("question_fingerprint") or [None] * questions.num_rows
     return RunResult(
         set_identifier=row["set_identifier"],
         retriever_identifier=row["retriever_identifier"],
@@ -149,8 +198,9 @@ def run_from_tables(summary, questions) -> RunResult:
                 retrieved_document_ids=tuple(retrieved),
                 latency_ms=latency_ms,
                 error=error,
+                fingerprint=fingerprint,
             )
-            for question_id, form, hard_class, expected, retrieved, latency_ms, error in zip(
+            for question_id, form, hard_class, expected, retrieved, latency_ms, error, fingerprint in zip(
                 columns["question_id"],
                 columns["form"],
                 columns["hard_class"],
@@ -158,6 +208,26 @@ def run_from_tables(summary, questions) -> RunResult:
                 columns["retrieved_document_ids"],
                 columns["latency_ms"],
                 columns["error"],
+                fingerprints,
             )
         ),
     )
+
+
+def run_value_table(summary, questions):
+    """A stored run as one table a dataframe user reads directly: every column of the stored question
+    table, the run's identity from its summary on every row, and a hit column for every cut-off the
+    run was scored at, in cut-off order (the question file keeps top-1 and top-3 only; all are rebuilt
+    from the ids, as `run_from_tables` does, so they agree with the run's rates)."""
+    import pyarrow as pa
+
+    run = run_from_tables(summary, questions)
+    names = [f"top{k}_hit" for k in run.cutoffs]
+    position = questions.column_names.index(names[0])
+    table = questions.drop_columns([name for name in names if name in questions.column_names])
+    for offset, (name, k) in enumerate(zip(names, run.cutoffs)):
+        table = table.add_column(position + offset, name, pa.array([q.hit_at(k) for q in run.questions], pa.bool_()))
+    carried = [name for name in RUN_COLUMNS_PER_QUESTION if name in summary.column_names]
+    for position, name in enumerate(carried):
+        table = table.add_column(position, summary.schema.field(name), pa.repeat(summary.column(name)[0], table.num_rows))
+    return table

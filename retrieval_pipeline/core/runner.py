@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.fingerprints import question_fingerprint
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.results import QuestionResult, RunResult, utc_now
 from retrieval_pipeline.core.retriever import BatchRetriever, ConcurrentRetriever, Retriever, RetrieverFault, VersionedIndex
@@ -75,6 +76,7 @@ def run_question_set(
             retrieved_document_ids=collapse(ranking, depth) if error is None else (),
             latency_ms=latency_ms,
             error=error,
+            fingerprint=question_fingerprint(question.question, question.expected_document_ids, question.form.value, question.hard_class),
         )
         for question, (ranking, latency_ms, error) in zip(questions, answers)
     )

@@ -5,6 +5,7 @@ Layout under the root URI, one file per run on each side:
     summaries/<set>/<retriever>/<grader>/<run_id>.parquet             one summary row (complete run)
     summaries/<set>/<retriever>/<grader>/<run_id>.incomplete.parquet  one summary row (retriever errors)
     questions/<set>/<retriever>/<grader>/<run_id>.parquet             one row per question
+    acceptances/<set>/<retriever>/<grader>/<stamp>-<run_id>.parquet    one row per `accept` (append-only)
     question_sets/<set>.parquet                                        a set's questions, as last loaded
 
 A run becomes visible only when its summary lands, and each file is written under a temporary name
@@ -19,18 +20,21 @@ remote stores pay for importing fsspec (~15 MiB and 0.08 s).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.regression import RegressionReport
 from retrieval_pipeline.core.results import GRADER, RunResult
 from retrieval_pipeline.core.arrow_memory import release_unused
-from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, summary_table
+from retrieval_pipeline.core.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
 
 COMPLETE_SUFFIX = ".parquet"
 INCOMPLETE_SUFFIX = ".incomplete.parquet"
 PARTIAL_PREFIX = ".partial-"
 QUESTION_SETS_SIDE = "question_sets"
+ACCEPTANCES_SIDE = "acceptances"
 
 
 @dataclass(frozen=True, order=True)
@@ -81,12 +85,25 @@ class ResultStore:
         """Where a stored file is, as a reader would open it: a path for a local store, else a URI."""
         return f"{self._root if self._local else self.uri.rstrip('/')}/{relative}"
 
-    def save(self, run: RunResult) -> StoredRun:
+    def save(self, run: RunResult, report: RegressionReport | None = None) -> StoredRun:
+        """`report`: what the run's check found, kept in its summary row."""
         key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
         stored = StoredRun(key, run.run_id, run.complete)
         self._write(self._dir("questions", key), f"{run.run_id}{COMPLETE_SUFFIX}", question_table(run))
-        self._write(self._dir("summaries", key), stored.file_name, summary_table(run))
+        self._write(self._dir("summaries", key), stored.file_name, summary_table(run, report))
         return stored
+
+    def save_acceptance(self, key: HistoryKey, name: str, table) -> None:
+        """A new file each time, never a rewrite: acceptances are an append-only record."""
+        self._write(self._dir(ACCEPTANCES_SIDE, key), f"{name}{COMPLETE_SUFFIX}", table)
+
+    def acceptance_tables(self, key: HistoryKey) -> list:
+        folder = self._dir(ACCEPTANCES_SIDE, key)
+        try:
+            names = sorted(e.base_name for e in self._entries(folder) if e.base_name.endswith(COMPLETE_SUFFIX))
+        except OSError as error:
+            raise StoreError(f"cannot read the result store {self.uri!r}: {error}") from None
+        return [self._read(f"{folder}/{name}") for name in names if not name.startswith(PARTIAL_PREFIX)]
 
     def _write(self, folder: str, name: str, table) -> None:
         import pyarrow.parquet as pq
@@ -106,6 +123,23 @@ class ResultStore:
         name = f"{question_set.identifier}{COMPLETE_SUFFIX}"
         self._write(f"{self._root}/{QUESTION_SETS_SIDE}", name, question_set_table(question_set))
         return self._uri(f"{QUESTION_SETS_SIDE}/{name}")
+
+    def stored_question_set(self, set_identifier: str):
+        """The table `save_question_set` wrote (a pyarrow.Table), or None before the set was ever saved."""
+        from pyarrow.fs import FileType
+
+        path = f"{self._root}/{QUESTION_SETS_SIDE}/{set_identifier}{COMPLETE_SUFFIX}"
+        if self.fs.get_file_info(path).type == FileType.NotFound:
+            return None
+        return self._read(path)
+
+    def latest_run_table(self, key: HistoryKey):
+        """The key's latest run, complete or not, as a pyarrow.Table with one row per question (see
+        `run_value_table`), or None before its first run. Reads the two files `save` wrote, nothing else."""
+        history = self.history(key)
+        if not history:
+            return None
+        return run_value_table(*self._tables(history[0]))
 
     def questions_uri(self, stored: StoredRun) -> str:
         return self._uri(f"questions/{stored.key.parts}/{stored.run_id}{COMPLETE_SUFFIX}")
@@ -142,7 +176,11 @@ class ResultStore:
         return self.load(pinned)
 
     def load(self, stored: StoredRun) -> RunResult:
-        return run_from_tables(
+        return run_from_tables(*self._tables(stored))
+
+    def _tables(self, stored: StoredRun) -> tuple:
+        """The run's summary table and question table, as stored."""
+        return (
             self._read(f"{self._dir('summaries', stored.key)}/{stored.file_name}"),
             self._read(f"{self._dir('questions', stored.key)}/{stored.run_id}{COMPLETE_SUFFIX}"),
         )
@@ -177,13 +215,18 @@ class ResultStore:
 
         return self.fs.get_file_info(FileSelector(folder, allow_not_found=True))
 
-    def prune(self, retention: timedelta, now: datetime | None = None) -> list[StoredRun]:
-        """Remove runs older than `retention`, always keeping each key's latest run and latest complete run."""
+    def prune(
+        self, retention: timedelta, now: datetime | None = None, protected: Callable[[HistoryKey], str | None] | None = None
+    ) -> list[StoredRun]:
+        """Remove runs older than `retention`, always keeping each key's latest run, latest complete run and
+        the run `protected` names (the latest accepted one, the baseline under the `accepted` policy)."""
         cutoff = (now or datetime.now(timezone.utc)) - retention
         removed = []
         for key in self.keys():
             runs = self.history(key)
             keep = {run.run_id for run in runs[:1]} | {next((r.run_id for r in runs if r.complete), None)}
+            if protected is not None:
+                keep.add(protected(key))
             for run in runs:
                 if run.run_id not in keep and run.run_at < cutoff:
                     self._remove(run)

@@ -4,6 +4,7 @@
     retriever_config      [retriever]        the retriever, validated and built (BM25 index included)
     retrieval_evaluation  [set x retriever]  evaluate_and_record(); value = the stored per-question Parquet
       + check no_regression                  evaluated in the same step from the core's regression report
+                                             (run tag retrieval_eval/baseline_run_id pins the baseline)
     leaderboard                              latest complete rates of every pair, side by side
 
 The evaluation depends on its own set partition and its own retriever partition only (one-dimension
@@ -11,10 +12,11 @@ partition mappings). Those are lineage dependencies: the evaluation step reads t
 retriever from the same configuration (a built retriever is not a value that can be handed over through
 storage), so it never waits on, nor reads, another step's output.
 
-No IO manager is involved: each asset's value is a file the project writes anyway. The evaluation's
-value is the per-question Parquet the core's store wrote (`questions/<set>/<retriever>/<grader>/
-<run_id>.parquet`), recorded as the `result_uri` metadata; writing it a second time through an IO
-manager would create a copy nobody reads.
+Each asset's value is a file the project writes anyway: the evaluation's is the per-question Parquet
+the core's store wrote (`questions/<set>/<retriever>/<grader>/<run_id>.parquet`), recorded as the
+`result_uri` metadata. The bodies return MaterializeResult, so no IO manager writes a second copy;
+`io_manager.ResultStoreIOManager` only READS those files, so `load_asset_value` and downstream assets
+get the values as pyarrow Tables.
 """
 
 
@@ -32,14 +34,16 @@ from dagster import (
     asset,
 )
 
+from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
 from retrieval_pipeline.dagster_layer.checks import regression_check_result, regression_check_spec
 from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.leaderboard import build_leaderboard
 from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, question_set_metadata, retriever_metadata
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 GROUP = "retrieval_quality"
+BASELINE_TAG = "retrieval_eval/baseline_run_id"
+"""A run tag pinning the baseline (the CLI's `--baseline RUN_ID`): launch the evaluation job with it."""
 
 
 def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
@@ -47,6 +51,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         partitions_def=partitions.sets,
         group_name=GROUP,
         kinds={"parquet"},
+        io_manager_key=RESULT_STORE_IO_MANAGER,
         description="A golden question set from the configuration, validated; its questions as Parquet.",
     )
     def golden_question_set(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
@@ -71,6 +76,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         partitions_def=partitions.evaluations,
         group_name=GROUP,
         kinds={"parquet"},
+        io_manager_key=RESULT_STORE_IO_MANAGER,
         deps=[
             AssetDep(golden_question_set, partition_mapping=_one_dimension(SET_DIMENSION)),
             AssetDep(retriever_config, partition_mapping=_one_dimension(RETRIEVER_DIMENSION)),
@@ -89,6 +95,8 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             store,
             tolerances=config.tolerances,
             cutoffs=config.cutoffs,
+            baseline_run_id=context.run.tags.get(BASELINE_TAG),
+            baseline_policy=config.baseline_policy,
         )
         context.log.info(evaluation.report.summary)
         return MaterializeResult(
@@ -99,12 +107,12 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     @asset(
         deps=[retrieval_evaluation],
         group_name=GROUP,
+        io_manager_key=RESULT_STORE_IO_MANAGER,
         automation_condition=AutomationCondition.eager(),
         description="The latest complete rates of every set and retriever of the configuration, side by side.",
     )
     def leaderboard(project: RetrievalProject) -> MaterializeResult:
-        board = build_leaderboard(project.store(), list(partitions.set_identifiers), list(partitions.retriever_identifiers))
-        return MaterializeResult(metadata=leaderboard_metadata(board, project))
+        return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(), project))
 
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 

@@ -9,6 +9,12 @@ An incomplete run (the retriever failed on some questions) fails the check: it i
 inspection but cannot be compared, so "no regression" cannot be claimed for it. The materialization
 itself still succeeds, so the per-question table with the errors stays visible in the UI.
 
+When the set changed since the baseline the comparison covers the unchanged questions only, and the
+metadata says what changed (`set_changes`). Too few of them (`tolerances.min_compared_questions`): the
+check passes with severity WARN, saying the runs are not comparable; there was no regression to find,
+and failing would block every run of a reworked set. Under `baseline_policy: accepted` a failed run is
+not the next baseline, so the check keeps failing until someone runs the `accept_baseline` job.
+
 The spec carries the evaluation's partitions definition (a preview feature in Dagster 1.13), so each
 result is recorded against its (set, retriever) partition and the UI shows the check per partition.
 """
@@ -30,7 +36,7 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.regression import GroupDelta, Tolerances
+from retrieval_pipeline.core.regression import GroupDelta, Tolerances, Verdict
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -64,6 +70,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     report, run = evaluation.report, evaluation.run
     metadata = {
         "verdict": MetadataValue.text(report.summary),
+        "verdict_status": MetadataValue.text(report.verdict.value),
         "is_regression": MetadataValue.bool(report.is_regression),
         "complete": MetadataValue.bool(run.complete),
         "has_baseline": MetadataValue.bool(report.has_baseline),
@@ -86,13 +93,20 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         metadata["max_p95_latency_increase_ms"] = MetadataValue.float(tolerances.max_p95_latency_increase_ms)
     if report.p95_latency_delta_ms is not None:
         metadata["p95_latency_delta_ms"] = MetadataValue.float(report.p95_latency_delta_ms)
+    if report.set_changes is not None:
+        changes = report.set_changes
+        metadata["set_changes"] = MetadataValue.text(changes.sentence())
+        metadata["compared_questions"] = MetadataValue.int(changes.compared)
+        for name, ids in (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled)):
+            metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
     if not run.complete:
         metadata["errored_question_count"] = MetadataValue.int(len(run.errored_question_ids))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
+    not_comparable = report.verdict is Verdict.NOT_COMPARABLE
     return AssetCheckResult(
         check_name=CHECK_NAME,
-        passed=run.complete and not report.is_regression,
-        severity=AssetCheckSeverity(severity),
+        passed=report.verdict not in (Verdict.REGRESSION, Verdict.INCOMPLETE),
+        severity=AssetCheckSeverity.WARN if not_comparable else AssetCheckSeverity(severity),
         description=report.summary,
         metadata=metadata,
     )

@@ -20,10 +20,12 @@ from pathlib import Path
 
 from dagster import Definitions, define_asset_job, definitions
 
+from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
 from retrieval_pipeline.dagster_layer.assets import build_assets
 from retrieval_pipeline.core.config import default_config_path, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
+from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, result_store_io_manager
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject, resolve_store_uri
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
@@ -57,13 +59,13 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
     )
     defs = Definitions(
         assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard],
-        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job],
+        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[
             build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster),
             build_leaderboard_automation(leaderboard, config.dagster),
         ],
-        resources={"project": project},
+        resources={"project": project, RESULT_STORE_IO_MANAGER: result_store_io_manager},
         executor=executor_from_environment(),
     )
     check_executor_settings(defs.resolve_job_def(EVALUATION_JOB))

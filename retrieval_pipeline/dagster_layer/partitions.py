@@ -50,11 +50,15 @@ class ProjectPartitions:
         ]
 
     def dimensions(self, partition_key: str) -> tuple[str, str]:
-        """(set, retriever) of an evaluation partition key, given as a MultiPartitionKey or its string."""
-        if not isinstance(partition_key, MultiPartitionKey):
-            partition_key = self.evaluations.get_partition_key_from_str(partition_key)
-        keys = partition_key.keys_by_dimension
-        return keys[SET_DIMENSION], keys[RETRIEVER_DIMENSION]
+        return evaluation_dimensions(self.evaluations, partition_key)
+
+
+def evaluation_dimensions(evaluations: MultiPartitionsDefinition, partition_key: str) -> tuple[str, str]:
+    """(set, retriever) of an evaluation partition key, given as a MultiPartitionKey or its string."""
+    if not isinstance(partition_key, MultiPartitionKey):
+        partition_key = evaluations.get_partition_key_from_str(partition_key)
+    keys = partition_key.keys_by_dimension
+    return keys[SET_DIMENSION], keys[RETRIEVER_DIMENSION]
 
 
 def project_partitions(config: ProjectConfig) -> ProjectPartitions:

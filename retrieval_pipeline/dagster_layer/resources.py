@@ -15,6 +15,7 @@ from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from retrieval_pipeline.core.config import ProjectConfig, default_config_path, load_config
+from retrieval_pipeline.core.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.store import ResultStore
 
 
@@ -58,3 +59,7 @@ class RetrievalProject(ConfigurableResource):
 
     def store(self) -> ResultStore:
         return ResultStore(self.resolved_store_uri)
+
+    def leaderboard(self) -> Leaderboard:
+        """Every configured set against every configured retriever, as the `leaderboard` asset shows it."""
+        return build_leaderboard(self.store(), list(self.config.question_sets), list(self.config.retriever_identifiers))

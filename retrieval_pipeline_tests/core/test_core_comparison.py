@@ -39,15 +39,26 @@ def test_disagreements_list_the_questions_the_runs_score_differently_in_set_orde
     assert comparison.test("b", 1).reference_only == 0  # errored questions are left out of the test
 
 
-def test_group_rates_are_shown_per_run_with_gaps_where_a_group_is_absent():
+def test_questions_relabelled_between_stored_runs_are_left_out_of_every_figure_and_reported():
     first = run_from_codes("1-13", retriever_identifier="a", hard_classes=CLASSES, forms="mgmg")
     second = run_from_codes("1111", retriever_identifier="b", hard_classes=[None, None, "prose-free", "boilerplate"], forms="mgmg")
     comparison = compare_runs([first, second])
-    assert [g.key for g in comparison.by_form] == ["match", "gap"]
+    assert [q.question_id for q in comparison.reference.questions] == ["q2", "q3"]
+    assert comparison.set_changes[0].relabelled == ("q1", "q4")
+    assert comparison.set_changes[0].compared == 2
     by_class = {g.key: g.rates for g in comparison.by_hard_class}
-    assert list(by_class) == ["near-duplicate", "prose-free", "boilerplate"]
-    assert by_class["near-duplicate"][0].top1_hit_rate == 0.5 and by_class["near-duplicate"][1] is None
-    assert by_class["boilerplate"][0] is None and by_class["boilerplate"][1].top1_hit_rate == 1.0
+    assert list(by_class) == ["prose-free"]
+    assert [rates.top1_hit_rate for rates in by_class["prose-free"]] == [1.0, 1.0]
+    assert comparison.test("b", 1).delta == 0.5
+
+
+def test_a_question_only_one_run_has_is_reported_as_added_and_not_compared():
+    first = run_from_codes("11", retriever_identifier="a")
+    second = run_from_codes("1--", retriever_identifier="b")
+    comparison = compare_runs([first, second])
+    assert comparison.set_changes[0].added == ("q3",)
+    assert [run.question_count for run in comparison.runs] == [2, 2]
+    assert [d.question_id for d in comparison.disagreements] == ["q2"]
 
 
 @pytest.mark.parametrize(
@@ -59,9 +70,12 @@ def test_group_rates_are_shown_per_run_with_gaps_where_a_group_is_absent():
             [run_from_codes("1", retriever_identifier="a"), run_from_codes("1", retriever_identifier="b", set_identifier="other.set")],
             "different sets",
         ),
-        ([run_from_codes("11", retriever_identifier="a"), run_from_codes("1", retriever_identifier="b")], "different questions"),
+        (
+            [run_from_codes("1", retriever_identifier="a"), run_from_codes("1", retriever_identifier="b", hard_classes=["boilerplate"])],
+            "not comparable: the runs share only 0 unchanged question",
+        ),
     ],
-    ids=["one-run", "same-retriever", "different-sets", "different-questions"],
+    ids=["one-run", "same-retriever", "different-sets", "no-unchanged-question"],
 )
 def test_runs_that_cannot_be_compared_are_refused(runs, message):
     with pytest.raises(InvalidInputError, match=message):

@@ -211,3 +211,26 @@ def test_a_bad_set_file_named_in_the_configuration_fails_naming_that_file(tmp_pa
         config.question_sets
     assert str(bad.resolve()) in str(caught.value)
     assert "question 'q1'" in str(caught.value) and "form" in str(caught.value)
+
+
+def test_the_baseline_policy_and_minimum_of_compared_questions_are_read(tmp_path):
+    from retrieval_pipeline.core.baselines import BaselinePolicy
+
+    default = load_config(write_config(tmp_path / "default", {}))
+    assert default.baseline_policy is BaselinePolicy.PREVIOUS and default.tolerances.min_compared_questions == 1
+    config = load_config(write_config(tmp_path, {"baseline_policy": "accepted", "tolerances": {"min_compared_questions": 20}}))
+    assert config.baseline_policy is BaselinePolicy.ACCEPTED
+    assert config.tolerances.min_compared_questions == 20
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        ({"baseline_policy": "latest"}, "field 'baseline_policy': 'latest' is not one of 'previous' or 'accepted'"),
+        ({"tolerances": {"min_compared_questions": 0}}, "tolerances: field 'min_compared_questions'"),
+        ({"tolerances": {"min_compared_questions": 2.5}}, "tolerances: field 'min_compared_questions'"),
+    ],
+)
+def test_a_bad_baseline_policy_or_minimum_is_named(tmp_path, data, named):
+    with pytest.raises(InvalidInputError, match=named):
+        load_config(write_config(tmp_path, data))

@@ -82,3 +82,18 @@ def test_other_graders_histories_stay_off_the_leaderboard(store):
     store.save(RunResult("demo.set", "judge", (outcome("q1", "1"),), run_at=START, grader="llm_judge"))
     assert build_leaderboard(store).entries == ()
     assert build_leaderboard(store).to_markdown() == "No complete evaluation run yet."
+
+
+def test_the_table_ranks_each_set_and_has_a_rate_column_per_cutoff_of_any_run(store):
+    save(store, "1-", "alpha", set_identifier="b.set")
+    save(store, "13", "beta", set_identifier="b.set")
+    store.save(RunResult("a.set", "deep", (outcome("q1", "-"),), run_at=START, cutoffs=(1, 3, 10)))
+    table = build_leaderboard(store, ["b.set", "a.set"]).to_table()
+    assert table.column_names[:6] == ["set_identifier", "rank", "retriever_identifier", "top1_hit_rate", "top3_hit_rate", "top10_hit_rate"]
+    rows = [(r["set_identifier"], r["rank"], r["retriever_identifier"], r["top3_hit_rate"], r["top10_hit_rate"]) for r in table.to_pylist()]
+    assert rows == [("b.set", 1, "beta", 1.0, None), ("b.set", 2, "alpha", 0.5, None), ("a.set", 1, "deep", 0.0, 0.0)]
+
+
+def test_an_empty_board_is_an_empty_table_with_its_columns(store):
+    table = build_leaderboard(store).to_table()
+    assert table.num_rows == 0 and {"set_identifier", "rank", "top1_hit_rate", "top3_hit_rate"} <= set(table.column_names)

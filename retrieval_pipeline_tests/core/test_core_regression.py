@@ -120,11 +120,14 @@ def test_per_class_deltas_show_a_drop_that_cancels_out_overall():
     assert by_form["gap"].top1_delta == 1.0
 
 
-def test_a_class_only_the_baseline_had_shows_as_dropped_to_nothing():
+def test_a_question_whose_hard_class_was_dropped_is_relabelled_and_left_out_of_the_class_deltas():
     baseline = run_from_codes("11", hard_classes=["boilerplate", None])
-    current = run_from_codes("11", hard_classes=[None, None])
+    current = run_from_codes("-1", hard_classes=[None, None])
     report = detect_regression(current, baseline, DEFAULT)
-    assert [(g.key, g.questions, g.top1_delta) for g in report.by_hard_class] == [("boilerplate", 0, -1.0)]
+    assert report.set_changes.relabelled == ("q1",)
+    assert report.by_hard_class == ()
+    assert report.is_regression is False
+    assert report.flipped_to_miss == ()
 
 
 def test_flipped_questions_are_listed_both_ways():

@@ -6,12 +6,14 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from core_helpers import run_from_codes, utc
+from core_helpers import outcome, question, question_set, run_from_codes, utc
 
 from retrieval_pipeline.core.errors import StoreError
 from retrieval_pipeline.core.results import GRADER, QuestionResult, RunResult
@@ -45,6 +47,62 @@ def test_a_saved_run_loads_back_equal(store):
     assert loaded == run
     assert loaded.questions[3].error == run.questions[3].error
     assert loaded.top1_hit_rate == run.top1_hit_rate
+
+
+def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_cutoff(store):
+    store.save(run_from_codes("11", run_at=days_ago(2)))
+    questions = (outcome("q1", "1"), outcome("q2", "3", hard_class="normal"), outcome("q3", "E"), outcome("q4", "-"))
+    latest = RunResult("demo.set", "fixed", questions, run_at=days_ago(1), cutoffs=(1, 2, 3, 5), index_version="idx-2")
+    store.save(latest)
+
+    table = store.latest_run_table(KEY)
+
+    assert table.column_names == [
+        "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "run_id",
+        "question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top2_hit",
+        "top3_hit", "top5_hit", "latency_ms", "error", "question_fingerprint",
+    ]
+    rows = table.to_pylist()
+    assert {(r["set_identifier"], r["retriever_identifier"], r["run_id"], r["complete"], r["index_version"]) for r in rows} == {
+        ("demo.set", "fixed", latest.run_id, False, "idx-2")
+    }
+    assert [r["run_at"] for r in rows] == [latest.run_at] * 4
+    assert [(r["top1_hit"], r["top2_hit"], r["top3_hit"], r["top5_hit"]) for r in rows] == [
+        (True, True, True, True),
+        (False, False, True, True),
+        (None, None, None, None),  # the retriever failed: neither hit nor miss
+        (False, False, False, False),
+    ]
+    assert rows[2]["error"] == questions[2].error and rows[1]["hard_class"] == "normal"
+
+
+def test_fingerprints_and_columns_a_newer_writer_added_pass_through_to_the_run_table(store, tmp_path):
+    """The set version reaches every row; a later per-question column reaches the table unknown to this reader."""
+    run = RunResult("demo.set", "fixed", tuple(replace(outcome(f"q{i}", "1"), fingerprint=f"f{i}") for i in (1, 2)))
+    store.save(run)
+    path = str(tmp_path / "results" / "questions" / "demo.set" / "fixed" / GRADER / f"{run.run_id}.parquet")
+    pq.write_table(pq.read_table(path).append_column("reviewer_note", pa.array(["ok", None])), path)
+
+    table = store.latest_run_table(KEY)
+
+    assert table.column("question_fingerprint").to_pylist() == ["f1", "f2"]
+    assert table.column("set_fingerprint").to_pylist() == [run.set_fingerprint] * 2
+    assert table.column("reviewer_note").to_pylist() == ["ok", None]
+
+
+def test_a_key_without_runs_and_a_set_never_saved_read_as_none(store):
+    assert store.latest_run_table(KEY) is None
+    assert store.stored_question_set("demo.set") is None
+
+
+def test_a_saved_question_set_reads_back_as_its_table(store):
+    saved = question_set(question("a", ("d1", "d2"), hard_class="normal"), question("b", (), form="gap"))
+    store.save_question_set(saved)
+    rows = store.stored_question_set("demo.set").to_pylist()
+    assert [(r["question_id"], r["form"], r["expected_document_ids"], r["hard_class"]) for r in rows] == [
+        ("a", "match", ["d1", "d2"], "normal"),
+        ("b", "gap", [], None),
+    ]
 
 
 def test_history_is_newest_first_and_knows_each_runs_time(store):

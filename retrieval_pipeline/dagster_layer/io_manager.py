@@ -1,0 +1,98 @@
+"""The assets' values, as `load_asset_value` and downstream assets receive them: pyarrow Tables read
+from the result store's own files.
+
+    golden_question_set   the set's questions  (question_sets/<set>.parquet)
+    retrieval_evaluation  the partition's latest stored run, one row per question, hits at every cut-off
+    leaderboard           latest complete rates of every configured pair, ranked inside each set
+
+Several partitions (a downstream asset that depends on all of them, or `load_asset_value` without a
+partition key) come back as ONE table: every row carries its set (and retriever) as columns, so a
+group-by replaces a dict of per-partition tables. A partition without a stored value is an error
+naming it, unless the input sets `allow_missing_partitions` metadata (Dagster's convention), which
+skips it.
+
+Nothing is written here. Each run is saved once, by the store, inside the evaluation; the asset
+returns a MaterializeResult (so Dagster never calls `handle_output` for it) whose `result_uri`
+points at that file. Dagster's UPathIOManager does not fit: it derives one path per partition from
+the asset key, while a partition's value here is the newest of many run-stamped files, found by
+listing the history, and the store already opens local folders and fsspec URIs (s3://, memory://)
+through Arrow's file system. Reusing the store keeps one reader for every consumer (CLI, assets, IO
+manager) and needs neither universal-pathlib nor a second copy of any file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dagster import InitResourceContext, InputContext, IOManager, OutputContext, io_manager
+
+from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.dagster_layer.partitions import evaluation_dimensions
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+
+RESULT_STORE_IO_MANAGER = "result_store_io_manager"
+
+
+def _question_set(store: ResultStore, context: InputContext, partition_key: str):
+    return store.stored_question_set(partition_key)
+
+
+def _evaluation(store: ResultStore, context: InputContext, partition_key: str):
+    set_identifier, retriever_identifier = evaluation_dimensions(context.asset_partitions_def, partition_key)
+    return store.latest_run_table(HistoryKey(set_identifier, retriever_identifier))
+
+
+PARTITION_READERS: dict[str, Callable] = {"golden_question_set": _question_set, "retrieval_evaluation": _evaluation}
+LEADERBOARD = "leaderboard"
+
+
+class ResultStoreIOManager(IOManager):
+    """Loads the project's assets as pyarrow Tables from the result store (see the module doc)."""
+
+    def __init__(self, project: RetrievalProject):
+        self.project = project
+
+    def handle_output(self, context: OutputContext, obj: object) -> None:
+        """The asset already stored its value through the result store; a returned value would be lost."""
+        if obj is not None:
+            raise TypeError(
+                f"asset {context.asset_key.to_user_string()}: its value is written by the result store, so the "
+                f"asset returns a MaterializeResult; got a {type(obj).__name__}"
+            )
+
+    def load_input(self, context: InputContext):
+        asset = context.asset_key.to_user_string()
+        if asset == LEADERBOARD:
+            return self.project.leaderboard().to_table()
+        if asset not in PARTITION_READERS:
+            raise UnknownIdentifierError("asset with a value in the result store", asset, [*PARTITION_READERS, LEADERBOARD])
+        return self._partitions(context, asset, PARTITION_READERS[asset])
+
+    def _partitions(self, context: InputContext, asset: str, read: Callable):
+        import pyarrow as pa
+
+        store = self.project.store()
+        keys = context.asset_partition_keys if context.has_asset_partitions else context.asset_partitions_def.get_partition_keys()
+        tables, missing = [], []
+        for key in keys:
+            table = read(store, context, key)
+            if table is None:
+                missing.append(key)
+            else:
+                tables.append(table)
+        allow_missing = bool((context.definition_metadata or {}).get("allow_missing_partitions", False))
+        if missing and (not allow_missing or not tables):
+            listing = ", ".join(str(key) for key in missing)
+            raise StoreError(
+                f"{asset}: nothing stored for partition(s) {listing} in the result store {store.uri!r}; materialize them first"
+            )
+        for key in missing:
+            context.log.warning(f"{asset}: partition {key} has nothing stored yet; skipped (allow_missing_partitions)")
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default")
+
+
+@io_manager(required_resource_keys={"project"}, description="Reads the assets' values from the result store.")
+def result_store_io_manager(context: InitResourceContext) -> ResultStoreIOManager:
+    """Shares the run's `project` resource, so the value is read from the store the run wrote to."""
+    return ResultStoreIOManager(context.resources.project)

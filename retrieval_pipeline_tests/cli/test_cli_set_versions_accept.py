@@ -1,0 +1,128 @@
+"""`run` over an edited set says what changed; `accept` and `history` under `baseline_policy: accepted`."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from cli_helpers import HALF, SMALL_SET
+
+from retrieval_pipeline.core.store import HistoryKey, ResultStore
+
+KEY = HistoryKey("cli.small", "good")
+
+
+def run(cli, project, *options):
+    return cli("run", "cli.small", "good", "--config", str(project.config), "--show", "none", *options)
+
+
+def edit_config(project, **changes) -> None:
+    config = yaml.safe_load(project.config.read_text(encoding="utf-8"))
+    project.config.write_text(yaml.safe_dump({**config, **changes}, sort_keys=False), encoding="utf-8")
+
+
+def relabel_q2_and_add_q3(project) -> None:
+    data = json.loads(json.dumps(SMALL_SET))
+    data["questions"][1]["expected_document_ids"] = ["d2"]
+    data["questions"].append({"id": "q3", "question": "gamma question", "form": "match", "expected_document_ids": ["d9"]})
+    (project.root / "small.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def test_json_reports_set_changes_only_when_there_is_a_baseline(cli, project):
+    first = json.loads(run(cli, project, "--json").stdout)
+    assert "set_changes" not in first and first["regression"]["verdict"] == "baseline"
+    assert first["baseline_policy"] == "previous" and len(first["set_fingerprint"]) == 16
+    relabel_q2_and_add_q3(project)
+
+    second = json.loads(run(cli, project, "--json").stdout)
+
+    assert second["set_changes"] == {"added": ["q3"], "removed": [], "relabelled": ["q2"], "compared": 1, "matched_by": "fingerprint"}
+    assert second["regression"]["verdict"] == "pass" and second["regression"]["top1_delta"] == 0.0
+    assert second["top1_hit_rate"] == 1 / 3  # q3 misses: the headline rate is over all current questions
+    assert second["set_fingerprint"] != first["set_fingerprint"]
+
+
+def test_the_report_says_how_the_set_changed_since_the_baseline(cli, project):
+    run(cli, project)
+    relabel_q2_and_add_q3(project)
+
+    result = run(cli, project)
+
+    assert result.exit_code == 0, result.stderr
+    assert "Set changed since the baseline: 1 added, 1 relabelled; compared on 1 unchanged questions." in result.stdout
+    assert "Verdict: No regression on the 1 unchanged questions: top-1 +0.0 pp, top-3 +0.0 pp." in result.stdout
+
+
+def test_too_few_unchanged_questions_exits_0_saying_the_runs_are_not_comparable(cli, project):
+    edit_config(project, tolerances={"min_compared_questions": 2})
+    run(cli, project)
+    relabel_q2_and_add_q3(project)
+
+    result = run(cli, project, "--fail-on-regression", "--json")
+
+    assert result.exit_code == 0, result.stderr
+    regression = json.loads(result.stdout)["regression"]
+    assert regression["verdict"] == "not_comparable" and regression["is_regression"] is False
+    assert regression["summary"].startswith("Not comparable: only 1 unchanged question(s)")
+
+
+def test_under_accepted_a_regression_keeps_failing_until_accepted(cli, project):
+    edit_config(project, baseline_policy="accepted")
+    first = json.loads(run(cli, project, "--json").stdout)
+    project.rankings("good", HALF)
+    regressed = json.loads(run(cli, project, "--json").stdout)
+    assert regressed["regression"]["verdict"] == "regression"
+    assert run(cli, project, "--fail-on-regression").exit_code == 1  # still compared with the first run
+
+    accepted = cli("accept", "cli.small", "good", regressed["run_id"], "--config", str(project.config), "--by", "ann")
+
+    assert accepted.exit_code == 0, accepted.stderr
+    assert f"Accepted run {regressed['run_id']} of cli.small × good by ann" in accepted.stdout
+    after = json.loads(run(cli, project, "--json", "--fail-on-regression").stdout)
+    assert after["regression"]["baseline_run_id"] == regressed["run_id"] and after["regression"]["verdict"] == "pass"
+    history = json.loads(cli("history", "cli.small", "good", "--config", str(project.config), "--json").stdout)["runs"]
+    statuses = {row["run_id"]: row["status"] for row in history}
+    assert statuses[regressed["run_id"]] == "regression, accepted by ann"
+    assert statuses[after["run_id"]] == "pass, baseline"
+    assert statuses[first["run_id"]] == "first run"
+    table = cli("history", "cli.small", "good", "--config", str(project.config), env={"COLUMNS": "160"}).stdout
+    assert "regression, accepted by ann" in table and "pass, baseline" in table
+
+
+def test_accept_refuses_an_unknown_or_incomplete_run_with_exit_1_and_records_nothing(cli, project):
+    run(cli, project)
+    project.rankings("good", {"alpha question": ["d1"], "beta question": None})
+    run(cli, project)
+    incomplete = next(r for r in ResultStore(str(project.store)).history(KEY) if not r.complete)
+
+    unknown = cli("accept", "cli.small", "good", "20260101T000000000000Z-nope", "--config", str(project.config))
+    refused = cli("accept", "cli.small", "good", incomplete.run_id, "--store", str(project.store))
+
+    assert unknown.exit_code == 1 and "unknown run of cli.small/good/retrieval_hit_rate" in unknown.stderr
+    assert refused.exit_code == 1 and "is incomplete" in refused.stderr and "cannot be accepted" in refused.stderr
+    assert not (project.store / "acceptances").exists()
+
+
+def test_accept_json_names_who_and_when(cli, project, monkeypatch):
+    monkeypatch.setenv("USER", "ci-bot")
+    stored = json.loads(run(cli, project, "--json").stdout)
+
+    result = cli("accept", "cli.small", "good", stored["run_id"], "--store", str(project.store), "--json")
+
+    document = json.loads(result.stdout)
+    assert (document["run_id"], document["accepted_by"]) == (stored["run_id"], "ci-bot")
+    assert document["accepted_at"].endswith("+00:00")
+
+
+def test_prune_keeps_the_accepted_baseline_however_old(cli, project):
+    edit_config(project, baseline_policy="accepted")
+    accepted = json.loads(run(cli, project, "--json").stdout)["run_id"]
+    project.rankings("good", HALF)
+    regressions = [json.loads(run(cli, project, "--json").stdout)["run_id"] for _ in range(2)]
+
+    result = cli("prune", "--older-than-days", "0", "--config", str(project.config), "--json")
+
+    assert [row["run_id"] for row in json.loads(result.stdout)["removed"]] == [regressions[0]]
+    kept = [stored.run_id for stored in ResultStore(str(project.store)).history(KEY)]
+    assert kept == [regressions[1], accepted]
+    assert json.loads(run(cli, project, "--json").stdout)["regression"]["baseline_run_id"] == accepted
