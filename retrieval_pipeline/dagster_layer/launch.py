@@ -6,6 +6,10 @@ through the instance in $DAGSTER_HOME: with the queued coordinator and the Celer
 daemon dequeues them and a worker executes each. These are tagged runs rather than a backfill because
 the backfill daemon only advances every 30 s, a wait paid at each of the three stages.
 
+Dagster 1.13 has no public call that submits a run from outside the webserver; the creation follows
+`dagster job launch` (dagster/_cli/job.py), with the partition's tags added as a sensor's RunRequest
+would, on the internals the exact pins of the [team] extra hold still.
+
 Every run carries `retrieval_pipeline/trigger: launch` and `retrieval_pipeline/launch: <id>`; the
 outcomes are read back from the instance's event log, so printing and exit codes match in-process.
 """
