@@ -9,6 +9,7 @@ import time
 
 import pytest
 from dagster import AssetKey, DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster._core.definitions.run_request import InstigatorType
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.tags import SENSOR_NAME_TAG
 from dagster_test_project import RETRIEVERS, SETS, degraded
@@ -26,7 +27,7 @@ from services import listening_addresses
 PAIRS = [(s, r) for s in SETS for r in RETRIEVERS]
 PARTITIONS = ProjectPartitions(SETS, RETRIEVERS)
 RUNS_PER_LAUNCH = len(SETS) + len(RETRIEVERS) + len(PAIRS) + 1
-DAEMON_WAIT_SECONDS = 150
+DAEMON_WAIT_SECONDS = 120
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 
 
@@ -99,21 +100,20 @@ def test_the_parquet_runs_are_in_the_shared_store(team, launched):
 
 
 def test_the_daemon_ticks_the_schedule_and_sensor_and_the_leaderboard_refreshes_itself(team, instance, launched):
+    _turn(team, "sensor", INDEX_SENSOR, "start")
+    _wait_for(lambda: "other" in _sensor_cursor(instance), "the index sensor's first tick", team)  # versions seen
     team.project.write_run("other", degraded("a3", "b2", "a1"))  # a rebuilt index: a new version of "other"
-    for kind, name in (("schedule", NIGHTLY_SCHEDULE), ("sensor", INDEX_SENSOR)):
-        started = team.command("dagster", kind, "start", name, "-w", str(team.workspace), timeout=60)
-        assert started.returncode == 0, started.stderr
-    deadline = time.monotonic() + DAEMON_WAIT_SECONDS
-    while True:
-        nightly = _runs(instance, **{TRIGGER_TAG: "nightly"})
-        indexed = _runs(instance, **{TRIGGER_TAG: "index_version"})
-        evaluations = [r for r in nightly + indexed if r.job_name == EVALUATION_JOB]
-        done = len(nightly) >= len(PAIRS) and len(indexed) == 1 + len(SETS) and all(r.status in FINISHED for r in nightly + indexed)
-        refreshed = done and _leaderboard_refreshed_after(instance, evaluations)
-        if refreshed:
-            break
-        assert time.monotonic() < deadline, f"nightly {len(nightly)}, sensor {len(indexed)} runs; {team.logs()}"
-        time.sleep(2)
+    _turn(team, "schedule", NIGHTLY_SCHEDULE, "start")
+    _wait_for(lambda: len(_runs(instance, **{TRIGGER_TAG: "nightly"})) >= len(PAIRS), "a nightly tick", team)
+    _turn(team, "schedule", NIGHTLY_SCHEDULE, "stop")  # one tick is the test; the cron ticks every minute
+
+    def finished():
+        runs = _runs(instance, **{TRIGGER_TAG: "nightly"}) + _runs(instance, **{TRIGGER_TAG: "index_version"})
+        evaluations = [r for r in runs if r.job_name == EVALUATION_JOB]
+        return all(r.status in FINISHED for r in runs) and _leaderboard_refreshed_after(instance, evaluations)
+
+    _wait_for(finished, "the requested runs and the leaderboard refresh", team)
+    nightly, indexed = _runs(instance, **{TRIGGER_TAG: "nightly"}), _runs(instance, **{TRIGGER_TAG: "index_version"})
     assert all(r.status == DagsterRunStatus.SUCCESS for r in nightly + indexed), team.logs()
     assert {r.tags["dagster/partition"] for r in indexed if r.job_name == EVALUATION_JOB} == {str(key) for key in PARTITIONS.evaluation_keys("other")}
 
@@ -135,3 +135,22 @@ def _leaderboard_refreshed_after(instance, evaluations) -> bool:
         if record.dagster_run.asset_selection == {AssetKey("leaderboard")} and record.start_time >= last_evaluation:
             return True
     return False
+
+
+def _turn(team, kind: str, name: str, action: str) -> None:
+    result = team.command("dagster", kind, action, name, "-w", str(team.workspace), timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def _sensor_cursor(instance) -> str:
+    states = instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
+    state = next((s for s in states if s.instigator_name == INDEX_SENSOR), None)
+    return (state.instigator_data.cursor or "") if state and state.instigator_data else ""
+
+
+def _wait_for(condition, what: str, team) -> None:
+    deadline = time.monotonic() + DAEMON_WAIT_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {DAEMON_WAIT_SECONDS} s\n{team.logs()}"
+        time.sleep(1)
+
