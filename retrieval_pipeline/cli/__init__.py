@@ -61,6 +61,16 @@ class LazyGroup(click.Group):
         self.commands[name] = command
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """click suggests a command only among those already imported; here every command is a candidate."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in self.list_commands(ctx):
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The listing uses the stored short help, so `--help` imports no command module."""
         rows = []
@@ -74,6 +84,11 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """The group's own arguments (an unknown command, a bad global option) fail on one line too."""
+        with reported_errors():
+            return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context):
         # Arrow's default allocator (mimalloc) keeps freed pages for reuse, which a one-shot command never

@@ -10,13 +10,13 @@ import os
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, json_option, load_project, open_store, stdout_console, store_option
+from retrieval_pipeline.cli.common import config_option, identifiers, json_option, load_project, open_store, stdout_console, store_option, stored_run_id
 
 
 @click.command("accept")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
-@click.argument("run_id", metavar="RUN_ID")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
+@click.argument("run_id", metavar="RUN_ID", callback=stored_run_id)
 @config_option
 @store_option
 @click.option("--by", "accepted_by", metavar="NAME", help="Who accepts, kept with the acceptance. Default: $USER.")

@@ -6,7 +6,15 @@ from datetime import timedelta
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, json_option, load_project, open_store, stdout_console, store_option
+from retrieval_pipeline.cli.common import (
+    config_option,
+    identifiers,
+    json_option,
+    load_project,
+    open_store,
+    stdout_console,
+    store_option,
+)
 from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
 
 
@@ -14,9 +22,13 @@ from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
 @config_option
 @json_option
 def list_command(config_path, as_json: bool) -> None:
-    """List the question sets (questions by form) and retrievers (kind) of the configuration."""
+    """List the question sets (questions by form) and retrievers (kind) of the configuration.
+
+    Everything listed is validated as `run` validates it (set files, retriever kinds and parameters,
+    files they name), without building any index, so `list` is a quick check of a configuration."""
     config = load_project(config_path)
     sets = config.question_sets
+    config.check_retrievers()
     rows = [
         {
             "identifier": identifier,
@@ -57,8 +69,8 @@ def list_command(config_path, as_json: bool) -> None:
 
 
 @click.command("history")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
 @config_option
 @store_option
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Runs to show (0 for all).")
@@ -124,46 +136,70 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
 @click.command("prune")
 @click.option(
     "--older-than-days",
-    type=click.FloatRange(min=0),
-    help="Remove runs older than this many days. Default: the configuration's retention_days (30).",
+    type=float,
+    help="Remove runs older than this many days (0 to 36500). Default: the configuration's retention_days (30).",
 )
+@click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
 @config_option
 @store_option
 @json_option
-def prune(older_than_days: float | None, config_path, store_uri, as_json: bool) -> None:
-    """Apply retention: remove stored runs older than the retention period. The latest run, the latest
-    complete run and the latest accepted run of every set and retriever are always kept, so a baseline
-    survives under either policy."""
+def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, as_json: bool) -> None:
+    """Apply retention: remove stored runs older than the retention period. The latest readable run, the
+    latest readable complete run and the latest accepted run of every set and retriever are always kept,
+    so a baseline survives under either policy; files that cannot be read are reported and left alone.
+    Everything is checked before anything goes."""
+    from retrieval_pipeline.core.baselines import latest_accepted_run_id
+    from retrieval_pipeline.core.errors import InvalidInputError
+    from retrieval_pipeline.core.retention import check_retention_days, prune as prune_store
+
+    if older_than_days is not None:
+        try:
+            check_retention_days(older_than_days)
+        except InvalidInputError as error:
+            raise CommandError(f"--older-than-days {error}") from None
     config = load_project(config_path) if older_than_days is None or not store_uri else None
     days = older_than_days if older_than_days is not None else config.retention_days
-    from retrieval_pipeline.core.baselines import latest_accepted_run_id
-
     store = open_store(store_uri, config)
-    removed = store.prune(timedelta(days=days), protected=lambda key: latest_accepted_run_id(store, key))
+    plan = prune_store(store, timedelta(days=days), dry_run=dry_run, protected=lambda key: latest_accepted_run_id(store, key))
+    leftovers = [store.shown(path) for path in plan.leftovers]
     if as_json:
         from retrieval_pipeline.cli import payloads
 
-        payloads.emit({"store": store.uri, "older_than_days": days, "removed": payloads.stored_runs(removed)})
+        payloads.emit(
+            {
+                "store": store.uri,
+                "older_than_days": days,
+                "dry_run": dry_run,
+                "removed": payloads.stored_runs(plan.runs),
+                "removed_leftovers": leftovers,
+            }
+        )
         return
     console = stdout_console()
-    if not removed:
+    if not plan.runs and not leftovers:
         console.print(
             f"Nothing to remove from {store.uri}: no run older than {days:g} days "
-            "(the latest run of each set and retriever is always kept)."
+            "(the latest readable run of each set and retriever is always kept)."
         )
         return
     from rich.table import Table
 
-    console.print(f"Removed {len(removed)} run(s) older than {days:g} days from {store.uri}:")
-    table = Table()
-    for header in ("set", "retriever", "run id", "run at (UTC)", "complete"):
-        table.add_column(header, no_wrap=True)
-    for run in removed:
-        table.add_row(
-            run.key.set_identifier,
-            run.key.retriever_identifier,
-            run.run_id,
-            run.run_at.strftime("%Y-%m-%d %H:%M:%S"),
-            "yes" if run.complete else "no",
-        )
-    console.print(table)
+    verb = "Would remove" if dry_run else "Removed"
+    console.print(f"{verb} {len(plan.runs)} run(s) older than {days:g} days from {store.uri}:")
+    if plan.runs:
+        table = Table()
+        for header in ("set", "retriever", "run id", "run at (UTC)", "complete"):
+            table.add_column(header, no_wrap=True)
+        for run in plan.runs:
+            table.add_row(
+                run.key.set_identifier,
+                run.key.retriever_identifier,
+                run.run_id,
+                run.run_at.strftime("%Y-%m-%d %H:%M:%S"),
+                "yes" if run.complete else "no",
+            )
+        console.print(table)
+    for path in leftovers:
+        console.print(f"{verb} {path} (left by a save that crashed)")
+    if dry_run:
+        console.print("Dry run: nothing was removed.")

@@ -5,7 +5,6 @@ Core modules are imported inside the functions, never at module level, to keep s
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from retrieval_pipeline.cli.errors import CommandError
+from retrieval_pipeline.cli.errors import CommandError, warn
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -77,15 +76,50 @@ def store_location(store_uri: str | None, config: ProjectConfig | None) -> str:
 
 
 def open_store(store_uri: str | None, config: ProjectConfig | None) -> ResultStore:
+    """Files the store skips (unreadable, foreign) are one warning line each on stderr."""
     from retrieval_pipeline.core.store import ResultStore
 
-    return ResultStore(store_location(store_uri, config))
+    return ResultStore(store_location(store_uri, config), on_skip=lambda skipped: warn(str(skipped)))
 
 
-def non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """A click callback: a negative (or NaN) tolerance is a usage error, raised before anything runs."""
-    if value is not None and not (value >= 0 and math.isfinite(value)):
-        raise click.BadParameter(f"must be a non-negative number, got {value}")
+def identifiers(what: str):
+    """A click callback: a set or retriever identifier (or several) is checked with the set files' rule
+    before anything, a store path least of all, is built from it."""
+
+    def check(ctx: click.Context, param: click.Parameter, value):
+        from retrieval_pipeline.core.questions import check_identifier
+
+        for identifier in (value,) if isinstance(value, str) else value:
+            try:
+                check_identifier(identifier, what)
+            except ValueError as error:
+                name = param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+                raise CommandError(f"{name}: {error}") from None
+        return value
+
+    return check
+
+
+def stored_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: a run id given on the command line must be in the store's own format."""
+    from retrieval_pipeline.core.store_layout import check_run_id
+
+    if value is not None:
+        try:
+            check_run_id(value)
+        except ValueError as error:
+            name = param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+            raise CommandError(f"{name}: {error}") from None
+    return value
+
+
+def tolerance(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback: a tolerance the configuration would refuse is a usage error, before anything runs."""
+    from retrieval_pipeline.core.regression import tolerance_problem
+
+    problem = tolerance_problem(param.name or "", value)
+    if problem:
+        raise click.BadParameter(problem)
     return value
 
 

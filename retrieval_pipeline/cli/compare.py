@@ -9,6 +9,7 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifiers,
     json_option,
     load_project,
     open_store,
@@ -21,8 +22,14 @@ from retrieval_pipeline.cli.errors import EXIT_INCOMPLETE, CommandError
 
 
 @click.command("compare")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifiers", metavar="RETRIEVER RETRIEVER...", nargs=-1, required=True)
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument(
+    "retriever_identifiers",
+    metavar="RETRIEVER RETRIEVER...",
+    nargs=-1,
+    required=True,
+    callback=identifiers("retriever identifier"),
+)
 @config_option
 @store_option
 @click.option(

@@ -24,7 +24,16 @@ class CommandError(click.ClickException):
         self.exit_code = exit_code
 
     def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        message = " ".join(line.strip() for line in self.format_message().splitlines())
+        click.echo(f"error: {message}", err=True)
+
+
+def usage_error(error: click.UsageError) -> CommandError:
+    """click shows a usage error over four lines (usage, hint, blank, error); one line says the same."""
+    from retrieval_pipeline.core.errors import MESSAGE_LIMIT, clip
+
+    command = error.ctx.command_path if error.ctx else "retrieval-eval"
+    return CommandError(f"{command}: {clip(error.format_message(), MESSAGE_LIMIT)} (see '{command} --help')", error.exit_code)
 
 
 def warn(message: str) -> None:
@@ -38,6 +47,8 @@ def reported_errors() -> Iterator[None]:
 
     try:
         yield
+    except click.UsageError as error:
+        raise usage_error(error) from None
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt):
         raise
     except (UnknownIdentifierError, NotAcceptableError) as error:

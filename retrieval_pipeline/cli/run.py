@@ -9,14 +9,16 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifiers,
     json_option,
     load_project,
-    non_negative,
     open_store,
     progress_bar,
     status,
     stdout_console,
     store_option,
+    tolerance,
+    stored_run_id,
 )
 from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
 
@@ -24,20 +26,20 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 
 
 @click.command("run")
-@click.argument("set_identifier", metavar="SET")
-@click.argument("retriever_identifier", metavar="RETRIEVER")
+@click.argument("set_identifier", metavar="SET", callback=identifiers("set identifier"))
+@click.argument("retriever_identifier", metavar="RETRIEVER", callback=identifiers("retriever identifier"))
 @config_option
 @store_option
 @click.option(
     "--max-top1-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-1 hit-rate drop, 0..1 (0.1 = 10 pp). Default: the configuration's, else 0.1.",
 )
 @click.option(
     "--max-top3-drop",
     type=float,
-    callback=non_negative,
+    callback=tolerance,
     help="Largest accepted top-3 hit-rate drop, 0..1. Default: the configuration's, else 0.1.",
 )
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 on a regression (for CI) instead of only warning.")
@@ -45,6 +47,7 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
+    callback=stored_run_id,
     help="Compare with this stored complete run instead of the one `baseline_policy` picks (the latest, or "
     "the latest accepted): pin the baseline, e.g. when re-running a failed CI gate. See `retrieval-eval history`.",
 )

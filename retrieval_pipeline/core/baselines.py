@@ -10,6 +10,7 @@ Parquet row of its own: runs are never rewritten, and the record of who accepted
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -55,13 +56,17 @@ def acceptances(store: ResultStore, key: HistoryKey) -> dict[str, Acceptance]:
     return found
 
 
-def latest_accepted(store: ResultStore, key: HistoryKey) -> StoredRun | None:
-    """Newest first, reading one summary row per run until an accepted complete run is found."""
+def accepted_runs(store: ResultStore, key: HistoryKey) -> Iterator[StoredRun]:
+    """The accepted complete runs, newest first, reading one summary row per run as far as asked;
+    a run whose summary cannot be read is skipped (and reported by the store)."""
     explicit = acceptances(store, key)
-    for stored in store.history(key):
-        if stored.complete and (stored.run_id in explicit or auto_accepted(store.read_summary(stored).get("verdict"))):
-            return stored
-    return None
+    for stored, row in store.summaries(run for run in store.history(key) if run.complete):
+        if stored.run_id in explicit or auto_accepted(row.get("verdict")):
+            yield stored
+
+
+def latest_accepted(store: ResultStore, key: HistoryKey) -> StoredRun | None:
+    return next(accepted_runs(store, key), None)
 
 
 def load_baseline(
@@ -70,8 +75,7 @@ def load_baseline(
     """A pinned run wins under either policy: pinning is itself a person's explicit choice."""
     if pinned_run_id is not None or policy is BaselinePolicy.PREVIOUS:
         return store.baseline(key, pinned_run_id)
-    stored = latest_accepted(store, key)
-    return store.load(stored) if stored is not None else None
+    return store.first_readable(accepted_runs(store, key))
 
 
 def accept_run(store: ResultStore, key: HistoryKey, run_id: str, by: str | None = None, now: datetime | None = None) -> Acceptance:

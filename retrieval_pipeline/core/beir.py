@@ -11,39 +11,31 @@ import json
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.forms import tag_form
 from retrieval_pipeline.core.question_files import question_set_from_mapping
 from retrieval_pipeline.core.questions import GoldenQuestionSet
+from retrieval_pipeline.core.text_files import text_lines
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object); a malformed line names the file and the line."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as error:
-        raise InvalidInputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InvalidInputError(f"invalid JSON: {error.msg}", source=f"{path}:{number}") from None
-            if not isinstance(record, dict):
-                raise InvalidInputError("expected a JSON object", source=f"{path}:{number}")
-            yield number, record
+    for number, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidInputError(f"invalid JSON: {error.msg}", source=f"{path}:{number}:{error.colno}") from None
+        if not isinstance(record, dict):
+            raise InvalidInputError("expected a JSON object", source=f"{path}:{number}")
+        yield number, record
 
 
 def read_qrels(path: Path) -> dict[str, list[str]]:
     """Relevant document ids per query, in file order; a header line is allowed."""
-    try:
-        handle = path.open(encoding="utf-8", newline="")
-    except OSError as error:
-        raise InvalidInputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
-    with handle:
-        return relevant_documents(_beir_judgements(csv.reader(handle, delimiter="\t"), path))
+    rows = csv.reader((line for _, line in text_lines(path, "qrels file")), delimiter="\t")
+    return relevant_documents(_beir_judgements(rows, path))
 
 
 def _beir_judgements(rows, path: Path) -> Iterator[tuple[str, str, str, str]]:
@@ -65,7 +57,7 @@ def relevant_documents(judgements: Iterable[tuple[str, str, str, str]]) -> dict[
         try:
             is_relevant = float(relevance) > 0
         except ValueError:
-            raise InvalidInputError(f"relevance {relevance!r} is not a number", source=where) from None
+            raise InvalidInputError(f"relevance {quoted(relevance)} is not a number", source=where) from None
         targets = relevant.setdefault(query_id, [])
         if is_relevant and document_id not in targets:
             targets.append(document_id)
@@ -111,7 +103,7 @@ def question_set_from_judgements(
         missing = [document_id for document_id in targets if document_id not in texts]
         if missing:
             raise InvalidInputError(
-                f"query {query_id!r} is judged relevant to {missing[0]!r}, which is not in {corpus_path}",
+                f"query {quoted(query_id)} is judged relevant to {quoted(missing[0])}, which is not in {corpus_path}",
                 source=qrels_source,
             )
         questions.append(
@@ -132,6 +124,9 @@ def import_beir(folder: str | Path, *, identifier: str, split: str = "test", nam
     folder = Path(folder)
     qrels_path = folder / "qrels" / f"{split}.tsv"
     queries_path = folder / "queries.jsonl"
+    if not qrels_path.is_file():
+        splits = ", ".join(sorted(path.stem for path in (folder / "qrels").glob("*.tsv"))) or "none"
+        raise InvalidInputError(f"no split {quoted(split)} (no {qrels_path}); splits here: {splits}", source=str(folder), field="split")
 
     def queries() -> Iterator[tuple[str, str]]:
         for number, record in read_jsonl(queries_path):

@@ -5,19 +5,20 @@ Relative paths resolve against the file's folder; every error names the file and
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, validation_problem
+from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
 from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.questions import GoldenQuestionSet, check_identifier
 from retrieval_pipeline.core.baselines import BaselinePolicy
-from retrieval_pipeline.core.regression import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances
+from retrieval_pipeline.core.regression import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
 from retrieval_pipeline.core.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 
@@ -61,16 +62,37 @@ class RetrieverSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
     kind: str
 
+    @model_validator(mode="before")
+    @classmethod
+    def _misspelt_kind(cls, data: Any) -> Any:
+        """Without `kind` every key is a parameter, so `kidn: lexical` would only be reported as no kind."""
+        if isinstance(data, dict) and "kind" not in data:
+            close = difflib.get_close_matches("kind", [str(key) for key in data], n=1, cutoff=0.6)
+            if close:
+                raise ValueError(f"{quoted(close[0])} is not a known key; did you mean 'kind'?")
+        return data
+
     @property
     def params(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
 
 
 class ToleranceSection(_Section):
-    max_top1_drop: float = Field(0.1, ge=0)
-    max_top3_drop: float = Field(0.1, ge=0)
-    max_p95_latency_increase_ms: float | None = Field(None, ge=0)
-    min_compared_questions: int = Field(DEFAULT_MIN_COMPARED_QUESTIONS, ge=1, strict=True)
+    """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
+
+    max_top1_drop: float = 0.1
+    max_top3_drop: float = 0.1
+    max_p95_latency_increase_ms: float | None = None
+    min_compared_questions: int = DEFAULT_MIN_COMPARED_QUESTIONS
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _tolerance(cls, value: Any, info: ValidationInfo) -> Any:
+        """Before pydantic's coercion, which would turn `true` into the tolerance 1.0."""
+        problem = tolerance_problem(info.field_name, value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class DagsterSection(_Section):
@@ -100,6 +122,13 @@ class _ConfigFile(_Section):
         for identifier in retrievers:
             check_identifier(identifier, "retriever identifier")
         return retrievers
+
+    @field_validator("retention_days")
+    @classmethod
+    def _retention(cls, days: float) -> float:
+        from retrieval_pipeline.core.retention import check_retention_days
+
+        return check_retention_days(days)
 
     @field_validator("cutoffs")
     @classmethod
@@ -180,38 +209,40 @@ class ProjectConfig:
             if identifier not in self.retriever_specs:
                 raise UnknownIdentifierError("retriever", identifier, self.retriever_specs)
             spec = self.retriever_specs[identifier]
-            context = BuildContext(
-                base_dir=self.base_dir,
-                source=self.source,
-                load_question_sets=lambda: self.question_sets,
-                cache_dir=self.cache_dir,
-                build_retriever=self.retriever,
-                fetch_limit=self.cutoffs.fetch_limit,
-            )
-            self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, context)
+            self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, self._build_context())
         return self._retrievers[identifier]
+
+    def check_retrievers(self) -> None:
+        """Every retriever's kind and parameters, refused as building it would refuse them, with no index built."""
+        from retrieval_pipeline.core.retriever_kinds import check_retriever
+
+        context = self._build_context()
+        for identifier, spec in self.retriever_specs.items():
+            check_retriever(identifier, spec.kind, spec.params, context)
+
+    def _build_context(self) -> BuildContext:
+        return BuildContext(
+            base_dir=self.base_dir,
+            source=self.source,
+            load_question_sets=lambda: self.question_sets,
+            cache_dir=self.cache_dir,
+            build_retriever=self.retriever,
+            fetch_limit=self.cutoffs.fetch_limit,
+            known_retrievers=tuple(self.retriever_specs),
+        )
 
 
 def load_config(path: str | Path) -> ProjectConfig:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InvalidInputError(f"cannot read the configuration ({error.strerror or error})", source=str(path)) from None
-    import yaml
+    from retrieval_pipeline.core.text_files import parse_yaml, read_text
 
-    try:
-        raw = yaml.safe_load(text) or {}
-    except yaml.YAMLError as error:
-        raise InvalidInputError(f"invalid YAML: {error}", source=str(path)) from None
+    path = Path(path)
+    raw = parse_yaml(read_text(path, "configuration"), str(path)) or {}
     if not isinstance(raw, dict):
         raise InvalidInputError("the configuration must be a mapping", source=str(path))
     try:
         data = _ConfigFile.model_validate(raw)
     except ValidationError as error:
-        location, message = validation_problem(error)
-        if message == "is not a known field":
-            message = "is not a known key"
+        location, message = validation_problem(error, _ConfigFile, noun="key")
         raise InvalidInputError(
             message, source=str(path), key=".".join(location[:-1]) or None, field=location[-1] if location else None
         ) from None

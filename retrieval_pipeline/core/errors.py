@@ -2,7 +2,37 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+
+QUOTE_LIMIT = 200  # characters of an offending value an error quotes: enough to recognise it, never 50 MB
+NAME_LIMIT = 300  # a key or field path: names are short, but may embed a quoted value (`question '<id>'`)
+MESSAGE_LIMIT = 1000  # a whole message, the last guard for values quoted without `quoted`
+
+
+def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def quoted(value: object) -> str:
+    """`repr` of a user's value for an error message, clipped to QUOTE_LIMIT characters."""
+    return clip(repr(value))
+
+
+def one_line(text: str) -> str:
+    """Errors are printed as one line: parsers' multi-line explanations are joined."""
+    return " ".join(text.split())
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """'; did you mean 'x'?' for the closest known name, else the known names, else nothing."""
+    known = sorted(known)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; known: {', '.join(known)}" if known else ""
 
 
 class RetrievalEvalError(Exception):
@@ -10,13 +40,18 @@ class RetrievalEvalError(Exception):
 
 
 class InvalidInputError(RetrievalEvalError, ValueError):
-    """A set file, configuration or parameter that cannot be used; nothing is stored because of it."""
+    """A set file, configuration or parameter that cannot be used; nothing is stored because of it.
+
+    Always one line: `problem` (the message without the source, key and field) has its whitespace
+    joined and is clipped, so no parser's multi-line text or pasted 50 MB value reaches the terminal.
+    """
 
     def __init__(self, message: str, *, source: str | None = None, key: str | None = None, field: str | None = None):
         self.source = source
-        self.key = key
-        self.field = field
-        parts = [p for p in (source, key and f"{key}", field and f"field '{field}'") if p]
+        self.key = key and clip(key, NAME_LIMIT)
+        self.field = field and clip(field, NAME_LIMIT)
+        parts = [p for p in (source, self.key, self.field and f"field '{self.field}'") if p]
+        self.problem = message = clip(one_line(message), MESSAGE_LIMIT)
         super().__init__(f"{': '.join(parts)}: {message}" if parts else message)
 
 
@@ -28,7 +63,7 @@ class UnknownIdentifierError(RetrievalEvalError, KeyError):
         self.identifier = identifier
         self.known = sorted(known)
         listing = ", ".join(self.known) if self.known else "none"
-        super().__init__(f"unknown {what} '{identifier}'; available: {listing}")
+        super().__init__(f"unknown {what} {quoted(identifier)}; available: {listing}")
 
     def __str__(self) -> str:
         return self.args[0]
@@ -38,7 +73,7 @@ class DuplicateIdentifierError(RetrievalEvalError, ValueError):
     """Two sources claim one identifier: failing fast beats silently shadowing one of them."""
 
     def __init__(self, what: str, identifier: str, first_source: str, second_source: str):
-        super().__init__(f"duplicate {what} '{identifier}': given by {first_source} and by {second_source}")
+        super().__init__(f"duplicate {what} {quoted(identifier)}: given by {first_source} and by {second_source}")
 
 
 class NotAcceptableError(RetrievalEvalError):
@@ -49,24 +84,70 @@ class StoreError(RetrievalEvalError):
     """The result store cannot be reached or holds something unreadable."""
 
 
-def validation_problem(error) -> tuple[list[str], str]:
+def validation_problem(error, model: type | None = None, noun: str = "field") -> tuple[list[str], str]:
     """The first problem of a pydantic ValidationError as (field path, plain sentence).
 
-    The type names pydantic inserts into the path for a union of plain types (`str`, `list[str]`) are
-    dropped: users wrote keys, not types.
+    An unknown key is reported before anything else, with the closest known key of `model` at that
+    level: `questoins` explains the missing `questions`, so naming only the missing one misleads. The
+    type names pydantic inserts into the path for a union of plain types (`str`, `list[str]`) are
+    dropped: users wrote keys, not types. The offending value is quoted clipped, never whole.
     """
-    first = error.errors()[0]
-    location = [str(part) for part in first["loc"] if not _is_union_member(part)]
+    problems = error.errors()
+    first = next((problem for problem in problems if problem["type"] == "extra_forbidden"), problems[0])
+    path = [part for part in first["loc"] if not _is_union_member(part)]
+    location = [str(part) for part in path]
     kind = first["type"]
     if kind == "missing":
         message = "is required"
     elif kind == "extra_forbidden":
-        message = "is not a known field"
+        known = _known_keys(model, path[:-1]) if model is not None else _missing_beside(problems, first)
+        message = f"is not a known {noun}{did_you_mean(location[-1], known)}"
+    elif kind == "too_short" and first.get("ctx", {}).get("actual_length") == 0:
+        message = "must not be empty"
     elif kind == "enum":
-        message = f"{first['input']!r} is not one of {first.get('ctx', {}).get('expected', 'the allowed values')}"
+        message = f"{quoted(first['input'])} is not one of {first.get('ctx', {}).get('expected', 'the allowed values')}"
     else:
         message = first["msg"].removeprefix("Value error, ")
     return location, message
+
+
+def _missing_beside(problems: list[dict], extra: dict) -> list[str]:
+    parent = extra["loc"][:-1]
+    return [str(p["loc"][-1]) for p in problems if p["type"] == "missing" and p["loc"][:-1] == parent]
+
+
+def _known_keys(model: type, path: list) -> list[str]:
+    """The field names of the model(s) found by following `path` through `model`'s annotations."""
+    kinds = [model]
+    for part in path:
+        kinds = [inner for kind in kinds for inner in _step(kind, part)]
+    return [name for kind in kinds if _is_model(kind) for name in kind.model_fields]
+
+
+def _step(kind: Any, part: object) -> list:
+    if _is_model(kind):
+        field = kind.model_fields.get(part) if isinstance(part, str) else None
+        return _alternatives(field.annotation) if field else []
+    origin, arguments = get_origin(kind), get_args(kind)
+    if origin in (list, tuple, set, frozenset) and arguments:
+        return _alternatives(arguments[0])
+    if origin is dict and len(arguments) == 2:
+        return _alternatives(arguments[1])
+    return []
+
+
+def _alternatives(annotation: Any) -> list:
+    """The types a value of `annotation` may be: Annotated unwrapped, unions split."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _alternatives(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        return [inner for member in get_args(annotation) for inner in _alternatives(member)]
+    return [annotation]
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and hasattr(kind, "model_fields")
 
 
 _TYPE_NAMES = {"str", "int", "float", "bool", "list", "dict", "none"}

@@ -7,12 +7,14 @@ complete run, the only rule there was. An incomplete run is never compared (its 
 not misses), so it has no delta.
 
 Each entry also says what its check found (`verdict`), whether it was accepted explicitly, and whether
-it is the baseline the next run will be compared with under the configured policy.
+it is the baseline the next run will be compared with under the configured policy. A run whose summary
+cannot be read is left out (the store reports it), as `run` leaves it out when it looks for a baseline.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import islice
 from datetime import datetime
 
 from retrieval_pipeline.core.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
@@ -73,8 +75,7 @@ _VERDICT_LABELS = {"baseline": "first run", "not_comparable": "not comparable"}
 marks the current one."""
 
 
-def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
-    row = store.read_summary(stored)
+def run_summary(stored: StoredRun, row: dict) -> RunSummary:
     return RunSummary(
         key=stored.key,
         run_id=row["run_id"],
@@ -98,16 +99,16 @@ def read_summary(store: ResultStore, stored: StoredRun) -> RunSummary:
 def run_history(
     store: ResultStore, key: HistoryKey, limit: int | None = None, policy: BaselinePolicy = BaselinePolicy.PREVIOUS
 ) -> list[HistoryEntry]:
-    """Newest first, at most `limit` entries; for older runs, reads the summary of the run before them."""
+    """Newest first, at most `limit` readable entries; for older runs, reads the summary of the run before them."""
     stored = store.history(key)
-    shown = stored if limit is None else stored[:limit]
-    summaries = {run.run_id: read_summary(store, run) for run in shown}
+    summaries = {run.run_id: run_summary(run, row) for run, row in islice(store.summaries(stored), limit)}
+    shown = [run for run in stored if run.run_id in summaries]
     complete = [run for run in stored if run.complete]
     position = {run.run_id: index for index, run in enumerate(complete)}
     if policy is BaselinePolicy.ACCEPTED:
         current = latest_accepted(store, key)
     else:
-        current = complete[0] if complete else None
+        current = next((run for run, _ in store.summaries(complete)), None)
     explicit = acceptances(store, key)
     entries = []
     for run in shown:
@@ -124,15 +125,17 @@ def run_history(
 def _against_previous(store: ResultStore, entry: HistoryEntry, older_complete: list[StoredRun], read: dict) -> HistoryEntry:
     """A run stored before its check's findings were recorded was checked against the previous complete
     run, the only rule there was; its deltas are recomputed from the two summaries."""
-    if not older_complete:
-        return entry
-    previous = older_complete[0]
-    if previous.run_id not in read:
-        read[previous.run_id] = read_summary(store, previous)
-    baseline = read[previous.run_id]
-    return replace(
-        entry,
-        baseline_run_id=baseline.run_id,
-        top1_delta=entry.summary.top1_hit_rate - baseline.top1_hit_rate,
-        top3_delta=entry.summary.top3_hit_rate - baseline.top3_hit_rate,
-    )
+    for previous in older_complete:
+        if previous.run_id not in read:
+            found = next(store.summaries([previous]), None)
+            if found is None:  # unreadable: reported by the store, and no run's baseline
+                continue
+            read[previous.run_id] = run_summary(*found)
+        baseline = read[previous.run_id]
+        return replace(
+            entry,
+            baseline_run_id=baseline.run_id,
+            top1_delta=entry.summary.top1_hit_rate - baseline.top1_hit_rate,
+            top3_delta=entry.summary.top3_hit_rate - baseline.top3_hit_rate,
+        )
+    return entry

@@ -168,10 +168,9 @@ def build_leaderboard(
 
 def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None:
     history = store.history(key)
-    latest_complete = next((run for run in history if run.complete), None)
+    latest_complete, row = next(store.summaries(run for run in history if run.complete), (None, None))
     if latest_complete is None:
         return None
-    row = store.read_summary(latest_complete)
     return LeaderboardEntry(
         set_identifier=key.set_identifier,
         retriever_identifier=key.retriever_identifier,

@@ -9,8 +9,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from retrieval_pipeline.core.errors import InvalidInputError, validation_problem
+from retrieval_pipeline.core.errors import InvalidInputError, did_you_mean, quoted, validation_problem
 from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.text_files import parse_json, parse_yaml, read_text
 
 SET_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 _QUESTION_LIST = TypeAdapter(list[GoldenQuestion])
@@ -26,30 +27,15 @@ def load_question_set_file(path: str | Path) -> GoldenQuestionSet:
     source = str(path)
     if path.suffix not in SET_FILE_SUFFIXES:
         raise InvalidInputError(f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InvalidInputError(f"cannot read the set file ({error.strerror or error})", source=source) from None
+    text = read_text(path, "set file")
     if path.suffix == ".jsonl":
         return _from_jsonl(text, source)
-    return question_set_from_mapping(_parse_document(text, path.suffix, source), source)
-
-
-def _parse_document(text: str, suffix: str, source: str) -> Any:
-    try:
-        if suffix == ".json":
-            return json.loads(text)
-        import yaml
-
-        return yaml.safe_load(text)
-    except (json.JSONDecodeError, ValueError) as error:
-        raise InvalidInputError(f"invalid JSON: {error}", source=source) from None
-    except Exception as error:  # yaml.YAMLError and its subclasses
-        raise InvalidInputError(f"invalid YAML: {error}", source=source) from None
+    parse = parse_json if path.suffix == ".json" else parse_yaml
+    return question_set_from_mapping(parse(text, source), source)
 
 
 def _from_jsonl(text: str, source: str) -> GoldenQuestionSet:
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    lines = [(number, line) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
     if not lines:
         raise InvalidInputError("empty file; the first line must hold the set's identifier and name", source=source)
     header = _json_line(*lines[0], source)
@@ -66,13 +52,17 @@ def _json_line(number: int, line: str, source: str) -> Any:
     try:
         return json.loads(line)
     except json.JSONDecodeError as error:
-        raise InvalidInputError(f"invalid JSON on line {number}: {error.msg}", source=source) from None
+        raise InvalidInputError(f"invalid JSON: {error.msg}", source=f"{source}:{number}:{error.colno}") from None
 
 
 def question_set_from_mapping(data: Any, source: str) -> GoldenQuestionSet:
     """Validate question by question first, so an error names the question id, then the set."""
     if not isinstance(data, Mapping):
         raise InvalidInputError("expected a mapping with identifier, name, description and questions", source=source)
+    known = GoldenQuestionSet.model_fields
+    unknown = next((str(key) for key in data if key not in known), None)
+    if unknown is not None:  # before `questions` is looked for: `questoins` is the problem, not a missing list
+        raise InvalidInputError(f"is not a known field{did_you_mean(unknown, known)}", source=source, field=unknown)
     raw_questions = data.get("questions")
     if not isinstance(raw_questions, list):
         raise InvalidInputError("must be a list of questions", source=source, field="questions")
@@ -80,7 +70,7 @@ def question_set_from_mapping(data: Any, source: str) -> GoldenQuestionSet:
     try:
         return GoldenQuestionSet.model_validate({**data, "questions": questions})
     except ValidationError as error:
-        raise _invalid(error, source, key=None) from None
+        raise _invalid(error, GoldenQuestionSet, source, key=None) from None
 
 
 def _questions(raw_questions: list, source: str) -> list[GoldenQuestion]:
@@ -92,19 +82,19 @@ def _questions(raw_questions: list, source: str) -> list[GoldenQuestion]:
 
 
 def _question(raw: Any, index: int, source: str) -> GoldenQuestion:
-    key = f"question {raw.get('id')!r}" if isinstance(raw, Mapping) and raw.get("id") else f"question #{index + 1}"
+    key = f"question {quoted(raw.get('id'))}" if isinstance(raw, Mapping) and raw.get("id") else f"question #{index + 1}"
     if not isinstance(raw, Mapping):
         raise InvalidInputError("must be a mapping", source=source, key=key)
     try:
         return GoldenQuestion.model_validate(dict(raw))
     except ValidationError as error:
-        raise _invalid(error, source, key=key) from None
+        raise _invalid(error, GoldenQuestion, source, key=key) from None
 
 
-def _invalid(error: ValidationError, source: str, key: str | None) -> InvalidInputError:
-    location, message = validation_problem(error)
+def _invalid(error: ValidationError, model: type, source: str, key: str | None) -> InvalidInputError:
+    location, message = validation_problem(error, model)
     if error.errors()[0]["type"] == "enum":
-        message = f"{error.errors()[0]['input']!r} is not a known form; use 'match' or 'gap'"
+        message = f"{quoted(error.errors()[0]['input'])} is not a known form; use 'match' or 'gap'"
     elif len(location) > 1 and location[1].isdigit():
         message = f"item {int(location[1]) + 1}: {message}"
     return InvalidInputError(message, source=source, key=key, field=location[0] if location else None)

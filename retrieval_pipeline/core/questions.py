@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from retrieval_pipeline.core.errors import quoted
+
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
@@ -17,7 +19,7 @@ def check_identifier(identifier: str, what: str = "identifier") -> str:
     """Identifiers end up in paths, partition keys and run keys, so they are kept to a safe alphabet."""
     if not isinstance(identifier, str) or not re.fullmatch(IDENTIFIER_PATTERN, identifier):
         raise ValueError(
-            f"{what} {identifier!r} must match {IDENTIFIER_PATTERN} "
+            f"{what} {quoted(identifier)} must match {IDENTIFIER_PATTERN} "
             "(lower-case letters, digits and underscores, in dot-separated parts)"
         )
     return identifier
@@ -61,7 +63,7 @@ class GoldenQuestion(_Frozen):
         seen: set[str] = set()
         for document_id in ids:
             if document_id in seen:
-                raise ValueError(f"duplicate expected document id {document_id!r}")
+                raise ValueError(f"duplicate expected document id {quoted(document_id)}")
             seen.add(document_id)
         return ids
 
@@ -84,7 +86,7 @@ class GoldenQuestionSet(_Frozen):
         seen: set[str] = set()
         for question in self.questions:
             if question.id in seen:
-                raise ValueError(f"duplicate question id {question.id!r}")
+                raise ValueError(f"duplicate question id {quoted(question.id)}")
             seen.add(question.id)
         return self
 

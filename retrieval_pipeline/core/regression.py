@@ -8,7 +8,8 @@ plugs in at `_compare` and sees the same questions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from fractions import Fraction
 
@@ -38,24 +39,54 @@ not-comparable run is one: it measured a set too different to judge, and refusin
 later run of the new set version compared with nothing."""
 
 
+FRACTION, MILLISECONDS, COUNT = "fraction", "milliseconds", "count"
+"""Units of tolerance fields, declared as `field(metadata={"unit": ...})`; a field without one is a fraction."""
+
+
+def tolerance_problem(name: str, value: object, unit: str | None = None) -> str | None:
+    """Why `value` cannot be the tolerance `name` (of `unit`, else the unit its Tolerances field declares), or None.
+
+    A fraction (the default, so a rate tolerance added later is covered) lies in [0, 1]: above 1 it can
+    never be exceeded and infinity or NaN never compare, so each would silently switch the gate off, and
+    `10` is almost always 10 percentage points meant as 0.10. Milliseconds are finite and >= 0; a count
+    is a whole number >= 1.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, got {type(value).__name__}"
+    unit = unit or _UNITS.get(name, FRACTION)
+    if unit == COUNT:
+        return None if isinstance(value, int) and value >= 1 else f"must be a whole number >= 1, got {value!r}"
+    if unit == MILLISECONDS:
+        return None if math.isfinite(value) and value >= 0 else f"must be a finite number of milliseconds >= 0, got {value}"
+    if math.isfinite(value) and 0 <= value <= 1:
+        return None
+    hint = ""
+    if math.isfinite(value) and 1 < value <= 100:
+        hint = f"; did you mean {value / 100:.2f}?" if value == int(value) else f"; did you mean {value / 100:g}?"
+    return f"must be a fraction from 0 to 1 (0.1 = 10 pp), got {value:g}{hint}"
+
+
 @dataclass(frozen=True)
 class Tolerances:
-    """Largest drops accepted, absolute on the 0..1 scale; a negative one is refused before anything runs."""
+    """Largest changes accepted: drops absolute on the 0..1 scale, latency in ms; checked on construction,
+    so a tolerance that would switch the gate off is refused before anything runs or is saved."""
 
     max_top1_drop: float = DEFAULT_MAX_DROP
     max_top3_drop: float = DEFAULT_MAX_DROP
-    max_p95_latency_increase_ms: float | None = None
-    min_compared_questions: int = DEFAULT_MIN_COMPARED_QUESTIONS
+    max_p95_latency_increase_ms: float | None = field(default=None, metadata={"unit": MILLISECONDS})
+    min_compared_questions: int = field(default=DEFAULT_MIN_COMPARED_QUESTIONS, metadata={"unit": COUNT})
     """Fewer unchanged questions in common with the baseline than this: not comparable, not judged."""
 
     def __post_init__(self) -> None:
-        for name in ("max_top1_drop", "max_top3_drop", "max_p95_latency_increase_ms"):
-            value = getattr(self, name)
-            if value is not None and not value >= 0:
-                raise ValueError(f"{name} must be a non-negative number, got {value!r}")
-        minimum = self.min_compared_questions
-        if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
-            raise ValueError(f"min_compared_questions must be a whole number >= 1, got {self.min_compared_questions!r}")
+        for tolerance in fields(self):
+            problem = tolerance_problem(tolerance.name, getattr(self, tolerance.name), tolerance.metadata.get("unit", FRACTION))
+            if problem:
+                raise ValueError(f"{tolerance.name} {problem}")
+
+
+_UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}
 
 
 @dataclass(frozen=True)

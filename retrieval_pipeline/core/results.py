@@ -15,6 +15,8 @@ from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit
 
 GRADER = "retrieval_hit_rate"
 LATENCY_PERCENTILES = (50, 90, 95, 99)
+RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"
+"""What `new_run_id` makes: the store recognises its own run files by it and refuses any other run id."""
 
 
 @dataclass(frozen=True)

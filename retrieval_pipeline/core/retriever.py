@@ -2,12 +2,14 @@
 
 A kind is a class registered under the entry-point group `retrieval_pipeline.retrievers`; the project
 configuration names instances of kinds. A kind is built by `Kind.from_config(identifier, params, context)`.
+A kind may also offer `Kind.check_config(identifier, params, context)`: the checks of `from_config` that
+build nothing (parameters, files present), which `retrieval-eval list` runs without loading any index.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -75,6 +77,8 @@ class BuildContext:
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
     build_retriever: Callable[[str], Retriever] | None = None
     fetch_limit: int | None = None  # documents per question the evaluation asks for; None: not known
+    known_retrievers: Collection[str] | None = None  # the configuration's retrievers, for kinds naming others
+
 
     def resolve(self, path: str | Path) -> Path:
         candidate = Path(path).expanduser()
@@ -99,7 +103,7 @@ class RetrieverParams(BaseModel):
         try:
             return cls.model_validate(dict(params))
         except ValidationError as error:
-            location, message = validation_problem(error)
+            location, message = validation_problem(error, cls, noun="key")
             raise InvalidInputError(
                 message, source=context.source, key=f"retrievers.{identifier}", field=".".join(location) or None
             ) from None

@@ -21,11 +21,7 @@ def retriever_kinds() -> Registry[EntryPoint]:
 
 
 def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> Retriever:
-    try:
-        entry_point = retriever_kinds()[kind]
-    except UnknownIdentifierError as error:
-        raise InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field="kind") from None
-    retriever = entry_point.load().from_config(identifier, params, context)
+    retriever = _kind_class(identifier, kind, context).from_config(identifier, params, context)
     if not isinstance(retriever, Retriever):
         raise InvalidInputError(
             f"kind '{kind}' built {type(retriever).__name__}, which lacks identifier or retrieve()",
@@ -33,3 +29,19 @@ def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], conte
             key=f"retrievers.{identifier}",
         )
     return retriever
+
+
+def check_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> None:
+    """What `build_retriever` would refuse, short of building: the kind, and the kind's own `check_config`
+    when it has one (a plugin kind without it is only looked up)."""
+    check = getattr(_kind_class(identifier, kind, context), "check_config", None)
+    if check is not None:
+        check(identifier, params, context)
+
+
+def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:
+    try:
+        entry_point = retriever_kinds()[kind]
+    except UnknownIdentifierError as error:
+        raise InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field="kind") from None
+    return entry_point.load()

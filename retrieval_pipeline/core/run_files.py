@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.text_files import utf8_problem
 from retrieval_pipeline.core.run_blocks import PIECE_BYTES, TREC_COLUMNS
 
 if TYPE_CHECKING:
@@ -148,12 +149,12 @@ def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[p
 
 def _bad_trec_line(data: bytes, source: str, key: str | None, detail: str) -> InvalidInputError:
     """The slow path, taken only on error: find the first line a TREC reader would refuse."""
+    not_text = utf8_problem(data, source, key)
+    if not_text is not None:
+        return not_text
     for number, line in enumerate(data.splitlines(), start=1):
         where = f"{source}:{number}"
-        try:
-            fields = line.decode("utf-8").split()
-        except UnicodeDecodeError:
-            return InvalidInputError("the line is not UTF-8 text", source=where, key=key)
+        fields = line.decode("utf-8").split()
         if not fields:
             continue
         if len(fields) != len(TREC_COLUMNS):
@@ -166,7 +167,7 @@ def _bad_trec_line(data: bytes, source: str, key: str | None, detail: str) -> In
         for column in ("rank", "score"):
             value = fields[TREC_COLUMNS.index(column)]
             if not _is_number(value):
-                return InvalidInputError(f"the {column} {value!r} is not a number", source=where, key=key)
+                return InvalidInputError(f"the {column} {quoted(value)} is not a number", source=where, key=key)
     return InvalidInputError(f"cannot read the TREC run ({detail})", source=source, key=key)
 
 
@@ -190,6 +191,8 @@ def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -
         where = f"{source}:{number}"
         try:
             record = json.loads(line)
+        except UnicodeDecodeError:
+            raise utf8_problem(data, source, key) from None
         except ValueError as error:
             raise InvalidInputError(f"invalid JSON ({error})", source=where, key=key) from None
         if not isinstance(record, dict):
@@ -198,7 +201,7 @@ def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -
         if query_id is None:
             raise InvalidInputError("must be a non-empty string or an integer", source=where, key=key, field="query_id")
         if query_id in spans:
-            raise InvalidInputError(f"query {query_id!r} already has a ranking on an earlier line", source=where, key=key)
+            raise InvalidInputError(f"query {quoted(query_id)} already has a ranking on an earlier line", source=where, key=key)
         ranking = record.get("document_ids")
         ids = [id_text(item) for item in ranking] if isinstance(ranking, list) else [None]
         if None in ids:

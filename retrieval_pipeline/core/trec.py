@@ -16,23 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from retrieval_pipeline.core.beir import question_set_from_judgements, relevant_documents
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.questions import GoldenQuestionSet
+from retrieval_pipeline.core.text_files import read_text
 
 TOPIC_FIELDS = ("title", "description")
 _TAG = re.compile(r"<(/?)([a-zA-Z]+)>")
 _TOPIC = re.compile(r"<top>(.*?)(?:</top>|(?=<top>)|\Z)", re.DOTALL | re.IGNORECASE)
 # the labels older topic sets put after the tag; `Topic:` is TREC 1-3's title label
 _LABELS = {"num": "number:", "title": "topic:", "desc": "description:"}
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InvalidInputError(f"cannot read ({error.strerror or error})", source=str(path)) from None
-    except UnicodeDecodeError as error:
-        raise InvalidInputError(f"not UTF-8 text (byte {error.start})", source=str(path)) from None
 
 
 def read_trec_qrels(path: str | Path) -> dict[str, list[str]]:
@@ -43,7 +35,7 @@ def read_trec_qrels(path: str | Path) -> dict[str, list[str]]:
     the set could score.
     """
     path = Path(path)
-    return relevant_documents(_trec_judgements(_read_text(path), path))
+    return relevant_documents(_trec_judgements(read_text(path), path))
 
 
 def _trec_judgements(text: str, path: Path) -> Iterator[tuple[str, str, str, str]]:
@@ -68,9 +60,9 @@ def read_trec_topics(path: str | Path, field: str = "title") -> dict[str, str]:
     position for XML): a blank question cannot be scored.
     """
     if field not in TOPIC_FIELDS:
-        raise InvalidInputError(f"unknown topic field {field!r}; use one of {', '.join(TOPIC_FIELDS)}")
+        raise InvalidInputError(f"unknown topic field {quoted(field)}; use one of {', '.join(TOPIC_FIELDS)}")
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if first.lower().startswith("<top>"):
         entries = _sgml_topics(text, path, field)
@@ -81,7 +73,7 @@ def read_trec_topics(path: str | Path, field: str = "title") -> dict[str, str]:
     topics: dict[str, str] = {}
     for where, topic_id, question in entries:
         if topic_id in topics:
-            raise InvalidInputError(f"topic {topic_id!r} appears twice", source=where)
+            raise InvalidInputError(f"topic {quoted(topic_id)} appears twice", source=where)
         topics[topic_id] = question
     return topics
 
@@ -106,7 +98,7 @@ def _sgml_topics(text: str, path: Path, field: str):
             raise InvalidInputError("topic without a <num>", source=f"{path}:{number}")
         question = values.get(tag, "")
         if not question:
-            raise InvalidInputError(f"topic {topic_id!r} has no <{tag}> text", source=f"{path}:{number}", field=field)
+            raise InvalidInputError(f"topic {quoted(topic_id)} has no <{tag}> text", source=f"{path}:{number}", field=field)
         yield f"{path}:{number}", topic_id, question
 
 
@@ -126,7 +118,7 @@ def _xml_topics(text: str, path: Path, field: str):
             raise InvalidInputError('topic without a number="..." attribute', source=where)
         question = next((" ".join(value.split()) for tag in tags if (value := topic.findtext(tag))), "")
         if not question:
-            raise InvalidInputError(f"topic {topic_id!r} has no <{tags[0]}> text", source=where, field=field)
+            raise InvalidInputError(f"topic {quoted(topic_id)} has no <{tags[0]}> text", source=where, field=field)
         yield where, topic_id, question
 
 
@@ -184,7 +176,7 @@ def import_trec(
         question = topics.get(query_id, by_value.get(_canonical(query_id)))
         if question is None:
             raise InvalidInputError(
-                f"query {query_id!r} is judged but has no topic in {topics_path}", source=str(qrels_path)
+                f"query {quoted(query_id)} is judged but has no topic in {topics_path}", source=str(qrels_path)
             )
         queries.append((query_id, question))
     order = {_canonical(topic_id): index for index, topic_id in enumerate(topics)}

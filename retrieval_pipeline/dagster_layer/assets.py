@@ -56,7 +56,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     )
     def golden_question_set(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         question_set = project.config.question_set(context.partition_key)
-        uri = project.store().save_question_set(question_set)
+        uri = project.store(context.log).save_question_set(question_set)
         return MaterializeResult(metadata=question_set_metadata(question_set, project, uri))
 
     @asset(
@@ -88,7 +88,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         set_identifier, retriever_identifier = partitions.dimensions(context.partition_key)
         config = project.config
-        store = project.store()
+        store = project.store(context.log)
         evaluation = evaluate_and_record(
             config.question_set(set_identifier),
             config.retriever(retriever_identifier),
@@ -111,8 +111,8 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         automation_condition=AutomationCondition.eager(),
         description="The latest complete rates of every set and retriever of the configuration, side by side.",
     )
-    def leaderboard(project: RetrievalProject) -> MaterializeResult:
-        return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(), project))
+    def leaderboard(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+        return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project))
 
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 

@@ -64,7 +64,7 @@ class ResultStoreIOManager(IOManager):
     def load_input(self, context: InputContext):
         asset = context.asset_key.to_user_string()
         if asset == LEADERBOARD:
-            return self.project.leaderboard().to_table()
+            return self.project.leaderboard(context.log).to_table()
         if asset not in PARTITION_READERS:
             raise UnknownIdentifierError("asset with a value in the result store", asset, [*PARTITION_READERS, LEADERBOARD])
         return self._partitions(context, asset, PARTITION_READERS[asset])
@@ -72,7 +72,7 @@ class ResultStoreIOManager(IOManager):
     def _partitions(self, context: InputContext, asset: str, read: Callable):
         import pyarrow as pa
 
-        store = self.project.store()
+        store = self.project.store(context.log)
         keys = context.asset_partition_keys if context.has_asset_partitions else context.asset_partitions_def.get_partition_keys()
         tables, missing = [], []
         for key in keys:

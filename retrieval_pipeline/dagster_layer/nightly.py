@@ -24,6 +24,7 @@ that applies in the order 4, 2, 1, 3 wins.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
         return home, None
     project_yaml = cwd / "dagster.yaml"
     if project_yaml.is_file() and project_yaml.resolve() != target:
-        target.write_text(project_yaml.read_text(encoding="utf-8"), encoding="utf-8")
+        shutil.copyfile(project_yaml, target)  # bytes as they are: Dagster reads the file, not us
         return home, str(project_yaml)
     target.write_text(DEFAULT_INSTANCE_YAML, encoding="utf-8")
     return home, "the defaults built into retrieval-eval"

@@ -57,9 +57,12 @@ class RetrievalProject(ConfigurableResource):
     def resolved_store_uri(self) -> str:
         return resolve_store_uri(self.store_uri) or self.config.store_uri
 
-    def store(self) -> ResultStore:
-        return ResultStore(self.resolved_store_uri)
+    def store(self, log=None) -> ResultStore:
+        """Files the store skips (unreadable, foreign) become warnings in `log`, the step's or sensor's
+        Dagster logger, so they show in the run's event log; without one they go to Python logging."""
+        on_skip = (lambda skipped: log.warning(str(skipped))) if log is not None else None
+        return ResultStore(self.resolved_store_uri, on_skip)
 
-    def leaderboard(self) -> Leaderboard:
+    def leaderboard(self, log=None) -> Leaderboard:
         """Every configured set against every configured retriever, as the `leaderboard` asset shows it."""
-        return build_leaderboard(self.store(), list(self.config.question_sets), list(self.config.retriever_identifiers))
+        return build_leaderboard(self.store(log), list(self.config.question_sets), list(self.config.retriever_identifiers))

@@ -64,7 +64,7 @@ def build_index_version_sensor(evaluation_job, retriever_job, partitions: Projec
                 continue
             sets = list(partitions.set_identifiers)
             if retriever_identifier not in seen:
-                store = project.store()
+                store = project.store(context.log)
                 sets = [s for s in sets if not _measured_at(store, s, retriever_identifier, version)]
             seen[retriever_identifier] = version
             if not sets:

@@ -60,14 +60,23 @@ class FusionRetriever:
             self.index_version = self._index_version
 
     @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionRetriever:
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionParams:
         settings = FusionParams.parse(identifier, params, context)
-
-        def invalid(message: str, field: str = "retrievers") -> InvalidInputError:
-            return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)
-
         if settings.weights is not None and len(settings.weights) != len(settings.retrievers):
-            raise invalid(f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights")
+            raise _invalid(context, identifier, f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights")
+        known = context.known_retrievers
+        unknown = [member for member in settings.retrievers if known is not None and member not in known]
+        if unknown:
+            raise _invalid(context, identifier, str(UnknownIdentifierError("retriever", unknown[0], known)))
+        return settings
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionRetriever:
+        settings = cls.check_config(identifier, params, context)
+
+        def invalid(message: str) -> InvalidInputError:
+            return _invalid(context, identifier, message)
+
         if context.build_retriever is None:
             raise invalid("fusion needs a configuration that can build the retrievers it names")
         stack = _building.stack
@@ -113,3 +122,7 @@ class FusionRetriever:
                 contributions.setdefault(document_id, []).append(weight / (self.params.k + rank))
         fused = sorted(contributions, key=lambda document_id: -math.fsum(contributions[document_id]))
         return fused[:limit]
+
+
+def _invalid(context: BuildContext, identifier: str, message: str, field: str = "retrievers") -> InvalidInputError:
+    return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)

@@ -108,17 +108,21 @@ class HttpRetriever:
         )
 
     @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpParams:
         parsed = HttpParams.parse(identifier, params, context)
-        key = f"retrievers.{identifier}"
 
         def invalid(message: str, field: str) -> InvalidInputError:
-            return InvalidInputError(message, source=context.source, key=key, field=field)
+            return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)
 
         if parsed.method == "GET" and parsed.extra_body is not None:
             raise invalid("a GET request has no body; use extra_params", "extra_body")
         if (parsed.version_url is None) != (parsed.version_path is None):
             raise invalid("version_url and version_path go together", "version_path")
+        return parsed
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
+        parsed = cls.check_config(identifier, params, context)
         headers: dict[str, str] = {}
         secrets: list[str] = []
         for name, value in parsed.headers.items():
@@ -127,7 +131,12 @@ class HttpRetriever:
                 continue
             secret = os.environ.get(value.env)
             if not secret:
-                raise invalid(f"the environment variable {value.env} is not set or empty", f"headers.{name}")
+                raise InvalidInputError(
+                    f"the environment variable {value.env} is not set or empty",
+                    source=context.source,
+                    key=f"retrievers.{identifier}",
+                    field=f"headers.{name}",
+                )
             headers[name] = value.prefix + secret
             secrets.append(secret)
         kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever

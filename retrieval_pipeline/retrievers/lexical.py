@@ -7,7 +7,6 @@ for the next process. Heavy libraries are imported inside functions so the comma
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -22,8 +21,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.durable import sync
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.core.text_files import text_lines
 
 IDS_FILE = "document_ids.json"
 
@@ -44,14 +45,14 @@ class LexicalParams(RetrieverParams):
         import Stemmer
 
         if language is not None and language not in Stemmer.algorithms():
-            raise ValueError(f"unknown stemmer {language!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
+            raise ValueError(f"unknown stemmer {quoted(language)}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
         return language
 
     @field_validator("stopwords")
     @classmethod
     def _known_stopwords(cls, stopwords: str | list[str] | None) -> str | list[str] | None:
         if isinstance(stopwords, str) and stopwords != "en":
-            raise ValueError(f"{stopwords!r} is not a stopword list; use 'en', a list of words, or null")
+            raise ValueError(f"{quoted(stopwords)} is not a stopword list; use 'en', a list of words, or null")
         return stopwords
 
     def tokenize(self, texts: Sequence[str], *, return_ids: bool):
@@ -84,13 +85,19 @@ class LexicalRetriever:
         self._key = key
 
     @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalParams:
         settings = LexicalParams.parse(identifier, params, context)
         corpus = context.resolve(settings.corpus)
         if not corpus.is_file():
             raise InvalidInputError(
                 f"corpus file {corpus} does not exist", source=context.source, key=f"retrievers.{identifier}", field="corpus"
             )
+        return settings
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
+        settings = cls.check_config(identifier, params, context)
+        corpus = context.resolve(settings.corpus)
         key = _index_key(corpus, settings)
         with _LOCK:
             if key not in _INDEXES:
@@ -133,15 +140,14 @@ def _index_key(corpus: Path, params: LexicalParams) -> str:
 
 
 def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier: str) -> _Index:
-    """The folder appears by a rename once complete, so another process never reads a half-written index."""
-    import bm25s
+    """A cached index that cannot be used, whatever the loader raises (an empty file gives EOFError, a
+    damaged one ValueError or a pickle error), is deleted and rebuilt: the cache is only ever a shortcut.
 
-    if folder.is_dir():
-        try:
-            bm25 = bm25s.BM25.load(folder, show_progress=False)
-            return _Index(bm25, json.loads((folder / IDS_FILE).read_text(encoding="utf-8")))
-        except (OSError, ValueError):  # damaged by hand or by a full disk: rebuilt below
-            shutil.rmtree(folder, ignore_errors=True)
+    The folder appears by a rename once complete and synced to disk, so another process never reads a
+    half-written index and a power loss never leaves empty files under the final name."""
+    cached = _load_cached(folder)
+    if cached is not None:
+        return cached
     document_ids, texts = read_corpus(corpus, params.fields, identifier)
     index = _Index(_build_index(texts, params), document_ids)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -149,12 +155,31 @@ def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier
     try:
         index.bm25.save(staging, show_progress=False)
         (staging / IDS_FILE).write_text(json.dumps(document_ids), encoding="utf-8")
+        for path in [*staging.iterdir(), staging]:
+            sync(path)
         os.rename(staging, folder)
+        sync(folder.parent)
     except OSError:  # another process finished first, or the cache is full or read-only: serve from memory
         pass
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return index
+
+
+def _load_cached(folder: Path) -> _Index | None:
+    import bm25s
+
+    if not folder.is_dir():
+        return None
+    try:
+        bm25 = bm25s.BM25.load(folder, show_progress=False)
+        document_ids = json.loads((folder / IDS_FILE).read_text(encoding="utf-8"))
+        if not isinstance(document_ids, list) or len(document_ids) != bm25.scores["num_docs"]:
+            raise ValueError(f"{IDS_FILE} does not match the index")
+        return _Index(bm25, document_ids)
+    except Exception:  # noqa: BLE001 - any damage at all means: rebuild (see _load_or_build)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
 
 
 def _build_index(texts: list[str], params: LexicalParams):
@@ -186,7 +211,7 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
             name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
             for name in ("_id", "id", "title", "text")
         }
-    except pa.ArrowException:
+    except (pa.ArrowException, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
         return None
     if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
         return None
@@ -195,16 +220,14 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
 
 def _line_by_line(path: Path, identifier: str) -> dict[str, list[str | None]]:
     columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    record = _record(line, f"{path}:{number}", identifier)
-                    for name, values in columns.items():
-                        values.append(None if record.get(name) is None else str(record[name]))
-    except (OSError, EOFError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read the corpus ({error})", source=str(path), key=f"retrievers.{identifier}") from None
+        for number, line in text_lines(path, "corpus"):
+            if line.strip():
+                record = _record(line, f"{path}:{number}", identifier)
+                for name, values in columns.items():
+                    values.append(None if record.get(name) is None else str(record[name]))
+    except InvalidInputError as error:  # unreadable, or not UTF-8: named with the retriever it serves
+        raise InvalidInputError(error.problem, source=error.source, key=f"retrievers.{identifier}") from None
     return columns
 
 

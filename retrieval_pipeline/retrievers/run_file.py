@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.run_files import Rankings, RunFormat, id_text, load_run
 
@@ -69,15 +69,8 @@ class RunFileRetriever:
         It keeps the documents per query the evaluation will ask for (`context.fetch_limit`), not the
         whole file, which may be a hundred times more.
         """
-        parsed = RunFileParams.parse(identifier, params, context)
+        parsed = cls.check_config(identifier, params, context)
         key = f"retrievers.{identifier}"
-        if parsed.question_set is not None and parsed.queries is not None:
-            raise InvalidInputError(
-                "give question_set or queries, not both: they are two sources of query ids",
-                source=context.source,
-                key=key,
-                field="queries",
-            )
         source = RunSource(context.resolve(parsed.path), parsed.format, key)
         rankings = source.load(context.fetch_limit)
         pairs, texts_from = _text_id_pairs(parsed, context, key)
@@ -85,6 +78,23 @@ class RunFileRetriever:
         for text, query_id, origin in pairs:
             query_ids.setdefault(text.strip(), {}).setdefault(query_id, origin)
         return cls(identifier, source, rankings, query_ids, texts_from, parsed.chunk_separator)
+
+    @classmethod
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileParams:
+        parsed = RunFileParams.parse(identifier, params, context)
+        if parsed.question_set is not None and parsed.queries is not None:
+            raise InvalidInputError(
+                "give question_set or queries, not both: they are two sources of query ids",
+                source=context.source,
+                key=f"retrievers.{identifier}",
+                field="queries",
+            )
+        path = context.resolve(parsed.path)
+        if not path.is_file():
+            raise InvalidInputError(
+                "cannot read the run file (no such file)", source=str(path), key=f"retrievers.{identifier}", field="path"
+            )
+        return parsed
 
     def index_version(self) -> str:
         """The checksum of the bytes loaded: a new export of the run is a new version, a touch is not."""
@@ -111,11 +121,11 @@ class RunFileRetriever:
     def _query_id(self, question: str) -> str:
         candidates = self._query_ids.get(question.strip())
         if not candidates:
-            raise UnresolvableQuestion(f"the question {question!r} is not in {self._texts_from}, so its query id is unknown")
+            raise UnresolvableQuestion(f"the question {quoted(question)} is not in {self._texts_from}, so its query id is unknown")
         if len(candidates) > 1:
-            listing = ", ".join(f"query {query_id!r} in {origin}" for query_id, origin in candidates.items())
+            listing = ", ".join(f"query {quoted(query_id)} in {origin}" for query_id, origin in candidates.items())
             raise UnresolvableQuestion(
-                f"the question {question!r} is ambiguous: it is {listing}; set question_set or queries to pick one"
+                f"the question {quoted(question)} is ambiguous: it is {listing}; set question_set or queries to pick one"
             )
         return next(iter(candidates))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from cli_helpers import HALF, PERFECT
 
 from retrieval_pipeline.core.results import QuestionResult, RunResult
@@ -115,3 +116,85 @@ def test_prune_refuses_a_negative_age(cli, project):
     result = cli("prune", "--config", str(project.config), "--older-than-days", "-1")
 
     assert result.exit_code == 2 and "--older-than-days" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("history", "../../x/y", "z"),
+        ("history", "cli.small", "../good"),
+        ("run", "cli.small", "../../good"),
+        ("run", "Cli.Small", "good"),
+        ("compare", "cli.small", "good", "half/../../x"),
+        ("accept", "../cli.small", "good", "20250102T030405678901Z-0123abcd"),
+        ("import", "trec", "--identifier", "../escape", "--qrels", "q", "--topics", "t", "--out", "o.yaml"),
+    ],
+)
+def test_an_identifier_that_could_name_a_path_outside_the_store_is_refused_in_one_line(cli, project, args):
+    result = cli(*args, "--config", str(project.config)) if args[0] != "import" else cli(*args)
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "must match ^[a-z0-9_]+" in result.stderr
+    assert not project.store.exists()
+
+
+@pytest.mark.parametrize("run_id", ["../../etc/passwd", "latest", "20250601T120000000000Z"])
+def test_a_run_id_not_in_the_stores_format_is_refused_before_anything_runs(cli, project, run_id):
+    pinned = cli("run", "cli.small", "good", "--config", str(project.config), "--baseline", run_id)
+    accepted = cli("accept", "cli.small", "good", run_id, "--config", str(project.config))
+
+    for result, name in ((pinned, "--baseline"), (accepted, "RUN_ID")):
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1
+        assert f"{name}: run id" in result.stderr and "is not a run id of this store" in result.stderr
+    assert not project.store.exists()
+
+
+@pytest.mark.parametrize("days", ["nan", "inf", "-inf", "-1", "36501", "1e308"])
+def test_prune_refuses_an_age_that_is_not_0_to_100_years_in_one_line(cli, project, days):
+    save_run(ResultStore(str(project.store)), "good", 40, datetime.now(timezone.utc))
+    result = cli("prune", "--config", str(project.config), "--older-than-days", days)
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: --older-than-days must be a number of days from 0 to 36500, got {float(days)!r}\n"
+    assert len(project.stored_summaries()) == 1
+
+
+@pytest.mark.parametrize("days", [".inf", ".nan", "36501", "-3"])
+def test_a_configured_retention_that_is_not_0_to_100_years_is_refused_in_one_line(cli, project, days):
+    project.config.write_text(project.config.read_text() + f"retention_days: {days}\n")
+
+    result = cli("prune", "--config", str(project.config))
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and str(project.config) in result.stderr and "retention_days" in result.stderr
+
+
+def test_prune_dry_run_says_what_it_would_remove_and_removes_nothing(cli, project):
+    store = ResultStore(str(project.store))
+    now = datetime.now(timezone.utc)
+    old = save_run(store, "good", 40, now)
+    save_run(store, "good", 1, now)
+
+    result = cli("prune", "--config", str(project.config), "--dry-run")
+
+    assert result.exit_code == 0, result.stderr
+    assert f"Would remove 1 run(s) older than 30 days from {project.store}" in result.stdout
+    assert old.run_id in result.stdout and "Dry run: nothing was removed." in result.stdout
+    assert len(store.history(HistoryKey("cli.small", "good"))) == 2
+
+
+def test_history_and_run_warn_in_one_line_naming_an_unreadable_file_and_carry_on(cli, project):
+    run(cli, project)
+    folder = project.store / "summaries" / HistoryKey("cli.small", "good").parts
+    damaged = folder / "20991231T000000000000Z-0badf11e.parquet"
+    damaged.write_bytes(b"")
+
+    listed = cli("history", "cli.small", "good", "--config", str(project.config))
+    again = run(cli, project)
+
+    for result in (listed, again):
+        assert result.exit_code == 0, result.stderr
+        assert result.stderr.startswith(f"warning: skipped {damaged}: not a readable Parquet file")
+        assert result.stderr.count("\n") == 1
+    assert "first run" in listed.stdout and "Verdict: No regression" in again.stdout

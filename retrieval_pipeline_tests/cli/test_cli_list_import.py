@@ -40,6 +40,36 @@ def test_list_with_a_duplicate_set_identifier_exits_2_naming_both_files(cli, pro
     assert "duplicate question set 'cli.small'" in result.stderr and "copy.yaml" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("retriever", "named"),
+    [
+        ("{kind: lexcal, corpus: corpus.jsonl}", "retrievers.bad: field 'kind': unknown retriever kind 'lexcal'; available:"),
+        ("{kind: lexical, corpus: corpus.jsonl, k1: fast}", "retrievers.bad: field 'k1': Input should be a valid number"),
+        ("{kind: lexical, corpsu: corpus.jsonl}", "retrievers.bad: field 'corpsu': is not a known key; did you mean 'corpus'?"),
+    ],
+    ids=["unknown-kind", "bad-parameter", "misspelt-parameter"],
+)
+def test_list_reports_a_bad_retriever_as_run_would_on_one_line_without_building_any(cli, project, retriever, named):
+    (project.root / "corpus.jsonl").write_text('{"_id": "d1", "text": "alpha"}\n', encoding="utf-8")
+    project.config.write_text(project.config.read_text() + f"  bad: {retriever}\n", encoding="utf-8")
+
+    listed = cli("list", "--config", str(project.config))
+    ran = cli("run", "cli.small", "bad", "--config", str(project.config))
+
+    assert listed.exit_code == ran.exit_code == 2
+    assert listed.stderr == ran.stderr and listed.stderr.count("\n") == 1 and named in listed.stderr
+    assert not (project.root.parent / "cache").exists() and not project.store.exists()
+
+
+def test_list_names_a_misspelt_configuration_key_with_the_key_it_stands_for(cli, project):
+    project.config.write_text(project.config.read_text().replace("retrievers:", "retrievrs:"), encoding="utf-8")
+
+    result = cli("list", "--config", str(project.config))
+
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {project.config}: field 'retrievrs': is not a known key; did you mean 'retrievers'?\n"
+
+
 @pytest.fixture
 def beir_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "tiny-beir"
@@ -105,7 +135,7 @@ def test_import_beir_from_a_broken_folder_writes_nothing(cli, beir_folder, tmp_p
     [
         (["--identifier", "Bad Name", "--out", "x.yaml"], "--identifier"),
         (["--identifier", "tiny.set", "--out", "x.csv"], "use one of .yaml, .yml, .json, .jsonl"),
-        (["--identifier", "tiny.set", "--out", "x.yaml", "--split", "dev"], "dev.tsv"),
+        (["--identifier", "tiny.set", "--out", "x.yaml", "--split", "dev"], "no split 'dev'"),
     ],
 )
 def test_import_beir_bad_input_exits_2(cli, beir_folder, tmp_path, monkeypatch, arguments, message):
@@ -115,6 +145,13 @@ def test_import_beir_bad_input_exits_2(cli, beir_folder, tmp_path, monkeypatch, 
 
     assert result.exit_code == 2 and message in result.stderr
     assert not list(tmp_path.glob("x.*"))
+
+
+def test_import_beir_of_a_missing_split_lists_the_splits_there(cli, beir_folder, tmp_path):
+    result = cli("import", "beir", str(beir_folder), "--split", "dev", "--identifier", "t.x", "--out", str(tmp_path / "x.yaml"))
+
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "no split 'dev'" in result.stderr and result.stderr.endswith("splits here: test\n")
 
 
 def test_import_beir_of_a_missing_folder_exits_2(cli, tmp_path):

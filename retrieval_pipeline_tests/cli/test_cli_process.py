@@ -11,10 +11,11 @@ import textwrap
 import time
 
 import click
+import pytest
 from cli_helpers import console_script, subprocess_env
 from click.testing import CliRunner
 
-from retrieval_pipeline.cli import COMMANDS, LazyGroup
+from retrieval_pipeline.cli import COMMANDS, LazyGroup, main
 
 HEAVY = ("dagster", "pydantic", "pyarrow", "pandas", "bm25s", "rich", "yaml")
 
@@ -180,3 +181,21 @@ def test_every_registered_command_resolves_to_a_click_command():
     with click.Context(group) as context:
         for name in COMMANDS:
             assert isinstance(group.get_command(context, name), click.Command)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["rnu"], "error: retrieval-eval: No such command 'rnu'. Did you mean 'run'? (see 'retrieval-eval --help')"),
+        (["run"], "error: retrieval-eval run: Missing argument 'SET'. (see 'retrieval-eval run --help')"),
+        (["run", "s", "r", "--show", "most"], "error: retrieval-eval run: Invalid value for '--show': 'most' is not one of"),
+        (["history", "s", "r", "--limt", "3"], "error: retrieval-eval history: No such option '--limt'. Did you mean '--limit'?"),
+    ],
+    ids=["unknown-command", "missing-argument", "bad-choice", "misspelt-option"],
+)
+def test_a_usage_error_is_one_line_naming_the_command_and_exits_2(arguments, expected):
+    result = CliRunner().invoke(main, arguments, prog_name="retrieval-eval")
+
+    assert result.exit_code == 2
+    assert result.stderr.startswith(expected) and result.stderr.count("\n") == 1
+    assert result.stdout == ""

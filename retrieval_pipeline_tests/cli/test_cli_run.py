@@ -134,12 +134,20 @@ def test_tolerances_default_to_the_configuration(cli, project):
 
 
 @pytest.mark.parametrize("option", ["--max-top1-drop", "--max-top3-drop"])
-@pytest.mark.parametrize("value", ["-0.1", "nan"])
-def test_a_negative_tolerance_exits_2_before_anything_is_saved(cli, project, option, value):
+@pytest.mark.parametrize("value", ["-0.1", "nan", "inf", "1.5"])
+def test_a_tolerance_outside_0_to_1_exits_2_on_one_line_before_anything_is_saved(cli, project, option, value):
     result = run(cli, project, "good", option, value)
 
     assert result.exit_code == 2
-    assert "must be a non-negative number" in result.stderr
+    assert result.stderr.count("\n") == 1 and option in result.stderr
+    assert "must be a fraction from 0 to 1" in result.stderr
+    assert not project.store.exists()
+
+
+def test_a_tolerance_given_in_percentage_points_gets_the_fraction_it_meant(cli, project):
+    result = run(cli, project, "good", "--max-top1-drop", "10")
+
+    assert result.exit_code == 2 and "did you mean 0.10?" in result.stderr
     assert not project.store.exists()
 
 

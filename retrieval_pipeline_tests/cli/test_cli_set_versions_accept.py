@@ -95,7 +95,7 @@ def test_accept_refuses_an_unknown_or_incomplete_run_with_exit_1_and_records_not
     run(cli, project)
     incomplete = next(r for r in ResultStore(str(project.store)).history(KEY) if not r.complete)
 
-    unknown = cli("accept", "cli.small", "good", "20260101T000000000000Z-nope", "--config", str(project.config))
+    unknown = cli("accept", "cli.small", "good", "20260101T000000000000Z-0badf11e", "--config", str(project.config))
     refused = cli("accept", "cli.small", "good", incomplete.run_id, "--store", str(project.store))
 
     assert unknown.exit_code == 1 and "unknown run of cli.small/good/retrieval_hit_rate" in unknown.stderr

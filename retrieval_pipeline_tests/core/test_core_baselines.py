@@ -12,6 +12,7 @@ from retrieval_pipeline.core.baselines import BaselinePolicy, accept_run, accept
 from retrieval_pipeline.core.errors import NotAcceptableError, UnknownIdentifierError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.regression import Verdict
+from retrieval_pipeline.core.retention import prune
 from retrieval_pipeline.core.runner import RetryPolicy
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
@@ -115,7 +116,7 @@ def test_retention_keeps_the_latest_accepted_run_however_old(store):
     good = evaluate(store, GOOD)
     for _ in range(2):
         evaluate(store, WORSE)
-    removed = store.prune(timedelta(0), now=utc(2100, 1, 1), protected=lambda key: latest_accepted_run_id(store, key))
+    removed = prune(store, timedelta(0), now=utc(2100, 1, 1), protected=lambda key: latest_accepted_run_id(store, key)).runs
     kept = [run.run_id for run in store.history(KEY)]
     assert good.run.run_id in kept and len(kept) == 2 and len(removed) == 1
     assert evaluate(store, WORSE).report.baseline_run_id == good.run.run_id

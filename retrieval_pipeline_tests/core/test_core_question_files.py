@@ -210,7 +210,7 @@ def test_invalid_jsonl_line_fails_naming_the_file_and_line(tmp_path):
     with pytest.raises(InvalidInputError) as caught:
         load_question_set_file(path)
     assert str(path) in str(caught.value)
-    assert "line 3" in str(caught.value)
+    assert f"{path}:3:26: invalid JSON" in str(caught.value)
 
 
 def test_a_jsonl_file_whose_first_line_is_not_a_header_fails(tmp_path):

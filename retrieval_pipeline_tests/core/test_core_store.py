@@ -16,7 +16,8 @@ import pytest
 from core_helpers import outcome, question, question_set, run_from_codes, utc
 
 from retrieval_pipeline.core.errors import StoreError
-from retrieval_pipeline.core.results import GRADER, QuestionResult, RunResult
+from retrieval_pipeline.core.results import GRADER, RunResult
+from retrieval_pipeline.core.retention import prune
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
@@ -201,20 +202,18 @@ def test_a_crash_writing_the_summary_leaves_the_previous_history_intact(store, m
     assert pd.read_parquet(tmp_path / "results" / "summaries")["run_id"].tolist() == [previous.run_id]
 
 
-def test_a_crash_while_renaming_the_summary_leaves_an_ignored_partial_file(store, monkeypatch, tmp_path):
+def test_a_crash_while_renaming_the_summary_takes_back_everything_the_save_wrote(store, monkeypatch, tmp_path):
     previous = run_from_codes("11", run_at=days_ago(1))
     store.save(previous)
     crash_when(store, monkeypatch, "move", "/summaries/")
     failing = run_from_codes("--")
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreError, match=f"cannot write to the result store: .*{failing.run_id}.parquet: disk full"):
         store.save(failing)
     monkeypatch.undo()
-    summaries = tmp_path / "results" / "summaries" / "demo.set" / "fixed" / GRADER
-    leftovers = [path.name for path in summaries.iterdir() if path.name.startswith(".partial-")]
-    assert leftovers == [f".partial-{failing.run_id}.parquet"]  # the crash really happened mid-write
+    written = sorted(path.name for path in (tmp_path / "results").rglob("*") if path.is_file())
+    assert written == [f"{previous.run_id}.parquet"] * 2  # no partial summary, no orphan question file
     assert run_ids(store.history(KEY)) == [previous.run_id]
     assert store.baseline(KEY) == previous
-    assert pd.read_parquet(tmp_path / "results" / "summaries")["run_id"].tolist() == [previous.run_id]
     later = run_from_codes("1-")
     store.save(later)
     assert run_ids(store.history(KEY)) == [later.run_id, previous.run_id]
@@ -228,7 +227,7 @@ def test_a_partial_file_left_by_a_killed_process_is_never_listed(store, tmp_path
     (folder / ".partial-20990101T000000000000Z-deadbeef.incomplete.parquet").write_bytes(b"")
     assert run_ids(store.history(KEY)) == [previous.run_id]
     assert store.baseline(KEY) == previous
-    assert store.prune(timedelta(days=30), now=NOW) == []
+    assert prune(store, timedelta(days=30), now=NOW).runs == ()
 
 
 def test_a_store_that_cannot_be_written_fails_with_a_store_error(tmp_path):
@@ -236,50 +235,6 @@ def test_a_store_that_cannot_be_written_fails_with_a_store_error(tmp_path):
     blocker.write_text("a file where the store should be")
     with pytest.raises(StoreError, match="cannot write"):
         ResultStore(str(blocker)).save(run_from_codes("1"))
-
-
-# --- retention --------------------------------------------------------------------------------
-
-
-def test_retention_removes_old_runs_but_keeps_the_latest_and_the_latest_complete(store):
-    old_complete = run_from_codes("11", run_at=days_ago(90))
-    latest_complete = run_from_codes("11", run_at=days_ago(60))
-    latest_incomplete = run_from_codes("1E", run_at=days_ago(45))
-    for run in (old_complete, latest_complete, latest_incomplete):
-        store.save(run)
-    removed = store.prune(timedelta(days=30), now=NOW)
-    assert run_ids(removed) == [old_complete.run_id]
-    assert run_ids(store.history(KEY)) == [latest_incomplete.run_id, latest_complete.run_id]
-    assert store.baseline(KEY) == latest_complete
-
-
-def test_retention_keeps_recent_runs_and_removes_both_files_of_old_ones(store, tmp_path):
-    old = [run_from_codes("1", run_at=days_ago(d)) for d in (90, 60)]
-    recent = [run_from_codes("1", run_at=days_ago(d)) for d in (10, 1)]
-    for run in old + recent:
-        store.save(run)
-    removed = store.prune(timedelta(days=30), now=NOW)
-    assert sorted(run_ids(removed)) == sorted(run_ids(old))
-    assert run_ids(store.history(KEY)) == [recent[1].run_id, recent[0].run_id]
-    question_files = sorted(p.name for p in (tmp_path / "results" / "questions").rglob("*.parquet"))
-    assert question_files == sorted(f"{run.run_id}.parquet" for run in recent)
-
-
-def test_retention_never_removes_a_keys_only_run(store):
-    ancient = run_from_codes("1", run_at=days_ago(400))
-    store.save(ancient)
-    assert store.prune(timedelta(days=30), now=NOW) == []
-    assert store.baseline(KEY) == ancient
-
-
-def test_retention_treats_each_key_on_its_own(store):
-    lexical_old = run_from_codes("1", retriever_identifier="lexical", run_at=days_ago(90))
-    lexical_new = run_from_codes("1", retriever_identifier="lexical", run_at=days_ago(1))
-    vector_old = run_from_codes("1", retriever_identifier="vector", run_at=days_ago(90))
-    for run in (lexical_old, lexical_new, vector_old):
-        store.save(run)
-    assert run_ids(store.prune(timedelta(days=30), now=NOW)) == [lexical_old.run_id]
-    assert store.baseline(HistoryKey("demo.set", "vector")) == vector_old
 
 
 # --- any Parquet reader, any process, any file system -----------------------------------------
@@ -381,26 +336,5 @@ def test_an_object_store_uri_works_like_a_folder():
     assert run_ids(store.history(KEY)) == [third.run_id, second.run_id, first.run_id]
     assert store.baseline(KEY) == third
     assert store.load(store.history(KEY)[1]) == second
-    assert run_ids(store.prune(timedelta(days=30), now=NOW)) == [second.run_id, first.run_id]
+    assert run_ids(prune(store, timedelta(days=30), now=NOW).runs) == [second.run_id, first.run_id]
     assert run_ids(store.history(KEY)) == [third.run_id]
-
-
-def test_retention_also_deletes_the_leftovers_of_crashed_saves(store, tmp_path):
-    old = datetime(2020, 1, 1, tzinfo=timezone.utc)
-    kept = store.save(_leftover_run(old + timedelta(days=1)))
-    crashed = _leftover_run(old)
-    folder = tmp_path / "results" / "questions" / kept.key.parts
-    orphan = folder / f"{crashed.run_id}.parquet"
-    partial = folder / f".partial-{crashed.run_id}.parquet"
-    orphan.write_bytes(b"half a run")
-    partial.write_bytes(b"half a file")
-    foreign = folder / "notes.txt"
-    foreign.write_text("not ours")
-    store.prune(timedelta(days=30), now=datetime(2026, 1, 1, tzinfo=timezone.utc))
-    assert not orphan.exists() and not partial.exists()
-    assert foreign.exists() and [run.run_id for run in store.history(kept.key)] == [kept.run_id]
-
-
-def _leftover_run(run_at):
-    question = QuestionResult("q1", "match", None, ("d1",), ("d1",), 1.0)
-    return RunResult("demo.set", "bm25", (question,), run_at=run_at)

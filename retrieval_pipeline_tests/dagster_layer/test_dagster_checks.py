@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey
 from dagster_runs import evaluate, only_check, only_materialization
@@ -86,3 +87,18 @@ def test_an_incomplete_run_fails_the_check_but_is_recorded(tmp_path, instance):
     assert check.metadata["errored_questions"].value == ["a1"]
     assert check.metadata["verdict"].value.startswith("Incomplete run")
     assert only_materialization(result).metadata["errored_questions"].value == 1
+
+
+def test_an_unreadable_store_file_is_a_warning_in_the_event_log_and_the_check_uses_the_latest_readable_run(
+    defs, instance, project
+):
+    first = only_materialization(evaluate(defs, instance, "alpha", "good"))
+    summaries = project.store / "summaries" / "alpha" / "good" / "retrieval_hit_rate"
+    damaged = summaries / "20991231T000000000000Z-0badf11e.parquet"
+    damaged.write_bytes(b"")
+
+    result = evaluate(defs, instance, "alpha", "good")
+
+    assert result.success and only_check(result).metadata["baseline_run_id"].value == first.metadata["run_id"].value
+    warnings = [r.user_message for r in instance.all_logs(result.run_id) if r.level == logging.WARNING]
+    assert any(message.startswith(f"skipped {damaged}: not a readable Parquet file") for message in warnings), warnings

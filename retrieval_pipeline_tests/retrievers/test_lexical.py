@@ -137,6 +137,52 @@ def test_a_new_process_loads_the_persisted_index(corpus, context):
     assert completed.stdout.split() == [first.index_version(), "d5", "d2"]
 
 
+INDEX_FILES = (
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+    "params.index.json",
+    "vocab.index.json",
+    "document_ids.json",
+)
+
+
+def damage(path: Path, how: str) -> None:
+    if how == "emptied":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 2)])
+    else:
+        path.unlink()
+
+
+@pytest.mark.parametrize("how", ["emptied", "truncated", "deleted"])
+@pytest.mark.parametrize("name", INDEX_FILES)
+def test_a_damaged_cached_index_is_rebuilt_whatever_the_loader_raises(corpus, context, monkeypatch, name, how):
+    folder = context.cache_dir / "lexical" / build(context).index_version()
+    damage(folder / name, how)
+    monkeypatch.setattr(lexical, "_INDEXES", {})  # as a new process
+
+    assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
+    assert sorted(path.name for path in folder.iterdir()) == sorted(INDEX_FILES)
+    monkeypatch.setattr(lexical, "_INDEXES", {})
+    monkeypatch.setattr(lexical, "_build_index", lambda *args: pytest.fail("the rebuilt cache was not loaded"))
+    assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
+
+
+def test_document_ids_that_do_not_match_the_cached_index_make_it_rebuilt(corpus, context, monkeypatch):
+    folder = context.cache_dir / "lexical" / build(context).index_version()
+    (folder / "document_ids.json").write_text(json.dumps(["d1", "d2"]), encoding="utf-8")
+    monkeypatch.setattr(lexical, "_INDEXES", {})
+    assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
+    assert len(json.loads((folder / "document_ids.json").read_text())) == len(DOCUMENTS)
+
+
+def test_no_staging_folder_is_left_beside_the_cached_index(corpus, context):
+    build(context)
+    assert [path.name for path in (context.cache_dir / "lexical").iterdir()] == [build(context).index_version()]
+
+
 def test_the_index_version_follows_the_corpus_content_and_the_index_parameters(tmp_path, corpus, context):
     original = build(context).index_version()
     assert isinstance(build(context), VersionedIndex) and len(original) == 16

@@ -1,0 +1,103 @@
+"""Every text file users hand us (sets, configurations, corpora, BEIR and TREC imports) is read here.
+
+One reader, so every format treats bytes the same way: UTF-8 with or without a byte-order mark (editors
+on Windows add one), optionally gzip-compressed, and a file that is not UTF-8 is refused naming the byte
+offset of the first bad byte, which a user can jump to with any hex viewer. YAML and JSON syntax errors
+become `FILE:LINE:COLUMN: problem`, the form editors and terminals turn into links.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from retrieval_pipeline.core.errors import InvalidInputError, one_line
+
+BOM = b"\xef\xbb\xbf"
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """The whole file as text; `what` ("set file", "configuration") names it in the error."""
+    path = Path(path)
+    with _opened(path, what) as handle:
+        try:
+            data = handle.read()
+        except (OSError, EOFError) as error:
+            raise _unreadable(path, what, error) from None
+    start = len(BOM) if data.startswith(BOM) else 0
+    try:
+        return data[start:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise utf8_problem(data, str(path)) from None
+
+
+def text_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str]]:
+    """(line number, line) one at a time, so a corpus of gigabytes never sits in memory whole."""
+    path = Path(path)
+    with _opened(path, what) as handle:
+        offset = 0
+        try:
+            for number, raw in enumerate(handle, start=1):
+                start = len(BOM) if number == 1 and raw.startswith(BOM) else 0
+                try:
+                    line = raw[start:].decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise not_utf8(path, offset + start + error.start, number) from None
+                offset += len(raw)
+                yield number, line
+        except (OSError, EOFError) as error:
+            raise _unreadable(path, what, error) from None
+
+
+def not_utf8(path: str | Path, offset: int, line: int, key: str | None = None) -> InvalidInputError:
+    message = f"not UTF-8 text: invalid byte at offset {offset} (line {line}); save the file as UTF-8"
+    return InvalidInputError(message, source=str(path), key=key)
+
+
+def utf8_problem(data: bytes, source: str, key: str | None = None) -> InvalidInputError | None:
+    """The error naming the first byte of `data` (a whole file) that is not UTF-8, or None if there is none."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return not_utf8(source, error.start, data.count(b"\n", 0, error.start) + 1, key)
+    return None
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = error.problem or error.context or "syntax error"
+        context = f" ({error.context})" if error.context and error.problem else ""
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise InvalidInputError(one_line(f"invalid YAML: {problem}{context}"), source=where) from None
+    except yaml.YAMLError as error:
+        raise InvalidInputError(one_line(f"invalid YAML: {error}"), source=source) from None
+
+
+def parse_json(text: str, source: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidInputError(f"invalid JSON: {error.msg}", source=f"{source}:{error.lineno}:{error.colno}") from None
+    except ValueError as error:  # numbers too long to convert, nesting too deep
+        raise InvalidInputError(one_line(f"invalid JSON: {error}"), source=source) from None
+
+
+def _opened(path: Path, what: str) -> IO[bytes]:
+    try:
+        return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+    except OSError as error:
+        raise _unreadable(path, what, error) from None
+
+
+def _unreadable(path: Path, what: str, error: Exception) -> InvalidInputError:
+    reason = getattr(error, "strerror", None) or one_line(str(error)) or type(error).__name__
+    return InvalidInputError(f"cannot read the {what} ({reason})", source=str(path))
