@@ -68,6 +68,7 @@ def compare(
 
     from retrieval_pipeline.core.comparison import compare_runs
     from retrieval_pipeline.core.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.intervals import DEFAULT_SIGNIFICANCE
     from retrieval_pipeline.core.runner import run_question_set
 
     config = load_project(config_path)
@@ -88,6 +89,7 @@ def compare(
                         retriever,
                         store,
                         tolerances=config.tolerances,
+                        tolerances_source=config.source,
                         cutoffs=config.cutoffs,
                         progress=advance,
                         baseline_policy=config.baseline_policy,
@@ -96,12 +98,16 @@ def compare(
                     saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
                 else:
                     runs.append(run_question_set(question_set, retriever, cutoffs=config.cutoffs, progress=advance))
-    comparison = compare_runs(runs, min_compared_questions=config.tolerances.min_compared_questions)
+    comparison = compare_runs(
+        runs,
+        min_compared_questions=config.tolerances.min_compared_questions,
+        significance=config.tolerances.min_significance or DEFAULT_SIGNIFICANCE,
+    )
 
     if as_json:
-        from retrieval_pipeline.cli import payloads
+        from retrieval_pipeline.cli import payloads, payloads_compare
 
-        payloads.emit(payloads.comparison(comparison, saved if store is not None else None))
+        payloads.emit(payloads_compare.comparison(comparison, saved if store is not None else None))
     else:
         from retrieval_pipeline.cli.render_compare import print_comparison
 
@@ -111,10 +117,11 @@ def compare(
             for identifier, (run_id, verdict) in saved.items():
                 console.print(f"Saved run {run_id} of {identifier} to {store.uri}. {verdict}")
 
-    incomplete = [run.retriever_identifier for run in runs if not run.complete]
+    incomplete = [run for run in runs if not run.complete]
     if incomplete:
+        from retrieval_pipeline.core.failures import failure_summary
+
+        causes = "; ".join(f"{run.retriever_identifier}: {failure_summary(run)}" for run in incomplete)
         raise CommandError(
-            f"incomplete run: {', '.join(incomplete)} failed on some questions; "
-            "errored questions are left out of the paired tests",
-            EXIT_INCOMPLETE,
+            f"incomplete run: {causes}; errored questions are left out of the paired tests", EXIT_INCOMPLETE
         )

@@ -20,7 +20,9 @@ class CommandError(click.ClickException):
     """A failure the user can act on, shown as `error: <message>`."""
 
     def __init__(self, message: str, exit_code: int = EXIT_INVALID):
-        super().__init__(message)
+        from retrieval_pipeline.core.secrets import scrub
+
+        super().__init__(scrub(message))  # whatever error it quotes, no secret reaches stderr
         self.exit_code = exit_code
 
     def show(self, file=None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import uuid
@@ -11,11 +12,11 @@ from typing import Any
 
 import click
 
-from retrieval_pipeline.core.comparison import Comparison
 from retrieval_pipeline.core.history import HistoryEntry
 from retrieval_pipeline.core.regression import GroupDelta, RegressionReport, Tolerances
 from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
 from retrieval_pipeline.core.set_versions import SetChanges
+from retrieval_pipeline.core.slice_tests import SliceTest
 from retrieval_pipeline.core.store import StoredRun
 
 
@@ -50,11 +51,18 @@ def _dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def breakdown(groups: dict[str, GroupRates]) -> dict[str, dict[str, float | int]]:
-    return {key: rates.as_dict() for key, rates in groups.items()}
+def breakdown(groups: dict[str, GroupRates], metrics: dict[str, dict[str, float]]) -> dict[str, dict[str, Any]]:
+    return {
+        key: {**rates.as_dict(), "intervals": _intervals(rates.intervals()), "metrics": metrics[key]}
+        for key, rates in groups.items()
+    }
 
 
-def question(result: QuestionResult) -> dict[str, Any]:
+def _intervals(intervals: dict[str, tuple[float, float]]) -> dict[str, list[float]]:
+    return {name: list(bounds) for name, bounds in intervals.items()}
+
+
+def question(result: QuestionResult, metrics: dict[str, float] | None) -> dict[str, Any]:
     return {
         "id": result.question_id,
         "form": result.form,
@@ -63,6 +71,7 @@ def question(result: QuestionResult) -> dict[str, Any]:
         "retrieved_document_ids": list(result.retrieved_document_ids),
         "top1_hit": result.top1_hit,
         "top3_hit": result.top3_hit,
+        "metrics": metrics,
         "latency_ms": result.latency_ms,
         "error": result.error,
     }
@@ -83,9 +92,12 @@ def run_summary(run: RunResult) -> dict[str, Any]:
         "hit_rates": {
             str(k): {"hit_count": run.hit_count(k), "hit_rate": run.hit_rate(k)} for k in run.cutoffs
         },
-        "by_form": breakdown(run.by_form()),
-        "by_hard_class": breakdown(run.by_hard_class()),
-        "latency_ms": run.latency_percentiles(),
+        "intervals": _intervals(run.intervals()),
+        "metrics": run.metrics(),
+        "by_form": breakdown(run.by_form(), run.metrics_by_form()),
+        "by_hard_class": breakdown(run.by_hard_class(), run.metrics_by_hard_class()),
+        "latency_mode": run.latency_mode,
+        "latency_ms": run.latency_summary(),
         "complete": run.complete,
         "errored_question_ids": list(run.errored_question_ids),
         "index_version": run.index_version,
@@ -122,14 +134,32 @@ def regression(report: RegressionReport, tolerances: Tolerances) -> dict[str, An
         "by_hard_class": group_deltas(report.by_hard_class),
         "top1_p_value": report.top1_p_value,
         "top3_p_value": report.top3_p_value,
+        "is_inconclusive": report.is_inconclusive,
+        "slice_tests": slice_tests(report.slice_tests, report.significance),
+        "significance": report.significance,
+        "minimum_detectable_drop": report.minimum_detectable_drop,
+        "metric_deltas": dict(report.metric_deltas),
         "p95_latency_delta_ms": report.p95_latency_delta_ms,
-        "tolerances": {
-            "max_top1_drop": tolerances.max_top1_drop,
-            "max_top3_drop": tolerances.max_top3_drop,
-            "max_p95_latency_increase_ms": tolerances.max_p95_latency_increase_ms,
-            "min_compared_questions": tolerances.min_compared_questions,
-        },
+        "tolerances": dataclasses.asdict(tolerances),
     }
+
+
+def slice_tests(tests: Sequence[SliceTest], significance: float) -> list[dict[str, Any]]:
+    return [
+        {
+            "slice": t.slice,
+            "key": t.key,
+            "k": t.k,
+            "questions": t.questions,
+            "first_only_hits": t.first_only,
+            "second_only_hits": t.second_only,
+            "delta": t.delta,
+            "p_value": t.p_value,
+            "corrected_p_value": t.corrected_p_value,
+            "survives_correction": t.survives(significance),
+        }
+        for t in tests
+    ]
 
 
 def evaluation(
@@ -139,62 +169,13 @@ def evaluation(
     document = {
         **run_summary(run),
         "store": store_uri,
-        "questions": (question(q) for q in run.questions),
+        "questions": (question(q, run.question_metrics[q.question_id]) for q in run.questions),
         "baseline_policy": baseline_policy,
         "regression": regression(report, tolerances),
     }
     if report.set_changes is not None:
         document["set_changes"] = set_changes(report.set_changes)
     return document
-
-
-def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
-    """`saved` maps each retriever to its stored run id and regression verdict (with --save)."""
-    identifiers = result.retriever_identifiers
-    return {
-        "set": result.set_identifier,
-        "question_count": result.reference.question_count,
-        "reference": result.reference.retriever_identifier,
-        "set_changes": {
-            run.retriever_identifier: set_changes(changes) for run, changes in zip(result.runs[1:], result.set_changes)
-        },
-        "saved": saved is not None,
-        "runs": [_compared_run(run, (saved or {}).get(run.retriever_identifier)) for run in result.runs],
-        "paired_tests": [
-            {
-                "reference": test.reference,
-                "retriever": test.other,
-                "k": test.k,
-                "reference_only_hits": test.reference_only,
-                "retriever_only_hits": test.other_only,
-                "delta": test.delta,
-                "p_value": test.p_value,
-            }
-            for test in result.paired_tests
-        ],
-        "disagreements": [
-            {
-                "id": d.question_id,
-                "form": d.form,
-                "hard_class": d.hard_class,
-                "expected_document_ids": list(d.expected_document_ids),
-                "results": {
-                    identifier: {key: value for key, value in question(outcome).items() if key not in _SHARED}
-                    for identifier, outcome in zip(identifiers, d.outcomes)
-                },
-            }
-            for d in result.disagreements
-        ],
-    }
-
-
-_SHARED = ("id", "form", "hard_class", "expected_document_ids")
-
-
-def _compared_run(run: RunResult, saved: tuple[str, str] | None) -> dict[str, Any]:
-    """A fresh run that was not saved has no run id anyone could look up."""
-    run_id, verdict = saved if saved else (None, None)
-    return {**run_summary(run), "run_id": run_id, "regression_summary": verdict}
 
 
 def history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
@@ -209,7 +190,9 @@ def history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
             "top1_hit_rate": e.summary.top1_hit_rate,
             "top3_hit_count": e.summary.top3_hit_count,
             "top3_hit_rate": e.summary.top3_hit_rate,
+            "latency_mode": e.summary.latency_mode,
             "latency_p95_ms": e.summary.latency_p95_ms,
+            "latency_batch_mean_ms": e.summary.latency_batch_mean_ms,
             "index_version": e.summary.index_version,
             "baseline_run_id": e.baseline_run_id,
             "top1_delta": e.top1_delta,

@@ -141,21 +141,52 @@ def question_table(questions: Sequence[QuestionResult]) -> Table:
     return table
 
 
+def interval_text(bounds: tuple[float, float]) -> str:
+    low, high = bounds
+    return f"95% CI {low * 100:.1f}–{high * 100:.1f}%"
+
+
 def rate_lines(run: RunResult) -> list[str]:
+    intervals = run.intervals()
     return [
-        f"Top-{k} hit rate: {rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k))}" for k in run.cutoffs
+        f"Top-{k} hit rate: {rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k))}, "
+        f"{interval_text(intervals[f'top{k}'])}"
+        for k in run.cutoffs
     ]
 
 
-def latency_line(run: RunResult) -> str | None:
-    latency = run.latency_percentiles()
+def metric_label(name: str) -> str:
+    """`mrr@10` as people write it: MRR@10, nDCG@10, Recall@10."""
+    metric, _, depth = name.partition("@")
+    return {"mrr": "MRR", "ndcg": "nDCG", "recall": "Recall"}.get(metric, metric) + f"@{depth}"
+
+
+def metrics_line(run: RunResult) -> str:
+    return "Ranking: " + " · ".join(f"{metric_label(name)} {value:.3f}" for name, value in run.metrics().items())
+
+
+def latency_text(run: RunResult) -> str | None:
+    """Percentiles when each question was timed; the batch mean, named as such, when questions were timed in batches."""
+    latency = run.latency_summary()
     if not latency:
         return None
-    return "Latency: " + " · ".join(f"{name} {value:.1f} ms" for name, value in latency.items())
+    if "batch_mean" in latency:
+        return f"batch mean {latency['batch_mean']:.1f} ms per question (timed in batches: no percentiles)"
+    return " · ".join(f"{name} {value:.1f} ms" for name, value in latency.items())
 
 
-def breakdown_table(title: str, groups: dict[str, GroupRates], deltas: Sequence[GroupDelta] = ()) -> Table | None:
-    """Rates per key; with a baseline, its deltas too (a key only the baseline had shows 0 questions)."""
+def latency_line(run: RunResult) -> str | None:
+    text = latency_text(run)
+    return None if text is None else f"Latency: {text}"
+
+
+def breakdown_table(
+    title: str, groups: dict[str, GroupRates], deltas: Sequence[GroupDelta] = (), metrics: dict[str, dict[str, float]] | None = None
+) -> Table | None:
+    """Rates per key (and MRR and nDCG at the deepest cut-off); with a baseline, its deltas too (a key
+    only the baseline had shows 0 questions)."""
+    metrics = metrics or {}
+    shown_metrics = [name for name in next(iter(metrics.values()), {}) if not name.startswith("recall@")]
     by_key = {delta.key: delta for delta in deltas}
     keys = list(groups) + [key for key in by_key if key not in groups]
     if not keys:
@@ -165,12 +196,15 @@ def breakdown_table(title: str, groups: dict[str, GroupRates], deltas: Sequence[
     table.add_column("questions", justify="right")
     table.add_column("top-1", justify="right")
     table.add_column("top-3", justify="right")
+    for name in shown_metrics:
+        table.add_column(metric_label(name), justify="right")
     if deltas:
         table.add_column("Δ top-1", justify="right")
         table.add_column("Δ top-3", justify="right")
     for key in keys:
         rates = groups.get(key, GroupRates(0, 0, 0))
         row = [key, str(rates.questions), percent(rates.top1_hit_rate), percent(rates.top3_hit_rate)]
+        row += [f"{metrics[key][name]:.3f}" if key in metrics else "—" for name in shown_metrics]
         if deltas:
             delta = by_key.get(key)
             row += [_delta_text(delta.top1_delta if delta else None), _delta_text(delta.top3_delta if delta else None)]
@@ -184,7 +218,14 @@ def _delta_text(delta: float | None) -> Text:
 
 
 def print_regression(console: Console, report: RegressionReport, complete: bool = True) -> None:
-    styles = {Verdict.REGRESSION: "bold red", Verdict.NOT_COMPARABLE: "bold yellow", Verdict.PASS: "bold green"}
+    from retrieval_pipeline.cli.render_significance import print_significance
+
+    styles = {
+        Verdict.REGRESSION: "bold red",
+        Verdict.INCONCLUSIVE: "bold yellow",
+        Verdict.NOT_COMPARABLE: "bold yellow",
+        Verdict.PASS: "bold green",
+    }
     style = styles.get(report.verdict, "bold")
     console.print(Text("Verdict: ", style="bold") + Text(report.summary, style=style))
     if not report.has_baseline or report.baseline_run_id is None or not complete:
@@ -202,3 +243,4 @@ def print_regression(console: Console, report: RegressionReport, complete: bool 
         f"Paired exact McNemar test against the baseline: top-1 {p_phrase(report.top1_p_value)}, "
         f"top-3 {p_phrase(report.top3_p_value)}"
     )
+    print_significance(console, report)

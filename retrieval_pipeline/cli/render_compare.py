@@ -6,12 +6,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from retrieval_pipeline.cli.render import hit_mark, id_list, p_value, percent, rate_with_counts, signed_pp
+from retrieval_pipeline.cli.render import hit_mark, id_list, metric_label, p_value, percent, rate_with_counts, signed_pp
+from retrieval_pipeline.cli.render_significance import slice_table, surviving_line
 from retrieval_pipeline.core.comparison import Comparison, GroupComparison
 
 SIGNIFICANCE_NOTE = (
     "p: two-sided exact McNemar test against the reference (the first retriever), counting only the "
-    "questions exactly one of the two hit; p < 0.05 suggests a real difference, a larger p may be noise."
+    "questions exactly one of the two hit; p < 0.05 suggests a real difference, a larger p may be noise. "
+    "ms: p95 latency per question, or the mean per question where a retriever answers in batches (no percentile exists)."
 )
 
 
@@ -29,6 +31,10 @@ def print_comparison(console: Console, comparison: Comparison, limit: int) -> No
     for title, groups in (("By form", comparison.by_form), ("By hard class", comparison.by_hard_class)):
         if groups:
             console.print(group_table(title, comparison, groups))
+    for other in comparison.retriever_identifiers[1:]:
+        tests = comparison.tests_of(other)
+        console.print(slice_table(f"{other} against {reference.retriever_identifier} by slice", tests, comparison.significance))
+        console.print(surviving_line(tests, comparison.significance))
     print_disagreements(console, comparison, limit)
 
 
@@ -39,7 +45,10 @@ def overall_table(comparison: Comparison) -> Table:
         table.add_column(f"top-{k}", justify="right")
         table.add_column(f"Δ top-{k}", justify="right")
         table.add_column(f"p top-{k}", justify="right")
-    table.add_column("p95 ms", justify="right")
+    metrics = [name for name in comparison.reference.metrics() if not name.startswith("recall@")]
+    for name in metrics:
+        table.add_column(metric_label(name), justify="right")
+    table.add_column("ms", justify="right")
     table.add_column("errors", justify="right")
     for run in comparison.runs:
         row: list[str | Text] = [run.retriever_identifier]
@@ -51,10 +60,18 @@ def overall_table(comparison: Comparison) -> Table:
             else:
                 style = "" if test.delta == 0 else ("green" if test.delta > 0 else "red")
                 row += [Text(signed_pp(test.delta), style=style), Text(p_value(test.p_value), style="bold" if test.p_value < 0.05 else "")]
-        p95 = run.latency_percentiles().get("p95")
-        row += ["—" if p95 is None else f"{p95:.1f}", str(len(run.errored_question_ids))]
+        row += [f"{run.metrics()[name]:.3f}" if name in run.metrics() else "—" for name in metrics]
+        row += [_latency_cell(run), str(len(run.errored_question_ids))]
         table.add_row(*row)
     return table
+
+
+def _latency_cell(run) -> str:
+    """p95 when each question was timed, the batch mean (named so) when they were timed in batches."""
+    latency = run.latency_summary()
+    if "p95" in latency:
+        return f"p95 {latency['p95']:.1f}"
+    return f"mean {latency['batch_mean']:.1f}" if "batch_mean" in latency else "—"
 
 
 def group_table(title: str, comparison: Comparison, groups: tuple[GroupComparison, ...]) -> Table:

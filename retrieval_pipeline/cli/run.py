@@ -44,6 +44,12 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 )
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 on a regression (for CI) instead of only warning.")
 @click.option(
+    "--fail-on-inconclusive",
+    is_flag=True,
+    help="Exit 1 on an inconclusive verdict (a drop beyond tolerance that tolerances.min_significance cannot "
+    "tell from noise) instead of only warning.",
+)
+@click.option(
     "--baseline",
     "baseline_run_id",
     metavar="RUN_ID",
@@ -67,6 +73,7 @@ def run(
     max_top1_drop: float | None,
     max_top3_drop: float | None,
     fail_on_regression: bool,
+    fail_on_inconclusive: bool,
     baseline_run_id: str | None,
     show: str,
     as_json: bool,
@@ -99,6 +106,7 @@ def run(
                 retriever,
                 store,
                 tolerances=tolerances,
+                tolerances_source=config.source,
                 cutoffs=config.cutoffs,
                 progress=advance,
                 baseline_run_id=baseline_run_id,
@@ -114,10 +122,10 @@ def run(
         _print_report(evaluation, store.uri, show)
 
     if not run_result.complete:
-        errored = run_result.errored_question_ids
-        listed = ", ".join(errored[:5]) + (f" and {len(errored) - 5} more" if len(errored) > 5 else "")
+        from retrieval_pipeline.core.failures import failure_summary
+
         raise CommandError(
-            f"incomplete run: the retriever failed on {len(errored)} of {run_result.question_count} questions ({listed}); "
+            f"incomplete run: {failure_summary(run_result)}; "
             f"stored as run {evaluation.stored.run_id} for inspection, never used as a baseline",
             EXIT_INCOMPLETE,
         )
@@ -125,6 +133,10 @@ def run(
         if fail_on_regression:
             raise CommandError(report.summary, EXIT_FAILED)
         warn(f"{report.summary} (pass --fail-on-regression to make this fail)")
+    if report.is_inconclusive:
+        if fail_on_inconclusive:
+            raise CommandError(report.summary, EXIT_FAILED)
+        warn(f"{report.summary} (pass --fail-on-inconclusive to make this fail)")
 
 
 def _print_report(evaluation, store_uri: str, show: str) -> None:
@@ -144,15 +156,16 @@ def _print_report(evaluation, store_uri: str, show: str) -> None:
     console.print()
     for line in render.rate_lines(run_result):
         console.print(line)
+    console.print(render.metrics_line(run_result))
     latency = render.latency_line(run_result)
     if latency:
         console.print(latency)
     with_deltas = report.has_baseline and run_result.complete
-    for title, groups, deltas in (
-        ("By form", run_result.by_form(), report.by_form),
-        ("By hard class", run_result.by_hard_class(), report.by_hard_class),
+    for title, groups, deltas, metrics in (
+        ("By form", run_result.by_form(), report.by_form, run_result.metrics_by_form()),
+        ("By hard class", run_result.by_hard_class(), report.by_hard_class, run_result.metrics_by_hard_class()),
     ):
-        table = render.breakdown_table(title, groups, deltas if with_deltas else ())
+        table = render.breakdown_table(title, groups, deltas if with_deltas else (), metrics)
         if table is not None:
             console.print(table)
     console.print()

@@ -2,8 +2,9 @@
 
 Pure functions over finished runs, so the command line and the Dagster UI show the same figures. The
 first run is the reference: every other run is tested against it with the exact McNemar test, which
-looks only at the questions where exactly one of the two hit. On a small set one question is several
-points, and the p-value tells a team whether a difference could be noise.
+looks only at the questions where exactly one of the two hit, overall and per form and hard class,
+Holm-corrected over each pair's slices and cut-offs. On a small set one question is several points,
+and the p-value tells a team whether a difference could be noise.
 
 Runs stored at different times may have measured different versions of the set: every figure is then
 taken on the questions unchanged in all of them (see set_versions.py), and `set_changes` says what
@@ -16,28 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.intervals import DEFAULT_SIGNIFICANCE
 from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
 from retrieval_pipeline.core.set_versions import SetChanges, restrict, unchanged_across
-from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
+from retrieval_pipeline.core.slice_tests import TESTED_CUTOFFS, SliceTest, overall_test, paired_slice_tests
 
-COMPARED_CUTOFFS = (1, 3)
-
-
-@dataclass(frozen=True)
-class PairedTest:
-    """One run against the reference at one cut-off."""
-
-    reference: str
-    other: str
-    k: int
-    reference_only: int
-    """Questions the reference hit and the other missed (errored questions left out)."""
-    other_only: int
-    """Questions the other hit and the reference missed."""
-    delta: float
-    """The other's hit rate minus the reference's, absolute on the 0..1 scale."""
-    p_value: float
-    """Two-sided exact McNemar p-value; 1.0 when the two never disagree."""
+COMPARED_CUTOFFS = TESTED_CUTOFFS
 
 
 @dataclass(frozen=True)
@@ -69,7 +54,10 @@ class Comparison:
     by_form: tuple[GroupComparison, ...]
     by_hard_class: tuple[GroupComparison, ...]
     disagreements: tuple[Disagreement, ...]
-    paired_tests: tuple[PairedTest, ...]
+    slice_tests: tuple[tuple[SliceTest, ...], ...]
+    """For each run after the reference, its tests against the reference (first = the reference)."""
+    significance: float = DEFAULT_SIGNIFICANCE
+    """The level at which a corrected difference is said to survive."""
     set_changes: tuple[SetChanges, ...] = ()
     """One per run after the reference: its set edits against the reference's questions."""
 
@@ -81,13 +69,21 @@ class Comparison:
     def retriever_identifiers(self) -> tuple[str, ...]:
         return tuple(run.retriever_identifier for run in self.runs)
 
-    def test(self, other: str, k: int) -> PairedTest | None:
-        """The paired test of `other` against the reference at `k` (None for the reference itself)."""
-        return next((t for t in self.paired_tests if t.other == other and t.k == k), None)
+    def tests_of(self, other: str) -> tuple[SliceTest, ...]:
+        """Every slice test of `other` against the reference (none for the reference itself)."""
+        others = self.retriever_identifiers[1:]
+        return self.slice_tests[others.index(other)] if other in others else ()
+
+    def test(self, other: str, k: int) -> SliceTest | None:
+        """The overall paired test of `other` against the reference at `k` (None for the reference itself)."""
+        return overall_test(self.tests_of(other), k)
 
 
 def compare_runs(
-    runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CUTOFFS, min_compared_questions: int = 1
+    runs: Sequence[RunResult],
+    cutoffs: Sequence[int] = COMPARED_CUTOFFS,
+    min_compared_questions: int = 1,
+    significance: float = DEFAULT_SIGNIFICANCE,
 ) -> Comparison:
     """Compare runs of distinct retrievers on the same set; the first run is the reference. `runs` of the
     result are the given runs restricted to their unchanged questions."""
@@ -107,7 +103,8 @@ def compare_runs(
         by_form=group_comparisons([run.by_form() for run in runs]),
         by_hard_class=group_comparisons([run.by_hard_class() for run in runs]),
         disagreements=disagreements(runs, cutoffs),
-        paired_tests=tuple(paired_test(runs[0], other, k) for other in runs[1:] for k in cutoffs),
+        slice_tests=tuple(paired_slice_tests(runs[0], other, cutoffs) for other in runs[1:]),
+        significance=significance,
         set_changes=changes,
     )
 
@@ -141,17 +138,3 @@ def disagreements(runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_C
             first = outcomes[0]
             found.append(Disagreement(first.question_id, first.form, first.hard_class, first.expected_document_ids, outcomes))
     return tuple(found)
-
-
-def paired_test(reference: RunResult, other: RunResult, k: int) -> PairedTest:
-    hits = [{q.question_id: q.hit_at(k) for q in run.questions} for run in (reference, other)]
-    reference_only, other_only = discordant_pairs(*hits)
-    return PairedTest(
-        reference=reference.retriever_identifier,
-        other=other.retriever_identifier,
-        k=k,
-        reference_only=reference_only,
-        other_only=other_only,
-        delta=other.hit_rate(k) - reference.hit_rate(k),
-        p_value=mcnemar_exact_p(reference_only, other_only),
-    )

@@ -84,6 +84,10 @@ class ToleranceSection(_Section):
     max_top3_drop: float = 0.1
     max_p95_latency_increase_ms: float | None = None
     min_compared_questions: int = DEFAULT_MIN_COMPARED_QUESTIONS
+    max_mrr_drop: float | None = None
+    max_ndcg_drop: float | None = None
+    max_recall_drop: float | None = None
+    min_significance: float | None = Field(None, gt=0, lt=1)
 
     @field_validator("*", mode="before")
     @classmethod

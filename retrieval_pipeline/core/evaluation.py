@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.latency import BATCH_MEAN
 from retrieval_pipeline.core.questions import GoldenQuestionSet
 from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression, incomplete_report
 from retrieval_pipeline.core.results import RunResult
 from retrieval_pipeline.core.retriever import Retriever
-from retrieval_pipeline.core.runner import Progress, RetryPolicy, run_question_set
+from retrieval_pipeline.core.runner import Progress, RetryPolicy, latency_mode, run_question_set
 from retrieval_pipeline.core.scoring import CutOffs
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
@@ -33,17 +35,35 @@ def evaluate_and_record(
     progress: Progress | None = None,
     baseline_run_id: str | None = None,
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS,
+    tolerances_source: str | None = None,
 ) -> Evaluation:
     """The baseline (chosen by `baseline_policy`, or the run pinned by `baseline_run_id`) is read before
     the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
     work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
     be the next baseline.
 
-    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`).
+    An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
+    summary names the most common error and how many questions it hit, the one sentence CLI and Dagster
+    show.
+    `tolerances_source` (the configuration file) is named if the tolerances are refused.
     """
+    refuse_unmeasurable_tolerances(tolerances, retriever, tolerances_source)
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
     report = detect_regression(run, baseline, tolerances) if run.complete else incomplete_report(run, baseline)
     stored = store.save(run, report)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
+
+
+def refuse_unmeasurable_tolerances(tolerances: Tolerances, retriever: Retriever, source: str | None = None) -> None:
+    """A p95 tolerance on a retriever timed in batches would compare means under a percentile's name;
+    refused before any question is asked or anything is read or saved."""
+    if tolerances.max_p95_latency_increase_ms is not None and latency_mode(retriever) == BATCH_MEAN:
+        raise InvalidInputError(
+            f"retriever '{retriever.identifier}' answers in batches, so only a mean latency per question is "
+            "measured and no p95 exists; remove this tolerance for it",
+            source=source,
+            key="tolerances",
+            field="max_p95_latency_increase_ms",
+        )

@@ -18,6 +18,7 @@ from itertools import islice
 from datetime import datetime
 
 from retrieval_pipeline.core.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
+from retrieval_pipeline.core.latency import PER_QUESTION
 from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -41,6 +42,8 @@ class RunSummary:
     top1_delta: float | None = None
     """On the questions the check compared (the unchanged ones)."""
     top3_delta: float | None = None
+    latency_mode: str = PER_QUESTION
+    latency_batch_mean_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ def run_summary(stored: StoredRun, row: dict) -> RunSummary:
         baseline_run_id=row.get("baseline_run_id"),
         top1_delta=row.get("top1_delta"),
         top3_delta=row.get("top3_delta"),
+        latency_mode=row.get("latency_mode") or PER_QUESTION,
+        latency_batch_mean_ms=row.get("latency_batch_mean_ms"),
     )
 
 

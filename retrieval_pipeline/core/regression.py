@@ -13,9 +13,12 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from fractions import Fraction
 
+from retrieval_pipeline.core.failures import failure_summary
+from retrieval_pipeline.core.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
+from retrieval_pipeline.core.metric_gates import METRIC_TOLERANCES, metric_deltas, metric_drops
 from retrieval_pipeline.core.results import GroupRates, RunResult
 from retrieval_pipeline.core.set_versions import SetChanges, restrict, set_changes
-from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
+from retrieval_pipeline.core.slice_tests import SliceTest, overall_test, paired_slice_tests
 
 DEFAULT_MAX_DROP = 0.1
 DEFAULT_MIN_COMPARED_QUESTIONS = 1
@@ -28,6 +31,8 @@ class Verdict(str, Enum):
     """No baseline existed: the run is recorded as one."""
     PASS = "pass"
     REGRESSION = "regression"
+    INCONCLUSIVE = "inconclusive"
+    """A drop beyond tolerance that its corrected p-value cannot tell from noise (only with min_significance)."""
     INCOMPLETE = "incomplete"
     NOT_COMPARABLE = "not_comparable"
     """Fewer unchanged questions in common with the baseline than `min_compared_questions`."""
@@ -36,7 +41,8 @@ class Verdict(str, Enum):
 AUTO_ACCEPTED = frozenset({Verdict.BASELINE, Verdict.PASS, Verdict.NOT_COMPARABLE})
 """Verdicts that make a run a baseline under the `accepted` policy without an explicit `accept`. A
 not-comparable run is one: it measured a set too different to judge, and refusing it would leave every
-later run of the new set version compared with nothing."""
+later run of the new set version compared with nothing. An inconclusive run is not: its drop may be real
+but too small for the set to show, and keeping the baseline lets a slow decline add up until it shows."""
 
 
 FRACTION, MILLISECONDS, COUNT = "fraction", "milliseconds", "count"
@@ -78,12 +84,19 @@ class Tolerances:
     max_p95_latency_increase_ms: float | None = field(default=None, metadata={"unit": MILLISECONDS})
     min_compared_questions: int = field(default=DEFAULT_MIN_COMPARED_QUESTIONS, metadata={"unit": COUNT})
     """Fewer unchanged questions in common with the baseline than this: not comparable, not judged."""
+    max_mrr_drop: float | None = None
+    max_ndcg_drop: float | None = None
+    max_recall_drop: float | None = None
+    min_significance: float | None = None
+    """When set, a hit-rate drop beyond tolerance whose Holm-corrected p-value is above it is inconclusive."""
 
     def __post_init__(self) -> None:
         for tolerance in fields(self):
             problem = tolerance_problem(tolerance.name, getattr(self, tolerance.name), tolerance.metadata.get("unit", FRACTION))
             if problem:
                 raise ValueError(f"{tolerance.name} {problem}")
+        if self.min_significance is not None and not 0 < self.min_significance < 1:
+            raise ValueError(f"min_significance must lie strictly between 0 and 1, got {self.min_significance!r}")
 
 
 _UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}
@@ -116,10 +129,21 @@ class RegressionReport:
     top3_p_value: float = 1.0
     set_changes: SetChanges | None = None
     """Present whenever there is a baseline: what the comparison left out, and on how many questions it ran."""
+    slice_tests: tuple[SliceTest, ...] = ()
+    significance: float = DEFAULT_SIGNIFICANCE
+    """The level the report states results at: `min_significance`, else 0.05."""
+    minimum_detectable_drop: float | None = None
+    """The smallest hit-rate drop that can reach `significance` on the compared questions (None: none can)."""
+    metric_deltas: tuple[tuple[str, float], ...] = ()
+    """Ranking metrics, current minus baseline, for every metric both runs have."""
 
     @property
     def is_regression(self) -> bool:
         return self.verdict is Verdict.REGRESSION
+
+    @property
+    def is_inconclusive(self) -> bool:
+        return self.verdict is Verdict.INCONCLUSIVE
 
 
 def detect_regression(current: RunResult, baseline: RunResult | None, tolerances: Tolerances) -> RegressionReport:
@@ -146,8 +170,8 @@ def incomplete_report(current: RunResult, baseline: RunResult | None) -> Regress
     return RegressionReport(
         has_baseline=baseline is not None,
         verdict=Verdict.INCOMPLETE,
-        summary=f"Incomplete run: the retriever failed on {len(current.errored_question_ids)} question(s); "
-        "stored for inspection, not compared and never used as a baseline.",
+        summary=f"Incomplete run: {failure_summary(current)}. "
+        "Stored for inspection, not compared and never used as a baseline.",
         baseline_run_id=baseline.run_id if baseline else None,
         set_changes=set_changes(current, baseline) if baseline else None,
     )
@@ -157,24 +181,34 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     """Both runs over the same unchanged questions."""
     top1_delta = current.top1_hit_rate - baseline.top1_hit_rate
     top3_delta = current.top3_hit_rate - baseline.top3_hit_rate
-    drops = [
-        f"top-{k} hit rate dropped {_pp(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {_pp(tolerance)})"
-        for k, tolerance in ((1, tolerances.max_top1_drop), (3, tolerances.max_top3_drop))
-        if exceeds(exact_drop(baseline, current, k), tolerance)
-    ]
+    tests = paired_slice_tests(baseline, current)
+    significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
+    drops, inconclusive = [], []
+    for k, tolerance in ((1, tolerances.max_top1_drop), (3, tolerances.max_top3_drop)):
+        if exceeds(exact_drop(baseline, current, k), tolerance):
+            drop = f"top-{k} hit rate dropped {_pp(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {_pp(tolerance)})"
+            corrected = overall_test(tests, k).corrected_p_value
+            if tolerances.min_significance is not None and corrected > tolerances.min_significance:
+                inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
+            else:
+                drops.append(drop)
+    deltas = metric_deltas(current, baseline)
+    drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in METRIC_TOLERANCES})
     latency_delta = _p95_delta(current, baseline)
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
     scope = f" on the {changes.compared} unchanged questions" if changes.changed else ""
-    if drops:
-        summary = f"Regression{scope}: " + "; ".join(drops) + "."
-    else:
-        summary = f"No regression{scope}: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
+    summary = _summary(scope, drops, inconclusive, top1_delta, top3_delta)
     to_miss, to_hit = flipped_questions(current, baseline)
+    paired = overall_test(tests, 1).questions
     return RegressionReport(
         has_baseline=True,
-        verdict=Verdict.REGRESSION if drops else Verdict.PASS,
+        verdict=Verdict.REGRESSION if drops else Verdict.INCONCLUSIVE if inconclusive else Verdict.PASS,
+        slice_tests=tests,
+        significance=significance,
+        minimum_detectable_drop=minimum_detectable_drop(paired, significance, len(tests)),
+        metric_deltas=deltas,
         summary=summary,
         top1_delta=top1_delta,
         top3_delta=top3_delta,
@@ -184,10 +218,19 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
         by_hard_class=group_deltas(current.by_hard_class(), baseline.by_hard_class()),
         flipped_to_miss=to_miss,
         flipped_to_hit=to_hit,
-        top1_p_value=_paired_p(baseline, current, 1),
-        top3_p_value=_paired_p(baseline, current, 3),
+        top1_p_value=overall_test(tests, 1).p_value,
+        top3_p_value=overall_test(tests, 3).p_value,
         set_changes=changes,
     )
+
+
+def _summary(scope: str, drops: list[str], inconclusive: list[str], top1_delta: float, top3_delta: float) -> str:
+    doubt = f"Inconclusive{scope}: " + "; ".join(inconclusive) + ": the set cannot tell this from noise."
+    if drops:
+        return f"Regression{scope}: " + "; ".join(drops) + "." + (f" {doubt}" if inconclusive else "")
+    if inconclusive:
+        return doubt
+    return f"No regression{scope}: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
 
 
 def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:
@@ -232,11 +275,6 @@ def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[st
         elif any(now and not was for was, now in pairs):
             to_hit.append(question.question_id)
     return tuple(to_miss), tuple(to_hit)
-
-
-def _paired_p(first: RunResult, second: RunResult, k: int) -> float:
-    hits = [{q.question_id: q.hit_at(k) for q in run.questions} for run in (first, second)]
-    return mcnemar_exact_p(*discordant_pairs(*hits))
 
 
 def _p95_delta(current: RunResult, baseline: RunResult) -> float | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 import secrets
 from collections.abc import Callable, Iterable
@@ -10,11 +9,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime, timezone
 
+from retrieval_pipeline.core import latency
 from retrieval_pipeline.core.fingerprints import set_fingerprint
+from retrieval_pipeline.core.intervals import wilson_interval
+from retrieval_pipeline.core.ranking_metrics import mean_metrics, question_metrics
 from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit_rate
 
 GRADER = "retrieval_hit_rate"
-LATENCY_PERCENTILES = (50, 90, 95, 99)
 RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"
 """What `new_run_id` makes: the store recognises its own run files by it and refuses any other run id."""
 
@@ -72,6 +73,9 @@ class GroupRates:
     def top3_hit_rate(self) -> float:
         return hit_rate(self.top3_hits, self.questions)
 
+    def intervals(self) -> dict[str, tuple[float, float]]:
+        return {"top1": wilson_interval(self.top1_hits, self.questions), "top3": wilson_interval(self.top3_hits, self.questions)}
+
     def as_dict(self) -> dict[str, float | int]:
         return {"questions": self.questions, "top1_hit_rate": self.top1_hit_rate, "top3_hit_rate": self.top3_hit_rate}
 
@@ -114,8 +118,11 @@ class RunResult:
     cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
     index_version: str | None = None
     grader: str = GRADER
+    latency_mode: str = latency.PER_QUESTION
+    """What each question's latency_ms is (see latency.py): its own timing, or its batch's mean."""
 
     def __post_init__(self) -> None:
+        latency.check_mode(self.latency_mode)
         object.__setattr__(self, "run_at", as_utc(self.run_at))
         if not self.run_id:
             object.__setattr__(self, "run_id", new_run_id(self.run_at))
@@ -180,14 +187,44 @@ class RunResult:
     def _by_hard_class(self) -> dict[str, GroupRates]:
         return _breakdown(self.questions, lambda q: q.hard_class)
 
-    def latency_percentiles(self) -> dict[str, float]:
-        """Nearest-rank percentiles over the questions that answered, in milliseconds."""
-        latencies = sorted(q.latency_ms for q in self.questions if q.error is None)
-        if not latencies:
-            return {}
-        return {f"p{p}": latencies[max(0, math.ceil(p / 100 * len(latencies)) - 1)] for p in LATENCY_PERCENTILES} | {
-            "max": latencies[-1]
+    def intervals(self) -> dict[str, tuple[float, float]]:
+        """The Wilson 95% interval of every hit rate, keyed `top1`, `top3`, ..."""
+        return {f"top{k}": wilson_interval(self.hit_count(k), self.question_count) for k in self.cutoffs}
+
+    @cached_property
+    def question_metrics(self) -> dict[str, dict[str, float] | None]:
+        """Each question's ranking metrics by id (None for an errored question: it has no ranking)."""
+        return {
+            q.question_id: None if q.error is not None else question_metrics(q.retrieved_document_ids, q.expected_document_ids, self.cutoffs)
+            for q in self.questions
         }
+
+    def metrics(self) -> dict[str, float]:
+        return mean_metrics(list(self.question_metrics.values()), self.cutoffs)
+
+    def metrics_by_form(self) -> dict[str, dict[str, float]]:
+        return self._group_metrics(lambda q: q.form)
+
+    def metrics_by_hard_class(self) -> dict[str, dict[str, float]]:
+        return self._group_metrics(lambda q: q.hard_class)
+
+    def _group_metrics(self, key: Callable[[QuestionResult], str | None]) -> dict[str, dict[str, float]]:
+        groups: dict[str, list[dict[str, float] | None]] = {}
+        for question in self.questions:
+            if (group := key(question)) is not None:
+                groups.setdefault(group, []).append(self.question_metrics[question.question_id])
+        return {group: mean_metrics(scores, self.cutoffs) for group, scores in groups.items()}
+
+    def latency_summary(self) -> dict[str, float]:
+        """What was measured, under names that say so: percentiles, or `batch_mean` alone."""
+        return latency.summary(self.latency_mode, self._answered_latencies)
+
+    def latency_percentiles(self) -> dict[str, float]:
+        return latency.percentiles(self.latency_mode, self._answered_latencies)
+
+    @cached_property
+    def _answered_latencies(self) -> tuple[float, ...]:
+        return tuple(q.latency_ms for q in self.questions if q.error is None)
 
     def to_evaluation_summary(self) -> EvaluationSummary:
         return EvaluationSummary(

@@ -31,6 +31,14 @@ class RetrieverFault(Exception):
     """
 
 
+class ServiceUnreachable(RetrieverFault):
+    """The service could not be reached at all (refused, unresolvable, no connection in time).
+
+    Unlike a bad answer, it says nothing about the question: when the first questions of a run all end
+    like this, the runner stops instead of waiting out every remaining question's retries.
+    """
+
+
 @runtime_checkable
 class Retriever(Protocol):
     """Ranked document ids for a question, best first; duplicates allowed (one id per chunk)."""
@@ -59,6 +67,13 @@ class ConcurrentRetriever(Protocol):
     """Optional: how many questions may be asked at once (remote services)."""
 
     concurrency: int
+
+
+@runtime_checkable
+class FailFast(Protocol):
+    """Optional: after how many leading unreachable-service failures the run stops (0: never)."""
+
+    fail_fast_after: int
 
 
 def document_id_from_chunk(chunk_id: str, separator: str = "_") -> str:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from retrieval_pipeline.core import secrets
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.registry import Registry
 from retrieval_pipeline.core.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever
@@ -21,7 +22,9 @@ def retriever_kinds() -> Registry[EntryPoint]:
 
 
 def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> Retriever:
-    retriever = _kind_class(identifier, kind, context).from_config(identifier, params, context)
+    kind_class = _kind_class(identifier, kind, context)
+    secrets.remember_configured(params)  # before the kind reads them, so even its own errors are scrubbed
+    retriever = kind_class.from_config(identifier, params, context)
     if not isinstance(retriever, Retriever):
         raise InvalidInputError(
             f"kind '{kind}' built {type(retriever).__name__}, which lacks identifier or retrieve()",

@@ -6,10 +6,14 @@ the run it came from are the same value.
 
 from __future__ import annotations
 
+from retrieval_pipeline.core.latency import PER_QUESTION, PERCENTILES
 from retrieval_pipeline.core.regression import RegressionReport, Verdict
-from retrieval_pipeline.core.results import LATENCY_PERCENTILES, QuestionResult, RunResult
+from retrieval_pipeline.core.results import QuestionResult, RunResult
+from retrieval_pipeline.core.secrets import scrub
 
-RUN_COLUMNS_PER_QUESTION = ("set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint")
+RUN_COLUMNS_PER_QUESTION = (
+    "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
+)  # fmt: skip
 """Summary columns repeated on every question row of a run's value, when the stored summary has them:
 the rows of several runs stay self-describing once concatenated."""
 
@@ -20,6 +24,7 @@ def _schemas():
     breakdown = pa.list_(
         pa.struct([("key", pa.string()), ("questions", pa.int64()), ("top1_hit_rate", pa.float64()), ("top3_hit_rate", pa.float64())])
     )
+    group_metrics = pa.list_(pa.struct([("key", pa.string()), ("metric", pa.string()), ("value", pa.float64())]))
     summary = pa.schema(
         [
             ("set_identifier", pa.string()),
@@ -40,9 +45,17 @@ def _schemas():
             ("hit_rates", pa.list_(pa.float64())),
             ("by_form", breakdown),
             ("by_hard_class", breakdown),
-            *[(f"latency_p{p}_ms", pa.float64()) for p in LATENCY_PERCENTILES],
+            *[(f"latency_p{p}_ms", pa.float64()) for p in PERCENTILES],
             ("latency_max_ms", pa.float64()),
             ("index_version", pa.string()),
+            ("latency_mode", pa.string()),
+            ("latency_batch_mean_ms", pa.float64()),
+            ("hit_rate_ci_low", pa.list_(pa.float64())),
+            ("hit_rate_ci_high", pa.list_(pa.float64())),
+            ("metric_names", pa.list_(pa.string())),
+            ("metric_values", pa.list_(pa.float64())),
+            ("by_form_metrics", group_metrics),
+            ("by_hard_class_metrics", group_metrics),
             ("set_fingerprint", pa.string()),
             ("verdict", pa.string()),
             ("baseline_run_id", pa.string()),
@@ -73,6 +86,11 @@ def _breakdown_rows(groups) -> list[dict]:
     return [{"key": key, **rates.as_dict()} for key, rates in groups.items()]
 
 
+def _group_metric_rows(groups: dict[str, dict[str, float]]) -> list[dict]:
+    """One row per (key, metric): long form, so any reader can pivot it."""
+    return [{"key": key, "metric": name, "value": value} for key, metrics in groups.items() for name, value in metrics.items()]
+
+
 def summary_table(run: RunResult, report: RegressionReport | None = None):
     """With the run's check (`report`): its verdict, baseline, how many questions it compared and the
     deltas it found on them, so the accepted-baseline policy and the history read them back without
@@ -84,6 +102,8 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
 
     summary = run.to_evaluation_summary()
     latency = run.latency_percentiles()
+    intervals = run.intervals()
+    metrics = run.metrics()
     row = {
         "set_identifier": run.set_identifier,
         "retriever_identifier": run.retriever_identifier,
@@ -103,9 +123,17 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
         "by_form": _breakdown_rows(run.by_form()),
         "by_hard_class": _breakdown_rows(run.by_hard_class()),
-        **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in LATENCY_PERCENTILES},
+        **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in PERCENTILES},
         "latency_max_ms": latency.get("max"),
         "index_version": run.index_version,
+        "latency_mode": run.latency_mode,
+        "latency_batch_mean_ms": run.latency_summary().get("batch_mean"),
+        "hit_rate_ci_low": [low for low, _ in intervals.values()],
+        "hit_rate_ci_high": [high for _, high in intervals.values()],
+        "metric_names": list(metrics),
+        "metric_values": list(metrics.values()),
+        "by_form_metrics": _group_metric_rows(run.metrics_by_form()),
+        "by_hard_class_metrics": _group_metric_rows(run.metrics_by_hard_class()),
         "set_fingerprint": run.set_fingerprint,
         "verdict": report.verdict.value if report else None,
         "baseline_run_id": report.baseline_run_id if report else None,
@@ -130,7 +158,7 @@ def question_table(run: RunResult):
         "top1_hit": [q.top1_hit for q in questions],
         "top3_hit": [q.top3_hit for q in questions],
         "latency_ms": [q.latency_ms for q in questions],
-        "error": [q.error for q in questions],
+        "error": [None if q.error is None else scrub(q.error) for q in questions],  # whoever built the run
         "question_fingerprint": [q.fingerprint for q in questions],
     }
     return pa.Table.from_pydict(columns, schema=_schemas()[1])
@@ -189,6 +217,7 @@ def run_from_tables(summary, questions) -> RunResult:
         run_at=row["run_at"],
         cutoffs=tuple(row["cutoffs"]),
         index_version=row["index_version"],
+        latency_mode=row.get("latency_mode") or PER_QUESTION,
         questions=tuple(
             QuestionResult(
                 question_id=question_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import comb
 
 
@@ -30,3 +31,16 @@ def discordant_pairs(first: dict[str, bool | None], second: dict[str, bool | Non
         only_first += bool(hit and not other)
         only_second += bool(other and not hit)
     return only_first, only_second
+
+
+def holm_adjusted(p_values: Sequence[float]) -> tuple[float, ...]:
+    """Holm's step-down adjustment, in the input order: testing many slices and cut-offs at once would
+    otherwise make some "significant" difference appear by chance alone. Holm controls the chance of any
+    false finding and, unlike Bonferroni, costs little power when one difference is real."""
+    order = sorted(range(len(p_values)), key=lambda index: p_values[index])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    for position, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - position) * p_values[index]))
+        adjusted[index] = running
+    return tuple(adjusted)

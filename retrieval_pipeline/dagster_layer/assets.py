@@ -12,6 +12,9 @@ partition mappings). Those are lineage dependencies: the evaluation step reads t
 retriever from the same configuration (a built retriever is not a value that can be handed over through
 storage), so it never waits on, nor reads, another step's output.
 
+Every body runs inside `scrubbed_errors()`: Dagster stores a failing step's message and traceback in
+its event log, so an error quoting a secret is replaced by one with the secret masked before it leaves.
+
 Each asset's value is a file the project writes anyway: the evaluation's is the per-question Parquet
 the core's store wrote (`questions/<set>/<retriever>/<grader>/<run_id>.parquet`), recorded as the
 `result_uri` metadata. The bodies return MaterializeResult, so no IO manager writes a second copy;
@@ -37,6 +40,7 @@ from dagster import (
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
 from retrieval_pipeline.dagster_layer.checks import regression_check_result, regression_check_spec
 from retrieval_pipeline.core.evaluation import evaluate_and_record
+from retrieval_pipeline.core.secrets import scrubbed_errors
 from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, question_set_metadata, retriever_metadata
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
@@ -55,9 +59,10 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         description="A golden question set from the configuration, validated; its questions as Parquet.",
     )
     def golden_question_set(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        question_set = project.config.question_set(context.partition_key)
-        uri = project.store(context.log).save_question_set(question_set)
-        return MaterializeResult(metadata=question_set_metadata(question_set, project, uri))
+        with scrubbed_errors():
+            question_set = project.config.question_set(context.partition_key)
+            uri = project.store(context.log).save_question_set(question_set)
+            return MaterializeResult(metadata=question_set_metadata(question_set, project, uri))
 
     @asset(
         partitions_def=partitions.retrievers,
@@ -67,10 +72,11 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     )
     def retriever_config(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         identifier = context.partition_key
-        spec = project.config.retriever_specs[identifier]
-        started = time.perf_counter()
-        retriever = project.config.retriever(identifier)
-        return MaterializeResult(metadata=retriever_metadata(spec, retriever, time.perf_counter() - started))
+        with scrubbed_errors():
+            spec = project.config.retriever_specs[identifier]
+            started = time.perf_counter()
+            retriever = project.config.retriever(identifier)
+            return MaterializeResult(metadata=retriever_metadata(spec, retriever, time.perf_counter() - started))
 
     @asset(
         partitions_def=partitions.evaluations,
@@ -87,22 +93,24 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     )
     def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         set_identifier, retriever_identifier = partitions.dimensions(context.partition_key)
-        config = project.config
-        store = project.store(context.log)
-        evaluation = evaluate_and_record(
-            config.question_set(set_identifier),
-            config.retriever(retriever_identifier),
-            store,
-            tolerances=config.tolerances,
-            cutoffs=config.cutoffs,
-            baseline_run_id=context.run.tags.get(BASELINE_TAG),
-            baseline_policy=config.baseline_policy,
-        )
-        context.log.info(evaluation.report.summary)
-        return MaterializeResult(
-            metadata=evaluation_metadata(evaluation, store),
-            check_results=[regression_check_result(evaluation, config.tolerances, config.dagster.check_severity)],
-        )
+        with scrubbed_errors():
+            config = project.config
+            store = project.store(context.log)
+            evaluation = evaluate_and_record(
+                config.question_set(set_identifier),
+                config.retriever(retriever_identifier),
+                store,
+                tolerances=config.tolerances,
+                tolerances_source=config.source,
+                cutoffs=config.cutoffs,
+                baseline_run_id=context.run.tags.get(BASELINE_TAG),
+                baseline_policy=config.baseline_policy,
+            )
+            context.log.info(evaluation.report.summary)
+            return MaterializeResult(
+                metadata=evaluation_metadata(evaluation, store),
+                check_results=[regression_check_result(evaluation, config.tolerances, config.dagster.check_severity)],
+            )
 
     @asset(
         deps=[retrieval_evaluation],
@@ -112,7 +120,8 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         description="The latest complete rates of every set and retriever of the configuration, side by side.",
     )
     def leaderboard(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project))
+        with scrubbed_errors():
+            return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project))
 
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 

@@ -36,7 +36,9 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.evaluation import Evaluation
+from retrieval_pipeline.core.metric_gates import METRIC_TOLERANCES
 from retrieval_pipeline.core.regression import GroupDelta, Tolerances, Verdict
+from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -62,7 +64,8 @@ def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpe
             asset=EVALUATION_ASSET,
             partitions_def=partitions_def,
             description="Top-1 and top-3 hit rates dropped no more than the configured tolerances since the "
-            "previous run of this set and retriever; an incomplete run (retriever errors) fails.",
+            "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
+            "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN.",
         )
 
 
@@ -82,6 +85,8 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "max_top3_drop": MetadataValue.float(tolerances.max_top3_drop),
         "top1_p_value": MetadataValue.float(report.top1_p_value),
         "top3_p_value": MetadataValue.float(report.top3_p_value),
+        "is_inconclusive": MetadataValue.bool(report.is_inconclusive),
+        **significance_metadata(report),
         "by_form_deltas": _delta_table(report.by_form),
         "by_hard_class_deltas": _delta_table(report.by_hard_class),
         "flipped_to_miss_count": MetadataValue.int(len(report.flipped_to_miss)),
@@ -89,8 +94,9 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "flipped_to_miss": MetadataValue.json(list(report.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
         "flipped_to_hit": MetadataValue.json(list(report.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
     }
-    if tolerances.max_p95_latency_increase_ms is not None:
-        metadata["max_p95_latency_increase_ms"] = MetadataValue.float(tolerances.max_p95_latency_increase_ms)
+    for name in ("max_p95_latency_increase_ms", "min_significance", *METRIC_TOLERANCES):
+        if getattr(tolerances, name) is not None:
+            metadata[name] = MetadataValue.float(getattr(tolerances, name))
     if report.p95_latency_delta_ms is not None:
         metadata["p95_latency_delta_ms"] = MetadataValue.float(report.p95_latency_delta_ms)
     if report.set_changes is not None:
@@ -102,11 +108,12 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     if not run.complete:
         metadata["errored_question_count"] = MetadataValue.int(len(run.errored_question_ids))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
-    not_comparable = report.verdict is Verdict.NOT_COMPARABLE
+    warned = report.verdict in (Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE)
     return AssetCheckResult(
         check_name=CHECK_NAME,
         passed=report.verdict not in (Verdict.REGRESSION, Verdict.INCOMPLETE),
-        severity=AssetCheckSeverity.WARN if not_comparable else AssetCheckSeverity(severity),
+        # Not comparable, or a drop the set cannot tell from noise: passed, flagged WARN (the description says why).
+        severity=AssetCheckSeverity.WARN if warned else AssetCheckSeverity(severity),
         description=report.summary,
         metadata=metadata,
     )

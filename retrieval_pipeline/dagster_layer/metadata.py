@@ -50,7 +50,10 @@ LEADERBOARD_SCHEMA = TableSchema(
         TableColumn("top1_pct", "float"),
         TableColumn("top3_pct", "float"),
         TableColumn("questions", "int"),
-        TableColumn("p95_latency_ms", "float"),
+        TableColumn("p95_latency_ms", "float", description="Empty when the questions were timed in batches"),
+        TableColumn("batch_mean_latency_ms", "float", description="Mean per question of batch calls (no percentiles)"),
+        TableColumn("mrr", "float", description="MRR at the run's deepest cut-off"),
+        TableColumn("ndcg", "float", description="nDCG at the run's deepest cut-off"),
         TableColumn("run_id", "string"),
         TableColumn("latest_run_complete", "bool"),
     ]
@@ -96,8 +99,13 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore) -> dict[str,
         "run_id": MetadataValue.text(run.run_id),
         "baseline_run_id": MetadataValue.text(report.baseline_run_id or "none"),
         "index_version": MetadataValue.text(run.index_version or "not reported"),
+        "latency_mode": MetadataValue.text(run.latency_mode),
+        **{name: MetadataValue.float(value) for name, value in run.metrics().items()},
     }
-    for name, value in run.latency_percentiles().items():
+    for name, (low, high) in run.intervals().items():
+        metadata[f"{name}_ci_low"] = MetadataValue.float(low)
+        metadata[f"{name}_ci_high"] = MetadataValue.float(high)
+    for name, value in run.latency_summary().items():
         metadata[f"latency_{name}_ms"] = MetadataValue.float(round(value, 3))
     return metadata
 
@@ -126,7 +134,10 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
                         "top1_pct": _pct(entry.top1_hit_rate),
                         "top3_pct": _pct(entry.top3_hit_rate),
                         "questions": entry.question_count,
-                        "p95_latency_ms": None if entry.latency_p95_ms is None else round(entry.latency_p95_ms, 2),
+                        "p95_latency_ms": _rounded(entry.latency_p95_ms),
+                        "batch_mean_latency_ms": _rounded(entry.latency_batch_mean_ms),
+                        "mrr": _rounded(next((v for n, v in entry.metrics if n.startswith("mrr@")), None), 4),
+                        "ndcg": _rounded(next((v for n, v in entry.metrics if n.startswith("ndcg@")), None), 4),
                         "run_id": entry.run_id,
                         "latest_run_complete": entry.latest_run_complete,
                     }
@@ -147,6 +158,10 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
         metadata[f"top1_hit_rate/{pair}"] = MetadataValue.float(entry.top1_hit_rate)
         metadata[f"top3_hit_rate/{pair}"] = MetadataValue.float(entry.top3_hit_rate)
     return metadata
+
+
+def _rounded(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 def _pct(rate: float) -> float:

@@ -67,8 +67,9 @@ def print_results(report: NightlyReport, project, console) -> None:
     for set_identifier in board.set_identifiers:
         entries = board.for_set(set_identifier)
         deeper = board.deeper_cutoffs(set_identifier)
+        metrics = board.metric_names(set_identifier)
         table = Table(title=f"Leaderboard: {set_identifier}", title_justify="left")
-        for column in ("#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], "p95 ms", "questions"):
+        for column in ("#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], *metrics, "latency ms", "questions"):
             table.add_column(column, justify="left" if column == "retriever" else "right")
         for rank, entry in enumerate(entries, start=1):
             rates = dict(entry.hit_rates)
@@ -78,7 +79,8 @@ def print_results(report: NightlyReport, project, console) -> None:
                 pct(entry.top1_hit_rate),
                 pct(entry.top3_hit_rate),
                 *[pct(rates.get(k)) for k in deeper],
-                "" if entry.latency_p95_ms is None else f"{entry.latency_p95_ms:.2f}",
+                *["" if entry.metric(name) is None else f"{entry.metric(name):.3f}" for name in metrics],
+                entry.latency_text,
                 str(entry.question_count),
             )
         console.print(table)

@@ -29,6 +29,7 @@ from dagster import (
 from retrieval_pipeline.core.config import DagsterSection
 from retrieval_pipeline.core.leaderboard import latest_entry
 from retrieval_pipeline.core.retriever import VersionedIndex
+from retrieval_pipeline.core.secrets import scrub
 from retrieval_pipeline.core.store import HistoryKey
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
@@ -58,7 +59,7 @@ def build_index_version_sensor(evaluation_job, retriever_job, partitions: Projec
                     continue
                 version = str(retriever.index_version())
             except Exception as error:  # one broken retriever must not stop the others being watched
-                context.log.warning(f"retriever '{retriever_identifier}': cannot read its index version: {error}")
+                context.log.warning(f"retriever '{retriever_identifier}': cannot read its index version: {scrub(str(error))}")
                 continue
             if seen.get(retriever_identifier) == version:
                 continue

@@ -8,9 +8,12 @@ transient (connection errors, timeouts, 5xx, 429 with its Retry-After). Every er
 `RetrieverFault`: the adapter already retried what retrying can fix, so the runner records it on the
 question instead of asking again and multiplying the load on a struggling service.
 
-Secrets: header values read from environment variables live only in the session's headers. repr()
-shows header names, never values, and every message that carries response text is scrubbed of them,
-since a misbehaving service may echo its request.
+Secrets: header values read from environment variables live only in the pool's headers and in the
+core's secret registry (`core.secrets`), which scrubs every message this adapter raises or logs, since a
+misbehaving service may echo its request. repr() shows header names, never values.
+
+`timeout_seconds` caps each attempt whole (connect, headers and body: see `http_transport`), and
+`fail_fast_after` tells the runner to stop when the first questions all fail to connect.
 
 `index_version` exists only on `VersionedHttpRetriever`, built when `version_url` is configured: the
 core detects the capability with `isinstance(retriever, VersionedIndex)`, a runtime protocol that checks
@@ -21,23 +24,21 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
 
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.core.retriever import BuildContext, RetrieverFault, ServiceUnreachable, document_id_from_chunk
+from retrieval_pipeline.core.secrets import scrub
+from retrieval_pipeline.retrievers.http_params import HttpParams, resolved_headers
 
 logger = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER_SECONDS = 30.0
 PREVIEW_CHARS = 200
-URL_PATTERN = r"^https?://"
 _MISSING = object()
 
 
@@ -45,75 +46,35 @@ class HttpRetrieverError(RetrieverFault):
     """Final: transient failures were already retried, the rest cannot be fixed by asking again."""
 
 
-class EnvHeader(BaseModel):
-    """A header value taken from an environment variable at build time, e.g. a bearer token."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    env: str = Field(min_length=1)
-    prefix: str = ""
-
-
-class HttpParams(RetrieverParams):
-    url: str = Field(pattern=URL_PATTERN)
-    method: Literal["GET", "POST"] = "POST"
-    question_field: str = Field("query", min_length=1)
-    limit_field: str | None = Field("limit", min_length=1)
-    extra_body: dict[str, Any] | None = None
-    extra_params: dict[str, Any] | None = None
-    results_path: str = Field("results", description="dotted path to the list of hits; empty: the response itself")
-    id_field: str | None = Field(None, min_length=1, description="dotted path to the id in a hit; null: hits are ids")
-    chunk_separator: str | None = Field(None, min_length=1)
-    headers: dict[str, str | EnvHeader] = {}
-    timeout_seconds: float = Field(10.0, gt=0)
-    retries: int = Field(3, ge=0)
-    backoff_seconds: float = Field(0.2, ge=0)
-    concurrency: int = Field(4, ge=1)
-    version_url: str | None = Field(None, pattern=URL_PATTERN)
-    version_path: str | None = Field(None, min_length=1)
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper(cls, value: Any) -> Any:
-        return value.upper() if isinstance(value, str) else value
-
-    @field_validator("headers", mode="before")
-    @classmethod
-    def _header_values(cls, headers: Any) -> Any:
-        """One sentence naming the header beats pydantic's report on each member of the union."""
-        for name, value in headers.items() if isinstance(headers, dict) else ():
-            if not (isinstance(value, str) or (isinstance(value, dict) and {"env"} <= value.keys() <= {"env", "prefix"})):
-                raise ValueError(f"header {name!r} must be a plain string or {{env: VARIABLE_NAME, prefix: optional text}}")
-        return headers
+class HttpServiceUnreachable(HttpRetrieverError, ServiceUnreachable):
+    """Every attempt failed before a connection was made: the runner may stop the run early."""
 
 
 class HttpRetriever:
     """One request per question; `concurrency` tells the runner how many questions to ask at once."""
 
-    def __init__(self, identifier: str, params: HttpParams, headers: Mapping[str, str], secrets: tuple[str, ...]):
-        import urllib3
+    def __init__(self, identifier: str, params: HttpParams, headers: Mapping[str, str]):
+        from retrieval_pipeline.retrievers.http_transport import deadline_pool_manager
 
         self.identifier = identifier
         self.concurrency = params.concurrency
+        self.fail_fast_after = params.fail_fast_after
         self._params = params
-        self._secrets = secrets
         # A blocking pool of `concurrency` connections bounds in-flight requests whoever calls retrieve().
         # urllib3 directly rather than requests on top of it: a fifth of the CPU per request, which is
         # what keeps a concurrent evaluation near N x latency / concurrency.
-        self._pool = urllib3.PoolManager(
+        self._pool = deadline_pool_manager(
+            params.timeout_seconds,
             maxsize=params.concurrency,
             block=True,
             retries=False,
-            timeout=urllib3.Timeout(total=params.timeout_seconds),
             headers={"Accept": "application/json", **headers},
         )
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpParams:
         parsed = HttpParams.parse(identifier, params, context)
-
-        def invalid(message: str, field: str) -> InvalidInputError:
-            return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)
-
+        invalid = _invalid_input(identifier, context)
         if parsed.method == "GET" and parsed.extra_body is not None:
             raise invalid("a GET request has no body; use extra_params", "extra_body")
         if (parsed.version_url is None) != (parsed.version_path is None):
@@ -123,24 +84,8 @@ class HttpRetriever:
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
         parsed = cls.check_config(identifier, params, context)
-        headers: dict[str, str] = {}
-        secrets: list[str] = []
-        for name, value in parsed.headers.items():
-            if isinstance(value, str):
-                headers[name] = value
-                continue
-            secret = os.environ.get(value.env)
-            if not secret:
-                raise InvalidInputError(
-                    f"the environment variable {value.env} is not set or empty",
-                    source=context.source,
-                    key=f"retrievers.{identifier}",
-                    field=f"headers.{name}",
-                )
-            headers[name] = value.prefix + secret
-            secrets.append(secret)
         kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
-        return kind(identifier, parsed, headers, tuple(secrets))
+        return kind(identifier, parsed, resolved_headers(parsed, _invalid_input(identifier, context)))
 
     def __repr__(self) -> str:
         params, names = self._params, ", ".join(self._params.headers)
@@ -180,16 +125,26 @@ class HttpRetriever:
 
         import urllib3
 
+        from retrieval_pipeline.retrievers.http_transport import deadline_after, unreachable_reason
+
         target = f"{url}{'&' if '?' in url else '?'}{urlencode(query, doseq=True)}" if query else url
         attempts = self._params.retries + 1
         wait = self._params.backoff_seconds
+        unreachable = True
         for attempt in range(1, attempts + 1):
             delay = wait
             try:
-                response = self._pool.request(method, target, json=body)
+                with deadline_after(self._params.timeout_seconds) as deadline:
+                    response = self._pool.request(method, target, json=body)
             except urllib3.exceptions.HTTPError as error:  # connection refused or reset, timeouts, broken reads
-                problem = f"{type(error).__name__}: {error}"
+                reason = unreachable_reason(error)
+                unreachable = unreachable and reason is not None
+                problem = reason or f"{type(error).__name__}: {error}"
+                if reason is None and time.monotonic() >= deadline:
+                    limit = self._params.timeout_seconds
+                    problem = f"timed out: no complete answer within timeout_seconds={limit:g} (connect, headers and body)"
             else:
+                unreachable = False
                 status = response.status
                 text = response.data.decode("utf-8", "replace")
                 if status < 400:
@@ -205,28 +160,26 @@ class HttpRetriever:
                 if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
                     raise self._fault(f"{method} {url} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
                 delay = max(delay, retry_after or 0.0)
+            tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+            if attempt == attempts and unreachable:  # the same words for every question, so failures group
+                raise self._fault(f"{problem} ({method} {url}, {tried})", unreachable=True)
             if attempt == attempts:
-                raise self._fault(f"{method} {url} failed after {attempts} attempts; last: {problem}")
+                raise self._fault(f"{method} {url} failed after {tried}; last: {problem}")
             logger.warning(
                 "retriever %s: %s %s failed (%s); retry %d of %d in %.2f s",
-                self.identifier, method, url, self._scrub(problem), attempt, attempts - 1, delay,
+                self.identifier, method, url, scrub(problem), attempt, attempts - 1, delay,
             )
             time.sleep(delay)
             wait *= 2
         raise AssertionError("unreachable")
 
-    def _fault(self, message: str) -> HttpRetrieverError:
-        return HttpRetrieverError(self._scrub(message))
-
-    def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+    def _fault(self, message: str, unreachable: bool = False) -> HttpRetrieverError:
+        return (HttpServiceUnreachable if unreachable else HttpRetrieverError)(scrub(message))
 
     def _preview(self, value: Any) -> str:
         """What came back, secrets scrubbed before truncation so no fragment of one survives the cut."""
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
-        text = self._scrub(text)
+        text = scrub(text)
         return repr(text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "...")
 
 
@@ -240,6 +193,13 @@ class VersionedHttpRetriever(HttpRetriever):
         if isinstance(version, bool) or not isinstance(version, (str, int, float)) or version == "":
             raise self._fault(f"{params.version_url} has no version at '{params.version_path}': {self._preview(document)}")
         return str(version)
+
+
+def _invalid_input(identifier: str, context: BuildContext) -> Callable[[str, str], InvalidInputError]:
+    def invalid(message: str, field: str) -> InvalidInputError:
+        return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)
+
+    return invalid
 
 
 def _at(document: Any, dotted_path: str) -> Any:

@@ -41,3 +41,24 @@ class ExplodingKind:
     @classmethod
     def from_config(cls, identifier, params, context):
         raise RuntimeError("plugin bug while building")
+
+
+class LeakyRetriever:
+    """Kind `cli_leaky`: a careless plugin whose errors quote its token (`token: {env: VARIABLE}`),
+    as a ValueError on every question, or a RuntimeError while building with `at_build: true`."""
+
+    def __init__(self, identifier: str, token: str):
+        self.identifier = identifier
+        self.token = token
+
+    @classmethod
+    def from_config(cls, identifier, params, context):
+        import os
+
+        token = os.environ[params["token"]["env"]]
+        if params.get("at_build"):
+            raise RuntimeError(f"cannot log in with {token!r}")
+        return cls(identifier, token)
+
+    def retrieve(self, question: str, limit: int):
+        raise ValueError(f"the service refused the token {self.token}")

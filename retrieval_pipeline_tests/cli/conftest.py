@@ -28,6 +28,7 @@ def plugin_dir(tmp_path_factory) -> Path:
         "[retrieval_pipeline.retrievers]\n"
         "cli_table = cli_fake_kinds:TableRetriever\n"
         "cli_exploding = cli_fake_kinds:ExplodingKind\n"
+        "cli_leaky = cli_fake_kinds:LeakyRetriever\n"
     )
     return folder
 

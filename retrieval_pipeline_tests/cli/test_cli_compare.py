@@ -62,7 +62,13 @@ def test_compare_json_has_runs_paired_tests_and_disagreements(cli, project):
         "retriever_only_hits": 0,
         "delta": -0.5,
         "p_value": 1.0,
+        "corrected_p_value": 1.0,
     }
+    assert document["significance"] == 0.05
+    slices = document["slice_tests"]["half"]
+    assert [(t["slice"], t["key"], t["k"]) for t in slices][:2] == [("overall", "all", 1), ("overall", "all", 3)]
+    assert {(t["slice"], t["key"]) for t in slices} >= {("form", "gap"), ("hard_class", "near-duplicate")}
+    assert not any(t["survives_correction"] for t in slices)  # one flipped question of two is never significant
     [disagreement] = document["disagreements"]
     assert disagreement["id"] == "q2" and disagreement["expected_document_ids"] == ["d2", "d3"]
     assert disagreement["results"]["good"]["top1_hit"] is True
@@ -86,7 +92,7 @@ def test_compare_with_three_retrievers_tests_each_against_the_first(cli, project
     assert {(t["reference"], t["retriever"]) for t in document["paired_tests"]} == {("half", "good"), ("half", "flaky")}
     flaky = next(t for t in document["paired_tests"] if t["retriever"] == "flaky" and t["k"] == 1)
     assert (flaky["reference_only_hits"], flaky["retriever_only_hits"]) == (0, 0)  # q2 errored: left out
-    assert "incomplete run: flaky" in result.stderr
+    assert "incomplete run: flaky: 1 of 2 questions failed (q2): returned NoneType None" in result.stderr
 
 
 def test_compare_needs_two_distinct_retrievers(cli, project):

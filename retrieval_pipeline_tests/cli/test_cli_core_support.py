@@ -43,7 +43,7 @@ def test_comparison_pairs_every_run_with_the_reference():
     comparison = compare_runs([reference, other])
 
     top1 = comparison.test("b", 1)
-    assert (top1.reference_only, top1.other_only, top1.delta) == (10, 0, -1.0)
+    assert (top1.first_only, top1.second_only, top1.delta) == (10, 0, -1.0)
     assert top1.p_value == pytest.approx(2 / 2**10)
     assert comparison.test("a", 1) is None
     assert [d.question_id for d in comparison.disagreements] == [f"q{i}" for i in range(1, 11)]
@@ -55,7 +55,7 @@ def test_comparison_disagreements_cover_every_cutoff_and_errors():
     assert [d.question_id for d in comparison.disagreements] == ["q2", "q4"]
     assert comparison.disagreements[1].hits(1) == (True, None, True)
     errored = comparison.test("b", 1)
-    assert (errored.reference_only, errored.other_only) == (0, 1)  # q4 errored under b: left out
+    assert (errored.first_only, errored.second_only) == (0, 1)  # q4 errored under b: left out
 
 
 def test_comparison_groups_keep_first_seen_order_across_runs():

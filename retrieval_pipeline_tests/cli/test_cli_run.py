@@ -11,13 +11,17 @@ from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
 JSON_FIELDS = {
     "set", "retriever", "grader", "run_id", "question_count", "top1_hit_count", "top1_hit_rate", "top3_hit_count",
-    "top3_hit_rate", "by_form", "by_hard_class", "complete", "questions", "regression",
+    "top3_hit_rate", "by_form", "by_hard_class", "complete", "questions", "regression", "intervals", "metrics",
+    "latency_mode", "latency_ms",
 }  # fmt: skip
 QUESTION_FIELDS = {
     "id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top3_hit", "latency_ms",
-    "error",
+    "error", "metrics",
 }  # fmt: skip
-REGRESSION_FIELDS = {"has_baseline", "top1_delta", "top3_delta", "is_regression", "summary", "flipped_to_miss", "flipped_to_hit"}
+REGRESSION_FIELDS = {
+    "has_baseline", "top1_delta", "top3_delta", "is_regression", "summary", "flipped_to_miss", "flipped_to_hit",
+    "is_inconclusive", "slice_tests", "significance", "minimum_detectable_drop", "metric_deltas",
+}  # fmt: skip
 
 
 def run(cli, project, retriever="good", *options):
@@ -176,10 +180,25 @@ def test_json_is_exactly_one_object_with_every_field(cli, project):
     assert (document["set"], document["retriever"], document["grader"]) == ("cli.small", "good", "retrieval_hit_rate")
     assert (document["question_count"], document["top1_hit_count"], document["top1_hit_rate"]) == (2, 2, 1.0)
     assert (document["top3_hit_count"], document["top3_hit_rate"], document["complete"]) == (2, 1.0, True)
-    assert document["by_form"] == {
-        "match": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0},
-        "gap": {"questions": 1, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0},
+    one_of_one = [pytest.approx(0.2065, abs=1e-4), 1.0]  # Wilson 95% on 1 hit of 1 question
+    # q2 (gap) expects d2 and d3 and gets d3, d2: only one of its two documents is in the top 1.
+    metrics = {
+        "match": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 1.0, "recall@3": 1.0},
+        "gap": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.5, "recall@3": 1.0},
     }
+    assert document["by_form"] == {
+        form: {
+            "questions": 1,
+            "top1_hit_rate": 1.0,
+            "top3_hit_rate": 1.0,
+            "intervals": {"top1": one_of_one, "top3": one_of_one},
+            "metrics": metrics[form],
+        }
+        for form in ("match", "gap")
+    }
+    assert document["intervals"] == {"top1": [pytest.approx(0.3424, abs=1e-4), 1.0], "top3": [pytest.approx(0.3424, abs=1e-4), 1.0]}
+    assert document["metrics"] == {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.75, "recall@3": 1.0}
+    assert [q["metrics"] for q in document["questions"]] == [metrics["match"], metrics["gap"]]
     assert list(document["by_hard_class"]) == ["normal", "near-duplicate"]
     assert [set(q) >= QUESTION_FIELDS for q in document["questions"]] == [True, True]
     q2 = document["questions"][1]
@@ -219,7 +238,7 @@ def test_an_incomplete_run_exits_3_and_is_stored_for_inspection(cli, project):
     result = run(cli, project, "flaky")
 
     assert result.exit_code == 3
-    assert result.stderr.startswith("error: incomplete run: the retriever failed on 1 of 2 questions (q2)")
+    assert result.stderr.startswith("error: incomplete run: 1 of 2 questions failed (q2): returned NoneType None;")
     assert "Incomplete run" in result.stdout
     assert [p.name.endswith(".incomplete.parquet") for p in project.stored_summaries()] == [True]
 
@@ -249,7 +268,9 @@ def test_a_closed_port_makes_an_http_retriever_run_incomplete(cli, project):
     result = run(cli, project, "down")
 
     assert result.exit_code == 3, result.stderr
-    assert result.stderr.startswith("error: incomplete run: the retriever failed on 2 of 2 questions (q1, q2)")
+    assert result.stderr.startswith(
+        f"error: incomplete run: 2 of 2 questions failed: connection refused (POST http://127.0.0.1:{port}/search, 1 attempt)"
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -348,3 +369,29 @@ def test_long_flipped_lists_and_tiny_p_values_read_well():
     assert id_sequence([]) == "—"
     assert (p_phrase(0.0004), p_phrase(0.25)) == ("p < 0.001", "p = 0.250")
     assert signed_pp(-0.00001) == "+0.0 pp"  # never "-0.0 pp"
+
+
+LEAKED = "tok-cli-5e1b77a0c94d\n"
+
+
+@pytest.mark.parametrize("at_build", [False, True], ids=["error-on-every-question", "error-while-building"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["plain", "json"])
+def test_a_secret_a_plugin_quotes_in_its_errors_never_reaches_stdout_stderr_or_the_store(cli, project, monkeypatch, at_build, as_json):
+    monkeypatch.setenv("CLI_LEAKY_TOKEN", LEAKED)
+    project.config.write_text(
+        project.config.read_text()
+        + f"  leaky:\n    kind: cli_leaky\n    token: {{env: CLI_LEAKY_TOKEN}}\n    at_build: {str(at_build).lower()}\n"
+    )
+
+    result = run(cli, project, "leaky", *(["--json"] if as_json else []))
+
+    assert result.exit_code == (4 if at_build else 3), result.stderr
+    assert "***" in result.stderr
+    stored = b"".join(path.read_bytes() for path in project.store.rglob("*") if path.is_file()) if project.store.exists() else b""
+    for form in (LEAKED, LEAKED.strip(), repr(LEAKED)[1:-1]):
+        assert form not in result.stdout and form not in result.stderr
+        assert form.encode() not in stored
+    if not at_build:
+        store = ResultStore(str(project.store))
+        [entry] = store.history(HistoryKey("cli.small", "leaky"))
+        assert {q.error for q in store.load(entry).questions} == {"ValueError: the service refused the token *** (after 3 attempts)"}

@@ -20,11 +20,11 @@ def test_the_first_run_is_the_reference_and_every_other_is_tested_against_it():
     assert comparison.retriever_identifiers == ("lexical", "vector", "hybrid")
     assert comparison.test("lexical", 1) is None
     top1 = comparison.test("vector", 1)
-    assert (top1.reference_only, top1.other_only) == (3, 0)
+    assert (top1.first_only, top1.second_only) == (3, 0)
     assert top1.delta == pytest.approx(-0.75)
     assert top1.p_value == pytest.approx(0.25)  # 2 * (1/2)**3
     top3 = comparison.test("vector", 3)
-    assert (top3.reference_only, top3.other_only, top3.delta) == (2, 0, -0.5)
+    assert (top3.first_only, top3.second_only, top3.delta) == (2, 0, -0.5)
     assert comparison.test("hybrid", 3).p_value == 1.0
 
 
@@ -36,7 +36,7 @@ def test_disagreements_list_the_questions_the_runs_score_differently_in_set_orde
     q2, q4 = comparison.disagreements
     assert q2.hits(1) == (False, True) and q2.hits(3) == (True, True)
     assert q4.hits(1) == (True, None)  # an error disagrees with a hit, but is neither hit nor miss
-    assert comparison.test("b", 1).reference_only == 0  # errored questions are left out of the test
+    assert comparison.test("b", 1).first_only == 0  # errored questions are left out of the test
 
 
 def test_questions_relabelled_between_stored_runs_are_left_out_of_every_figure_and_reported():

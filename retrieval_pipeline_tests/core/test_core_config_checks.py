@@ -50,7 +50,10 @@ def test_a_misspelt_configuration_key_is_named_with_the_key_it_stands_for(tmp_pa
 def test_an_unknown_key_like_no_known_one_lists_the_known_keys(tmp_path):
     message = str(refused(write(tmp_path / "config.yaml", {"tolerances": {"zzz": 1}})))
 
-    assert message.endswith("known: max_p95_latency_increase_ms, max_top1_drop, max_top3_drop, min_compared_questions")
+    assert message.endswith(
+        "known: max_mrr_drop, max_ndcg_drop, max_p95_latency_increase_ms, max_recall_drop, max_top1_drop, max_top3_drop, "
+        "min_compared_questions, min_significance"
+    )
 
 
 @pytest.mark.parametrize(

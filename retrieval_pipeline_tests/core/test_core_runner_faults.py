@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from core_helpers import question, question_set
 
+from retrieval_pipeline.core import secrets
 from retrieval_pipeline.core.evaluation import evaluate_and_record
+from retrieval_pipeline.core.failures import DEFAULT_FAIL_FAST_AFTER, failure_summary
+from retrieval_pipeline.core.retriever import RetrieverFault
 from retrieval_pipeline.core.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.store import HistoryKey, ResultStore
 
@@ -239,3 +242,110 @@ def test_an_incomplete_first_run_leaves_no_baseline(tmp_path):
     follow_up = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
     assert follow_up.report.has_baseline is False
     assert "recorded as the baseline" in follow_up.report.summary
+
+
+# --- secrets and fail-fast --------------------------------------------------------------------
+
+
+class QuotingRetriever:
+    """Fails every question with an error of the given type quoting a secret, as careless clients do."""
+
+    identifier = "quoting"
+
+    def __init__(self, error_type, secret):
+        self.error_type = error_type
+        self.secret = secret
+
+    def retrieve(self, question, limit):
+        raise self.error_type(f"Invalid header value {('Bearer ' + self.secret).encode()!r}")
+
+
+@pytest.mark.parametrize("error_type", [ValueError, RetrieverFault, KeyError], ids=["ValueError", "RetrieverFault", "KeyError"])
+def test_a_remembered_secret_is_scrubbed_from_every_recorded_error_whatever_the_exception(tmp_path, error_type):
+    secret = "tok-runner-0b6c2f8e1d\n"
+    secrets.remember(secret)
+    store = ResultStore(str(tmp_path / "store"))
+
+    evaluation = evaluate_and_record(QS, QuotingRetriever(error_type, secret), store, retry=NO_WAIT)
+
+    stored = store.load(store.history(HistoryKey(QS.identifier, "quoting"))[0])
+    texts = [q.error for q in (*evaluation.run.questions, *stored.questions)] + [evaluation.report.summary]
+    assert all("***" in text for text in texts)
+    files = b"".join(path.read_bytes() for path in (tmp_path / "store").rglob("*.parquet"))
+    for form in (secret, secret.strip(), repr(secret)[1:-1]):
+        assert not any(form in text for text in texts)
+        assert form.encode() not in files
+
+
+def test_an_error_quoting_a_secret_leaves_scrubbed_errors_as_a_scrubbed_error_without_its_chain():
+    secret = "tok-chain-77d0a1c3e9"
+    secrets.remember(secret)
+
+    with pytest.raises(secrets.SecretScrubbedError) as raised, secrets.scrubbed_errors():
+        try:
+            raise OSError(f"token {secret} refused")
+        except OSError as error:
+            raise RuntimeError("login failed") from error
+
+    assert str(raised.value) == "RuntimeError: login failed"
+    assert raised.value.__suppress_context__ and raised.value.__cause__ is None
+    with pytest.raises(KeyError), secrets.scrubbed_errors():
+        raise KeyError("nothing secret")
+
+
+class DownRetriever(FlakyRetriever):
+    """Every question fails to connect; `fail_fast_after` as the HTTP retriever offers it."""
+
+    def __init__(self, fail_fast_after=None, answered_first=False):
+        super().__init__(identifier="down")
+        if fail_fast_after is not None:
+            self.fail_fast_after = fail_fast_after
+        self.answered_first = answered_first
+
+    def retrieve(self, question, limit):
+        self.attempts[question] = self.attempts.get(question, 0) + 1
+        if self.answered_first and question == "question 0":
+            return ["t"]
+        raise ConnectionRefusedError("connection refused (http://127.0.0.1:9/search)")
+
+
+MANY = question_set(*(question(f"q{n}", text=f"question {n}") for n in range(30)))
+
+
+def test_a_run_whose_first_questions_cannot_connect_stops_and_says_why(tmp_path):
+    retriever = DownRetriever()
+    store = ResultStore(str(tmp_path / "store"))
+
+    evaluation = evaluate_and_record(MANY, retriever, store, retry=NO_WAIT)
+
+    assert len(retriever.attempts) == DEFAULT_FAIL_FAST_AFTER
+    assert evaluation.stored.complete is False
+    assert evaluation.report.summary.startswith(
+        "Incomplete run: 30 of 30 questions failed: ConnectionRefusedError: connection refused "
+        "(http://127.0.0.1:9/search) (after 3 attempts); the run stopped early, 20 were not asked"
+    )
+
+
+@pytest.mark.parametrize(
+    ("retriever", "asked"),
+    [(DownRetriever(fail_fast_after=4), 4), (DownRetriever(fail_fast_after=0), 30), (DownRetriever(answered_first=True), 30)],
+    ids=["retriever-says-4", "retriever-says-never", "service-answered-first"],
+)
+def test_how_many_questions_are_asked_before_the_run_stops(retriever, asked):
+    run_question_set(MANY, retriever, retry=RetryPolicy(attempts=1, backoff_seconds=0))
+
+    assert len(retriever.attempts) == asked
+
+
+def test_an_incomplete_run_names_its_most_common_error_and_how_many_questions_it_hit():
+    class Mixed(FlakyRetriever):
+        def retrieve(self, question, limit):
+            raise RetrieverFault("HTTP 500" if question == "first question" else "HTTP 503")
+
+    run = run_question_set(QS, Mixed(), retry=NO_WAIT)
+
+    assert failure_summary(run) == "3 of 3 questions failed; the most common error (2 of them): HTTP 503"
+    other = run_question_set(QS, FlakyRetriever("third question", failures=99), retry=NO_WAIT)
+    assert failure_summary(other) == (
+        "1 of 3 questions failed (q3): ConnectionError: search service unavailable (after 3 attempts)"
+    )

@@ -3,6 +3,7 @@ run retrieved, the verdict is the one computed on the unchanged questions alone.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,8 @@ labelled_question = st.tuples(
 )
 edit = st.sampled_from(("keep", "keep", "remove", "relabel"))
 tolerance = st.sampled_from((0.0, 0.1, 0.25))
+significance = st.sampled_from((None, 0.05, 0.5))
+metric_tolerance = st.sampled_from((None, 0.0, 0.2))
 
 
 def outcome(question_id: str, labels, ranking) -> QuestionResult:
@@ -63,10 +66,10 @@ def alone(run: RunResult, ids: list[str]) -> RunResult:
 
 
 @settings(max_examples=300, deadline=None)
-@given(edited_pair(), tolerance, tolerance)
-def test_the_verdict_over_an_edited_set_equals_the_verdict_on_the_unchanged_questions_alone(pair, top1, top3):
+@given(edited_pair(), tolerance, tolerance, significance, metric_tolerance)
+def test_the_verdict_over_an_edited_set_equals_the_verdict_on_the_unchanged_questions_alone(pair, top1, top3, alpha, mrr):
     baseline, current, unchanged = pair
-    tolerances = Tolerances(max_top1_drop=top1, max_top3_drop=top3)
+    tolerances = Tolerances(max_top1_drop=top1, max_top3_drop=top3, min_significance=alpha, max_mrr_drop=mrr)
 
     report = detect_regression(current, baseline, tolerances)
 
@@ -82,3 +85,8 @@ def test_the_verdict_over_an_edited_set_equals_the_verdict_on_the_unchanged_ques
     assert set(report.flipped_to_hit) == set(expected.flipped_to_hit)
     assert set(report.by_form) == set(expected.by_form)
     assert set(report.by_hard_class) == set(expected.by_hard_class)
+    # The uncertainty figures too: slice tests (their order follows the current run's), the detectable drop,
+    # the ranking-metric deltas (sums over a different question order may differ in the last bit).
+    assert set(report.slice_tests) == set(expected.slice_tests)
+    assert report.minimum_detectable_drop == expected.minimum_detectable_drop
+    assert dict(report.metric_deltas) == pytest.approx(dict(expected.metric_deltas), abs=1e-12)

@@ -59,8 +59,8 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
     table = store.latest_run_table(KEY)
 
     assert table.column_names == [
-        "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "run_id",
-        "question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top2_hit",
+        "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
+        "run_id", "question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top2_hit",
         "top3_hit", "top5_hit", "latency_ms", "error", "question_fingerprint",
     ]
     rows = table.to_pylist()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import io
 from pathlib import Path
 
@@ -52,7 +54,11 @@ def test_evaluation_metadata_is_readable_at_a_glance(defs, instance, project):
     preview = metadata["questions_preview"].value.records
     assert preview[0].data["question_id"] == "a3" and preview[0].data["top3_hit"] is False  # misses first
     assert len(preview) == 6
-    assert {"latency_p50_ms", "latency_p95_ms", "latency_max_ms", "run_id", "index_version"} <= set(metadata)
+    assert {"latency_batch_mean_ms", "run_id", "index_version"} <= set(metadata)
+    # A run file answers in batches: only the mean per question was measured, so no percentile is shown.
+    assert metadata["latency_mode"].value == "batch_mean" and "latency_p95_ms" not in metadata
+    assert metadata["top1_ci_low"].value == pytest.approx(0.4365, abs=1e-4) and metadata["top1_ci_high"].value == pytest.approx(0.9699, abs=1e-4)
+    assert metadata["mrr@3"].value == pytest.approx(5 / 6) and 0 < metadata["recall@3"].value <= 5 / 6
 
     result_file = Path(metadata["result_uri"].value)
     assert result_file.is_relative_to(project.store / "questions" / "alpha" / "other")
@@ -124,6 +130,10 @@ def test_the_leaderboard_puts_every_pair_side_by_side(defs, instance):
     assert metadata["top3_hit_rate/beta.small/good"] == MetadataValue.float(0.75)
     assert metadata["top3_hit_rate/beta.small/other"] == MetadataValue.float(0.5)
     assert "Side by side" in metadata["summary"].value
+    # Run files answer in batches: the batch mean is shown under its own name and no p95 is invented.
+    assert all(r["p95_latency_ms"] is None and r["batch_mean_latency_ms"] is not None for r in rows)
+    assert rows[0]["mrr"] == 1.0 and 0 < rows[0]["ndcg"] <= 1.0  # `good` has every top-1 hit: MRR 1
+    assert "| mrr@3 | ndcg@3 | latency ms |" in metadata["summary"].value
 
 
 def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatch):

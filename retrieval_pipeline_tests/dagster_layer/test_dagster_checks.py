@@ -89,6 +89,25 @@ def test_an_incomplete_run_fails_the_check_but_is_recorded(tmp_path, instance):
     assert only_materialization(result).metadata["errored_questions"].value == 1
 
 
+def test_an_inconclusive_drop_passes_the_check_with_severity_warn_and_says_why(tmp_path, instance):
+    project = write_project(tmp_path / "gated", tolerances={"min_significance": 0.05})
+    defs = build_definitions(project.config)
+    evaluate(defs, instance, "alpha", "good")
+    project.write_run("good", degraded("a1", "a2"))  # 33.3 pp, but two flips of six questions prove nothing
+
+    check = only_check(evaluate(defs, instance, "alpha", "good"))
+
+    assert check.passed and check.severity == AssetCheckSeverity.WARN
+    assert check.metadata["is_inconclusive"].value is True and check.metadata["is_regression"].value is False
+    assert check.description.startswith("Inconclusive: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp), corrected p")
+    assert check.metadata["min_significance"].value == 0.05
+    slices = {(r.data["slice"], r.data["key"], r.data["k"]): r.data for r in check.metadata["slice_tests"].value.records}
+    assert slices[("overall", "all", 1)]["delta_pp"] == -33.33 and not slices[("overall", "all", 1)]["survives"]
+    assert check.metadata["surviving_differences"].value == 0
+    assert "none" in check.metadata["minimum_detectable_drop"].value  # six questions cannot show any drop
+    assert check.metadata["mrr@3_delta"].value < 0
+
+
 def test_an_unreadable_store_file_is_a_warning_in_the_event_log_and_the_check_uses_the_latest_readable_run(
     defs, instance, project
 ):

@@ -1,0 +1,91 @@
+"""Secret values known to the process, and the one scrubber every recorded error text goes through.
+
+A secret enters through `{env: VARIABLE}` in a retriever's parameters. Whatever then fails (an HTTP
+client quoting a header, a third-party kind echoing its token, a service echoing its request), the error
+text is recorded in the store, printed by the CLI and logged by Dagster; all three pass it through
+`scrub`, so no code path has to remember which exception types might quote a secret.
+
+The registry is process-wide on purpose: errors surface far from where the retriever was built (in
+worker threads, in Dagster's step machinery), and a secret known anywhere must be hidden everywhere.
+Each secret is kept with the forms it takes in error texts: stripped of surrounding whitespace (a value
+read from a file ends with a newline) and escaped as Python and JSON quote it (`'tok\\n'`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from retrieval_pipeline.core.errors import RetrievalEvalError
+
+MASK = "***"
+_lock = threading.Lock()
+_forms: tuple[str, ...] = ()
+
+
+class SecretScrubbedError(RetrievalEvalError):
+    """Stands in for an error whose text quoted a secret: its message names the original class, secret masked."""
+
+
+def remember(value: str) -> None:
+    """Every form the value may take in an error text is masked from now on."""
+    global _forms
+    variants = {value, value.strip(), repr(value)[1:-1], json.dumps(value)[1:-1], repr(value.encode())[2:-1]}
+    with _lock:
+        _forms = tuple(sorted(set(_forms) | {form for form in variants if form}, key=len, reverse=True))
+
+
+def from_environment(variable: str) -> str | None:
+    """The variable's value, remembered as a secret; None when unset or empty."""
+    value = os.environ.get(variable)
+    if not value:
+        return None
+    remember(value)
+    return value
+
+
+def remember_configured(params: Any) -> None:
+    """Every `{env: VARIABLE}` anywhere in a retriever's parameters, before the kind reads it (or not)."""
+    if isinstance(params, Mapping):
+        if isinstance(params.get("env"), str):
+            from_environment(params["env"])
+        for value in params.values():
+            remember_configured(value)
+    elif isinstance(params, (list, tuple)):
+        for value in params:
+            remember_configured(value)
+
+
+def scrub(text: str) -> str:
+    """The text with every known secret form masked; longest forms first so none leaves a fragment."""
+    for form in _forms:
+        if form in text:
+            text = text.replace(form, MASK)
+    return text
+
+
+def _chain_text(error: BaseException) -> str:
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return "\n".join(f"{type(e).__name__}: {e}" for e in seen)
+
+
+@contextmanager
+def scrubbed_errors() -> Iterator[None]:
+    """An error escaping the block whose text (or its causes') quotes a secret is replaced by a
+    `SecretScrubbedError` without the chain, so whatever logs it (Dagster stores message and
+    traceback in its event log) never sees the secret. Other errors pass unchanged."""
+    try:
+        yield
+    except Exception as error:
+        text = _chain_text(error)
+        if scrub(text) == text:
+            raise
+        raise SecretScrubbedError(scrub(f"{type(error).__name__}: {error}")) from None

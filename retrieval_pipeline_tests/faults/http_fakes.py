@@ -1,0 +1,160 @@
+"""Misbehaving HTTP services on 127.0.0.1 for the fault-injection suite, and the project that points at them.
+
+Each server runs in a daemon thread on a free port; `serving()` stops it even when the test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import yaml
+
+TOKEN_VAR = "FAULTS_SEARCH_TOKEN"
+CORPUS_IDS = ("d1", "d2", "d3")
+
+
+class EchoingSearch(BaseHTTPRequestHandler):
+    """Answers only `Bearer <token>`; questions mentioning `echo` get a 500 quoting the request's
+    Authorization header, `reject` a 404 quoting it, `garbage` an HTML page quoting it: what broken
+    proxies and careless services do, and what must never be stored or shown."""
+
+    token = ""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        question, sent = body.get("query", ""), self.headers.get("Authorization", "")
+        if sent != f"Bearer {self.token}":
+            self._send(401, {"error": "unauthorized"})
+        elif "echo" in question:
+            self._send(500, {"error": f"overloaded while serving {sent}"})
+        elif "reject" in question:
+            self._send(404, {"error": f"no index for credentials {sent!r}"})
+        elif "garbage" in question:
+            self._send(200, f"<html>bad gateway for {sent}</html>")
+        else:
+            self._send(200, {"results": list(CORPUS_IDS)})
+
+    def _send(self, status: int, payload) -> None:
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def echoing_search(token: str) -> Iterator[str]:
+    handler = type("Handler", (EchoingSearch,), {"token": token})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/search"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def trickling_search(part: str, interval: float = 0.1) -> Iterator[str]:
+    """A valid answer sent one byte every `interval` s: the body only, or the headers too (`all`)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def answer(connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)
+            payload = json.dumps({"results": list(CORPUS_IDS)}).encode()
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
+            if part == "body":
+                connection.sendall(head)
+            try:
+                for byte in payload if part == "body" else head + payload:
+                    if stop.wait(interval):
+                        return
+                    connection.sendall(bytes([byte]))
+            except OSError:  # the client gave up, as it must
+                return
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/search"
+    finally:
+        stop.set()
+        listener.close()
+
+
+def closed_port_url() -> str:
+    """A port nothing listens on: bound for a moment to find a free one, then released."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/search"
+
+
+def write_project(root: Path, url: str, questions: list[str], **http_params) -> Path:
+    """A configuration with one set (`faults.http`) and one HTTP retriever (`search`) sending the token."""
+    root.mkdir(parents=True, exist_ok=True)
+    question_set = {
+        "identifier": "faults.http",
+        "name": "HTTP faults",
+        "description": "questions sent to a misbehaving service",
+        "questions": [
+            {"id": f"q{n}", "question": text, "form": "match", "expected_document_ids": ["d1"]}
+            for n, text in enumerate(questions, start=1)
+        ],
+    }
+    (root / "set.yaml").write_text(yaml.safe_dump(question_set, sort_keys=False), encoding="utf-8")
+    retriever = {"kind": "http", "url": url, "headers": {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}}
+    config = {
+        "store": "store",
+        "question_sets": [{"file": "set.yaml"}],
+        "retrievers": {"search": {**retriever, "backoff_seconds": 0.01, **http_params}},
+    }
+    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return root / "config.yaml"
+
+
+def run_cli(config: Path, *options: str, env: dict[str, str]) -> "subprocess.CompletedProcess[str]":
+    """The real console script in a child process, as CI runs it."""
+    import subprocess
+
+    script = Path(sys.executable).with_name("retrieval-eval")
+    command = [str(script)] if script.exists() else [sys.executable, "-c", "from retrieval_pipeline.cli import main; main()"]
+    project_root = str(Path(__file__).resolve().parents[2])  # the code under test, not an installed copy
+    python_path = os.pathsep.join(p for p in (project_root, os.environ.get("PYTHONPATH", "")) if p)
+    child_env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": python_path, **env}
+    child_env.pop("RETRIEVAL_EVAL_CONFIG", None)
+    return subprocess.run(
+        [*command, "run", "faults.http", "search", "--config", str(config), "--show", "all", *options],
+        capture_output=True, text=True, env=child_env, timeout=300,
+    )  # fmt: skip
+
+
+class LeakyKind:
+    """A careless third-party retriever kind: building it fails with an error quoting its token, read
+    straight from the environment. Registered by the suite as kind `faults_leaky`."""
+
+    @classmethod
+    def from_config(cls, identifier, params, context):
+        raise RuntimeError(f"login refused for token {os.environ[params['token']['env']]!r}")
