@@ -21,12 +21,12 @@ from dagster_test_project import RETRIEVERS, SETS
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.definitions import (
     EVALUATION_JOB,
-    EXECUTOR_ENV_VAR,
     LEADERBOARD_JOB,
     RETRIEVERS_JOB,
     SETS_JOB,
     build_definitions,
 )
+from retrieval_pipeline.dagster_layer.executors import EXECUTOR_ENV_VAR
 from retrieval_pipeline.dagster_layer.nightly import DEFAULT_INSTANCE_YAML
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
