@@ -302,6 +302,33 @@ def peak_rss_self() -> int:
     return peak * (1 if sys.platform == "darwin" else 1024)
 
 
+def profiled_script(setup: str, call: str) -> str:
+    """Python source for a child that runs `call` (after `setup`) under cProfile and prints to stderr, as
+    JSON, the cumulative time and calls of each spot given as JSON in its last argument: [label, file
+    name fragment, function name] triples. Time is the process's CPU time, not wall time: on a shared
+    machine waiting for a core would swamp the shares. A recursive function (the import machinery) is
+    counted once per outermost call, as cProfile does."""
+    return f"""
+import cProfile, json, pstats, sys, time
+spots = json.loads(sys.argv.pop())
+{setup}
+profiler = cProfile.Profile(time.process_time)
+started = time.process_time()
+profiler.enable()
+try:
+    {call}
+except SystemExit:
+    pass
+profiler.disable()
+stats = pstats.Stats(profiler).stats
+out = {{"profiled_cpu_s": time.process_time() - started}}
+for label, fragment, name in spots:
+    found = [(v[1], v[3]) for (file, line, func), v in stats.items() if func == name and fragment in file]
+    out[label] = {{"calls": sum(n for n, _ in found), "cumulative_s": max((t for _, t in found), default=0.0)}}
+print(json.dumps(out), file=sys.__stderr__)
+"""
+
+
 # ----------------------------------------------------------------------------------------- machine
 
 

@@ -10,7 +10,10 @@ questions: a window of 5 to 10 consecutive words of a random document, labelled 
 Each size is measured in its own child process, so its peak RSS is its own:
 - index: `LexicalRetriever.from_config` into a fresh cache folder (read + fingerprint + tokenize +
   index + save), the in-process memo cleared; then a load from that cache (what later processes pay);
-- queries: `run_question_set` over the 10,000 questions: questions per second;
+- queries: `run_question_set` over the 10,000 questions: questions per second (and per CPU second of
+  the process, a figure other processes on a shared machine barely move), with the backend the
+  lexical retriever chose; where it chose numba, 300 questions asked of both numba and numpy (paired
+  rounds, same index): the speed-up and whether every ranking is identical;
 - store: `ResultStore.save` then `load` of that 10,000-question run (Parquet on local disk);
 - peak RSS of the child.
 Then the growth factors 10k -> 100k -> 1M. `--quick` stops at 100k.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -31,6 +35,7 @@ QUESTIONS = 10_000
 ZIPF_EXPONENT = 1.07
 CHUNK = 10_000
 GENERATOR_VERSION = 1
+BACKEND_SAMPLE = 300  # questions asked of both backends at sizes where numpy is not the chosen one
 
 
 def vocabulary() -> list[str]:
@@ -144,9 +149,10 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
             cache = scratch / f"cache-{rep}"
             context = BuildContext(base_dir=scratch, source="bench_scale", cache_dir=cache)
             c.clear_lexical_memo()
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             retriever = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
             out["index_s"].append(time.perf_counter() - started)
+            out["index_cpu_seconds"] = time.process_time() - cpu
             out["rss_after_index_bytes"] = _rss()
             out["index_bytes_on_disk"] = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
             del retriever
@@ -155,13 +161,16 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
             retriever = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
             out["cache_load_s"].append(time.perf_counter() - started)
             answered = []
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             for batch in batches:
                 answered.extend(run_question_set(batch, retriever, cutoffs=cutoffs).questions)
                 if time.perf_counter() - started > budget:
                     break
             out["query_s"].append(time.perf_counter() - started)
+            out["query_cpu_seconds"] = time.process_time() - cpu
             out["answered"] = len(answered)
+            out["backend"] = retriever.backend
+            out["versus_numpy"] = _versus_numpy(retriever, corpus, context, [q.question for q in golden.questions[:BACKEND_SAMPLE]])
             run = RunResult(golden.identifier, retriever.identifier, tuple(answered), cutoffs=cutoffs.values)
             out["top1"], out["top3"] = run.top1_hit_rate, run.top3_hit_rate
             store = ResultStore(str(scratch / f"store-{rep}"))
@@ -180,6 +189,28 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return out
+
+
+def _versus_numpy(retriever, corpus: Path, context, questions: list[str]) -> dict | None:
+    """The chosen backend against bm25s' numpy path (one thread per core) on the same index, paired
+    rounds: the speed-up measured under the same load, and whether every ranking is identical."""
+    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+
+    if retriever.backend == "numpy":
+        return None
+    numpy_path = LexicalRetriever.from_config("bm25_numpy", {"corpus": str(corpus), "backend": "numpy"}, context)
+    timings = c.measure(
+        {"chosen": lambda: retriever.retrieve_batch(questions, c.FETCH_LIMIT), "numpy": lambda: numpy_path.retrieve_batch(questions, c.FETCH_LIMIT)},
+        repeat=2,
+        warmup=0,
+    )
+    return {
+        "questions": len(questions),
+        "chosen_s": timings["chosen"].samples,
+        "numpy_s": timings["numpy"].samples,
+        "speedup": c.paired_ratio(timings["numpy"].samples, timings["chosen"].samples),
+        "identical": timings["chosen"].result == timings["numpy"].result,
+    }
 
 
 def _rss() -> int:
@@ -224,7 +255,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         report.add(
             f"{size:,} docs: index build / load from cache",
             f"{c.fmt_seconds(result['index_s_median'])} / {c.fmt_seconds(result['cache_load_s_median'])}",
-            note=f"child wall {c.fmt_seconds(sample.wall_seconds)}",
+            note=f"child wall {c.fmt_seconds(sample.wall_seconds)}; build CPU {c.fmt_seconds(result['index_cpu_seconds'])}",
             headline=top,
         )
         answered = result["answered"]
@@ -232,10 +263,21 @@ def main(argv: list[str] | None = None) -> c.Report:
         report.add(
             f"{size:,} docs: queries",
             f"{answered / result['query_s_median']:,.0f} q/s",
-            note=f"{answered:,} questions in {c.fmt_seconds(result['query_s_median'])}{cut}; "
+            note=f"{answered:,} questions in {c.fmt_seconds(result['query_s_median'])}{cut}, "
+            f"{c.fmt_seconds(result['query_cpu_seconds'])} of CPU ({answered / result['query_cpu_seconds']:,.0f} per CPU second); "
             f"top-1 {result['top1']:.3f}, top-3 {result['top3']:.3f}",
             headline=top,
         )
+        versus = result.get("versus_numpy")
+        if versus:
+            report.add(
+                f"{size:,} docs: backend {result['backend']} vs numpy on one thread per core ({versus['questions']} questions)",
+                f"{versus['questions'] / statistics.median(versus['chosen_s']):,.0f} q/s",
+                f"numpy {versus['questions'] / statistics.median(versus['numpy_s']):,.0f} q/s",
+                1 / versus["speedup"],
+                note=f"ratio column: time, {result['backend']} / numpy (paired rounds); rankings identical: {versus['identical']}",
+                headline=top,
+            )
         report.add(
             f"{size:,} docs: peak RSS",
             c.fmt_bytes(sample.peak_rss_bytes),

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
     "report": ("retrieval_pipeline.cli.report:report", "Report the latest run of a set and retriever as HTML or Markdown."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
+    "audit": ("retrieval_pipeline.cli.audit:audit", "Audit a golden set's labels: missing documents, suspect labels, flips."),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
     "nightly": ("retrieval_pipeline.dagster_layer.nightly:nightly", "Run the nightly Dagster job now: every partition, then the leaderboard."),
 }

@@ -140,6 +140,7 @@ def regression(report: RegressionReport, tolerances: Tolerances) -> dict[str, An
         "minimum_detectable_drop": report.minimum_detectable_drop,
         "metric_deltas": dict(report.metric_deltas),
         "p95_latency_delta_ms": report.p95_latency_delta_ms,
+        "excluded_unstable": list(report.excluded_unstable),
         "tolerances": dataclasses.asdict(tolerances),
     }
 

@@ -114,6 +114,7 @@ def run(
                 progress=advance,
                 baseline_run_id=baseline_run_id,
                 baseline_policy=config.baseline_policy,
+                unstable_window=config.gate_unstable_window,
             )
     run_result, report = evaluation.run, evaluation.report
     if markdown_path is not None:

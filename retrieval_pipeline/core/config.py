@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -32,6 +32,7 @@ class _Section(BaseModel):
 
 class SetFileSource(_Section):
     file: str
+    corpus: str | None = None
 
 
 class BeirSource(_Section):
@@ -39,6 +40,7 @@ class BeirSource(_Section):
     identifier: str
     split: str = "test"
     name: str | None = None
+    corpus: str | None = None
 
     @field_validator("identifier")
     @classmethod
@@ -108,6 +110,13 @@ class DagsterSection(_Section):
     check_severity: Literal["ERROR", "WARN"] = "ERROR"
 
 
+class AuditSection(_Section):
+    """How the label audit reads the history: the last `unstable_window` complete runs of each pair."""
+
+    unstable_window: int = Field(5, ge=2)
+    exclude_unstable: bool = False
+
+
 class _ConfigFile(_Section):
     store: str = "results"
     retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
@@ -119,6 +128,7 @@ class _ConfigFile(_Section):
     question_sets: list[SetSource] = []
     retrievers: dict[str, RetrieverSpec] = {}
     dagster: DagsterSection = DagsterSection()
+    audit: AuditSection = AuditSection()
 
     @field_validator("retrievers")
     @classmethod
@@ -159,6 +169,7 @@ class ProjectConfig:
         self.baseline_policy = data.baseline_policy
         self.retention_days = data.retention_days
         self.dagster = data.dagster
+        self.audit = data.audit
         self.retriever_specs = data.retrievers
         self._retrievers: dict[str, Retriever] = {}
 
@@ -184,17 +195,38 @@ class ProjectConfig:
     def question_sets(self) -> QuestionSetRegistry:
         return build_question_set_registry([*self._set_providers(), *entry_point_providers()])
 
+    @property
+    def gate_unstable_window(self) -> int | None:
+        """How many past runs the regression gate reads to leave unstable questions out; None: it keeps them."""
+        return self.audit.unstable_window if self.audit.exclude_unstable else None
+
+    def set_corpus(self, identifier: str) -> Path | None:
+        """The corpus a set entry names (`corpus:`; a BEIR folder's own corpus.jsonl by default)."""
+        source = self.question_sets.source_of(identifier)
+        for entry, provider_source, _ in self._set_entries():
+            if provider_source == source:
+                if entry.corpus is not None:
+                    return self.resolve(entry.corpus)
+                if isinstance(entry, BeirSource):
+                    beir_corpus = self.resolve(entry.beir) / "corpus.jsonl"
+                    return beir_corpus if beir_corpus.is_file() else None
+        return None
+
     def _set_providers(self) -> Iterable[SetProvider]:
+        for _, source, provide in self._set_entries():
+            yield source, provide
+
+    def _set_entries(self) -> Iterable[tuple[SetFileSource | BeirSource, str, Callable[[], list[GoldenQuestionSet]]]]:
         from retrieval_pipeline.core.beir import import_beir
         from retrieval_pipeline.core.question_files import load_question_set_file
 
-        for index, source in enumerate(self._data.question_sets):
+        for source in self._data.question_sets:
             if isinstance(source, SetFileSource):
                 path = self.resolve(source.file)
-                yield str(path), lambda path=path: [load_question_set_file(path)]
+                yield source, str(path), lambda path=path: [load_question_set_file(path)]
             else:
                 path = self.resolve(source.beir)
-                yield f"{path} (BEIR, {source.split})", lambda s=source, path=path: [
+                yield source, f"{path} (BEIR, {source.split})", lambda s=source, path=path: [
                     import_beir(path, identifier=s.identifier, split=s.split, name=s.name)
                 ]
 

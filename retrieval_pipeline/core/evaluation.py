@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.audit import unstable_question_ids
 from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.latency import BATCH_MEAN
@@ -36,6 +37,7 @@ def evaluate_and_record(
     baseline_run_id: str | None = None,
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS,
     tolerances_source: str | None = None,
+    unstable_window: int | None = None,
 ) -> Evaluation:
     """The baseline (chosen by `baseline_policy`, or the run pinned by `baseline_run_id`) is read before
     the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
@@ -45,20 +47,25 @@ def evaluate_and_record(
     An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
     summary names the most common error and how many questions it hit, the one sentence CLI and Dagster
     show.
-    `tolerances_source` (the configuration file) is named if the tolerances are refused.
+    `tolerances_source` (the configuration file) is named if the tolerances are refused. With
+    `unstable_window`, questions that flipped at least twice in that many past complete runs are left out
+    of the comparison (never out of the rates).
     """
     refuse_unmeasurable_tolerances(tolerances, retriever, tolerances_source)
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
+    unstable = unstable_question_ids(store, key, question_set, unstable_window) if unstable_window else frozenset()
     run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
-    report = judge(run, baseline, tolerances)
+    report = judge(run, baseline, tolerances, unstable)
     stored = store.save(run, report)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
 
 
-def judge(run: RunResult, baseline: RunResult | None, tolerances: Tolerances) -> RegressionReport:
+def judge(
+    run: RunResult, baseline: RunResult | None, tolerances: Tolerances, unstable: frozenset[str] = frozenset()
+) -> RegressionReport:
     """An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`)."""
-    return detect_regression(run, baseline, tolerances) if run.complete else incomplete_report(run, baseline)
+    return detect_regression(run, baseline, tolerances, unstable) if run.complete else incomplete_report(run, baseline)
 
 
 def latest_evaluation(store: ResultStore, key: HistoryKey, tolerances: Tolerances = Tolerances()) -> Evaluation | None:

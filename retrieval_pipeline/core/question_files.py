@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,16 @@ def load_question_set_file(path: str | Path) -> GoldenQuestionSet:
     source = str(path)
     if path.suffix not in SET_FILE_SUFFIXES:
         raise InvalidInputError(f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=source)
-    text = read_text(path, "set file")
-    if path.suffix == ".jsonl":
+    return _parsed(read_text(path, "set file"), path.suffix, source)
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str, suffix: str, source: str) -> GoldenQuestionSet:
+    """Memoised on the file's whole text (sets are immutable): a nightly reads every set file once per
+    Dagster run, and parsing and validating costs far more than reading; an edited file is parsed anew."""
+    if suffix == ".jsonl":
         return _from_jsonl(text, source)
-    parse = parse_json if path.suffix == ".json" else parse_yaml
+    parse = parse_json if suffix == ".json" else parse_yaml
     return question_set_from_mapping(parse(text, source), source)
 
 

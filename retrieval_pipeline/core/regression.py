@@ -9,7 +9,8 @@ plugs in at `_compare` and sees the same questions.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from collections.abc import Collection
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from fractions import Fraction
 
@@ -129,6 +130,8 @@ class RegressionReport:
     top3_p_value: float = 1.0
     set_changes: SetChanges | None = None
     """Present whenever there is a baseline: what the comparison left out, and on how many questions it ran."""
+    excluded_unstable: tuple[str, ...] = ()
+    """Unchanged questions left out of the comparison as unstable (`audit.exclude_unstable`)."""
     slice_tests: tuple[SliceTest, ...] = ()
     significance: float = DEFAULT_SIGNIFICANCE
     """The level the report states results at: `min_significance`, else 0.05."""
@@ -146,11 +149,17 @@ class RegressionReport:
         return self.verdict is Verdict.INCONCLUSIVE
 
 
-def detect_regression(current: RunResult, baseline: RunResult | None, tolerances: Tolerances) -> RegressionReport:
-    """Headline rates stay the current run's own; the verdict looks only at the unchanged questions."""
+def detect_regression(
+    current: RunResult, baseline: RunResult | None, tolerances: Tolerances, unstable: Collection[str] = ()
+) -> RegressionReport:
+    """Headline rates stay the current run's own; the verdict looks only at the unchanged questions, less
+    those known to flip on their own (`unstable`), so a flaky question cannot fail a gate alone."""
     if baseline is None:
         return RegressionReport(has_baseline=False, verdict=Verdict.BASELINE, summary="No baseline: recorded as the baseline.")
     changes = set_changes(current, baseline)
+    excluded = tuple(i for i in changes.compared_ids if i in unstable)
+    if excluded:
+        return _without_unstable(current, baseline, tolerances, excluded)
     if changes.compared < tolerances.min_compared_questions:
         return RegressionReport(
             has_baseline=True,
@@ -162,6 +171,16 @@ def detect_regression(current: RunResult, baseline: RunResult | None, tolerances
         )
     ids = changes.compared_ids
     return _compare(restrict(current, ids), restrict(baseline, ids), tolerances, changes)
+
+
+def _without_unstable(current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...]) -> RegressionReport:
+    """The verdict on the runs less the unstable questions, which the report names."""
+    kept = tuple(q.question_id for q in current.questions if q.question_id not in excluded)
+    report = detect_regression(restrict(current, kept), restrict(baseline, [q.question_id for q in baseline.questions
+                                                                           if q.question_id not in excluded]), tolerances)
+    listed = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
+    return replace(report, excluded_unstable=excluded,
+                   summary=f"{report.summary} Left out as unstable: {len(excluded)} question(s) ({listed}).")
 
 
 def incomplete_report(current: RunResult, baseline: RunResult | None) -> RegressionReport:

@@ -37,6 +37,7 @@ from dagster import (
     asset,
 )
 
+from retrieval_pipeline.dagster_layer.audit import refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
 from retrieval_pipeline.dagster_layer.checks import regression_check_result, regression_check_spec
 from retrieval_pipeline.core.evaluation import evaluate_and_record
@@ -84,8 +85,8 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         kinds={"parquet"},
         io_manager_key=RESULT_STORE_IO_MANAGER,
         deps=[
-            AssetDep(golden_question_set, partition_mapping=_one_dimension(SET_DIMENSION)),
-            AssetDep(retriever_config, partition_mapping=_one_dimension(RETRIEVER_DIMENSION)),
+            AssetDep(golden_question_set, partition_mapping=one_dimension(SET_DIMENSION)),
+            AssetDep(retriever_config, partition_mapping=one_dimension(RETRIEVER_DIMENSION)),
         ],
         check_specs=[regression_check_spec(partitions.evaluations)],
         description="One set against one retriever: top-k document hit rates, breakdowns and latency; the "
@@ -94,6 +95,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         set_identifier, retriever_identifier = partitions.dimensions(context.partition_key)
         with scrubbed_errors():
+            refuse_unfixed_labels(context, set_identifier)
             config = project.config
             store = project.store(context.log)
             evaluation = evaluate_and_record(
@@ -105,6 +107,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
                 cutoffs=config.cutoffs,
                 baseline_run_id=context.run.tags.get(BASELINE_TAG),
                 baseline_policy=config.baseline_policy,
+                unstable_window=config.gate_unstable_window,
             )
             context.log.info(evaluation.report.summary)
             return MaterializeResult(
@@ -126,7 +129,7 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 
 
-def _one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
+def one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
     """Explicit rather than inferred, so it stays right even if set and retriever keys ever coincide.
     The mapping class is marked beta in Dagster 1.13; its warning would repeat at every load."""
     with warnings.catch_warnings():

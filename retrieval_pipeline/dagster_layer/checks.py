@@ -110,6 +110,8 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         metadata["compared_questions"] = MetadataValue.text(str(changes.compared))
         for name, ids in (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled)):
             metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
+    if report.excluded_unstable:
+        metadata["excluded_unstable_questions"] = MetadataValue.json(list(report.excluded_unstable[:MAX_LISTED_QUESTIONS]))
     if not run.complete:
         metadata["errored_question_count"] = MetadataValue.text(str(len(run.errored_question_ids)))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))

@@ -4,17 +4,17 @@ The configuration is read when the definitions load, because the partitions are 
 retrievers: $RETRIEVAL_EVAL_CONFIG, else the embedded demo. $RETRIEVAL_EVAL_STORE, when set, replaces
 the configuration's result store (the `--store` of `retrieval-eval nightly`).
 
-$RETRIEVAL_EVAL_EXECUTOR picks the executor of every job without a code change: unset for Dagster's
-default (multiprocess; `execute_in_process` always runs in-process), or one of the names in EXECUTORS.
-The Celery, Kubernetes, Dask and Docker executors come from their Dagster integration packages, which
-must then be installed; their settings are run configuration (`execution: config:`). Each run here
-evaluates one partition in one step, so a team scales out mostly with the run launcher in dagster.yaml
-(one pod or container per partition), see docs/production.md.
+$RETRIEVAL_EVAL_EXECUTOR (and $RETRIEVAL_EVAL_EXECUTOR_CONFIG, its settings) picks the executor of
+every job without a code change, see executors.py. Each run here evaluates one partition in one step,
+so a team scales out with the run launcher in dagster.yaml (one Celery task, pod or container per
+run), see docs/production.md.
+
+The leaderboard refreshes itself: `leaderboard_automation` (running by default) requests it once the
+evaluations of a schedule tick, a sensor request or a launch have all finished.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
@@ -22,24 +22,17 @@ from dagster import Definitions, define_asset_job, definitions
 
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
 from retrieval_pipeline.dagster_layer.assets import build_assets
+from retrieval_pipeline.dagster_layer.audit import build_audit
 from retrieval_pipeline.core.config import default_config_path, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, result_store_io_manager
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject, resolve_store_uri
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
-from retrieval_pipeline.dagster_layer.sensors import build_index_version_sensor
+from retrieval_pipeline.dagster_layer.sensors import build_index_version_sensor, build_leaderboard_automation
 
 STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"
-EXECUTOR_ENV_VAR = "RETRIEVAL_EVAL_EXECUTOR"
-EXECUTORS = {
-    "multiprocess": ("dagster", "multiprocess_executor", "dagster"),
-    "in_process": ("dagster", "in_process_executor", "dagster"),
-    "celery": ("dagster_celery", "celery_executor", "dagster-celery"),
-    "k8s": ("dagster_k8s", "k8s_job_executor", "dagster-k8s"),
-    "dask": ("dagster_dask", "dask_executor", "dagster-dask"),
-    "docker": ("dagster_docker", "docker_executor", "dagster-docker"),
-}
 SETS_JOB = "golden_question_set_job"
 RETRIEVERS_JOB = "retriever_config_job"
 EVALUATION_JOB = "retrieval_evaluation_job"
@@ -54,6 +47,7 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         if not identifiers:
             raise InvalidInputError(f"no {what} is configured; the Dagster pipeline needs at least one", source=str(path))
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
+    labels_exist, label_audit = build_audit(partitions, golden_question_set, retrieval_evaluation)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
     evaluation_job = define_asset_job(
@@ -65,29 +59,20 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
     project = RetrievalProject(
         config_path=str(path), store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None)
     )
-    return Definitions(
-        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard],
+    defs = Definitions(
+        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit],
+        asset_checks=[labels_exist],
         jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
-        sensors=[build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster)],
+        sensors=[
+            build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster),
+            build_leaderboard_automation([leaderboard, label_audit], config.dagster),
+        ],
         resources={"project": project, RESULT_STORE_IO_MANAGER: result_store_io_manager},
         executor=executor_from_environment(),
     )
-
-
-def executor_from_environment():
-    name = os.environ.get(EXECUTOR_ENV_VAR, "").strip()
-    if not name:
-        return None
-    if name not in EXECUTORS:
-        raise InvalidInputError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}", source=f"${EXECUTOR_ENV_VAR}")
-    module, attribute, package = EXECUTORS[name]
-    try:
-        return getattr(importlib.import_module(module), attribute)
-    except ImportError:
-        raise InvalidInputError(
-            f"the {name} executor needs the {package} package (pip install {package})", source=f"${EXECUTOR_ENV_VAR}"
-        ) from None
+    check_executor_settings(defs.resolve_job_def(EVALUATION_JOB))
+    return defs
 
 
 @definitions

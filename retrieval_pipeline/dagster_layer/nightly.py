@@ -6,6 +6,10 @@ per partition through the same jobs the schedule and the sensor use, then prints
 the check verdicts. The runs are recorded in the Dagster instance, so `dagster dev` started afterwards
 with the same DAGSTER_HOME shows every partition, the check results and the rate plots.
 
+With `--launch` the same runs are submitted to the instance instead (its run coordinator and run
+launcher, e.g. Celery workers; see launch.py and docs/production.md) and awaited with a progress
+display; the printing and the exit codes are the same.
+
 The instance: $DAGSTER_HOME when set, else `.dagster_home` in the current folder (created). A home
 without a `dagster.yaml` gets the project's (the `dagster.yaml` of the current folder, else the same
 settings embedded here: telemetry off, at most two concurrent runs), because Dagster reads the
@@ -27,6 +31,7 @@ from pathlib import Path
 import click
 
 from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, pct, print_results
+from retrieval_pipeline.dagster_layer.run_outcomes import outcome_from_events
 
 DEFAULT_HOME = ".dagster_home"
 DEFAULT_INSTANCE_YAML = """\
@@ -40,9 +45,6 @@ concurrency:
     max_concurrent_runs: 2
 """
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
-INPUT_ERRORS = frozenset(
-    {"RetrievalEvalError", "InvalidInputError", "UnknownIdentifierError", "DuplicateIdentifierError", "StoreError"}
-)
 
 def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
     """The instance folder (created), and where its dagster.yaml came from when this call wrote it."""
@@ -61,8 +63,11 @@ def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
     return home, "the defaults built into retrieval-eval"
 
 
-def run_nightly(config_path=None, store_uri=None, *, instance=None, console=None, cwd: Path | None = None) -> NightlyReport:
-    """Evaluate every partition in-process; `instance` defaults to the local one (see the module doc)."""
+def run_nightly(
+    config_path=None, store_uri=None, *, instance=None, console=None, cwd: Path | None = None, launch: Path | None = None
+) -> NightlyReport:
+    """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
+    workspace file; `instance` defaults to the local one (see the module doc)."""
     from dagster import DagsterInstance
     from rich.console import Console
 
@@ -82,7 +87,15 @@ def run_nightly(config_path=None, store_uri=None, *, instance=None, console=None
     report = NightlyReport(home, project.resolved_config_path, project.resolved_store_uri)
     console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
     try:
-        _run_all(defs, instance, report, console)
+        if launch is None:
+            _run_all(defs, lambda requests, title: (_execute(defs, instance, *r) for r in requests), report, console)
+        else:
+            from retrieval_pipeline.dagster_layer.launch import run_submitter
+
+            with run_submitter(instance, launch, defs, console) as submitter:
+                submitter.check_partitions(_partition_keys(defs))
+                console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
+                _run_all(defs, submitter, report, console)
     finally:
         if home is not None:
             instance.dispose()
@@ -90,33 +103,41 @@ def run_nightly(config_path=None, store_uri=None, *, instance=None, console=None
     return report
 
 
-def _run_all(defs, instance, report: NightlyReport, console) -> None:
+def _partition_keys(defs) -> dict[str, list[str]]:
+    return {
+        asset: defs.resolve_assets_def(asset).partitions_def.get_partition_keys()
+        for asset in ("golden_question_set", "retriever_config")
+    }
+
+
+def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
+    """Sets and retrievers, then the evaluations whose set and retriever built, then the leaderboard.
+    `run_batch(requests, title)` runs (job, partition) pairs and yields each outcome as it finishes."""
     from rich.markup import escape
 
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
     from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 
-    partitions = ProjectPartitions(
-        tuple(defs.resolve_assets_def("golden_question_set").partitions_def.get_partition_keys()),
-        tuple(defs.resolve_assets_def("retriever_config").partitions_def.get_partition_keys()),
-    )
+    keys = _partition_keys(defs)
+    partitions = ProjectPartitions(tuple(keys["golden_question_set"]), tuple(keys["retriever_config"]))
     broken: set[str] = set()
-    for job, keys in ((SETS_JOB, partitions.set_identifiers), (RETRIEVERS_JOB, partitions.retriever_identifiers)):
-        for key in keys:
-            outcome = _execute(defs, instance, job, key)
-            report.outcomes.append(outcome)
-            if not outcome.success:
-                broken.add(key)
-                console.print(f"[red]✗[/red] {job} [{key}]: {escape(outcome.error or '')}", soft_wrap=True)
-    for key in partitions.evaluation_keys():
-        set_identifier, retriever_identifier = partitions.dimensions(key)
-        label = f"{set_identifier} × {retriever_identifier}"
-        if broken & {set_identifier, retriever_identifier}:
-            console.print(f"[yellow]-[/yellow] {label}: skipped (its set or retriever failed above)", soft_wrap=True)
-            continue
-        outcome = _execute(defs, instance, EVALUATION_JOB, key)
-        outcome.set_identifier, outcome.retriever_identifier = set_identifier, retriever_identifier
+    inputs = [(SETS_JOB, k) for k in partitions.set_identifiers] + [(RETRIEVERS_JOB, k) for k in partitions.retriever_identifiers]
+    for outcome in run_batch(inputs, "sets and retrievers"):
         report.outcomes.append(outcome)
+        if not outcome.success:
+            broken.add(outcome.partition)
+            console.print(f"[red]✗[/red] {outcome.job} [{outcome.partition}]: {escape(outcome.error or '')}", soft_wrap=True)
+    evaluations = []
+    for key in partitions.evaluation_keys():
+        if broken & set(partitions.dimensions(key)):
+            label = " × ".join(partitions.dimensions(key))
+            console.print(f"[yellow]-[/yellow] {label}: skipped (its set or retriever failed above)", soft_wrap=True)
+        else:
+            evaluations.append((EVALUATION_JOB, key))
+    for outcome in run_batch(evaluations, "evaluations"):
+        outcome.set_identifier, outcome.retriever_identifier = partitions.dimensions(outcome.partition)
+        report.outcomes.append(outcome)
+        label = f"{outcome.set_identifier} × {outcome.retriever_identifier}"
         if not outcome.success:
             console.print(f"[red]✗[/red] {label}: {escape(outcome.error or '')}", soft_wrap=True)
         else:
@@ -126,45 +147,14 @@ def _run_all(defs, instance, report: NightlyReport, console) -> None:
                 f"{escape(outcome.verdict or '')}",
                 soft_wrap=True,
             )
-    report.outcomes.append(_execute(defs, instance, LEADERBOARD_JOB, None))
+    report.outcomes.extend(run_batch([(LEADERBOARD_JOB, None)], "leaderboard"))
 
 
 def _execute(defs, instance, job_name: str, partition_key) -> PartitionOutcome:
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, partition_key=partition_key, raise_on_error=False, run_config=QUIET_RUN_CONFIG
     )
-    outcome = PartitionOutcome(job=job_name, partition=str(partition_key or ""), success=result.success)
-    if not result.success:
-        names, message = _failure(result)
-        outcome.error = message
-        outcome.input_error = bool(names & INPUT_ERRORS)
-        return outcome
-    for event in result.get_asset_materialization_events():
-        metadata = event.materialization.metadata
-        if "top1_hit_rate" in metadata:
-            outcome.top1_hit_rate = metadata["top1_hit_rate"].value
-            outcome.top3_hit_rate = metadata["top3_hit_rate"].value
-    for evaluation in result.get_asset_check_evaluations():
-        outcome.check_passed = evaluation.passed
-        outcome.check_severity = evaluation.severity.value
-        outcome.verdict = evaluation.description
-        outcome.complete = evaluation.metadata["complete"].value
-        outcome.is_regression = evaluation.metadata["is_regression"].value
-    return outcome
-
-
-def _failure(result) -> tuple[set[str], str]:
-    """The class names along the error's cause chain, and the innermost message (the user's error)."""
-    events = result.get_step_failure_events()
-    error = events[0].step_failure_data.error if events else None
-    names, message = set(), "the run failed"
-    while error is not None:
-        names.add(error.cls_name)
-        text = error.message.strip()
-        if text:  # "package.module.ClassName: what happened" -> "what happened"
-            message = text.split(f"{error.cls_name}: ", 1)[-1].strip()
-        error = error.cause
-    return names, message
+    return outcome_from_events(job_name, partition_key, result.success, result.all_events)
 
 
 @click.command("nightly")
@@ -176,16 +166,32 @@ def _failure(result) -> tuple[set[str], str]:
     help="Project configuration (YAML). Default: $RETRIEVAL_EVAL_CONFIG, else the embedded demo.",
 )
 @click.option("--store", "store_uri", default=None, help="Result store URI, replacing the configuration's `store`.")
-def nightly(config_path: Path | None, store_uri: str | None) -> None:
+@click.option(
+    "--launch",
+    is_flag=True,
+    help="Submit the runs to the instance's run coordinator and launcher (e.g. Celery workers) instead of "
+    "running them here; the code location comes from the workspace file.",
+)
+@click.option(
+    "--workspace",
+    "workspace_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("workspace.yaml"),
+    show_default=True,
+    help="With --launch: the workspace file naming the code location (the daemon's).",
+)
+def nightly(config_path: Path | None, store_uri: str | None, launch: bool, workspace_file: Path) -> None:
     """Run the nightly Dagster job now: every partition, in-process, on the local Dagster instance.
 
     Evaluates every set against every retriever of the configuration, checks each run for regressions
     against the previous run of the same pair, prints the leaderboard and the check verdicts, and
     records everything in the Dagster instance ($DAGSTER_HOME, else ./.dagster_home) so that
-    `dagster dev` shows it. Exit codes: 0 all checks passed; 1 a regression; 2 invalid input;
-    3 an incomplete run; 4 an unexpected error.
+    `dagster dev` shows it. With --launch, the runs go to the instance's run coordinator and launcher
+    (a team's daemon and Celery workers, see docs/production.md) and this command waits for them.
+    Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run; 4 an
+    unexpected error.
     """
-    report = run_nightly(config_path, store_uri)
+    report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None)
     sys.exit(report.exit_code)
 
 

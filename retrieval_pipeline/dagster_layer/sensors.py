@@ -16,7 +16,15 @@ nothing, while a never-measured index is measured at once.
 
 import json
 
-from dagster import DefaultSensorStatus, RunRequest, SensorDefinition, SensorEvaluationContext, SensorResult, sensor
+from dagster import (
+    AutomationConditionSensorDefinition,
+    DefaultSensorStatus,
+    RunRequest,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SensorResult,
+    sensor,
+)
 
 from retrieval_pipeline.core.config import DagsterSection
 from retrieval_pipeline.core.leaderboard import latest_entry
@@ -28,6 +36,9 @@ from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
 INDEX_SENSOR = "index_version_sensor"
+LEADERBOARD_AUTOMATION = "leaderboard_automation"
+# Dagster's own default interval for automation sensors; a faster index sensor makes this one faster too.
+AUTOMATION_INTERVAL_SECONDS = 30
 
 
 def build_index_version_sensor(evaluation_job, retriever_job, partitions: ProjectPartitions, section: DagsterSection) -> SensorDefinition:
@@ -83,3 +94,16 @@ def build_index_version_sensor(evaluation_job, retriever_job, partitions: Projec
 def _measured_at(store, set_identifier: str, retriever_identifier: str, version: str) -> bool:
     entry = latest_entry(store, HistoryKey(set_identifier, retriever_identifier))
     return entry is not None and entry.index_version == version
+
+
+def build_leaderboard_automation(refreshed: list, section: DagsterSection) -> AutomationConditionSensorDefinition:
+    """Running by default, so the leaderboard (and the label audit) follow the schedule's and the sensor's
+    evaluations with nothing to switch on: it evaluates their own conditions (eager: once every evaluation
+    in flight has finished), and covering them keeps Dagster's default automation sensor away."""
+    return AutomationConditionSensorDefinition(
+        LEADERBOARD_AUTOMATION,
+        target=refreshed,
+        default_status=DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=min(AUTOMATION_INTERVAL_SECONDS, section.sensor_interval_seconds),
+        description="Refreshes the leaderboard and the label audit after evaluations, once none is still in progress.",
+    )

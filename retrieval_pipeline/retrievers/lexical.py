@@ -21,10 +21,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from retrieval_pipeline.core.corpus import answerable_documents, read_corpus
 from retrieval_pipeline.core.durable import sync
 from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverParams
-from retrieval_pipeline.core.text_files import text_lines
+from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
 
 IDS_FILE = "document_ids.json"
 
@@ -38,6 +39,7 @@ class LexicalParams(RetrieverParams):
     stopwords: str | list[str] | None = "en"
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
     min_score: float = 0.0
+    backend: Backend = "auto"
 
     @field_validator("stemmer")
     @classmethod
@@ -47,6 +49,13 @@ class LexicalParams(RetrieverParams):
         if language is not None and language not in Stemmer.algorithms():
             raise ValueError(f"unknown stemmer {quoted(language)}; PyStemmer offers {', '.join(Stemmer.algorithms())}")
         return language
+
+    @field_validator("backend")
+    @classmethod
+    def _numba_installed(cls, backend: Backend) -> Backend:
+        if backend == "numba" and not numba_usable():
+            raise ValueError("numba is not installed (pip install 'retrieval-pipeline[fast]'); use 'auto' or 'numpy'")
+        return backend
 
     @field_validator("stopwords")
     @classmethod
@@ -81,6 +90,7 @@ class LexicalRetriever:
     def __init__(self, identifier: str, params: LexicalParams, index: _Index, key: str):
         self.identifier = identifier
         self.params = params
+        self.backend = choose_backend(params.backend, len(index.document_ids))
         self._index = index
         self._key = key
 
@@ -107,6 +117,9 @@ class LexicalRetriever:
     def index_version(self) -> str:
         return self._key
 
+    def corpus_document_ids(self) -> frozenset[str]:
+        return answerable_documents(self._index.document_ids)
+
     def retrieve(self, question: str, limit: int) -> list[str]:
         return self.retrieve_batch([question], limit)[0]
 
@@ -116,24 +129,19 @@ class LexicalRetriever:
         if depth <= 0 or not questions:
             return [[] for _ in questions]
         tokens = self.params.tokenize(questions, return_ids=False)
-        indices, scores = self._index.bm25.retrieve(tokens, k=depth, show_progress=False, n_threads=0)
-        rankings = []
-        for row_indices, row_scores in zip(indices.tolist(), scores.tolist()):
-            # Re-sorted by (score, position) so equal scores rank the same way on every run.
-            ranked = sorted(zip(row_scores, row_indices), key=lambda pair: (-pair[0], pair[1]))
-            rankings.append([self._index.document_ids[i] for score, i in ranked if score > self.params.min_score])
-        return rankings
+        positions = ranked_positions(self._index.bm25, tokens, depth, self.backend, self.params.min_score)
+        return [[self._index.document_ids[i] for i in row] for row in positions]
 
 
 def _index_key(corpus: Path, params: LexicalParams) -> str:
-    """Everything that changes the index, and nothing else: `min_score` only filters at query time."""
+    """Everything that changes the index, and nothing else: `min_score` and `backend` act at query time."""
     digest = hashlib.sha256()
     with corpus.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     recipe = {
         "corpus": digest.hexdigest(),
-        "params": params.model_dump(exclude={"corpus", "min_score"}),
+        "params": params.model_dump(exclude={"corpus", "min_score", "backend"}),
         "bm25s": version("bm25s"),
     }
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
@@ -148,7 +156,7 @@ def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier
     cached = _load_cached(folder)
     if cached is not None:
         return cached
-    document_ids, texts = read_corpus(corpus, params.fields, identifier)
+    document_ids, texts = read_corpus(corpus, params.fields, f"retrievers.{identifier}")
     index = _Index(_build_index(texts, params), document_ids)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
@@ -188,58 +196,3 @@ def _build_index(texts: list[str], params: LexicalParams):
     bm25 = bm25s.BM25(k1=params.k1, b=params.b, method=params.method)
     bm25.index(params.tokenize(texts, return_ids=True), show_progress=False)
     return bm25
-
-
-def read_corpus(path: Path, fields: Sequence[str], identifier: str) -> tuple[list[str], list[str]]:
-    """Document ids and indexed texts; BEIR's `_id` or plain `id`, plain or gzip-compressed JSONL."""
-    columns = _columnar(path) or _line_by_line(path, identifier)
-    ids = [first or second for first, second in zip(columns["_id"], columns["id"])]
-    if not ids:
-        raise InvalidInputError("the corpus holds no documents", source=str(path), key=f"retrievers.{identifier}")
-    texts = [" ".join(columns[name][row] or "" for name in fields) for row in range(len(ids))]
-    return ids, texts
-
-
-def _columnar(path: Path) -> dict[str, list[str | None]] | None:
-    """None when pyarrow cannot vouch for every line; the line-by-line reader then names the culprit."""
-    import pyarrow as pa
-    import pyarrow.json as pajson
-
-    try:
-        table = pajson.read_json(path, read_options=pajson.ReadOptions(block_size=1 << 24))
-        columns = {
-            name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
-            for name in ("_id", "id", "title", "text")
-        }
-    except (pa.ArrowException, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
-        return None
-    if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
-        return None
-    return columns
-
-
-def _line_by_line(path: Path, identifier: str) -> dict[str, list[str | None]]:
-    columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
-    try:
-        for number, line in text_lines(path, "corpus"):
-            if line.strip():
-                record = _record(line, f"{path}:{number}", identifier)
-                for name, values in columns.items():
-                    values.append(None if record.get(name) is None else str(record[name]))
-    except InvalidInputError as error:  # unreadable, or not UTF-8: named with the retriever it serves
-        raise InvalidInputError(error.problem, source=error.source, key=f"retrievers.{identifier}") from None
-    return columns
-
-
-def _record(line: str, source: str, identifier: str) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise InvalidInputError(f"invalid JSON in the corpus ({error.msg})", source=source, key=f"retrievers.{identifier}") from None
-    if not isinstance(record, dict):
-        raise InvalidInputError("a corpus line must be a JSON object", source=source, key=f"retrievers.{identifier}")
-    if record.get("_id") in (None, "") and record.get("id") in (None, ""):
-        raise InvalidInputError(
-            "the document has no id; give it `_id` (BEIR) or `id`", source=source, key=f"retrievers.{identifier}"
-        )
-    return record

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
+from retrieval_pipeline.core.corpus import read_document_ids
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted
 from retrieval_pipeline.core.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.run_files import Rankings, RunFormat, id_text, load_run
@@ -31,6 +32,7 @@ class RunFileParams(RetrieverParams):
     question_set: str | None = None
     queries: str | None = None
     chunk_separator: str | None = Field(None, min_length=1)
+    corpus: str | None = Field(None, min_length=1)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class RunFileRetriever:
         query_ids: Mapping[str, Mapping[str, str]],
         texts_from: str,
         chunk_separator: str | None = None,
+        corpus: Path | None = None,
     ):
         self.identifier = identifier
         self._source = source
@@ -61,6 +64,7 @@ class RunFileRetriever:
         self._query_ids = query_ids
         self._texts_from = texts_from
         self._chunk_separator = chunk_separator
+        self._corpus = corpus
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileRetriever:
@@ -77,7 +81,8 @@ class RunFileRetriever:
         query_ids: dict[str, dict[str, str]] = {}
         for text, query_id, origin in pairs:
             query_ids.setdefault(text.strip(), {}).setdefault(query_id, origin)
-        return cls(identifier, source, rankings, query_ids, texts_from, parsed.chunk_separator)
+        corpus = context.resolve(parsed.corpus) if parsed.corpus else None
+        return cls(identifier, source, rankings, query_ids, texts_from, parsed.chunk_separator, corpus)
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileParams:
@@ -99,6 +104,12 @@ class RunFileRetriever:
     def index_version(self) -> str:
         """The checksum of the bytes loaded: a new export of the run is a new version, a touch is not."""
         return f"sha256:{self._rankings.checksum}"
+
+    def corpus_document_ids(self) -> frozenset[str] | None:
+        """Only the corpus the user names: the run itself lists just the documents it happened to rank."""
+        if self._corpus is None:
+            return None
+        return read_document_ids(self._corpus, f"retrievers.{self.identifier}.corpus")
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         ranking = self._rankings_for(limit).top(self._query_id(question), limit)

@@ -16,7 +16,7 @@ from retrieval_pipeline.core.question_files import load_question_set_file
 from retrieval_pipeline.core.run_files import load_run
 from retrieval_pipeline.core.text_files import read_text, text_lines
 from retrieval_pipeline.core.trec import read_trec_qrels, read_trec_topics
-from retrieval_pipeline.retrievers.lexical import read_corpus
+from retrieval_pipeline.core.corpus import read_corpus
 
 BOM = b"\xef\xbb\xbf"
 LATIN1_E = "é".encode("latin-1")
@@ -101,7 +101,7 @@ def test_corpus_lines_keep_their_text_and_a_bad_byte_names_the_corpus_and_line(t
     offset = data.index(LATIN1_E)
 
     assert next(text_lines(path))[1] == '{"_id": "d1", "text": "café"}\n'
-    message = failure(read_corpus, path, ["text"], "bm25")
+    message = failure(read_corpus, path, ["text"], "retrievers.bm25")
     assert message == (
         f"{path}: retrievers.bm25: not UTF-8 text: invalid byte at offset {offset} (line 2); save the file as UTF-8"
     )

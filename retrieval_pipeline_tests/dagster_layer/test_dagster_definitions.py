@@ -21,12 +21,12 @@ from dagster_test_project import RETRIEVERS, SETS
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.definitions import (
     EVALUATION_JOB,
-    EXECUTOR_ENV_VAR,
     LEADERBOARD_JOB,
     RETRIEVERS_JOB,
     SETS_JOB,
     build_definitions,
 )
+from retrieval_pipeline.dagster_layer.executors import EXECUTOR_ENV_VAR
 from retrieval_pipeline.dagster_layer.nightly import DEFAULT_INSTANCE_YAML
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +47,7 @@ def test_the_module_target_loads_lazily_and_validates(monkeypatch, project):
         AssetKey("retriever_config"),
         EVALUATION,
         AssetKey("leaderboard"),
+        AssetKey("label_audit"),
     }
     for job in (SETS_JOB, RETRIEVERS_JOB, EVALUATION_JOB, LEADERBOARD_JOB):
         assert loaded.resolve_job_def(job).name == job

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from dagster import build_sensor_context
+from dagster import AssetKey, DefaultSensorStatus, build_sensor_context
 from dagster_runs import evaluate
 from dagster_test_project import PERFECT, RETRIEVERS, SETS, degraded
 
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB
-from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR
+from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR, LEADERBOARD_AUTOMATION
 
 
 def tick(defs, instance, cursor=None):
@@ -60,3 +60,11 @@ def test_a_first_observation_skips_what_the_store_already_measured_at_that_versi
     data = tick(defs, instance)
     assert evaluations(data) == {"other|alpha", "other|beta.small"}
     assert set(json.loads(data.cursor)) == set(RETRIEVERS)
+
+
+def test_the_leaderboard_automation_is_on_by_default_and_covers_the_leaderboard_and_label_audit(defs):
+    """Nothing to switch on for the leaderboard; the real daemon's refresh is in the team test."""
+    automation = defs.resolve_sensor_def(LEADERBOARD_AUTOMATION)
+    assert automation.default_status == DefaultSensorStatus.RUNNING
+    assert automation.asset_selection.resolve(defs.resolve_asset_graph()) == {AssetKey("leaderboard"), AssetKey("label_audit")}
+    assert automation.minimum_interval_seconds == 30  # the sample project polls its index every 60 s

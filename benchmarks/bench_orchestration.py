@@ -1,0 +1,205 @@
+"""7. Orchestration: `retrieval-eval nightly` over 24 partitions versus the same evaluations through the core.
+
+The configuration (built under benchmarks/.work/, from the demo shipped in the package, so no shared
+data is needed): 2 question sets (the Cranfield demo set, 240 questions, under two identifiers) x 12
+BM25 retrievers over the demo's 1,400 Cranfield abstracts (k1 in 0.9 / 1.2 / 1.5 / 2.0, b in 0.5 /
+0.75 / 0.9: twelve distinct indexes), i.e. 24 evaluation partitions. A warm-up round builds the twelve
+indexes into the configuration's cache folder, as a team's nightly finds them.
+
+Each repetition runs two child processes back to back, each timing its own work after its imports:
+- nightly: `run_nightly(config, store)`, the body of `retrieval-eval nightly` (2 set runs, 12 retriever
+  runs, 24 evaluation runs with their checks, the leaderboard run) on a Dagster instance kept across
+  repetitions (a team's instance exists), a fresh result store each time;
+- nightly_consolidated: the same on an instance whose event log is Dagster's
+  ConsolidatedSqliteEventLogStorage (one SQLite file) instead of the default one file per run, each
+  created with its schema and migration stamp (the cost the profile finds);
+- core:    `load_config` once, then `evaluate_and_record(set, retriever, store)` for the same 24 pairs
+  in one process, a fresh result store each time.
+Reported: the overhead per partition ((nightly - core) / 24, median of per-round differences; target
+150 ms), both processes' walls, and where nightly's time goes (cProfile of one nightly, `--profile`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import _common as c
+
+SETS = 2
+K1 = (0.9, 1.2, 1.5, 2.0)
+B = (0.5, 0.75, 0.9)
+TARGET_MS = 150.0
+
+NIGHTLY = """
+import io, json, sys, time
+started = time.perf_counter()
+from rich.console import Console
+from retrieval_pipeline.dagster_layer.nightly import run_nightly
+imported = time.perf_counter()
+report = run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))
+done = time.perf_counter()
+print(json.dumps({"import_s": imported - started, "work_s": done - imported, "exit_code": report.exit_code,
+                  "runs": len(report.outcomes)}))
+"""
+
+CORE = """
+import json, sys, time
+started = time.perf_counter()
+from retrieval_pipeline.core.config import load_config
+from retrieval_pipeline.core.evaluation import evaluate_and_record
+from retrieval_pipeline.core.store import ResultStore
+imported = time.perf_counter()
+config = load_config(sys.argv[1])
+store = ResultStore(sys.argv[2])
+rates = []
+for set_identifier in sorted(config.question_sets):
+    for retriever_identifier in config.retriever_identifiers:
+        evaluation = evaluate_and_record(config.question_set(set_identifier), config.retriever(retriever_identifier), store,
+                                         tolerances=config.tolerances, cutoffs=config.cutoffs)
+        rates.append(evaluation.run.top1_hit_rate)
+done = time.perf_counter()
+print(json.dumps({"import_s": imported - started, "work_s": done - imported, "evaluations": len(rates)}))
+"""
+
+# (label, file name fragment, function name): cumulative time of each in one profiled nightly.
+PROFILE_SPOTS = (
+    ("Dagster runs in all (execute_in_process)", "job_definition.py", "execute_in_process"),
+    ("definitions built (build_definitions)", "dagster_layer/definitions.py", "build_definitions"),
+    ("configuration read (load_config)", "core/config.py", "load_config"),
+    ("sets parsed (load_question_set_file)", "core/question_files.py", "load_question_set_file"),
+    ("retrievers built (LexicalRetriever.from_config)", "retrievers/lexical.py", "from_config"),
+    ("evaluations through the core (evaluate_and_record)", "core/evaluation.py", "evaluate_and_record"),
+    ("set questions written as Parquet (save_question_set)", "core/store.py", "save_question_set"),
+    ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
+    ("leaderboard (build_leaderboard)", "core/leaderboard.py", "build_leaderboard"),
+    ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
+    ("instance: run records created (create_run_for_job)", "run_methods.py", "create_run_for_job"),
+    ("instance: a SQLite event database set up per run (_initdb)", "sqlite_event_log.py", "_initdb"),
+    ("  of which Alembic's migration map read (_revision_map)", "alembic/script/revision.py", "_revision_map"),
+    ("SQLite commits (fsync)", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
+)
+
+PROFILE = c.profiled_script(
+    "import io\nfrom rich.console import Console\nfrom retrieval_pipeline.dagster_layer.nightly import run_nightly",
+    "run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))",
+)
+
+
+def consolidated_home(folder: Path) -> Path:
+    """A Dagster home like the project's, but with every run's events in one SQLite database."""
+    home = folder / "dagster_home_consolidated"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(
+        (c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8")
+        + "\nevent_log_storage:\n  module: dagster._core.storage.event_log\n  class: ConsolidatedSqliteEventLogStorage\n"
+        + f"  config:\n    base_dir: {json.dumps(str(home / 'history'))}\n",
+        encoding="utf-8",
+    )
+    return home
+
+
+def project(folder: Path) -> Path:
+    """The 2-set x 12-retriever configuration, its set files and its index cache folder, under `folder`."""
+    from importlib.resources import files
+
+    demo = files("retrieval_pipeline.demo")
+    text = (demo / "demo.cranfield.yaml").read_text(encoding="utf-8")
+    set_files = []
+    for number in range(SETS):
+        path = folder / f"set-{number}.yaml"
+        path.write_text(text.replace("identifier: demo.cranfield", f"identifier: bench.cranfield_{number}", 1), encoding="utf-8")
+        set_files.append(path.name)
+    corpus = Path(str(demo / "cranfield-corpus.jsonl.gz"))
+    lines = ["store: unused-store", "cache_dir: cache", "question_sets:", *(f"  - file: {name}" for name in set_files), "retrievers:"]
+    for k1 in K1:
+        for b in B:
+            name = f"bm25_k{str(k1).replace('.', '')}_b{str(b).replace('.', '')}"
+            lines.append(f"  {name}: {{kind: lexical, corpus: {json.dumps(str(corpus))}, k1: {k1}, b: {b}}}")
+    config = folder / "config.yaml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return config
+
+
+def main(argv: list[str] | None = None) -> c.Report:
+    arguments = c.parser(__doc__.splitlines()[0])
+    arguments.add_argument("--no-profile", action="store_true", help="skip the profiled nightly")
+    args = arguments.parse_args(argv)
+    repeat = c.repetitions(args, full=5, quick=1)
+    partitions = SETS * len(K1) * len(B)
+    report = c.Report("bench_orchestration", f"7. orchestration ({partitions} partitions)", args.quick)
+    c.banner(report.title)
+    python = sys.executable
+    with c.temp_dir("orchestration-") as scratch:
+        config = project(scratch)
+        env = {"DAGSTER_HOME": str(scratch / "dagster_home")}
+        (scratch / "dagster_home").mkdir()
+        (scratch / "dagster_home" / "dagster.yaml").write_text((c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8"))
+        homes = {"nightly": env, "nightly_consolidated": {"DAGSTER_HOME": str(consolidated_home(scratch))}, "core": env}
+        scripts = {"nightly": NIGHTLY, "nightly_consolidated": NIGHTLY, "core": CORE}
+        samples: dict[str, list[c.ProcessSample]] = {name: [] for name in scripts}
+        work: dict[str, list[float]] = {name: [] for name in scripts}
+        for round_number in range(1 + repeat):  # round 0 builds the indexes and the instance's tables
+            for name, script in scripts.items():
+                store = scratch / f"store-{name}-{round_number}"
+                sample = c.run_process([python, "-c", script, str(config), str(store)], env=homes[name], cwd=scratch)
+                figures = json.loads(sample.stdout.strip().splitlines()[-1])
+                if round_number:
+                    samples[name].append(sample)
+                    work[name].append(figures["work_s"])
+                print(f"  round {round_number} {name}: {json.dumps(figures)}", flush=True)
+        report.keep_samples(samples)
+        report.details["work_s"] = work
+        per_partition = c.paired_difference(work["nightly"], work["core"]) / partitions
+        report.add(
+            "overhead per partition (nightly − core, in-process)",
+            c.fmt_seconds(per_partition),
+            "core 0 ms",
+            per_partition * 1000 / TARGET_MS,
+            target_text=f"≤ {TARGET_MS:g} ms (ratio column: share of it)",
+            note=f"nightly {c.fmt_seconds(statistics.median(work['nightly']))} vs core "
+            f"{c.fmt_seconds(statistics.median(work['core']))} for {partitions} evaluations; "
+            f"spreads {_spread(work['nightly'])} / {_spread(work['core'])}",
+        )
+        report.rows[-1].met = per_partition * 1000 <= TARGET_MS
+        consolidated = c.paired_difference(work["nightly_consolidated"], work["core"]) / partitions
+        report.add(
+            "overhead per partition with a consolidated SQLite event log",
+            c.fmt_seconds(consolidated),
+            f"default instance {c.fmt_seconds(per_partition)}",
+            c.paired_ratio(work["nightly_consolidated"], work["nightly"]),
+            note=f"ratio column: nightly's work, consolidated / default; spread {_spread(work['nightly_consolidated'])}",
+        )
+        report.add(
+            "whole processes (imports included)",
+            c.fmt_seconds(c.median_wall(samples["nightly"])),
+            f"core {c.fmt_seconds(c.median_wall(samples['core']))}",
+            c.paired_ratio([s.wall_seconds for s in samples["nightly"]], [s.wall_seconds for s in samples["core"]]),
+            note=f"peak RSS {c.fmt_bytes(c.median_peak(samples['nightly']))} vs {c.fmt_bytes(c.median_peak(samples['core']))}",
+        )
+        if not args.no_profile:
+            profiled = c.run_process(
+                [python, "-c", PROFILE, str(config), str(scratch / "store-profile"), json.dumps(PROFILE_SPOTS)], env=env, cwd=scratch
+            )
+            spots = json.loads(profiled.stderr.strip().splitlines()[-1])
+            report.details["profile"] = spots
+            for label, _, _ in PROFILE_SPOTS:
+                spot = spots[label]
+                report.add(
+                    f"where nightly's time goes: {label}",
+                    f"{c.fmt_seconds(spot['cumulative_s'])} ({spot['calls']} calls)",
+                    note="cProfile, one nightly (profiling slows Python code ~1.5-2x; shares, not absolutes)",
+                    headline=False,
+                )
+    report.save()
+    return report
+
+
+def _spread(values: list[float]) -> str:
+    return f"{min(values):.2f}-{max(values):.2f} s"
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,139 @@
+"""The label audit in Dagster: a blocking `labels_exist` check on each set, and a `label_audit` asset.
+
+`labels_exist` runs with the set's materialization; being blocking, a failure stops the evaluations of
+the same run. Evaluations launched in runs of their own (the schedule, the sensor, `nightly`) read the
+check's latest result for their set and refuse to run while it is failed, so an evaluation of a set
+whose labels name documents no corpus holds does not run until the set is fixed and materialized again.
+Both the check and the asset call the core's audit, so they say what `retrieval-eval audit` says.
+"""
+
+
+import warnings
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckKey,
+    AssetCheckResult,
+    AssetDep,
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    AutomationCondition,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    PreviewWarning,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+    asset,
+    asset_check,
+)
+
+from retrieval_pipeline.core.audit import AuditReport, audit_set, missing_labels
+from retrieval_pipeline.core.label_audit import Finding
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+
+LABELS_CHECK = "labels_exist"
+SET_ASSET = "golden_question_set"
+MAX_ROWS = 200
+
+FINDINGS_SCHEMA = TableSchema(columns=[
+    TableColumn("severity", "string"), TableColumn("kind", "string"), TableColumn("question_id", "string"),
+    TableColumn("what_is_wrong", "string"),
+])
+OPTIMISTIC_SCHEMA = TableSchema(columns=[
+    TableColumn("retriever", "string"),
+    TableColumn("top1", "string"), TableColumn("optimistic_top1", "string", description="If every candidate were relevant"),
+    TableColumn("top3", "string"), TableColumn("optimistic_top3", "string"),
+])
+
+
+def build_audit(partitions: ProjectPartitions, golden_question_set: AssetsDefinition, retrieval_evaluation: AssetsDefinition) -> list:
+    from retrieval_pipeline.dagster_layer.assets import one_dimension
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PreviewWarning)  # partitioned checks are a preview in Dagster 1.13
+
+        @asset_check(asset=golden_question_set, name=LABELS_CHECK, blocking=True, partitions_def=partitions.sets,
+                     description="Every expected document id is in at least one known corpus (a corpus-aware "
+                     "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.")
+        def labels_exist(context: AssetCheckExecutionContext, project: RetrievalProject) -> AssetCheckResult:
+            corpora, findings = missing_labels(project.config, context.partition_key)
+            return AssetCheckResult(passed=not findings, metadata={
+                "corpora": MetadataValue.json(list(corpora)),
+                "missing_label_count": MetadataValue.int(len(findings)),
+                "missing_labels": _findings_table(findings),
+            }, description=_missing_summary(findings) if findings else f"Every label is in {len(corpora)} known corpora.")
+
+    @asset(
+        partitions_def=partitions.sets,
+        group_name=golden_question_set.group_names_by_key[golden_question_set.key],
+        deps=[AssetDep(retrieval_evaluation, partition_mapping=one_dimension(SET_DIMENSION))],
+        automation_condition=AutomationCondition.eager(),
+        description="The label audit of a set from its stored runs: suspect labels (every retriever misses "
+        "them, two agree on another first document), unstable questions, repeated questions.",
+    )
+    def label_audit(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+        return MaterializeResult(metadata=audit_metadata(audit_set(project.config, project.store(), context.partition_key)))
+
+    return [labels_exist, label_audit]
+
+
+def refuse_unfixed_labels(context: AssetExecutionContext, set_identifier: str) -> None:
+    """Raised before an evaluation while the set's latest `labels_exist` result is a failure."""
+    from dagster._core.event_api import PartitionKeyFilter
+    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+    key = AssetCheckKey(AssetKey(SET_ASSET), LABELS_CHECK)
+    latest = context.instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        [key], partition_filter=PartitionKeyFilter(key=set_identifier)
+    ).get(key)
+    if latest is not None and latest.status == AssetCheckExecutionRecordStatus.FAILED:
+        raise Failure(
+            description=f"the labels of set '{set_identifier}' name documents no corpus holds (check {LABELS_CHECK} "
+            f"failed in run {latest.run_id}); fix the set (see `retrieval-eval audit {set_identifier}`) and "
+            "materialize golden_question_set again before evaluating it",
+            allow_retries=False,
+        )
+
+
+def audit_metadata(report: AuditReport) -> dict:
+    counts = {}
+    for finding in report.findings:
+        counts[finding.kind] = counts.get(finding.kind, 0) + 1
+    metadata = {
+        "finding_count": MetadataValue.int(len(report.findings)),
+        "suspect_label_count": MetadataValue.int(counts.get("suspect_label", 0)),
+        "unstable_question_count": MetadataValue.int(counts.get("unstable_question", 0)),
+        "findings_by_kind": MetadataValue.json(counts),
+        "retrievers": MetadataValue.json(list(report.retrievers)),
+        "corpora": MetadataValue.json(list(report.corpora)),
+    }
+    if report.findings:
+        metadata["findings"] = _findings_table(list(report.findings))
+    if report.optimistic_rates:
+        metadata["optimistic_rates"] = MetadataValue.table(records=[
+            TableRecord({"retriever": name, "top1": _pct(r["top1_hit_rate"]), "optimistic_top1": _pct(r["optimistic_top1_hit_rate"]),
+                         "top3": _pct(r["top3_hit_rate"]), "optimistic_top3": _pct(r["optimistic_top3_hit_rate"])})
+            for name, r in report.optimistic_rates.items()
+        ], schema=OPTIMISTIC_SCHEMA)
+    return metadata
+
+
+def _findings_table(findings: list[Finding]) -> MetadataValue:
+    return MetadataValue.table(records=[
+        TableRecord({"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message})
+        for f in findings[:MAX_ROWS]
+    ], schema=FINDINGS_SCHEMA)
+
+
+def _missing_summary(findings: list[Finding]) -> str:
+    first = findings[0]
+    return (f"{len(findings)} label(s) name documents no corpus holds, e.g. question '{first.question_id}': "
+            f"'{first.as_dict()['document_id']}'.")
+
+
+def _pct(rate: float) -> str:
+    return f"{rate:.1%}"

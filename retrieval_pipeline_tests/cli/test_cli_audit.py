@@ -1,0 +1,65 @@
+"""`retrieval-eval audit`: findings printed (and as JSON), exit 0 unless --strict finds an error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from retrieval_pipeline.core.config import demo_config_path
+
+CORPUS = str(demo_config_path().parent / "cranfield-corpus.jsonl.gz")
+QUESTIONS = [
+    {"id": "q1", "question": "what similarity laws must be obeyed when constructing aeroelastic models",
+     "form": "match", "expected_document_ids": ["184", "29", "31"]},
+    {"id": "q2", "question": "aeroelastic models of heated high speed aircraft", "form": "match",
+     "expected_document_ids": ["typo-184"]},
+    {"id": "q3", "question": "What similarity laws must be obeyed when constructing aeroelastic models?",
+     "form": "gap", "expected_document_ids": ["12"]},
+    {"id": "q4", "question": "a question about library catalogues", "form": "gap", "expected_document_ids": []},
+]
+
+
+@pytest.fixture
+def audited(tmp_path: Path) -> Path:
+    (tmp_path / "set.yaml").write_text(
+        yaml.safe_dump({"identifier": "cli.audit", "name": "audit", "questions": QUESTIONS}), encoding="utf-8"
+    )
+    bm25 = {"kind": "lexical", "corpus": CORPUS, "min_score": 0.0}
+    config = {"store": "results", "question_sets": [{"file": "set.yaml"}],
+              "retrievers": {"stemmed": bm25, "plain": {**bm25, "stemmer": None}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return tmp_path / "config.yaml"
+
+
+def test_audit_json_lists_each_finding_with_its_kind_question_and_what_is_wrong(cli, audited):
+    for retriever in ("stemmed", "plain"):
+        assert cli("run", "cli.audit", retriever, "--config", str(audited)).exit_code == 0
+
+    result = cli("audit", "cli.audit", "--config", str(audited), "--json")
+
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    kinds = {(f["kind"], f["question_id"]) for f in payload["findings"]}
+    assert {("label_not_in_corpus", "q2"), ("conflicting_labels", "q3"), ("empty_label_mix", None)} <= kinds
+    missing = next(f for f in payload["findings"] if f["kind"] == "label_not_in_corpus")
+    assert (missing["document_id"], missing["severity"]) == ("typo-184", "error")
+    assert payload["retrievers"] == ["stemmed", "plain"] and payload["has_errors"] is True
+    assert set(payload["optimistic_rates"]) == {"stemmed", "plain"}
+
+
+def test_audit_strict_exits_1_on_an_error_finding_and_prints_the_table(cli, audited):
+    result = cli("audit", "cli.audit", "--config", str(audited), "--strict")
+
+    assert result.exit_code == 1
+    assert "label_not_in_corpus" in result.stdout and "typo-184" in result.stdout
+    assert "--strict" in result.stderr
+
+
+def test_audit_of_an_unknown_retriever_exits_1_listing_the_configured_ones(cli, audited):
+    result = cli("audit", "cli.audit", "dense", "--config", str(audited))
+
+    assert result.exit_code == 1
+    assert "unknown retriever 'dense'" in result.stderr and "plain, stemmed" in result.stderr
