@@ -99,7 +99,7 @@ def sampled_questions(count: int, collection: str = "scifact", seed: int = 7) ->
 
 def question_set(identifier: str, questions: Sequence[tuple[str, str, Sequence[str] | str]]):
     """A GoldenQuestionSet from (id, text, expected id or ids); built outside any timed region."""
-    from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
+    from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 
     return GoldenQuestionSet(
         identifier=identifier,

@@ -43,10 +43,10 @@ def main(argv: list[str] | None = None) -> c.Report:
     import ir_measures
     from ir_measures import Success
 
-    from retrieval_pipeline.core.beir import import_beir
-    from retrieval_pipeline.core.retriever import BuildContext
-    from retrieval_pipeline.core.runner import run_question_set
-    from retrieval_pipeline.core.scoring import CutOffs
+    from retrieval_pipeline.core.golden.beir import import_beir
+    from retrieval_pipeline.core.retrieval.retriever import BuildContext
+    from retrieval_pipeline.core.retrieval.runner import run_question_set
+    from retrieval_pipeline.core.scoring.scoring import CutOffs
     from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 
     folder = c.collection_dir("scifact")

@@ -41,10 +41,10 @@ def main(argv: list[str] | None = None) -> c.Report:
     c.banner(report.title)
 
     from retrieval_pipeline.core.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.retriever import BuildContext
-    from retrieval_pipeline.core.runner import BATCH_SIZE, run_question_set
-    from retrieval_pipeline.core.scoring import CutOffs
-    from retrieval_pipeline.core.store import ResultStore
+    from retrieval_pipeline.core.retrieval.retriever import BuildContext
+    from retrieval_pipeline.core.retrieval.runner import BATCH_SIZE, run_question_set
+    from retrieval_pipeline.core.scoring.scoring import CutOffs
+    from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 
     cutoffs = CutOffs()

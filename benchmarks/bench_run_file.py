@@ -66,7 +66,7 @@ IMPORT_FLOOR = """
 import click, yaml, pydantic, numpy, pandas
 import pyarrow, pyarrow.compute, pyarrow.csv, pyarrow.parquet
 import retrieval_pipeline.cli.run, retrieval_pipeline.cli.payloads, retrieval_pipeline.core.evaluation
-import retrieval_pipeline.core.config, retrieval_pipeline.core.run_blocks, retrieval_pipeline.retrievers.run_file
+import retrieval_pipeline.core.config, retrieval_pipeline.core.retrieval.run_blocks, retrieval_pipeline.retrievers.run_file
 """
 
 WITHOUT_PANDAS = """

@@ -128,12 +128,12 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
     import statistics
     import tempfile
 
-    from retrieval_pipeline.core.question_files import load_question_set_file
-    from retrieval_pipeline.core.results import RunResult
-    from retrieval_pipeline.core.retriever import BuildContext
-    from retrieval_pipeline.core.runner import BATCH_SIZE, run_question_set
-    from retrieval_pipeline.core.scoring import CutOffs
-    from retrieval_pipeline.core.store import ResultStore
+    from retrieval_pipeline.core.golden.question_files import load_question_set_file
+    from retrieval_pipeline.core.scoring.results import RunResult
+    from retrieval_pipeline.core.retrieval.retriever import BuildContext
+    from retrieval_pipeline.core.retrieval.runner import BATCH_SIZE, run_question_set
+    from retrieval_pipeline.core.scoring.scoring import CutOffs
+    from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 
     golden = load_question_set_file(questions)

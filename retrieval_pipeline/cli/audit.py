@@ -24,7 +24,7 @@ def audit(set_identifier: str, retriever_identifiers: tuple[str, ...], config_pa
     stored runs of the RETRIEVERs, default all configured), repeated or conflicting questions, and
     questions whose hits flip while nothing changed. Findings are printed; the exit code stays 0 unless
     --strict."""
-    from retrieval_pipeline.core.audit import audit_set
+    from retrieval_pipeline.core.golden.audit import audit_set
 
     config = load_project(config_path)
     config.question_set(set_identifier)

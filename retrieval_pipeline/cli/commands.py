@@ -79,9 +79,9 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     """The stored runs of SET against RETRIEVER, newest first, with their rates, their deltas to the
     baseline each was checked against, and a status: the check's verdict (baseline, pass, regression,
     not comparable, incomplete), who accepted it, and which run is the current baseline."""
-    from retrieval_pipeline.core.baselines import BaselinePolicy
-    from retrieval_pipeline.core.history import run_history
-    from retrieval_pipeline.core.store import HistoryKey
+    from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
+    from retrieval_pipeline.core.storage.history import run_history
+    from retrieval_pipeline.core.storage.store import HistoryKey
 
     # With --store the configuration is optional; when there is one, its baseline policy marks the baseline.
     config = load_project(config_path) if not store_uri or (config_path and config_path.exists()) else None
@@ -148,9 +148,9 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
     latest readable complete run and the latest accepted run of every set and retriever are always kept,
     so a baseline survives under either policy; files that cannot be read are reported and left alone.
     Everything is checked before anything goes."""
-    from retrieval_pipeline.core.baselines import latest_accepted_run_id
+    from retrieval_pipeline.core.scoring.baselines import latest_accepted_run_id
     from retrieval_pipeline.core.errors import InvalidInputError
-    from retrieval_pipeline.core.retention import check_retention_days, prune as prune_store
+    from retrieval_pipeline.core.storage.retention import check_retention_days, prune as prune_store
 
     if older_than_days is not None:
         try:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from retrieval_pipeline.core.config import ProjectConfig
-    from retrieval_pipeline.core.store import ResultStore
+    from retrieval_pipeline.core.storage.store import ResultStore
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same name as retrieval_pipeline.core.config.CONFIG_ENV_VAR
 NON_TTY_WIDTH = 120
@@ -77,7 +77,7 @@ def store_location(store_uri: str | None, config: ProjectConfig | None) -> str:
 
 def open_store(store_uri: str | None, config: ProjectConfig | None) -> ResultStore:
     """Files the store skips (unreadable, foreign) are one warning line each on stderr."""
-    from retrieval_pipeline.core.store import ResultStore
+    from retrieval_pipeline.core.storage.store import ResultStore
 
     return ResultStore(store_location(store_uri, config), on_skip=lambda skipped: warn(str(skipped)))
 
@@ -87,7 +87,7 @@ def identifiers(what: str):
     before anything, a store path least of all, is built from it."""
 
     def check(ctx: click.Context, param: click.Parameter, value):
-        from retrieval_pipeline.core.questions import check_identifier
+        from retrieval_pipeline.core.golden.questions import check_identifier
 
         for identifier in (value,) if isinstance(value, str) else value:
             try:
@@ -102,7 +102,7 @@ def identifiers(what: str):
 
 def stored_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A click callback: a run id given on the command line must be in the store's own format."""
-    from retrieval_pipeline.core.store_layout import check_run_id
+    from retrieval_pipeline.core.storage.store_layout import check_run_id
 
     if value is not None:
         try:
@@ -115,7 +115,7 @@ def stored_run_id(ctx: click.Context, param: click.Parameter, value: str | None)
 
 def tolerance(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A click callback: a tolerance the configuration would refuse is a usage error, before anything runs."""
-    from retrieval_pipeline.core.regression import tolerance_problem
+    from retrieval_pipeline.core.scoring.regression import tolerance_problem
 
     problem = tolerance_problem(param.name or "", value)
     if problem:

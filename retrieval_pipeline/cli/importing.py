@@ -12,7 +12,7 @@ from retrieval_pipeline.cli.common import identifiers, stdout_console
 from retrieval_pipeline.cli.errors import CommandError
 
 if TYPE_CHECKING:
-    from retrieval_pipeline.core.questions import GoldenQuestionSet
+    from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")  # those load_question_set_file reads
 
@@ -54,8 +54,8 @@ def _import_to_file(load: Callable[[], GoldenQuestionSet], identifier: str, out:
     """
     if out.suffix not in SUFFIXES:
         raise click.BadParameter(f"{out}: the file type follows the suffix; use one of {', '.join(SUFFIXES)}", param_hint="--out")
-    from retrieval_pipeline.core.question_file_writer import write_question_set_file
-    from retrieval_pipeline.core.questions import check_identifier
+    from retrieval_pipeline.core.golden.question_file_writer import write_question_set_file
+    from retrieval_pipeline.core.golden.questions import check_identifier
 
     try:
         check_identifier(identifier, "set identifier")
@@ -80,11 +80,11 @@ def beir(folder: Path, split: str, identifier: str, name: str | None, out: Path,
 
     Every query with at least one judgement of score > 0 becomes a question expecting all its relevant
     documents; its form is tagged match or gap by the documented vocabulary-overlap rule
-    (retrieval_pipeline.core.forms). The file is written atomically and loads back as the same set.
+    (retrieval_pipeline.core.golden.forms). The file is written atomically and loads back as the same set.
     """
 
     def load():
-        from retrieval_pipeline.core.beir import import_beir
+        from retrieval_pipeline.core.golden.beir import import_beir
 
         return import_beir(folder, identifier=identifier, split=split, name=name)
 
@@ -123,12 +123,12 @@ def trec(qrels: Path, topics: Path, corpus: Path, field: str, identifier: str, n
 
     Every topic with at least one judgement of relevance > 0 becomes a question expecting all its
     relevant documents; unjudged topics are skipped. Forms are tagged match or gap by the documented
-    vocabulary-overlap rule (retrieval_pipeline.core.forms). The file is written atomically and loads
+    vocabulary-overlap rule (retrieval_pipeline.core.golden.forms). The file is written atomically and loads
     back as the same set.
     """
 
     def load():
-        from retrieval_pipeline.core.trec import import_trec
+        from retrieval_pipeline.core.golden.trec import import_trec
 
         return import_trec(qrels, topics, identifier=identifier, name=name, field=field, corpus=corpus)
 

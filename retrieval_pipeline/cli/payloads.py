@@ -12,12 +12,12 @@ from typing import Any
 
 import click
 
-from retrieval_pipeline.core.history import HistoryEntry
-from retrieval_pipeline.core.regression import GroupDelta, RegressionReport, Tolerances
-from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
-from retrieval_pipeline.core.set_versions import SetChanges
-from retrieval_pipeline.core.slice_tests import SliceTest
-from retrieval_pipeline.core.store import StoredRun
+from retrieval_pipeline.core.storage.history import HistoryEntry
+from retrieval_pipeline.core.scoring.regression import GroupDelta, RegressionReport, Tolerances
+from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.golden.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.slice_tests import SliceTest
+from retrieval_pipeline.core.storage.store import StoredRun
 
 
 ROWS_PER_WRITE = 1000

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_pipeline.cli.payloads import question, run_summary, set_changes, slice_tests
-from retrieval_pipeline.core.comparison import Comparison
-from retrieval_pipeline.core.results import RunResult
+from retrieval_pipeline.core.scoring.comparison import Comparison
+from retrieval_pipeline.core.scoring.results import RunResult
 
 
 def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from retrieval_pipeline.core.formatting import (  # noqa: F401 (used as render.*
     signed,
     signed_pp,
 )
-from retrieval_pipeline.core.regression import GroupDelta, RegressionReport, Verdict
-from retrieval_pipeline.core.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.regression import GroupDelta, RegressionReport, Verdict
+from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult, RunResult
 
 AUTO_SHOW_ALL_UP_TO = 50
 MAX_RETRIEVED_SHOWN = 3

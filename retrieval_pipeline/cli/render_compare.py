@@ -8,7 +8,7 @@ from rich.text import Text
 
 from retrieval_pipeline.cli.render import hit_mark, id_list, metric_label, p_value, percent, rate_with_counts, signed_pp
 from retrieval_pipeline.cli.render_significance import slice_table, surviving_line
-from retrieval_pipeline.core.comparison import Comparison, GroupComparison
+from retrieval_pipeline.core.scoring.comparison import Comparison, GroupComparison
 
 SIGNIFICANCE_NOTE = (
     "p: two-sided exact McNemar test against the reference (the first retriever), counting only the "

@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from retrieval_pipeline.cli.render import metric_label, p_value, signed_pp
-from retrieval_pipeline.core.regression import RegressionReport
-from retrieval_pipeline.core.slice_tests import SliceTest
+from retrieval_pipeline.core.scoring.regression import RegressionReport
+from retrieval_pipeline.core.scoring.slice_tests import SliceTest
 
 
 def slice_table(title: str, tests: Sequence[SliceTest], significance: float) -> Table:

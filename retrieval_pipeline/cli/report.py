@@ -23,7 +23,7 @@ def markdown_option(function):
 
 
 def write_markdown(path: Path, evaluation, note: str | None = None) -> None:
-    from retrieval_pipeline.core.atomic_write import write_text_atomically
+    from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
     from retrieval_pipeline.reports.markdown import markdown_summary
 
     write_text_atomically(path, markdown_summary(evaluation, note))
@@ -44,9 +44,9 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
 
     --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
     summaries. Without either, the Markdown summary is printed."""
-    from retrieval_pipeline.core.chart_data import history_chart_data
+    from retrieval_pipeline.core.storage.chart_data import history_chart_data
     from retrieval_pipeline.core.evaluation import latest_evaluation
-    from retrieval_pipeline.core.store import HistoryKey
+    from retrieval_pipeline.core.storage.store import HistoryKey
 
     config = load_project(config_path)
     store = open_store(store_uri, config)
@@ -65,7 +65,7 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
         note = (f"Judged again with the configuration's tolerances; the run's own check found "
                 f"{stored.replace('_', ' ')} at the time (its tolerances may have differed).")
     if html_path is not None:
-        from retrieval_pipeline.core.atomic_write import write_text_atomically
+        from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
 
         history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=evaluation.report.baseline_run_id)

@@ -128,7 +128,7 @@ def run(
         _print_report(evaluation, store.uri, show)
 
     if not run_result.complete:
-        from retrieval_pipeline.core.failures import failure_summary
+        from retrieval_pipeline.core.retrieval.failures import failure_summary
 
         raise CommandError(
             f"incomplete run: {failure_summary(run_result)}; "

@@ -15,12 +15,12 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
-from retrieval_pipeline.core.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
-from retrieval_pipeline.core.questions import GoldenQuestionSet, check_identifier
-from retrieval_pipeline.core.baselines import BaselinePolicy
-from retrieval_pipeline.core.regression import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
-from retrieval_pipeline.core.retriever import BuildContext, Retriever, default_cache_dir
-from retrieval_pipeline.core.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
+from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet, check_identifier
+from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
+from retrieval_pipeline.core.scoring.regression import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
+from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
 DEFAULT_RETENTION_DAYS = 30.0
@@ -140,7 +140,7 @@ class _ConfigFile(_Section):
     @field_validator("retention_days")
     @classmethod
     def _retention(cls, days: float) -> float:
-        from retrieval_pipeline.core.retention import check_retention_days
+        from retrieval_pipeline.core.storage.retention import check_retention_days
 
         return check_retention_days(days)
 
@@ -217,8 +217,8 @@ class ProjectConfig:
             yield source, provide
 
     def _set_entries(self) -> Iterable[tuple[SetFileSource | BeirSource, str, Callable[[], list[GoldenQuestionSet]]]]:
-        from retrieval_pipeline.core.beir import import_beir
-        from retrieval_pipeline.core.question_files import load_question_set_file
+        from retrieval_pipeline.core.golden.beir import import_beir
+        from retrieval_pipeline.core.golden.question_files import load_question_set_file
 
         for source in self._data.question_sets:
             if isinstance(source, SetFileSource):
@@ -240,7 +240,7 @@ class ProjectConfig:
     def retriever(self, identifier: str) -> Retriever:
         """Built once per configuration; a kind such as fusion may ask for other named retrievers."""
         if identifier not in self._retrievers:
-            from retrieval_pipeline.core.retriever_kinds import build_retriever
+            from retrieval_pipeline.core.retrieval.retriever_kinds import build_retriever
 
             if identifier not in self.retriever_specs:
                 raise UnknownIdentifierError("retriever", identifier, self.retriever_specs)
@@ -250,7 +250,7 @@ class ProjectConfig:
 
     def check_retrievers(self) -> None:
         """Every retriever's kind and parameters, refused as building it would refuse them, with no index built."""
-        from retrieval_pipeline.core.retriever_kinds import check_retriever
+        from retrieval_pipeline.core.retrieval.retriever_kinds import check_retriever
 
         context = self._build_context()
         for identifier, spec in self.retriever_specs.items():

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval_pipeline.core.audit import unstable_question_ids
-from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
+from retrieval_pipeline.core.golden.audit import unstable_question_ids
+from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, load_baseline
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.latency import BATCH_MEAN
-from retrieval_pipeline.core.questions import GoldenQuestionSet
-from retrieval_pipeline.core.regression import RegressionReport, Tolerances, detect_regression, incomplete_report
-from retrieval_pipeline.core.results import RunResult
-from retrieval_pipeline.core.retriever import Retriever
-from retrieval_pipeline.core.runner import Progress, RetryPolicy, latency_mode, run_question_set
-from retrieval_pipeline.core.scoring import CutOffs
-from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
+from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.scoring.regression import RegressionReport, Tolerances, detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.retrieval.retriever import Retriever
+from retrieval_pipeline.core.retrieval.runner import Progress, RetryPolicy, latency_mode, run_question_set
+from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 
 @dataclass(frozen=True)

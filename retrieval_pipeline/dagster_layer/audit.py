@@ -30,8 +30,8 @@ from dagster import (
     asset_check,
 )
 
-from retrieval_pipeline.core.audit import AuditReport, audit_set, missing_labels
-from retrieval_pipeline.core.label_audit import Finding
+from retrieval_pipeline.core.golden.audit import AuditReport, audit_set, missing_labels
+from retrieval_pipeline.core.golden.label_audit import Finding
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 

@@ -10,15 +10,15 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from retrieval_pipeline.core.chart_data import history_chart_data
+from retrieval_pipeline.core.storage.chart_data import history_chart_data
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import id_list, interval_text, percent, rate_with_counts, shortened
-from retrieval_pipeline.core.leaderboard import Leaderboard
+from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
 from retrieval_pipeline.core.redaction import fingerprint, redacted
-from retrieval_pipeline.core.results import GroupRates, QuestionResult
-from retrieval_pipeline.core.retriever import BatchRetriever, Retriever, VersionedIndex
-from retrieval_pipeline.core.regression import Tolerances
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
+from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
+from retrieval_pipeline.core.scoring.regression import Tolerances
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
 from retrieval_pipeline.reports.rows import misses_first, outcome

@@ -58,8 +58,8 @@ class NightlyReport:
 def print_results(report: NightlyReport, project, console) -> None:
     from rich.table import Table
 
-    from retrieval_pipeline.core.leaderboard import build_leaderboard
-    from retrieval_pipeline.core.store import ResultStore
+    from retrieval_pipeline.core.scoring.leaderboard import build_leaderboard
+    from retrieval_pipeline.core.storage.store import ResultStore
 
     sets = list(dict.fromkeys(o.set_identifier for o in report.evaluations))
     retrievers = list(dict.fromkeys(o.retriever_identifier for o in report.evaluations))

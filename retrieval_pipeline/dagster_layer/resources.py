@@ -15,8 +15,8 @@ from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from retrieval_pipeline.core.config import ProjectConfig, default_config_path, load_config
-from retrieval_pipeline.core.leaderboard import Leaderboard, build_leaderboard
-from retrieval_pipeline.core.store import ResultStore
+from retrieval_pipeline.core.scoring.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.storage.store import ResultStore
 
 
 def resolve_store_uri(uri: str | None) -> str | None:

@@ -27,10 +27,10 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.config import DagsterSection
-from retrieval_pipeline.core.leaderboard import latest_entry
-from retrieval_pipeline.core.retriever import VersionedIndex
+from retrieval_pipeline.core.scoring.leaderboard import latest_entry
+from retrieval_pipeline.core.retrieval.retriever import VersionedIndex
 from retrieval_pipeline.core.secrets import scrub
-from retrieval_pipeline.core.store import HistoryKey
+from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG

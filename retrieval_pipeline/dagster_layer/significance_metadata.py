@@ -7,7 +7,7 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from retrieval_pipeline.core.regression import RegressionReport
+from retrieval_pipeline.core.scoring.regression import RegressionReport
 
 SLICE_TEST_SCHEMA = TableSchema(
     columns=[

@@ -11,8 +11,8 @@ from __future__ import annotations
 import base64
 import io
 
-from retrieval_pipeline.core.chart_data import ChartPoint, HistoryChartData
-from retrieval_pipeline.core.leaderboard import Leaderboard
+from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData
+from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
 
 WIDTH_INCHES, DPI = 8.0, 90
 COLOURS = {"top-1": "#1f77b4", "top-3": "#ff7f0e"}

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.retriever import BatchRetriever, BuildContext, Retriever, RetrieverParams, VersionedIndex
+from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, Retriever, RetrieverParams, VersionedIndex
 
 
 class FusionParams(RetrieverParams):

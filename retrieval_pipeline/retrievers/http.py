@@ -31,7 +31,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.retriever import BuildContext, RetrieverFault, ServiceUnreachable, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable, document_id_from_chunk
 from retrieval_pipeline.core.secrets import scrub
 from retrieval_pipeline.retrievers.http_params import HttpParams, resolved_headers
 

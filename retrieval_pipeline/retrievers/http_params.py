@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_pipeline.core import secrets
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.retriever import RetrieverParams
+from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 
 URL_PATTERN = r"^https?://"
 

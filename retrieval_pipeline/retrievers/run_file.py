@@ -4,7 +4,7 @@ A team dumps its system's rankings once (a TREC run `qid Q0 docid rank score tag
 `{"query_id": ..., "document_ids": [...]}`) and evaluates that file like any live retriever. The golden
 set asks by question text while a run is keyed by query id, so the text is mapped to its id through a
 question set (named, or every configured one) or a BEIR `queries.jsonl`. Reading the file, in
-trec_eval's order, is `core/run_files.py`'s job.
+trec_eval's order, is `core/retrieval/run_files.py`'s job.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import Field
 
-from retrieval_pipeline.core.corpus import read_document_ids
+from retrieval_pipeline.core.golden.corpus import read_document_ids
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted
-from retrieval_pipeline.core.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
-from retrieval_pipeline.core.run_files import Rankings, RunFormat, id_text, load_run
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
 
 
 class UnresolvableQuestion(RetrieverFault):
@@ -146,7 +146,7 @@ def _text_id_pairs(
 ) -> tuple[Iterable[tuple[str, str, str]], str]:
     """(question text, query id, where it comes from) from the queries file, the named set or every set."""
     if parsed.queries is not None:
-        from retrieval_pipeline.core.beir import read_jsonl
+        from retrieval_pipeline.core.golden.beir import read_jsonl
 
         path = context.resolve(parsed.queries)
         pairs = []

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from cli_helpers import HALF, PERFECT
 
-from retrieval_pipeline.core.results import QuestionResult, RunResult
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 
 def run(cli, project, retriever="good"):

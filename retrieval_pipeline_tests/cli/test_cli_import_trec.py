@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.question_files import load_question_set_file
-from retrieval_pipeline.core.trec import import_trec
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.golden.trec import import_trec
 
 TOPICS = """<top>
 <num> Number: 1

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.beir import import_beir
-from retrieval_pipeline.core.question_files import load_question_set_file
+from retrieval_pipeline.core.golden.beir import import_beir
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
 
 
 def test_list_shows_sets_with_counts_by_form_and_retrievers_with_kinds(cli, project):

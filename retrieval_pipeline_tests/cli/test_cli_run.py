@@ -7,7 +7,7 @@ import json
 import pytest
 from cli_helpers import HALF, PERFECT
 
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 JSON_FIELDS = {
     "set", "retriever", "grader", "run_id", "question_count", "top1_hit_count", "top1_hit_rate", "top3_hit_count",

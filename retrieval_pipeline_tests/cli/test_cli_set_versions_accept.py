@@ -7,7 +7,7 @@ import json
 import yaml
 from cli_helpers import HALF, SMALL_SET
 
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("cli.small", "good")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 
-from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.results import QuestionResult, RunResult
+from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 
 def question(

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_pipeline.core.audit import audit_set, missing_labels
+from retrieval_pipeline.core.golden.audit import audit_set, missing_labels
 from retrieval_pipeline.core.config import demo_config_path, load_config
 from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.question_files import load_question_set_file
-from retrieval_pipeline.core.store import ResultStore
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.storage.store import ResultStore
 
 DEMO = demo_config_path().parent
 BM25 = {"kind": "lexical", "corpus": str(DEMO / "cranfield-corpus.jsonl.gz"), "stopwords": "en", "min_score": 0.0}

@@ -8,13 +8,13 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import question, question_set, retriever_for, utc
 
-from retrieval_pipeline.core.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
+from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
 from retrieval_pipeline.core.errors import NotAcceptableError, UnknownIdentifierError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.regression import Verdict
-from retrieval_pipeline.core.retention import prune
-from retrieval_pipeline.core.runner import RetryPolicy
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.scoring.regression import Verdict
+from retrieval_pipeline.core.storage.retention import prune
+from retrieval_pipeline.core.retrieval.runner import RetryPolicy
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=1, backoff_seconds=0)
 QS = question_set(*(question(f"q{i}", (f"d{i}",)) for i in range(1, 5)))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.beir import import_beir, read_qrels
+from retrieval_pipeline.core.golden.beir import import_beir, read_qrels
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.forms import content_terms, tag_form, vocabulary_overlap
+from retrieval_pipeline.core.golden.forms import content_terms, tag_form, vocabulary_overlap
 
 CORPUS = [
     {"_id": "d1", "title": "Wing aerodynamics", "text": "Lift distribution of a swept wing in a propeller slipstream."},

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from core_helpers import run_from_codes, utc
 
-from retrieval_pipeline.core.history import RunSummary, run_history
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.history import RunSummary, run_history
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
 START = utc(2025, 1, 1)

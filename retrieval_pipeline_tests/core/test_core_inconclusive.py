@@ -7,8 +7,8 @@ from core_helpers import run_from_codes
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval_pipeline.core.regression import Tolerances, detect_regression, exact_drop, exceeds
-from retrieval_pipeline.core.slice_tests import paired_slice_tests
+from retrieval_pipeline.core.scoring.regression import Tolerances, detect_regression, exact_drop, exceeds
+from retrieval_pipeline.core.scoring.slice_tests import paired_slice_tests
 
 GATED = Tolerances(min_significance=0.05)
 
@@ -87,8 +87,8 @@ def test_unset_min_significance_keeps_the_tolerance_rule_exactly(codes):
 
 
 def test_an_inconclusive_run_is_stored_so_and_is_not_the_accepted_baseline(tmp_path):
-    from retrieval_pipeline.core.baselines import BaselinePolicy, load_baseline
-    from retrieval_pipeline.core.store import HistoryKey, ResultStore
+    from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, load_baseline
+    from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
     store = ResultStore(str(tmp_path))
     baseline = run_from_codes("1111")

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from core_helpers import question, question_set, run_from_codes
 
-from retrieval_pipeline.core.corpus import answerable_documents
-from retrieval_pipeline.core.label_audit import (
+from retrieval_pipeline.core.golden.corpus import answerable_documents
+from retrieval_pipeline.core.golden.label_audit import (
     empty_label_mix,
     flip_counts,
     labels_not_in_corpus,
@@ -17,7 +17,7 @@ from retrieval_pipeline.core.label_audit import (
     suspect_labels,
     unstable_findings,
 )
-from retrieval_pipeline.core.results import QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 
 def test_a_label_no_corpus_holds_is_an_error_naming_the_question_and_document():
@@ -126,7 +126,7 @@ def _flaky_history(tmp_path, exclude: bool):
     from core_helpers import retriever_for
 
     from retrieval_pipeline.core.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.store import ResultStore
+    from retrieval_pipeline.core.storage.store import ResultStore
 
     labelled = question_set(*(question(f"q{i}") for i in range(1, 6)))
     store = ResultStore(str(tmp_path / "store"))

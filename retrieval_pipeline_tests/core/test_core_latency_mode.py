@@ -7,9 +7,9 @@ from core_helpers import RankingRetriever, question, question_set
 
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.regression import Tolerances
-from retrieval_pipeline.core.runner import run_question_set
-from retrieval_pipeline.core.store import ResultStore
+from retrieval_pipeline.core.scoring.regression import Tolerances
+from retrieval_pipeline.core.retrieval.runner import run_question_set
+from retrieval_pipeline.core.storage.store import ResultStore
 
 SET = question_set(question("q1", ("a",), text="one"), question("q2", ("b",), text="two"), question("q3", ("c",), text="three"))
 RANKINGS = {"one": ["a"], "two": ["x", "b"], "three": ["z"]}
@@ -45,7 +45,7 @@ def test_a_p95_tolerance_for_a_batch_retriever_is_refused_before_a_question_is_a
 
 
 def test_an_unknown_latency_mode_is_refused():
-    from retrieval_pipeline.core.results import RunResult
+    from retrieval_pipeline.core.scoring.results import RunResult
 
     with pytest.raises(ValueError, match="latency_mode"):
         RunResult("demo.set", "fixed", (), latency_mode="p95ish")

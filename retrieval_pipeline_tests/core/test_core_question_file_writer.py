@@ -7,9 +7,9 @@ import os
 import pytest
 
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.question_file_writer import write_question_set_file
-from retrieval_pipeline.core.question_files import load_question_set_file
-from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.golden.question_file_writer import write_question_set_file
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 
 SET = GoldenQuestionSet(
     identifier="demo.written",

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.question_files import load_question_set_file
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
 
 SET = {
     "identifier": "demo.support",

@@ -6,7 +6,7 @@ import pytest
 from core_helpers import question, question_set
 from pydantic import ValidationError
 
-from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm, check_identifier
+from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm, check_identifier
 
 
 def make_question(**overrides):

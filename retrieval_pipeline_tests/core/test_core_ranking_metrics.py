@@ -7,8 +7,8 @@ import math
 import pytest
 from core_helpers import outcome
 
-from retrieval_pipeline.core.ranking_metrics import metric_names, ndcg, recall, reciprocal_rank
-from retrieval_pipeline.core.results import QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.ranking_metrics import metric_names, ndcg, recall, reciprocal_rank
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 
 def test_reciprocal_rank_is_one_over_the_first_relevant_rank_within_the_depth():

@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 from test_core_oracle import read_beir_qrels
 
-from retrieval_pipeline.core.beir import import_beir
-from retrieval_pipeline.core.retriever import BuildContext
-from retrieval_pipeline.core.runner import RetryPolicy, run_question_set
-from retrieval_pipeline.core.scoring import CutOffs
+from retrieval_pipeline.core.golden.beir import import_beir
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.core.retrieval.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.scoring.scoring import CutOffs
 
 ir_measures = pytest.importorskip("ir_measures")
 

@@ -11,10 +11,10 @@ from core_helpers import question, question_set
 
 from retrieval_pipeline.core.config import load_config
 from retrieval_pipeline.core.errors import DuplicateIdentifierError, InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.question_sets import QUESTION_SETS_GROUP, build_question_set_registry, entry_point_providers
+from retrieval_pipeline.core.golden.question_sets import QUESTION_SETS_GROUP, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.registry import Registry
-from retrieval_pipeline.core.retriever import RETRIEVER_KINDS_GROUP
-from retrieval_pipeline.core.retriever_kinds import retriever_kinds
+from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP
+from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
 
 
 def test_registry_finds_entries_and_remembers_their_source():
@@ -100,7 +100,7 @@ def install_plugin(tmp_path, monkeypatch, module_source: str, entry_points: dict
 
 
 PLUGIN_SETS = """
-    from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
+    from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 
     def provide():
         return [

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from core_helpers import outcome, run_from_codes
 
-from retrieval_pipeline.core.regression import Tolerances, detect_regression
-from retrieval_pipeline.core.results import RunResult
-from retrieval_pipeline.core.significance import discordant_pairs, mcnemar_exact_p
+from retrieval_pipeline.core.scoring.regression import Tolerances, detect_regression
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.significance import discordant_pairs, mcnemar_exact_p
 
 DEFAULT = Tolerances()
 

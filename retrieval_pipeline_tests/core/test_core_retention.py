@@ -11,9 +11,9 @@ import pytest
 from core_helpers import run_from_codes, utc
 
 from retrieval_pipeline.core.errors import InvalidInputError, StoreError
-from retrieval_pipeline.core.results import QuestionResult, RunResult
-from retrieval_pipeline.core.retention import MAX_RETENTION_DAYS, check_retention_days, prune
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.storage.retention import MAX_RETENTION_DAYS, check_retention_days, prune
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
 NOW = utc(2025, 6, 1, 12, 0, 0)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from retrieval_pipeline.core import run_files
+from retrieval_pipeline.core.retrieval import run_files
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.run_files import load_run
+from retrieval_pipeline.core.retrieval.run_files import load_run
 
 SCORES = (-1.0, 0.0, 0.5, 2.0, 2.0, 7.25)  # few values, so ties at the depth boundary are common
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval_pipeline.core.fingerprints import question_fingerprint
-from retrieval_pipeline.core.regression import Tolerances, Verdict, detect_regression
-from retrieval_pipeline.core.results import QuestionResult, RunResult
+from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
+from retrieval_pipeline.core.scoring.regression import Tolerances, Verdict, detect_regression
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 DOCUMENTS = ("d1", "d2", "d3", "d4", "d5")
 RELABELLED_TO = ("r1", "r2")  # never among a question's original labels: a relabel always changes them

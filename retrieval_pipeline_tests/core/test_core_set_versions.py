@@ -8,11 +8,11 @@ import pytest
 from core_helpers import question, question_set, retriever_for
 
 from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.fingerprints import question_fingerprint
-from retrieval_pipeline.core.history import run_history
-from retrieval_pipeline.core.regression import Tolerances, Verdict
-from retrieval_pipeline.core.runner import RetryPolicy
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
+from retrieval_pipeline.core.storage.history import run_history
+from retrieval_pipeline.core.scoring.regression import Tolerances, Verdict
+from retrieval_pipeline.core.retrieval.runner import RetryPolicy
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=1, backoff_seconds=0)
 ORIGINAL = question_set(*(question(f"q{i}", (f"d{i}",), form="gap" if i % 2 else "match") for i in range(1, 9)))

@@ -16,9 +16,9 @@ import pytest
 from core_helpers import outcome, question, question_set, run_from_codes, utc
 
 from retrieval_pipeline.core.errors import StoreError
-from retrieval_pipeline.core.results import GRADER, RunResult
-from retrieval_pipeline.core.retention import prune
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.scoring.results import GRADER, RunResult
+from retrieval_pipeline.core.storage.retention import prune
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
 NOW = utc(2025, 6, 1, 12, 0, 0)
@@ -242,7 +242,7 @@ def test_a_store_that_cannot_be_written_fails_with_a_store_error(tmp_path):
 SAMPLE_RUN = textwrap.dedent(
     """
     from datetime import datetime, timezone
-    from retrieval_pipeline.core.results import QuestionResult, RunResult
+    from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
     run = RunResult(
         set_identifier="demo.set",
         retriever_identifier="bm25",
@@ -269,7 +269,7 @@ def sample_run() -> RunResult:
 
 def test_a_run_written_by_another_process_reads_back_identically_with_pyarrow_and_pandas(tmp_path):
     root = tmp_path / "shared-results"
-    writer = SAMPLE_RUN + f"\nfrom retrieval_pipeline.core.store import ResultStore\nResultStore({str(root)!r}).save(run)\n"
+    writer = SAMPLE_RUN + f"\nfrom retrieval_pipeline.core.storage.store import ResultStore\nResultStore({str(root)!r}).save(run)\n"
     subprocess.run([sys.executable, "-c", writer], check=True, capture_output=True, timeout=120)
     expected = sample_run()
 

@@ -15,7 +15,7 @@ import pytest
 from core_helpers import run_from_codes, utc
 
 from retrieval_pipeline.core.errors import InvalidInputError, StoreError
-from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 KEY = HistoryKey("demo.set", "fixed")
 NEWER = "20250601T120000000000Z-0badf11e"
@@ -111,7 +111,7 @@ def test_a_folder_that_is_no_identifier_is_not_a_key(store, saved, skipped, tmp_
 
 def test_without_a_channel_skipped_files_go_to_python_logging(tmp_path, saved, caplog):
     plant_summary(tmp_path, "empty", saved)
-    with caplog.at_level(logging.WARNING, logger="retrieval_pipeline.core.store"):
+    with caplog.at_level(logging.WARNING, logger="retrieval_pipeline.core.storage.store"):
         assert ResultStore(str(tmp_path / "results")).baseline(KEY) == saved[1]
     [record] = caplog.records
     assert record.getMessage().startswith(f"skipped {folder(tmp_path)}/{NEWER}.parquet: not a readable Parquet file")

@@ -6,11 +6,11 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import outcome
 
-from retrieval_pipeline.core.history import run_history
-from retrieval_pipeline.core.leaderboard import build_leaderboard
-from retrieval_pipeline.core.latency import BATCH_MEAN
-from retrieval_pipeline.core.results import RunResult
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.history import run_history
+from retrieval_pipeline.core.scoring.leaderboard import build_leaderboard
+from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NEW_COLUMNS = (
     "latency_mode", "latency_batch_mean_ms", "hit_rate_ci_low", "hit_rate_ci_high", "metric_names", "metric_values",

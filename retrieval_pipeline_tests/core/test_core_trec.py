@@ -8,9 +8,9 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from retrieval_pipeline.core.beir import import_beir, read_jsonl, read_qrels
+from retrieval_pipeline.core.golden.beir import import_beir, read_jsonl, read_qrels
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.trec import import_trec, read_trec_qrels, read_trec_topics
+from retrieval_pipeline.core.golden.trec import import_trec, read_trec_qrels, read_trec_topics
 
 CORPUS = [
     {"_id": "d1", "title": "Wing aerodynamics", "text": "Lift distribution of a swept wing in a propeller slipstream."},

@@ -13,7 +13,7 @@ from dagster import AssetKey, Definitions
 from dagster_test_project import RETRIEVERS
 from rich.console import Console
 
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
 from retrieval_pipeline.dagster_layer.nightly import run_nightly
 

@@ -16,8 +16,8 @@ import yaml
 
 from retrieval_pipeline.core.config import load_config
 from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.results import RunResult
-from retrieval_pipeline.core.store import HistoryKey, ResultStore, StoredRun
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 SET_IDENTIFIER = "faults.store"
 CHECKOUT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from http_fakes import TOKEN_VAR, closed_port_url, echoing_search, run_cli, trickling_search, write_project
 
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NEWLINE_SECRET = "tok-faults-3c9e1a7b5d20\n"
 CRLF_SECRET = "tok-faults-8f24d6b0e1c7\r\nX-Injected: yes"

@@ -10,11 +10,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from chart_helpers import png_size
 
-from retrieval_pipeline.core.chart_data import ChartPoint, HistoryChartData, history_chart_data
-from retrieval_pipeline.core.leaderboard import Leaderboard, build_leaderboard
-from retrieval_pipeline.core.regression import Tolerances
-from retrieval_pipeline.core.results import QuestionResult, RunResult
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.scoring.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.scoring.regression import Tolerances
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
 
 START = datetime(2026, 11, 1, tzinfo=timezone.utc)

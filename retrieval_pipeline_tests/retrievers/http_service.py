@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from retrieval_pipeline.core.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.retriever import BuildContext
+from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.http import HttpRetriever
 
 SECRET = "tok-9f3a61c2e7d84b05"

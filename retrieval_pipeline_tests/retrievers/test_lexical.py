@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.beir import import_beir
+from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.config import load_config
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.retriever import BatchRetriever, BuildContext, VersionedIndex
-from retrieval_pipeline.core.runner import run_question_set
+from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
+from retrieval_pipeline.core.retrieval.runner import run_question_set
 from retrieval_pipeline.retrievers import lexical
 from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 
@@ -122,7 +122,7 @@ def test_a_new_process_loads_the_persisted_index(corpus, context):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from retrieval_pipeline.core.retriever import BuildContext
+        from retrieval_pipeline.core.retrieval.retriever import BuildContext
         from retrieval_pipeline.retrievers import lexical
         def refuse(*args):
             raise SystemExit("rebuilt instead of loading")

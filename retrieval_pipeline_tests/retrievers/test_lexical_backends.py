@@ -8,8 +8,8 @@ from importlib.resources import files
 import pytest
 
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.question_files import load_question_set_file
-from retrieval_pipeline.core.retriever import BuildContext
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers import bm25_backends, lexical
 from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 

@@ -17,7 +17,7 @@ from dagster_test_project import RETRIEVERS, SETS, degraded
 psycopg2 = pytest.importorskip("psycopg2", reason="the team deployment needs the [team] extra")
 celery_tags = pytest.importorskip("dagster_celery.tags", reason="the team deployment needs the [team] extra")
 
-from retrieval_pipeline.core.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.dagster_layer.schedules import NIGHTLY_SCHEDULE, TRIGGER_TAG

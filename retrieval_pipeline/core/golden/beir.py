@@ -1,0 +1,151 @@
+"""Import a BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`) as a golden set.
+
+Only queries with at least one judgement of score > 0 become questions: BEIR leaves unjudged queries
+out of the qrels, and an unjudged query is not a claim that nothing answers it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from pathlib import Path
+
+from retrieval_pipeline.core.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.golden.forms import tag_form
+from retrieval_pipeline.core.golden.question_files import question_set_from_mapping
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.text_files import text_lines
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object); a malformed line names the file and the line."""
+    for number, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidInputError(f"invalid JSON: {error.msg}", source=f"{path}:{number}:{error.colno}") from None
+        if not isinstance(record, dict):
+            raise InvalidInputError("expected a JSON object", source=f"{path}:{number}")
+        yield number, record
+
+
+def read_qrels(path: Path) -> dict[str, list[str]]:
+    """Relevant document ids per query, in file order; a header line is allowed."""
+    rows = csv.reader((line for _, line in text_lines(path, "qrels file")), delimiter="\t")
+    return relevant_documents(_beir_judgements(rows, path))
+
+
+def _beir_judgements(rows, path: Path) -> Iterator[tuple[str, str, str, str]]:
+    for number, row in enumerate(rows, start=1):
+        if not row or (number == 1 and row[0] == "query-id"):
+            continue
+        if len(row) != 3:
+            raise InvalidInputError("expected query-id, corpus-id and score", source=f"{path}:{number}")
+        yield f"{path}:{number}", *row
+
+
+def relevant_documents(judgements: Iterable[tuple[str, str, str, str]]) -> dict[str, list[str]]:
+    """(where, query id, document id, relevance) to the relevant documents of each query, in file order.
+
+    Relevance > 0 counts. A query judged only non-relevant is left out: unjudged is not "nothing answers".
+    """
+    relevant: dict[str, list[str]] = {}
+    for where, query_id, document_id, relevance in judgements:
+        try:
+            is_relevant = float(relevance) > 0
+        except ValueError:
+            raise InvalidInputError(f"relevance {quoted(relevance)} is not a number", source=where) from None
+        targets = relevant.setdefault(query_id, [])
+        if is_relevant and document_id not in targets:
+            targets.append(document_id)
+    return {query_id: targets for query_id, targets in relevant.items() if targets}
+
+
+def read_corpus_texts(path: Path, wanted: Collection[str]) -> dict[str, str]:
+    """Title and text of the wanted documents of a BEIR corpus.jsonl, the text forms are tagged against.
+
+    Only the wanted ones are kept: a corpus can be far larger than the documents anybody judged.
+    """
+    return {
+        str(record.get("_id")): f"{record.get('title') or ''} {record.get('text') or ''}"
+        for _, record in read_jsonl(path)
+        if str(record.get("_id")) in wanted
+    }
+
+
+def question_set_from_judgements(
+    queries: Iterable[tuple[str, str]],
+    qrels: Mapping[str, list[str]],
+    corpus_path: Path,
+    *,
+    qrels_source: str,
+    identifier: str,
+    name: str,
+    description: str,
+    source: str,
+) -> GoldenQuestionSet:
+    """The set of the judged queries, in `queries` order, each tagged by the documented form rule.
+
+    Shared by every importer of judgements (BEIR, TREC): `queries` yields (query id, text) pairs and
+    may validate lazily; queries absent from `qrels` are skipped. A judged document missing from the
+    corpus is an error, because its form cannot be tagged and no retriever over that corpus can find it.
+    """
+    wanted = {document_id for targets in qrels.values() for document_id in targets}
+    texts = read_corpus_texts(corpus_path, wanted)
+    questions = []
+    for query_id, text in queries:
+        if query_id not in qrels:
+            continue
+        targets = qrels[query_id]
+        missing = [document_id for document_id in targets if document_id not in texts]
+        if missing:
+            raise InvalidInputError(
+                f"query {quoted(query_id)} is judged relevant to {quoted(missing[0])}, which is not in {corpus_path}",
+                source=qrels_source,
+            )
+        questions.append(
+            {
+                "id": query_id,
+                "question": text,
+                "form": tag_form(text, (texts[d] for d in targets)),
+                "expected_document_ids": targets,
+            }
+        )
+    return question_set_from_mapping(
+        {"identifier": identifier, "name": name, "description": description, "questions": questions},
+        source=source,
+    )
+
+
+def import_beir(folder: str | Path, *, identifier: str, split: str = "test", name: str | None = None) -> GoldenQuestionSet:
+    folder = Path(folder)
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    queries_path = folder / "queries.jsonl"
+    if not qrels_path.is_file():
+        splits = ", ".join(sorted(path.stem for path in (folder / "qrels").glob("*.tsv"))) or "none"
+        raise InvalidInputError(f"no split {quoted(split)} (no {qrels_path}); splits here: {splits}", source=str(folder), field="split")
+
+    def queries() -> Iterator[tuple[str, str]]:
+        for number, record in read_jsonl(queries_path):
+            query_id = str(record.get("_id", ""))
+            if query_id not in qrels:
+                continue
+            text = record.get("text")
+            if not isinstance(text, str):
+                raise InvalidInputError("missing query text", source=f"{queries_path}:{number}", field="text")
+            yield query_id, text
+
+    qrels = read_qrels(qrels_path)
+    return question_set_from_judgements(
+        queries(),
+        qrels,
+        folder / "corpus.jsonl",
+        qrels_source=str(qrels_path),
+        identifier=identifier,
+        name=name or f"{folder.name} ({split})",
+        description=f"Imported from the BEIR folder {folder.name}, split {split}; forms tagged by vocabulary overlap.",
+        source=str(folder),
+    )

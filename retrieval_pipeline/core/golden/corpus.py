@@ -1,0 +1,82 @@
+"""Corpus files (JSONL, BEIR's `corpus.jsonl` layout, plain or gzip): the documents a retriever can return.
+
+The lexical retriever indexes them; the label audit reads only their ids, to tell a label that names no
+document (a typo, a deleted page) from a label the retriever merely missed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.text_files import text_lines
+from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
+
+
+def read_document_ids(path: Path, key: str) -> frozenset[str]:
+    return answerable_documents(read_corpus(path, (), key)[0])
+
+
+def answerable_documents(corpus_ids: Iterable[str]) -> frozenset[str]:
+    """The corpus's ids and the documents of its chunk ids (`234_0` is document `234`), so a document
+    label matches a chunk-grained corpus too."""
+    ids = frozenset(corpus_ids)
+    return ids | {document_id_from_chunk(chunk_id) for chunk_id in ids}
+
+
+def read_corpus(path: Path, fields: Sequence[str], key: str) -> tuple[list[str], list[str]]:
+    """Document ids and indexed texts; BEIR's `_id` or plain `id`, plain or gzip-compressed JSONL."""
+    columns = _columnar(path) or _line_by_line(path, key)
+    ids = [first or second for first, second in zip(columns["_id"], columns["id"])]
+    if not ids:
+        raise InvalidInputError("the corpus holds no documents", source=str(path), key=key)
+    texts = [" ".join(columns[name][row] or "" for name in fields) for row in range(len(ids))]
+    return ids, texts
+
+
+def _columnar(path: Path) -> dict[str, list[str | None]] | None:
+    """None when pyarrow cannot vouch for every line; the line-by-line reader then names the culprit."""
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    try:
+        table = pajson.read_json(path, read_options=pajson.ReadOptions(block_size=1 << 24))
+        columns = {
+            name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
+            for name in ("_id", "id", "title", "text")
+        }
+    except (pa.ArrowException, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
+        return None
+    if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
+        return None
+    return columns
+
+
+def _line_by_line(path: Path, key: str) -> dict[str, list[str | None]]:
+    columns: dict[str, list[str | None]] = {"_id": [], "id": [], "title": [], "text": []}
+    try:
+        for number, line in text_lines(path, "corpus"):
+            if line.strip():
+                record = _record(line, f"{path}:{number}", key)
+                for name, values in columns.items():
+                    values.append(None if record.get(name) is None else str(record[name]))
+    except InvalidInputError as error:  # unreadable, or not UTF-8: named with the retriever it serves
+        raise InvalidInputError(error.problem, source=error.source, key=key) from None
+    return columns
+
+
+def _record(line: str, source: str, key: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InvalidInputError(f"invalid JSON in the corpus ({error.msg})", source=source, key=key) from None
+    if not isinstance(record, dict):
+        raise InvalidInputError("a corpus line must be a JSON object", source=source, key=key)
+    if record.get("_id") in (None, "") and record.get("id") in (None, ""):
+        raise InvalidInputError(
+            "the document has no id; give it `_id` (BEIR) or `id`", source=source, key=key
+        )
+    return record

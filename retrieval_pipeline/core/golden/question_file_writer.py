@@ -1,0 +1,51 @@
+"""Writing a golden set as a file that `load_question_set_file` reads back as the same set.
+
+The format follows the suffix (YAML, JSON, or JSONL with the header on the first line and one
+question per following line). The file is written under a temporary name in the target folder and
+renamed into place, so an error never leaves a half-written set behind.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
+from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+
+HEADER_FIELDS = ("identifier", "name", "description")
+
+
+def question_set_document(question_set: GoldenQuestionSet) -> dict[str, Any]:
+    """The mapping a set file holds; optional fields that are unset are left out."""
+    return question_set.model_dump(mode="json", exclude_none=True)
+
+
+def dump_question_set(question_set: GoldenQuestionSet, suffix: str) -> str:
+    document = question_set_document(question_set)
+    if suffix == ".jsonl":
+        header = {field: document[field] for field in HEADER_FIELDS}
+        lines = [header, *document["questions"]]
+        return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    if suffix == ".json":
+        return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
+    raise InvalidInputError(f"unsupported set file type {suffix!r}; use one of {', '.join(SET_FILE_SUFFIXES)}")
+
+
+def write_question_set_file(question_set: GoldenQuestionSet, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write atomically; an existing file is only replaced when `overwrite` is set."""
+    path = Path(path)
+    if path.suffix not in SET_FILE_SUFFIXES:
+        raise InvalidInputError(
+            f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=str(path)
+        )
+    if path.exists() and not overwrite:
+        raise InvalidInputError("the file already exists and is not overwritten", source=str(path))
+    return write_text_atomically(path, dump_question_set(question_set, path.suffix))

@@ -1,0 +1,132 @@
+"""The retriever contract (SPEC section 2): deliberately minimal so any pipeline can be measured.
+
+A kind is a class registered under the entry-point group `retrieval_pipeline.retrievers`; the project
+configuration names instances of kinds. A kind is built by `Kind.from_config(identifier, params, context)`.
+A kind may also offer `Kind.check_config(identifier, params, context)`: the checks of `from_config` that
+build nothing (parameters, files present), which `retrieval-eval list` runs without loading any index.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from retrieval_pipeline.core.errors import InvalidInputError, validation_problem
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry
+
+RETRIEVER_KINDS_GROUP = "retrieval_pipeline.retrievers"
+
+
+class RetrieverFault(Exception):
+    """A failure retrying cannot mend: a malformed answer, or an adapter that already retried itself.
+
+    The runner records it on the question at once instead of asking again.
+    """
+
+
+class ServiceUnreachable(RetrieverFault):
+    """The service could not be reached at all (refused, unresolvable, no connection in time).
+
+    Unlike a bad answer, it says nothing about the question: when the first questions of a run all end
+    like this, the runner stops instead of waiting out every remaining question's retries.
+    """
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Ranked document ids for a question, best first; duplicates allowed (one id per chunk)."""
+
+    identifier: str
+
+    def retrieve(self, question: str, limit: int) -> Sequence[str]: ...
+
+
+@runtime_checkable
+class BatchRetriever(Protocol):
+    """Optional: many questions in one call, for retrievers that vectorise (BM25) or fan out."""
+
+    def retrieve_batch(self, questions: Sequence[str], limit: int) -> Sequence[Sequence[str]]: ...
+
+
+@runtime_checkable
+class VersionedIndex(Protocol):
+    """Optional: the version of the index served, so a rebuild can trigger an evaluation."""
+
+    def index_version(self) -> str: ...
+
+
+@runtime_checkable
+class CorpusAware(Protocol):
+    """Optional: the documents the retriever can return (None when it cannot know, e.g. a run file with
+    no corpus named), so the label audit can tell a label naming no document from a label it missed."""
+
+    def corpus_document_ids(self) -> frozenset[str] | None: ...
+
+
+@runtime_checkable
+class ConcurrentRetriever(Protocol):
+    """Optional: how many questions may be asked at once (remote services)."""
+
+    concurrency: int
+
+
+@runtime_checkable
+class FailFast(Protocol):
+    """Optional: after how many leading unreachable-service failures the run stops (0: never)."""
+
+    fail_fast_after: int
+
+
+def document_id_from_chunk(chunk_id: str, separator: str = "_") -> str:
+    """Chunk-grained stores label chunks `<document>_<n>`; labels are documents, so keep the prefix."""
+    head, found, _ = chunk_id.rpartition(separator)
+    return head if found and head else chunk_id
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a kind may need beyond its own parameters, supplied by the configuration that names it."""
+
+    base_dir: Path
+    source: str
+    load_question_sets: Callable[[], QuestionSetRegistry] | None = None
+    cache_dir: Path = field(default_factory=lambda: default_cache_dir())
+    build_retriever: Callable[[str], Retriever] | None = None
+    fetch_limit: int | None = None  # documents per question the evaluation asks for; None: not known
+    known_retrievers: Collection[str] | None = None  # the configuration's retrievers, for kinds naming others
+
+
+    def resolve(self, path: str | Path) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else (self.base_dir / candidate)
+
+
+def default_cache_dir() -> Path:
+    """Built indexes are reused across runs and processes, so they live outside any one run."""
+    explicit = os.environ.get("RETRIEVAL_EVAL_CACHE")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "retrieval-eval"
+
+
+class RetrieverParams(BaseModel):
+    """Base of every kind's parameters: unknown keys are refused so typos do not pass silently."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def parse(cls, identifier: str, params: Mapping[str, Any], context: BuildContext):
+        try:
+            return cls.model_validate(dict(params))
+        except ValidationError as error:
+            location, message = validation_problem(error, cls, noun="key")
+            raise InvalidInputError(
+                message, source=context.source, key=f"retrievers.{identifier}", field=".".join(location) or None
+            ) from None

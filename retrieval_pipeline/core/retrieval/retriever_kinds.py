@@ -1,0 +1,50 @@
+"""Retriever kinds come from the entry-point group third parties use too, loaded only when asked for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from retrieval_pipeline.core import secrets
+from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.registry import Registry
+from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever
+
+
+def retriever_kinds() -> Registry[EntryPoint]:
+    """Kind name to entry point; two distributions claiming one kind fail fast, naming both."""
+    kinds: Registry[EntryPoint] = Registry("retriever kind")
+    for entry_point in entry_points(group=RETRIEVER_KINDS_GROUP):
+        distribution = entry_point.dist.name if entry_point.dist else "an unknown distribution"
+        kinds.add(entry_point.name, entry_point, f"{entry_point.value} (from {distribution})")
+    return kinds
+
+
+def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> Retriever:
+    kind_class = _kind_class(identifier, kind, context)
+    secrets.remember_configured(params)  # before the kind reads them, so even its own errors are scrubbed
+    retriever = kind_class.from_config(identifier, params, context)
+    if not isinstance(retriever, Retriever):
+        raise InvalidInputError(
+            f"kind '{kind}' built {type(retriever).__name__}, which lacks identifier or retrieve()",
+            source=context.source,
+            key=f"retrievers.{identifier}",
+        )
+    return retriever
+
+
+def check_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> None:
+    """What `build_retriever` would refuse, short of building: the kind, and the kind's own `check_config`
+    when it has one (a plugin kind without it is only looked up)."""
+    check = getattr(_kind_class(identifier, kind, context), "check_config", None)
+    if check is not None:
+        check(identifier, params, context)
+
+
+def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:
+    try:
+        entry_point = retriever_kinds()[kind]
+    except UnknownIdentifierError as error:
+        raise InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field="kind") from None
+    return entry_point.load()

@@ -1,0 +1,196 @@
+"""Asking a retriever every question of a set, with bounded retries, and scoring what came back.
+
+Like the record's evaluation service it neither persists nor compares: that is `evaluation.py`'s job.
+Every error text recorded on a question goes through the secret scrubber, whatever raised it. When the
+first questions all fail to reach the service, the rest are not asked (`failures.FailFastGate`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from retrieval_pipeline.core.retrieval.failures import DEFAULT_FAIL_FAST_AFTER, FailFastGate
+from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
+from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult, utc_now
+from retrieval_pipeline.core.retrieval.retriever import (
+    BatchRetriever,
+    ConcurrentRetriever,
+    FailFast,
+    Retriever,
+    RetrieverFault,
+    ServiceUnreachable,
+    VersionedIndex,
+)
+from retrieval_pipeline.core.scoring.scoring import CutOffs, collapse
+from retrieval_pipeline.core.secrets import scrub
+
+BATCH_SIZE = 1000
+logger = logging.getLogger(__name__)
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """A failing question is asked `attempts` times in all, waiting backoff, backoff*factor, ... between."""
+
+    attempts: int = 3
+    backoff_seconds: float = 0.2
+    factor: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.backoff_seconds < 0 or self.factor < 1:
+            raise ValueError("retries need attempts >= 1, backoff >= 0 and factor >= 1")
+
+
+def checked_ranking(raw: object) -> Sequence[str]:
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
+        raise RetrieverFault(f"returned {type(raw).__name__} {_preview(raw)}; expected a sequence of document-id strings")
+    for item in raw:
+        if not isinstance(item, str):
+            raise RetrieverFault(
+                f"returned a sequence holding {type(item).__name__} {_preview(item)}; expected document-id strings"
+            )
+    return raw
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def run_question_set(
+    question_set: GoldenQuestionSet,
+    retriever: Retriever,
+    *,
+    cutoffs: CutOffs = CutOffs(),
+    retry: RetryPolicy = RetryPolicy(),
+    progress: Progress | None = None,
+) -> RunResult:
+    run_at = utc_now()
+    index_version = _index_version(retriever)
+    questions = question_set.questions
+    gate = FailFastGate(retriever.fail_fast_after if isinstance(retriever, FailFast) else DEFAULT_FAIL_FAST_AFTER)
+    if isinstance(retriever, BatchRetriever):
+        answers = _ask_in_batches(retriever, questions, cutoffs.fetch_limit, retry, progress, gate)
+    else:
+        answers = _ask_one_by_one(retriever, questions, cutoffs.fetch_limit, retry, progress, gate)
+    depth = cutoffs.deepest
+    results = tuple(
+        QuestionResult(
+            question_id=question.id,
+            form=question.form.value,
+            hard_class=question.hard_class,
+            expected_document_ids=question.expected_document_ids,
+            retrieved_document_ids=collapse(ranking, depth) if error is None else (),
+            latency_ms=latency_ms,
+            error=error,
+            fingerprint=question_fingerprint(question.question, question.expected_document_ids, question.form.value, question.hard_class),
+        )
+        for question, (ranking, latency_ms, error) in zip(questions, answers)
+    )
+    return RunResult(
+        set_identifier=question_set.identifier,
+        retriever_identifier=retriever.identifier,
+        questions=results,
+        run_at=run_at,
+        cutoffs=cutoffs.values,
+        index_version=index_version,
+        latency_mode=latency_mode(retriever),
+    )
+
+
+def latency_mode(retriever: Retriever) -> str:
+    """A retriever with a batch call is timed per batch, so its questions share one mean latency.
+
+    Timing the lexical retriever one question at a time instead would cost a Python round trip per
+    question (bm25s scores a batch in one call) and lose the batch path's speed that the overhead
+    benchmark holds to 1.05x of bare bm25s; the honest figure is the mean, reported as such.
+    """
+    return BATCH_MEAN if isinstance(retriever, BatchRetriever) else PER_QUESTION
+
+
+def _index_version(retriever: Retriever) -> str | None:
+    """A version endpoint that is down must not stop the measurement; the run just lacks a version."""
+    if not isinstance(retriever, VersionedIndex):
+        return None
+    try:
+        return retriever.index_version()
+    except Exception as error:  # any adapter failure
+        logger.warning("retriever %s could not report its index version: %s", retriever.identifier, scrub(str(error)))
+        return None
+
+
+Answer = tuple[Sequence[str], float, "str | None"]
+
+
+def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> tuple[Answer, bool]:
+    """The answer, and whether it failed for want of a connection (what the fail-fast gate counts)."""
+    wait = retry.backoff_seconds
+    for attempt in range(1, retry.attempts + 1):
+        started = time.perf_counter()
+        try:
+            ranking = checked_ranking(retriever.retrieve(text, limit))
+            return (ranking, (time.perf_counter() - started) * 1000.0, None), False
+        except RetrieverFault as fault:
+            return ((), 0.0, scrub(str(fault))), isinstance(fault, ServiceUnreachable)
+        except Exception as error:  # a retriever may fail in any way; the run must go on
+            if attempt == retry.attempts:
+                text = scrub(f"{type(error).__name__}: {error} (after {retry.attempts} attempts)")
+                return ((), 0.0, text), isinstance(error, ConnectionError)
+            time.sleep(wait)
+            wait *= retry.factor
+    raise AssertionError("unreachable")
+
+
+def _ask_one_by_one(
+    retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress, gate: FailFastGate
+) -> list[Answer]:
+    concurrency = retriever.concurrency if isinstance(retriever, ConcurrentRetriever) else 1
+
+    def ask(question: GoldenQuestion) -> Answer:
+        skipped = gate.not_asked()
+        if skipped is None:
+            answer, unreachable = _ask(retriever, question.question, limit, retry)
+            gate.record(answer[2], unreachable)
+        else:
+            answer = ((), 0.0, skipped)
+        if progress is not None:
+            progress(1)
+        return answer
+
+    if concurrency <= 1:
+        return [ask(question) for question in questions]
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        return list(pool.map(ask, questions))
+
+
+def _ask_in_batches(
+    retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress, gate: FailFastGate
+) -> Iterator[Answer]:
+    """A failed or malformed batch falls back to asking its questions one by one, with retries.
+
+    Answers are yielded batch by batch, so only one batch of full rankings is alive at a time: the
+    result keeps each question's ranking cut to the deepest cut-off.
+    """
+    for start in range(0, len(questions), BATCH_SIZE):
+        chunk = questions[start : start + BATCH_SIZE]
+        started = time.perf_counter()
+        try:
+            rankings = retriever.retrieve_batch([q.question for q in chunk], limit)
+            if len(rankings) != len(chunk):
+                raise RetrieverFault(f"batch of {len(chunk)} questions returned {len(rankings)} rankings")
+            rankings = [checked_ranking(ranking) for ranking in rankings]
+        except Exception:
+            yield from _ask_one_by_one(retriever, chunk, limit, retry, progress, gate)
+            continue
+        gate.record(None, unreachable=False)  # the service answered: a later outage is not "the first questions"
+        latency_ms = (time.perf_counter() - started) * 1000.0 / len(chunk)
+        if progress is not None:
+            progress(len(chunk))
+        yield from ((ranking, latency_ms, None) for ranking in rankings)

@@ -1,0 +1,314 @@
+"""Regression detection (SPEC section 5): a pure comparison of a run with its baseline.
+
+`detect_regression` is the one place a verdict is made. It first restricts both runs to the questions
+present in both with identical fingerprints (a golden-set edit is never a retriever regression), then
+compares the restricted pair: every delta, flip and p-value comes from that pair, so any further test
+plugs in at `_compare` and sees the same questions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from fractions import Fraction
+
+from retrieval_pipeline.core.retrieval.failures import failure_summary
+from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
+from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES, metric_deltas, metric_drops
+from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
+from retrieval_pipeline.core.golden.set_versions import SetChanges, restrict, set_changes
+from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
+
+DEFAULT_MAX_DROP = 0.1
+DEFAULT_MIN_COMPARED_QUESTIONS = 1
+
+
+class Verdict(str, Enum):
+    """What a run's check found, stored with the run (`verdict` summary column)."""
+
+    BASELINE = "baseline"
+    """No baseline existed: the run is recorded as one."""
+    PASS = "pass"
+    REGRESSION = "regression"
+    INCONCLUSIVE = "inconclusive"
+    """A drop beyond tolerance that its corrected p-value cannot tell from noise (only with min_significance)."""
+    INCOMPLETE = "incomplete"
+    NOT_COMPARABLE = "not_comparable"
+    """Fewer unchanged questions in common with the baseline than `min_compared_questions`."""
+
+
+AUTO_ACCEPTED = frozenset({Verdict.BASELINE, Verdict.PASS, Verdict.NOT_COMPARABLE})
+"""Verdicts that make a run a baseline under the `accepted` policy without an explicit `accept`. A
+not-comparable run is one: it measured a set too different to judge, and refusing it would leave every
+later run of the new set version compared with nothing. An inconclusive run is not: its drop may be real
+but too small for the set to show, and keeping the baseline lets a slow decline add up until it shows."""
+
+
+FRACTION, MILLISECONDS, COUNT = "fraction", "milliseconds", "count"
+"""Units of tolerance fields, declared as `field(metadata={"unit": ...})`; a field without one is a fraction."""
+
+
+def tolerance_problem(name: str, value: object, unit: str | None = None) -> str | None:
+    """Why `value` cannot be the tolerance `name` (of `unit`, else the unit its Tolerances field declares), or None.
+
+    A fraction (the default, so a rate tolerance added later is covered) lies in [0, 1]: above 1 it can
+    never be exceeded and infinity or NaN never compare, so each would silently switch the gate off, and
+    `10` is almost always 10 percentage points meant as 0.10. Milliseconds are finite and >= 0; a count
+    is a whole number >= 1.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, got {type(value).__name__}"
+    unit = unit or _UNITS.get(name, FRACTION)
+    if unit == COUNT:
+        return None if isinstance(value, int) and value >= 1 else f"must be a whole number >= 1, got {value!r}"
+    if unit == MILLISECONDS:
+        return None if math.isfinite(value) and value >= 0 else f"must be a finite number of milliseconds >= 0, got {value}"
+    if math.isfinite(value) and 0 <= value <= 1:
+        return None
+    hint = ""
+    if math.isfinite(value) and 1 < value <= 100:
+        hint = f"; did you mean {value / 100:.2f}?" if value == int(value) else f"; did you mean {value / 100:g}?"
+    return f"must be a fraction from 0 to 1 (0.1 = 10 pp), got {value:g}{hint}"
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Largest changes accepted: drops absolute on the 0..1 scale, latency in ms; checked on construction,
+    so a tolerance that would switch the gate off is refused before anything runs or is saved."""
+
+    max_top1_drop: float = DEFAULT_MAX_DROP
+    max_top3_drop: float = DEFAULT_MAX_DROP
+    max_p95_latency_increase_ms: float | None = field(default=None, metadata={"unit": MILLISECONDS})
+    min_compared_questions: int = field(default=DEFAULT_MIN_COMPARED_QUESTIONS, metadata={"unit": COUNT})
+    """Fewer unchanged questions in common with the baseline than this: not comparable, not judged."""
+    max_mrr_drop: float | None = None
+    max_ndcg_drop: float | None = None
+    max_recall_drop: float | None = None
+    min_significance: float | None = None
+    """When set, a hit-rate drop beyond tolerance whose Holm-corrected p-value is above it is inconclusive."""
+
+    def __post_init__(self) -> None:
+        for tolerance in fields(self):
+            problem = tolerance_problem(tolerance.name, getattr(self, tolerance.name), tolerance.metadata.get("unit", FRACTION))
+            if problem:
+                raise ValueError(f"{tolerance.name} {problem}")
+        if self.min_significance is not None and not 0 < self.min_significance < 1:
+            raise ValueError(f"min_significance must lie strictly between 0 and 1, got {self.min_significance!r}")
+
+
+_UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}
+
+
+@dataclass(frozen=True)
+class GroupDelta:
+    """Deltas inside one form or hard class, so a drop that cancels out overall stays visible."""
+
+    key: str
+    questions: int
+    top1_delta: float
+    top3_delta: float
+
+
+@dataclass(frozen=True)
+class RegressionReport:
+    has_baseline: bool
+    verdict: Verdict
+    summary: str
+    top1_delta: float = 0.0
+    top3_delta: float = 0.0
+    baseline_run_id: str | None = None
+    p95_latency_delta_ms: float | None = None
+    by_form: tuple[GroupDelta, ...] = ()
+    by_hard_class: tuple[GroupDelta, ...] = ()
+    flipped_to_miss: tuple[str, ...] = ()
+    flipped_to_hit: tuple[str, ...] = ()
+    top1_p_value: float = 1.0
+    top3_p_value: float = 1.0
+    set_changes: SetChanges | None = None
+    """Present whenever there is a baseline: what the comparison left out, and on how many questions it ran."""
+    excluded_unstable: tuple[str, ...] = ()
+    """Unchanged questions left out of the comparison as unstable (`audit.exclude_unstable`)."""
+    slice_tests: tuple[SliceTest, ...] = ()
+    significance: float = DEFAULT_SIGNIFICANCE
+    """The level the report states results at: `min_significance`, else 0.05."""
+    minimum_detectable_drop: float | None = None
+    """The smallest hit-rate drop that can reach `significance` on the compared questions (None: none can)."""
+    metric_deltas: tuple[tuple[str, float], ...] = ()
+    """Ranking metrics, current minus baseline, for every metric both runs have."""
+
+    @property
+    def is_regression(self) -> bool:
+        return self.verdict is Verdict.REGRESSION
+
+    @property
+    def is_inconclusive(self) -> bool:
+        return self.verdict is Verdict.INCONCLUSIVE
+
+
+def detect_regression(
+    current: RunResult, baseline: RunResult | None, tolerances: Tolerances, unstable: Collection[str] = ()
+) -> RegressionReport:
+    """Headline rates stay the current run's own; the verdict looks only at the unchanged questions, less
+    those known to flip on their own (`unstable`), so a flaky question cannot fail a gate alone."""
+    if baseline is None:
+        return RegressionReport(has_baseline=False, verdict=Verdict.BASELINE, summary="No baseline: recorded as the baseline.")
+    changes = set_changes(current, baseline)
+    excluded = tuple(i for i in changes.compared_ids if i in unstable)
+    if excluded:
+        return _without_unstable(current, baseline, tolerances, excluded)
+    if changes.compared < tolerances.min_compared_questions:
+        return RegressionReport(
+            has_baseline=True,
+            verdict=Verdict.NOT_COMPARABLE,
+            summary=f"Not comparable: only {changes.compared} unchanged question(s) in common with baseline run "
+            f"{baseline.run_id} (minimum {tolerances.min_compared_questions}). {changes.sentence()}",
+            baseline_run_id=baseline.run_id,
+            set_changes=changes,
+        )
+    ids = changes.compared_ids
+    return _compare(restrict(current, ids), restrict(baseline, ids), tolerances, changes)
+
+
+def _without_unstable(current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...]) -> RegressionReport:
+    """The verdict on the runs less the unstable questions, which the report names."""
+    kept = tuple(q.question_id for q in current.questions if q.question_id not in excluded)
+    report = detect_regression(restrict(current, kept), restrict(baseline, [q.question_id for q in baseline.questions
+                                                                           if q.question_id not in excluded]), tolerances)
+    listed = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
+    return replace(report, excluded_unstable=excluded,
+                   summary=f"{report.summary} Left out as unstable: {len(excluded)} question(s) ({listed}).")
+
+
+def incomplete_report(current: RunResult, baseline: RunResult | None) -> RegressionReport:
+    """An incomplete run is compared with nothing: its errored questions are not misses, and counting them
+    so would report a regression the retrieval did not make."""
+    return RegressionReport(
+        has_baseline=baseline is not None,
+        verdict=Verdict.INCOMPLETE,
+        summary=f"Incomplete run: {failure_summary(current)}. "
+        "Stored for inspection, not compared and never used as a baseline.",
+        baseline_run_id=baseline.run_id if baseline else None,
+        set_changes=set_changes(current, baseline) if baseline else None,
+    )
+
+
+def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, changes: SetChanges) -> RegressionReport:
+    """Both runs over the same unchanged questions."""
+    top1_delta = current.top1_hit_rate - baseline.top1_hit_rate
+    top3_delta = current.top3_hit_rate - baseline.top3_hit_rate
+    tests = paired_slice_tests(baseline, current)
+    significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
+    drops, inconclusive = [], []
+    for k, tolerance in ((1, tolerances.max_top1_drop), (3, tolerances.max_top3_drop)):
+        if exceeds(exact_drop(baseline, current, k), tolerance):
+            drop = f"top-{k} hit rate dropped {_pp(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {_pp(tolerance)})"
+            corrected = overall_test(tests, k).corrected_p_value
+            if tolerances.min_significance is not None and corrected > tolerances.min_significance:
+                inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
+            else:
+                drops.append(drop)
+    deltas = metric_deltas(current, baseline)
+    drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in METRIC_TOLERANCES})
+    latency_delta = _p95_delta(current, baseline)
+    limit = tolerances.max_p95_latency_increase_ms
+    if limit is not None and latency_delta is not None and latency_delta > limit:
+        drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
+    scope = f" on the {changes.compared} unchanged questions" if changes.changed else ""
+    summary = _summary(scope, drops, inconclusive, top1_delta, top3_delta)
+    to_miss, to_hit = flipped_questions(current, baseline)
+    paired = overall_test(tests, 1).questions
+    return RegressionReport(
+        has_baseline=True,
+        verdict=Verdict.REGRESSION if drops else Verdict.INCONCLUSIVE if inconclusive else Verdict.PASS,
+        slice_tests=tests,
+        significance=significance,
+        minimum_detectable_drop=minimum_detectable_drop(paired, significance, len(tests)),
+        metric_deltas=deltas,
+        summary=summary,
+        top1_delta=top1_delta,
+        top3_delta=top3_delta,
+        baseline_run_id=baseline.run_id,
+        p95_latency_delta_ms=latency_delta,
+        by_form=group_deltas(current.by_form(), baseline.by_form()),
+        by_hard_class=group_deltas(current.by_hard_class(), baseline.by_hard_class()),
+        flipped_to_miss=to_miss,
+        flipped_to_hit=to_hit,
+        top1_p_value=overall_test(tests, 1).p_value,
+        top3_p_value=overall_test(tests, 3).p_value,
+        set_changes=changes,
+    )
+
+
+def _summary(scope: str, drops: list[str], inconclusive: list[str], top1_delta: float, top3_delta: float) -> str:
+    doubt = f"Inconclusive{scope}: " + "; ".join(inconclusive) + ": the set cannot tell this from noise."
+    if drops:
+        return f"Regression{scope}: " + "; ".join(drops) + "." + (f" {doubt}" if inconclusive else "")
+    if inconclusive:
+        return doubt
+    return f"No regression{scope}: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
+
+
+def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:
+    """Rates are ratios of counts; comparing them exactly keeps 0.8 - 0.7 from exceeding 0.1."""
+    return count_drop((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count))
+
+
+def count_drop(before: tuple[int, int], after: tuple[int, int]) -> Fraction:
+    """A drop from (hits, questions) counts, so stored summaries are judged as exactly as whole runs."""
+    return _ratio(*before) - _ratio(*after)
+
+
+def exceeds(drop: Fraction, tolerance: float) -> bool:
+    """Strictly greater: a drop equal to the tolerance, as the user wrote it in decimal, is accepted."""
+    return drop > Fraction(repr(float(tolerance)))
+
+
+def _ratio(hits: int, questions: int) -> Fraction:
+    return Fraction(hits, questions) if questions else Fraction(0)
+
+
+def group_deltas(current: dict[str, GroupRates], baseline: dict[str, GroupRates]) -> tuple[GroupDelta, ...]:
+    """Keys of the current run in its order. Both runs hold the same unchanged questions, labels
+    included, so they have the same keys: a class that disappeared went with a set edit."""
+    return tuple(
+        GroupDelta(
+            key=key,
+            questions=rates.questions,
+            top1_delta=rates.top1_hit_rate - baseline[key].top1_hit_rate,
+            top3_delta=rates.top3_hit_rate - baseline[key].top3_hit_rate,
+        )
+        for key, rates in current.items()
+    )
+
+
+def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Questions that lost a hit at any cut-off, and questions that gained one (never both: hits nest)."""
+    before = {q.question_id: q for q in baseline.questions}
+    to_miss, to_hit = [], []
+    for question in current.questions:
+        old = before[question.question_id]
+        if question.error is not None or old.error is not None:
+            continue
+        pairs = [(old.hit_at(k), question.hit_at(k)) for k in (1, 3)]
+        if any(was and not now for was, now in pairs):
+            to_miss.append(question.question_id)
+        elif any(now and not was for was, now in pairs):
+            to_hit.append(question.question_id)
+    return tuple(to_miss), tuple(to_hit)
+
+
+def _p95_delta(current: RunResult, baseline: RunResult) -> float | None:
+    now, then = current.latency_percentiles().get("p95"), baseline.latency_percentiles().get("p95")
+    return None if now is None or then is None else now - then
+
+
+def _pp(fraction: float) -> str:
+    return f"{fraction * 100:.1f} pp"
+
+
+def _signed_pp(fraction: float) -> str:
+    return f"{fraction * 100:+.1f} pp"

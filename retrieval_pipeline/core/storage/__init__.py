@@ -1,0 +1,1 @@
+"""The Parquet result store: layout, durable writes, run tables, history and retention."""

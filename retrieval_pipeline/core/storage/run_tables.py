@@ -1,0 +1,262 @@
+"""Runs (summary row, per-question rows; SPEC section 4) and question sets as Arrow tables.
+
+Hits are written for readers' convenience but rebuilt from the ids on reading, so a stored run and
+the run it came from are the same value.
+"""
+
+from __future__ import annotations
+
+from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
+from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.secrets import scrub
+
+RUN_COLUMNS_PER_QUESTION = (
+    "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
+)  # fmt: skip
+"""Summary columns repeated on every question row of a run's value, when the stored summary has them:
+the rows of several runs stay self-describing once concatenated."""
+
+
+def _schemas():
+    import pyarrow as pa
+
+    breakdown = pa.list_(
+        pa.struct([("key", pa.string()), ("questions", pa.int64()), ("top1_hit_rate", pa.float64()), ("top3_hit_rate", pa.float64())])
+    )
+    group_metrics = pa.list_(pa.struct([("key", pa.string()), ("metric", pa.string()), ("value", pa.float64())]))
+    summary = pa.schema(
+        [
+            ("set_identifier", pa.string()),
+            ("retriever_identifier", pa.string()),
+            ("grader", pa.string()),
+            ("run_id", pa.string()),
+            ("run_at", pa.timestamp("us", tz="UTC")),
+            ("complete", pa.bool_()),
+            ("question_count", pa.int64()),
+            ("errored_count", pa.int64()),
+            ("top1_hit_count", pa.int64()),
+            ("top1_hit_rate", pa.float64()),
+            ("top3_hit_count", pa.int64()),
+            ("top3_hit_rate", pa.float64()),
+            ("pass_rate", pa.float64()),
+            ("mean_score", pa.float64()),
+            ("cutoffs", pa.list_(pa.int64())),
+            ("hit_rates", pa.list_(pa.float64())),
+            ("by_form", breakdown),
+            ("by_hard_class", breakdown),
+            *[(f"latency_p{p}_ms", pa.float64()) for p in PERCENTILES],
+            ("latency_max_ms", pa.float64()),
+            ("index_version", pa.string()),
+            ("latency_mode", pa.string()),
+            ("latency_batch_mean_ms", pa.float64()),
+            ("hit_rate_ci_low", pa.list_(pa.float64())),
+            ("hit_rate_ci_high", pa.list_(pa.float64())),
+            ("metric_names", pa.list_(pa.string())),
+            ("metric_values", pa.list_(pa.float64())),
+            ("by_form_metrics", group_metrics),
+            ("by_hard_class_metrics", group_metrics),
+            ("set_fingerprint", pa.string()),
+            ("verdict", pa.string()),
+            ("baseline_run_id", pa.string()),
+            ("compared_questions", pa.int64()),
+            ("top1_delta", pa.float64()),
+            ("top3_delta", pa.float64()),
+        ]
+    )
+    questions = pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("question_id", pa.string()),
+            ("form", pa.string()),
+            ("hard_class", pa.string()),
+            ("expected_document_ids", pa.list_(pa.string())),
+            ("retrieved_document_ids", pa.list_(pa.string())),
+            ("top1_hit", pa.bool_()),
+            ("top3_hit", pa.bool_()),
+            ("latency_ms", pa.float64()),
+            ("error", pa.string()),
+            ("question_fingerprint", pa.string()),
+        ]
+    )
+    return summary, questions
+
+
+def _breakdown_rows(groups) -> list[dict]:
+    return [{"key": key, **rates.as_dict()} for key, rates in groups.items()]
+
+
+def _group_metric_rows(groups: dict[str, dict[str, float]]) -> list[dict]:
+    """One row per (key, metric): long form, so any reader can pivot it."""
+    return [{"key": key, "metric": name, "value": value} for key, metrics in groups.items() for name, value in metrics.items()]
+
+
+def summary_table(run: RunResult, report: RegressionReport | None = None):
+    """With the run's check (`report`): its verdict, baseline, how many questions it compared and the
+    deltas it found on them, so the accepted-baseline policy and the history read them back without
+    opening any per-question file. Without one (a run saved outside an evaluation) they are null."""
+    import pyarrow as pa
+
+    unjudged = (Verdict.BASELINE, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE)
+    compared = report is not None and report.verdict not in unjudged
+
+    summary = run.to_evaluation_summary()
+    latency = run.latency_percentiles()
+    intervals = run.intervals()
+    metrics = run.metrics()
+    row = {
+        "set_identifier": run.set_identifier,
+        "retriever_identifier": run.retriever_identifier,
+        "grader": run.grader,
+        "run_id": run.run_id,
+        "run_at": run.run_at,
+        "complete": run.complete,
+        "question_count": run.question_count,
+        "errored_count": len(run.errored_question_ids),
+        "top1_hit_count": run.top1_hit_count,
+        "top1_hit_rate": run.top1_hit_rate,
+        "top3_hit_count": run.top3_hit_count,
+        "top3_hit_rate": run.top3_hit_rate,
+        "pass_rate": summary.pass_rate,
+        "mean_score": summary.mean_score,
+        "cutoffs": list(run.cutoffs),
+        "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
+        "by_form": _breakdown_rows(run.by_form()),
+        "by_hard_class": _breakdown_rows(run.by_hard_class()),
+        **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in PERCENTILES},
+        "latency_max_ms": latency.get("max"),
+        "index_version": run.index_version,
+        "latency_mode": run.latency_mode,
+        "latency_batch_mean_ms": run.latency_summary().get("batch_mean"),
+        "hit_rate_ci_low": [low for low, _ in intervals.values()],
+        "hit_rate_ci_high": [high for _, high in intervals.values()],
+        "metric_names": list(metrics),
+        "metric_values": list(metrics.values()),
+        "by_form_metrics": _group_metric_rows(run.metrics_by_form()),
+        "by_hard_class_metrics": _group_metric_rows(run.metrics_by_hard_class()),
+        "set_fingerprint": run.set_fingerprint,
+        "verdict": report.verdict.value if report else None,
+        "baseline_run_id": report.baseline_run_id if report else None,
+        "compared_questions": report.set_changes.compared if report and report.set_changes else None,
+        "top1_delta": report.top1_delta if compared else None,
+        "top3_delta": report.top3_delta if compared else None,
+    }
+    return pa.Table.from_pylist([row], schema=_schemas()[0])
+
+
+def question_table(run: RunResult):
+    import pyarrow as pa
+
+    questions = run.questions
+    columns = {
+        "run_id": [run.run_id] * len(questions),
+        "question_id": [q.question_id for q in questions],
+        "form": [q.form for q in questions],
+        "hard_class": [q.hard_class for q in questions],
+        "expected_document_ids": [list(q.expected_document_ids) for q in questions],
+        "retrieved_document_ids": [list(q.retrieved_document_ids) for q in questions],
+        "top1_hit": [q.top1_hit for q in questions],
+        "top3_hit": [q.top3_hit for q in questions],
+        "latency_ms": [q.latency_ms for q in questions],
+        "error": [None if q.error is None else scrub(q.error) for q in questions],  # whoever built the run
+        "question_fingerprint": [q.fingerprint for q in questions],
+    }
+    return pa.Table.from_pydict(columns, schema=_schemas()[1])
+
+
+def question_set_table(question_set):
+    import pyarrow as pa
+
+    questions = question_set.questions
+    return pa.table(
+        {
+            "set_identifier": [question_set.identifier] * len(questions),
+            "question_id": [q.id for q in questions],
+            "question": [q.question for q in questions],
+            "form": [q.form.value for q in questions],
+            "hard_class": pa.array([q.hard_class for q in questions], pa.string()),
+            "expected_document_ids": pa.array([list(q.expected_document_ids) for q in questions], pa.list_(pa.string())),
+            "answer_gist": pa.array([q.answer_gist for q in questions], pa.string()),
+        }
+    )
+
+
+def acceptance_table(acceptance):
+    """One explicit acceptance (see baselines.py) as its own one-row file."""
+    import pyarrow as pa
+
+    key = acceptance.key
+    schema = pa.schema(
+        [
+            *((name, pa.string()) for name in ("set_identifier", "retriever_identifier", "grader", "run_id")),
+            ("accepted_at", pa.timestamp("us", tz="UTC")),
+            ("accepted_by", pa.string()),
+        ]
+    )
+    row = {
+        "set_identifier": key.set_identifier,
+        "retriever_identifier": key.retriever_identifier,
+        "grader": key.grader,
+        "run_id": acceptance.run_id,
+        "accepted_at": acceptance.accepted_at,
+        "accepted_by": acceptance.accepted_by,
+    }
+    return pa.Table.from_pylist([row], schema=schema)
+
+
+def run_from_tables(summary, questions) -> RunResult:
+    """A run stored before question fingerprints existed reads back with none (see set_versions.py)."""
+    row = summary.to_pylist()[0]
+    columns = questions.to_pydict()
+    fingerprints = columns.get("question_fingerprint") or [None] * questions.num_rows
+    return RunResult(
+        set_identifier=row["set_identifier"],
+        retriever_identifier=row["retriever_identifier"],
+        grader=row["grader"],
+        run_id=row["run_id"],
+        run_at=row["run_at"],
+        cutoffs=tuple(row["cutoffs"]),
+        index_version=row["index_version"],
+        latency_mode=row.get("latency_mode") or PER_QUESTION,
+        questions=tuple(
+            QuestionResult(
+                question_id=question_id,
+                form=form,
+                hard_class=hard_class,
+                expected_document_ids=tuple(expected),
+                retrieved_document_ids=tuple(retrieved),
+                latency_ms=latency_ms,
+                error=error,
+                fingerprint=fingerprint,
+            )
+            for question_id, form, hard_class, expected, retrieved, latency_ms, error, fingerprint in zip(
+                columns["question_id"],
+                columns["form"],
+                columns["hard_class"],
+                columns["expected_document_ids"],
+                columns["retrieved_document_ids"],
+                columns["latency_ms"],
+                columns["error"],
+                fingerprints,
+            )
+        ),
+    )
+
+
+def run_value_table(summary, questions):
+    """A stored run as one table a dataframe user reads directly: every column of the stored question
+    table, the run's identity from its summary on every row, and a hit column for every cut-off the
+    run was scored at, in cut-off order (the question file keeps top-1 and top-3 only; all are rebuilt
+    from the ids, as `run_from_tables` does, so they agree with the run's rates)."""
+    import pyarrow as pa
+
+    run = run_from_tables(summary, questions)
+    names = [f"top{k}_hit" for k in run.cutoffs]
+    position = questions.column_names.index(names[0])
+    table = questions.drop_columns([name for name in names if name in questions.column_names])
+    for offset, (name, k) in enumerate(zip(names, run.cutoffs)):
+        table = table.add_column(position + offset, name, pa.array([q.hit_at(k) for q in run.questions], pa.bool_()))
+    carried = [name for name in RUN_COLUMNS_PER_QUESTION if name in summary.column_names]
+    for position, name in enumerate(carried):
+        table = table.add_column(position, summary.schema.field(name), pa.repeat(summary.column(name)[0], table.num_rows))
+    return table

@@ -1,0 +1,137 @@
+"""One file of the result store at a time: written so a crash or power loss leaves it whole or absent,
+read so that a damaged or foreign file is a reason to skip it, never an error that blocks its key.
+
+The store speaks Arrow's file-system API: a local folder through Arrow's own, any other URI (s3://,
+gs://, memory://, ...) through fsspec wrapped for Arrow. pyarrow is loaded anyway for Parquet, so only
+remote stores pay for importing fsspec (~15 MiB and 0.08 s).
+"""
+
+from __future__ import annotations
+
+import os
+
+from retrieval_pipeline.core.storage.arrow_memory import release_unused
+from retrieval_pipeline.core.storage.durable import sync
+from retrieval_pipeline.core.errors import StoreError
+from retrieval_pipeline.core.storage.store_layout import PARTIAL_PREFIX, StoredRun
+
+SUMMARY_FIELDS = (
+    "set_identifier", "retriever_identifier", "grader", "run_id", "run_at", "complete", "question_count",
+    "errored_count", "top1_hit_count", "top1_hit_rate", "top3_hit_count", "top3_hit_rate",
+)  # fmt: skip
+UNREADABLE = "not a readable Parquet file ({}); remove it or restore it from a backup"
+
+
+class UnreadableFile(Exception):
+    """A listed file that cannot be read as what its name says: skipped, never fatal to its key."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(path, reason)
+        self.path, self.reason = path, reason
+
+
+def read_table(fs, path: str):
+    """Any failure to read a listed file makes it unreadable: missing, empty, truncated or foreign alike
+    (pyarrow reports damaged content as ValueError or OSError, whichever part it trips on)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with fs.open_input_file(path) as source:
+            return pq.read_table(source)
+    except FileNotFoundError:
+        raise UnreadableFile(path, "missing (removed while being read, or never written)") from None
+    except (OSError, ValueError, pa.ArrowException) as error:
+        raise UnreadableFile(path, UNREADABLE.format(first_line(error))) from None
+
+
+def checked_summary(table, stored: StoredRun, path: str):
+    """The summary, checked to be the one row of the run its name says; extra columns are welcome."""
+    missing = [name for name in SUMMARY_FIELDS if name not in table.column_names]
+    if missing:
+        raise UnreadableFile(path, f"not a run summary (no column {', '.join(missing)}); left untouched")
+    if table.num_rows != 1:
+        raise UnreadableFile(path, f"not a run summary ({table.num_rows} rows instead of 1); left untouched")
+    row = table.select(["run_id", "complete", "set_identifier", "retriever_identifier", "grader"]).to_pylist()[0]
+    found = (row["run_id"], row["complete"], f"{row['set_identifier']}/{row['retriever_identifier']}/{row['grader']}")
+    if found != (stored.run_id, stored.complete, stored.key.parts):
+        raise UnreadableFile(path, f"holds run {found[0]!r} of {found[2]}, not the run its name says; left untouched")
+    return table
+
+
+def footer_problem(fs, path: str) -> str | None:
+    """Why the Parquet file at `path` cannot be parsed; None when it parses or does not exist."""
+    import pyarrow.parquet as pq
+
+    try:
+        with fs.open_input_file(path) as source:
+            pq.read_metadata(source)
+    except FileNotFoundError:
+        return None
+    except Exception as error:  # noqa: BLE001 - any failure is the answer sought: it cannot be parsed
+        return UNREADABLE.format(first_line(error))
+    return None
+
+
+def write_table(fs, local: bool, path: str, table, shown: str) -> None:
+    """Written under a temporary name, then renamed. On a local disk the file is synced before the
+    rename and its folder after it (and a new folder into its parent), so a power loss leaves either no
+    file or a whole one, never a zero-byte file under a run's name. Object stores (s3://, gs://) publish
+    an object whole when its upload completes and offer no sync: there upload-then-move is all there is.
+    A failed write takes back its temporary file, so a full disk leaves nothing behind."""
+    import pyarrow.parquet as pq
+
+    folder, name = path.rsplit("/", 1)
+    partial = f"{folder}/{PARTIAL_PREFIX}{name}"
+    try:
+        _create_dir(fs, local, folder)
+        with fs.open_output_stream(partial) as sink:
+            pq.write_table(table, sink)
+        release_unused()
+        if local:
+            sync(partial)
+        fs.move(partial, path)
+        if local:
+            sync(folder)
+    except OSError as error:
+        discard(fs, partial)
+        raise StoreError(f"cannot write to the result store: {shown}: {first_line(error)}") from None
+
+
+def discard(fs, path: str) -> None:
+    try:
+        fs.delete_file(path)
+    except OSError:  # never written, or the store is gone: nothing more to take back
+        pass
+
+
+def _create_dir(fs, local: bool, folder: str) -> None:
+    if not local or os.path.isdir(folder):
+        fs.create_dir(folder, recursive=True)
+        return
+    parent = os.path.dirname(folder)
+    _create_dir(fs, local, parent)
+    try:
+        os.mkdir(folder)
+    except FileExistsError:  # a concurrent writer made it first
+        return
+    sync(parent)
+
+
+def first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
+def file_system(uri: str, local: bool):
+    """Arrow's file system for the URI and the store's root path in it."""
+    from pyarrow import fs
+
+    if local:
+        return fs.LocalFileSystem(), os.path.abspath(os.path.expanduser(uri.removeprefix("file://"))).rstrip("/")
+    try:
+        from fsspec.core import url_to_fs
+
+        remote, root = url_to_fs(uri)
+    except (ImportError, ValueError) as error:
+        raise StoreError(f"cannot open the result store {uri!r}: {error}") from None
+    return fs.PyFileSystem(fs.FSSpecHandler(remote)), root.rstrip("/")
