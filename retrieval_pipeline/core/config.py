@@ -256,6 +256,13 @@ class ProjectConfig:
         for identifier, spec in self.retriever_specs.items():
             check_retriever(identifier, spec.kind, spec.params, context)
 
+    def retriever_corpus(self, identifier: str) -> frozenset[str] | None:
+        """The documents retriever `identifier` can return, when its kind knows them (see retriever_kinds)."""
+        from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_corpus
+
+        spec = self.retriever_specs[identifier]
+        return retriever_corpus(identifier, spec.kind, spec.params, self._build_context())
+
     def _build_context(self) -> BuildContext:
         return BuildContext(
             base_dir=self.base_dir,

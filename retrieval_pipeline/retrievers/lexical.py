@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.golden.corpus import answerable_documents, read_corpus
+from retrieval_pipeline.core.golden.corpus import read_corpus, read_document_ids
 from retrieval_pipeline.core.storage.durable import sync
 from retrieval_pipeline.core.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
@@ -117,8 +117,10 @@ class LexicalRetriever:
     def index_version(self) -> str:
         return self._key
 
-    def corpus_document_ids(self) -> frozenset[str]:
-        return answerable_documents(self._index.document_ids)
+    @classmethod
+    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
+        settings = cls.check_config(identifier, params, context)
+        return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         return self.retrieve_batch([question], limit)[0]

@@ -56,7 +56,6 @@ class RunFileRetriever:
         query_ids: Mapping[str, Mapping[str, str]],
         texts_from: str,
         chunk_separator: str | None = None,
-        corpus: Path | None = None,
     ):
         self.identifier = identifier
         self._source = source
@@ -64,7 +63,6 @@ class RunFileRetriever:
         self._query_ids = query_ids
         self._texts_from = texts_from
         self._chunk_separator = chunk_separator
-        self._corpus = corpus
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileRetriever:
@@ -81,8 +79,7 @@ class RunFileRetriever:
         query_ids: dict[str, dict[str, str]] = {}
         for text, query_id, origin in pairs:
             query_ids.setdefault(text.strip(), {}).setdefault(query_id, origin)
-        corpus = context.resolve(parsed.corpus) if parsed.corpus else None
-        return cls(identifier, source, rankings, query_ids, texts_from, parsed.chunk_separator, corpus)
+        return cls(identifier, source, rankings, query_ids, texts_from, parsed.chunk_separator)
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileParams:
@@ -105,11 +102,13 @@ class RunFileRetriever:
         """The checksum of the bytes loaded: a new export of the run is a new version, a touch is not."""
         return f"sha256:{self._rankings.checksum}"
 
-    def corpus_document_ids(self) -> frozenset[str] | None:
+    @classmethod
+    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str] | None:
         """Only the corpus the user names: the run itself lists just the documents it happened to rank."""
-        if self._corpus is None:
+        parsed = cls.check_config(identifier, params, context)
+        if parsed.corpus is None:
             return None
-        return read_document_ids(self._corpus, f"retrievers.{self.identifier}.corpus")
+        return read_document_ids(context.resolve(parsed.corpus), f"retrievers.{identifier}.corpus")
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         ranking = self._rankings_for(limit).top(self._query_id(question), limit)

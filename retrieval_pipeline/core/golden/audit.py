@@ -26,7 +26,6 @@ from retrieval_pipeline.core.golden.label_audit import (
 )
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.retrieval.retriever import CorpusAware
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 if TYPE_CHECKING:  # the evaluation imports this module for the gate; it need not load the configuration
@@ -55,8 +54,9 @@ class AuditReport:
 def corpora_of(config: ProjectConfig, set_identifier: str) -> dict[str, frozenset[str]]:
     """Every corpus the configuration knows for this set, by where it came from.
 
-    A retriever that cannot be built is passed over: its own evaluation reports why, and one broken
-    retriever must not make every label of every set look wrong.
+    Nothing is built: corpus-aware kinds read their corpus's ids. A retriever whose configuration is
+    refused is passed over: its own evaluation reports why, and one broken retriever must not make every
+    label of every set look wrong.
     """
     corpora = {}
     own = config.set_corpus(set_identifier)
@@ -64,10 +64,9 @@ def corpora_of(config: ProjectConfig, set_identifier: str) -> dict[str, frozense
         corpora[f"set corpus {own}"] = read_document_ids(own, f"question_sets.{set_identifier}.corpus")
     for identifier in config.retriever_identifiers:
         try:
-            retriever = config.retriever(identifier)
+            documents = config.retriever_corpus(identifier)
         except RetrievalEvalError:
             continue
-        documents = retriever.corpus_document_ids() if isinstance(retriever, CorpusAware) else None
         if documents is not None:
             corpora[identifier] = documents
     return corpora

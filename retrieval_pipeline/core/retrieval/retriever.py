@@ -63,14 +63,6 @@ class VersionedIndex(Protocol):
 
 
 @runtime_checkable
-class CorpusAware(Protocol):
-    """Optional: the documents the retriever can return (None when it cannot know, e.g. a run file with
-    no corpus named), so the label audit can tell a label naming no document from a label it missed."""
-
-    def corpus_document_ids(self) -> frozenset[str] | None: ...
-
-
-@runtime_checkable
 class ConcurrentRetriever(Protocol):
     """Optional: how many questions may be asked at once (remote services)."""
 

@@ -42,6 +42,15 @@ def check_retriever(identifier: str, kind: str, params: Mapping[str, Any], conte
         check(identifier, params, context)
 
 
+def retriever_corpus(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str] | None:
+    """The documents a configured retriever can return, from the kind's optional classmethod
+    `corpus_document_ids(identifier, params, context)`, read without building anything (no index, no run
+    file): None when the kind cannot know, so the label audit can tell a label naming no document from a
+    label a retriever missed."""
+    documents = getattr(_kind_class(identifier, kind, context), "corpus_document_ids", None)
+    return None if documents is None else documents(identifier, params, context)
+
+
 def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:
     try:
         entry_point = retriever_kinds()[kind]
