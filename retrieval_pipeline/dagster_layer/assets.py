@@ -145,7 +145,6 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
                 baseline_policy=config.baseline_policy,
                 unstable_window=config.gate_unstable_window,
             )
-            context.log.info(f"{key}: {evaluation.report.summary}")
             return PartitionDone(
                 evaluation_metadata(evaluation, store, config.tolerances),
                 regression_check_result(evaluation, config.tolerances, config.dagster.check_severity),
