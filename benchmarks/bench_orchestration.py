@@ -13,8 +13,11 @@ Each repetition runs two child processes back to back, each timing its own work 
   repetitions (a team's instance exists), a fresh result store each time;
 - core:    `load_config` once, then `evaluate_and_record(set, retriever, store)` for the same 24 pairs
   in one process, a fresh result store each time.
+Both again on 4 sets (48 partitions), so that the overhead splits into what a nightly pays once
+(importing Dagster and matplotlib, the runs themselves) and what each partition adds.
 Reported: the overhead per partition ((nightly - core) / 24, median of per-round differences; target
-150 ms), both processes' walls, and where nightly's time goes (cProfile of one nightly, `--profile`).
+150 ms), the cost per additional partition, both processes' walls, and where nightly's time goes
+(cProfile of one nightly; `--no-profile` skips it).
 """
 
 from __future__ import annotations
@@ -88,14 +91,15 @@ PROFILE = c.profiled_script(
 )
 
 
-def project(folder: Path) -> Path:
-    """The 2-set x 12-retriever configuration, its set files and its index cache folder, under `folder`."""
+def project(folder: Path, sets: int = SETS) -> Path:
+    """The `sets` x 12-retriever configuration, its set files and its index cache folder, under `folder`."""
     from importlib.resources import files
 
     demo = files("retrieval_pipeline.demo")
     text = (demo / "demo.cranfield.yaml").read_text(encoding="utf-8")
     set_files = []
-    for number in range(SETS):
+    folder.mkdir(exist_ok=True)
+    for number in range(sets):
         path = folder / f"set-{number}.yaml"
         path.write_text(text.replace("identifier: demo.cranfield", f"identifier: bench.cranfield_{number}", 1), encoding="utf-8")
         set_files.append(path.name)
@@ -120,43 +124,59 @@ def main(argv: list[str] | None = None) -> c.Report:
     c.banner(report.title)
     python = sys.executable
     with c.temp_dir("orchestration-") as scratch:
-        config = project(scratch)
+        # The target's 24 partitions, and twice as many sets (48), to tell the cost paid once per nightly
+        # from the cost paid per partition.
+        configs = {SETS: project(scratch / "p24"), 2 * SETS: project(scratch / "p48", 2 * SETS)}
+        config = configs[SETS]
         env = {"DAGSTER_HOME": str(scratch / "dagster_home")}
         (scratch / "dagster_home").mkdir()
         (scratch / "dagster_home" / "dagster.yaml").write_text((c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8"))
-        homes = {"nightly": env, "core": env}
         scripts = {"nightly": NIGHTLY, "core": CORE}
-        samples: dict[str, list[c.ProcessSample]] = {name: [] for name in scripts}
-        work: dict[str, list[float]] = {name: [] for name in scripts}
+        names = [f"{name}_{sets}" for sets in configs for name in scripts]
+        samples: dict[str, list[c.ProcessSample]] = {name: [] for name in names}
+        work: dict[str, list[float]] = {name: [] for name in names}
         for round_number in range(1 + repeat):  # round 0 builds the indexes and the instance's tables
-            for name, script in scripts.items():
-                store = scratch / f"store-{name}-{round_number}"
-                sample = c.run_process([python, "-c", script, str(config), str(store)], env=homes[name], cwd=scratch)
-                figures = json.loads(sample.stdout.strip().splitlines()[-1])
-                if round_number:
-                    samples[name].append(sample)
-                    work[name].append(figures["work_s"])
-                print(f"  round {round_number} {name}: {json.dumps(figures)}", flush=True)
+            for sets, project_config in configs.items():
+                for name, script in scripts.items():
+                    store = scratch / f"store-{name}-{sets}-{round_number}"
+                    sample = c.run_process([python, "-c", script, str(project_config), str(store)], env=env, cwd=scratch)
+                    figures = json.loads(sample.stdout.strip().splitlines()[-1])
+                    if round_number:
+                        samples[f"{name}_{sets}"].append(sample)
+                        work[f"{name}_{sets}"].append(figures["work_s"])
+                    print(f"  round {round_number} {name} ({sets} sets): {json.dumps(figures)}", flush=True)
         report.keep_samples(samples)
         report.details["work_s"] = work
-        per_partition = c.paired_difference(work["nightly"], work["core"]) / partitions
+        nightly, core = work[f"nightly_{SETS}"], work[f"core_{SETS}"]
+        per_partition = c.paired_difference(nightly, core) / partitions
         report.add(
             "overhead per partition (nightly − core, in-process)",
             c.fmt_seconds(per_partition),
             "core 0 ms",
             per_partition * 1000 / TARGET_MS,
             target_text=f"≤ {TARGET_MS:g} ms (ratio column: share of it)",
-            note=f"nightly {c.fmt_seconds(statistics.median(work['nightly']))} vs core "
-            f"{c.fmt_seconds(statistics.median(work['core']))} for {partitions} evaluations; "
-            f"spreads {_spread(work['nightly'])} / {_spread(work['core'])}",
+            note=f"nightly {c.fmt_seconds(statistics.median(nightly))} vs core "
+            f"{c.fmt_seconds(statistics.median(core))} for {partitions} evaluations; "
+            f"spreads {_spread(nightly)} / {_spread(core)}",
         )
         report.rows[-1].met = per_partition * 1000 <= TARGET_MS
+        overheads = {sets: [n - k for n, k in zip(work[f"nightly_{sets}"], work[f"core_{sets}"])] for sets in configs}
+        marginal = statistics.median((b - a) / partitions for a, b in zip(overheads[SETS], overheads[2 * SETS]))
+        fixed = statistics.median(overheads[SETS]) - marginal * partitions
+        report.add(
+            "overhead per additional partition (48 vs 24 partitions)",
+            c.fmt_seconds(marginal),
+            f"paid once per nightly {c.fmt_seconds(fixed)}",
+            note=f"48 partitions: overhead {c.fmt_seconds(statistics.median(overheads[2 * SETS]) / (2 * partitions))} per "
+            f"partition (nightly {c.fmt_seconds(statistics.median(work[f'nightly_{2 * SETS}']))} vs core "
+            f"{c.fmt_seconds(statistics.median(work[f'core_{2 * SETS}']))})",
+        )
         report.add(
             "whole processes (imports included)",
-            c.fmt_seconds(c.median_wall(samples["nightly"])),
-            f"core {c.fmt_seconds(c.median_wall(samples['core']))}",
-            c.paired_ratio([s.wall_seconds for s in samples["nightly"]], [s.wall_seconds for s in samples["core"]]),
-            note=f"peak RSS {c.fmt_bytes(c.median_peak(samples['nightly']))} vs {c.fmt_bytes(c.median_peak(samples['core']))}",
+            c.fmt_seconds(c.median_wall(samples[f"nightly_{SETS}"])),
+            f"core {c.fmt_seconds(c.median_wall(samples[f'core_{SETS}']))}",
+            c.paired_ratio([s.wall_seconds for s in samples[f"nightly_{SETS}"]], [s.wall_seconds for s in samples[f"core_{SETS}"]]),
+            note=f"peak RSS {c.fmt_bytes(c.median_peak(samples[f'nightly_{SETS}']))} vs {c.fmt_bytes(c.median_peak(samples[f'core_{SETS}']))}",
         )
         if not args.no_profile:
             profiled = c.run_process(
