@@ -6,20 +6,14 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
 from retrieval_pipeline.core.retrieval import latency
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
-from retrieval_pipeline.core.scoring.question_columns import QuestionColumns, QuestionResult
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns, QuestionResult  # readers import both from here
 from retrieval_pipeline.core.scoring.ranking_metrics import mean_metrics
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, hit_rate
-
-if TYPE_CHECKING:
-    import numpy as np
-
-__all__ = ["GRADER", "EvaluationSummary", "GroupRates", "QuestionResult", "RunResult", "new_run_id", "utc_now"]
 
 GRADER = "retrieval_hit_rate"
 RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"
@@ -169,10 +163,6 @@ class RunResult:
     def intervals(self) -> dict[str, tuple[float, float]]:
         """The Wilson 95% interval of every hit rate, keyed `top1`, `top3`, ..."""
         return {f"top{k}": wilson_interval(self.hit_count(k), self.question_count) for k in self.cutoffs}
-
-    def question_metric_columns(self) -> dict[str, np.ndarray]:
-        """Each question's ranking metrics, one array per name, in question order (see `question_metrics`)."""
-        return dict(self.questions.metrics(self.cutoffs))
 
     @cached_property
     def question_metrics(self) -> dict[str, dict[str, float] | None]:

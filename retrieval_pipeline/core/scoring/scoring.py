@@ -52,63 +52,49 @@ class CutOffs:
 def collapsed(rankings: pa.ListArray, depth: int) -> pa.ListArray:
     """Each raw ranking's distinct document ids in rank order: empty ids skipped, first occurrence kept,
     `depth` at most. All rankings at once: when no ranking repeats or leaves empty an id among its first
-    `depth` (most retrievers), those are the answer; otherwise one sort of (ranking, id) codes finds every
-    first occurrence."""
+    `depth` (most retrievers), those are the answer; otherwise the first occurrence of every (ranking, id)
+    pair is found in one pass."""
     import numpy as np
 
     from retrieval_pipeline.core.arrow_arrays import indices, list_array
 
-    lengths = _lengths(rankings)
+    values, parents = _flattened(rankings)
+    lengths = np.bincount(parents, minlength=len(rankings))
     kept = np.minimum(lengths, depth)
-    starts = np.cumsum(lengths) - lengths
-    heads = np.arange(kept.sum()) - np.repeat(np.cumsum(kept) - kept - starts, kept)
-    if _distinct_and_filled(*_codes(rankings, heads)):
-        return list_array(np.concatenate(([0], np.cumsum(kept))), _values(rankings).take(indices(heads)))
-    parents, codes, filled = _codes(rankings, None)
-    keep = np.zeros(len(codes), bool)
-    keep[np.unique(parents * (int(codes.max(initial=0)) + 1) + codes, return_index=True)[1]] = True
-    first = np.flatnonzero(keep & filled)
+    heads = np.arange(kept.sum()) - np.repeat(np.cumsum(kept) - kept - (np.cumsum(lengths) - lengths), kept)
+    keys, filled = _keys(parents[heads], values.take(indices(heads)))
+    keys.sort()
+    if filled.all() and not (keys[1:] == keys[:-1]).any():
+        return list_array(np.concatenate(([0], np.cumsum(kept))), values.take(indices(heads)))
+    keys, filled = _keys(parents, values)
+    first = np.zeros(len(keys), bool)
+    first[np.unique(keys, return_index=True)[1]] = True
+    first = np.flatnonzero(first & filled)
     counts = np.bincount(parents[first], minlength=len(rankings))
     within = np.arange(len(first)) - np.repeat(np.cumsum(counts) - counts, counts)
     kept = np.minimum(counts, depth)
-    return list_array(np.concatenate(([0], np.cumsum(kept))), _values(rankings).take(indices(first[within < depth])))
+    return list_array(np.concatenate(([0], np.cumsum(kept))), values.take(indices(first[within < depth])))
 
 
-def _values(lists: pa.ListArray) -> pa.Array:
+def _flattened(lists: pa.ListArray) -> tuple[pa.Array, np.ndarray]:
+    """Every list's values in one array, and the list each value is in."""
     import pyarrow.compute as pc
 
-    return pc.list_flatten(lists)
+    from retrieval_pipeline.core.arrow_arrays import numbers
+
+    return pc.list_flatten(lists), numbers(pc.list_parent_indices(lists))
 
 
-def _lengths(lists: pa.ListArray) -> np.ndarray:
+def _keys(parents: np.ndarray, values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A number per (list, id) pair, the same for the same id in the same list; and whether each id is
+    non-empty."""
     import numpy as np
     import pyarrow.compute as pc
 
     from retrieval_pipeline.core.arrow_arrays import numbers
 
-    return np.bincount(numbers(pc.list_parent_indices(lists)), minlength=len(lists))
-
-
-def _codes(lists: pa.ListArray, positions: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For the values at `positions` (else all): the list each is in, a number per distinct id, and
-    whether the id is non-empty."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    from retrieval_pipeline.core.arrow_arrays import indices, numbers
-
-    values, parents = _values(lists), numbers(pc.list_parent_indices(lists))
-    if positions is not None:
-        values, parents = values.take(indices(positions)), parents[positions]
     codes = numbers(values.dictionary_encode().indices).astype(np.int64)
-    return parents, codes, numbers(pc.binary_length(values)) > 0
-
-
-def _distinct_and_filled(parents: np.ndarray, codes: np.ndarray, filled: np.ndarray) -> bool:
-    import numpy as np
-
-    keys = np.sort(parents * (int(codes.max(initial=0)) + 1) + codes)
-    return bool(filled.all()) and not (keys[1:] == keys[:-1]).any()
+    return parents * (int(codes.max(initial=0)) + 1) + codes, numbers(pc.binary_length(values)) > 0
 
 
 @dataclass(frozen=True)
@@ -128,18 +114,14 @@ class Relevance:
         """`retrieved` holds collapsed rankings (distinct ids); `expected` the labels, question by question."""
         import numpy as np
         import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from retrieval_pipeline.core.arrow_arrays import numbers
 
         count = len(retrieved)
-        found, labels = _values(retrieved), _values(expected)
-        found_parents = numbers(pc.list_parent_indices(retrieved))
-        label_parents = numbers(pc.list_parent_indices(expected))
-        codes = numbers(pa.concat_arrays([found, labels]).dictionary_encode().indices).astype(np.int64)
-        width = int(codes.max(initial=0)) + 1
-        found_keys = found_parents * width + codes[: len(found)]
-        label_keys = np.sort(label_parents * width + codes[len(found) :])
+        found, found_parents = _flattened(retrieved)
+        labels, label_parents = _flattened(expected)
+        keys, _ = _keys(np.concatenate((found_parents, label_parents)), pa.concat_arrays([found, labels]))
+        found_keys, label_keys = keys[: len(found)], keys[len(found) :]
+        order = np.argsort(label_keys)
+        label_keys, label_parents = label_keys[order], label_parents[order]
         first = np.ones(len(label_keys), bool)
         first[1:] = label_keys[1:] != label_keys[:-1]
         distinct = label_keys[first]
@@ -149,7 +131,7 @@ class Relevance:
         ranks = np.arange(len(found)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         relevant = np.zeros((count, int(lengths.max(initial=1))), bool)
         relevant[found_parents[hits], ranks[hits]] = True
-        distinct_labels = np.bincount(distinct // width, minlength=count)
+        distinct_labels = np.bincount(label_parents[first], minlength=count)
         return cls(relevant, lengths, distinct_labels)
 
     def first_hit_ranks(self) -> np.ndarray:

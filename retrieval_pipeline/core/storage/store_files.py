@@ -38,7 +38,7 @@ def read_table(fs, path: str):
 
     try:
         with fs.open_input_file(path) as source:
-            return pq.read_table(source)
+            return pq.ParquetFile(source).read()  # read_table would load pyarrow.dataset, which imports pandas
     except FileNotFoundError:
         raise UnreadableFile(path, "missing (removed while being read, or never written)") from None
     except (OSError, ValueError, pa.ArrowException) as error:
