@@ -7,16 +7,14 @@ run and the run it came from are the same value.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
-from retrieval_pipeline.core.arrow_arrays import from_python, from_rows, numbers
+from retrieval_pipeline.core.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
 from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns, question_schema
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.secrets import scrub
+from retrieval_pipeline.core.storage.store_files import summary_row
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 RUN_COLUMNS_PER_QUESTION = (
     "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
 )  # fmt: skip
@@ -228,19 +226,6 @@ def run_from_tables(summary, questions) -> RunResult:
         latency_mode=row.get("latency_mode") or PER_QUESTION,
         questions=QuestionColumns(pa.Table.from_arrays(columns, schema=schema)),
     )
-
-
-def summary_row(summary) -> dict:
-    """A run's one summary row as Python values. Its time is read as a number: pyarrow's own reading of a
-    time zone asks pandas for its preference first, and that imports pandas (see arrow_arrays.py)."""
-    import pyarrow as pa
-
-    times = [name for name in summary.column_names if pa.types.is_timestamp(summary.schema.field(name).type)]
-    row = summary.drop_columns(times).to_pylist()[0]
-    for name in times:
-        stamp = summary.column(name).cast(pa.timestamp("us", tz="UTC"))
-        row[name] = None if stamp.null_count else _EPOCH + timedelta(microseconds=int(numbers(stamp.cast(pa.int64()))[0]))
-    return {name: row[name] for name in summary.column_names}
 
 
 def _stored_column(questions, field):

@@ -27,15 +27,17 @@ from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.storage.run_tables import (
-    question_set_table,
-    question_table,
-    run_from_tables,
-    run_value_table,
+from retrieval_pipeline.core.storage.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
+from retrieval_pipeline.core.storage.store_files import (
+    UnreadableFile,
+    checked_summary,
+    discard,
+    file_system,
+    footer_problem,
+    read_table,
     summary_row,
-    summary_table,
+    write_table,
 )
-from retrieval_pipeline.core.storage.store_files import UnreadableFile, checked_summary, discard, file_system, footer_problem, read_table, write_table
 from retrieval_pipeline.core.storage.store_layout import COMPLETE_SUFFIX, PARTIAL_PREFIX, HistoryKey, SkippedFile, StoredRun, check_run_id, foreign_reason, run_file
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
