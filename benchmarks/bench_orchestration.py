@@ -7,12 +7,10 @@ BM25 retrievers over the demo's 1,400 Cranfield abstracts (k1 in 0.9 / 1.2 / 1.5
 indexes into the configuration's cache folder, as a team's nightly finds them.
 
 Each repetition runs two child processes back to back, each timing its own work after its imports:
-- nightly: `run_nightly(config, store)`, the body of `retrieval-eval nightly` (2 set runs, 12 retriever
-  runs, 24 evaluation runs with their checks, the leaderboard run) on a Dagster instance kept across
+- nightly: `run_nightly(config, store)`, the body of `retrieval-eval nightly` (one run per set with its
+  label check, one run building the 12 retrievers, one run of the 24 evaluations with their checks, the
+  leaderboard run; Dagster imported inside, as the command does) on a Dagster instance kept across
   repetitions (a team's instance exists), a fresh result store each time;
-- nightly_consolidated: the same on an instance whose event log is Dagster's
-  ConsolidatedSqliteEventLogStorage (one SQLite file) instead of the default one file per run, each
-  created with its schema and migration stamp (the cost the profile finds);
 - core:    `load_config` once, then `evaluate_and_record(set, retriever, store)` for the same 24 pairs
   in one process, a fresh result store each time.
 Reported: the overhead per partition ((nightly - core) / 24, median of per-round differences; target
@@ -34,15 +32,17 @@ B = (0.5, 0.75, 0.9)
 TARGET_MS = 150.0
 
 NIGHTLY = """
-import io, json, sys, time
+import io, json, os, sqlite3, sys, time
 started = time.perf_counter()
 from rich.console import Console
 from retrieval_pipeline.dagster_layer.nightly import run_nightly
 imported = time.perf_counter()
 report = run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))
 done = time.perf_counter()
+with sqlite3.connect(os.path.join(os.environ["DAGSTER_HOME"], "history", "runs.db")) as runs:
+    run_count = runs.execute("select count(*) from runs").fetchone()[0]
 print(json.dumps({"import_s": imported - started, "work_s": done - imported, "exit_code": report.exit_code,
-                  "runs": len(report.outcomes)}))
+                  "partitions": len(report.outcomes), "runs_in_instance": run_count}))
 """
 
 CORE = """
@@ -74,11 +74,11 @@ PROFILE_SPOTS = (
     ("evaluations through the core (evaluate_and_record)", "core/evaluation.py", "evaluate_and_record"),
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
+    ("  of which history charts drawn (history_chart_png)", "reports/charts.py", "history_chart_png"),
     ("leaderboard (build_leaderboard)", "core/scoring/leaderboard.py", "build_leaderboard"),
     ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
     ("instance: run records created (create_run_for_job)", "run_methods.py", "create_run_for_job"),
     ("instance: a SQLite event database set up per run (_initdb)", "sqlite_event_log.py", "_initdb"),
-    ("  of which Alembic's migration map read (_revision_map)", "alembic/script/revision.py", "_revision_map"),
     ("SQLite commits (fsync)", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
 )
 
@@ -86,19 +86,6 @@ PROFILE = c.profiled_script(
     "import io\nfrom rich.console import Console\nfrom retrieval_pipeline.dagster_layer.nightly import run_nightly",
     "run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))",
 )
-
-
-def consolidated_home(folder: Path) -> Path:
-    """A Dagster home like the project's, but with every run's events in one SQLite database."""
-    home = folder / "dagster_home_consolidated"
-    home.mkdir()
-    (home / "dagster.yaml").write_text(
-        (c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8")
-        + "\nevent_log_storage:\n  module: dagster._core.storage.event_log\n  class: ConsolidatedSqliteEventLogStorage\n"
-        + f"  config:\n    base_dir: {json.dumps(str(home / 'history'))}\n",
-        encoding="utf-8",
-    )
-    return home
 
 
 def project(folder: Path) -> Path:
@@ -137,8 +124,8 @@ def main(argv: list[str] | None = None) -> c.Report:
         env = {"DAGSTER_HOME": str(scratch / "dagster_home")}
         (scratch / "dagster_home").mkdir()
         (scratch / "dagster_home" / "dagster.yaml").write_text((c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8"))
-        homes = {"nightly": env, "nightly_consolidated": {"DAGSTER_HOME": str(consolidated_home(scratch))}, "core": env}
-        scripts = {"nightly": NIGHTLY, "nightly_consolidated": NIGHTLY, "core": CORE}
+        homes = {"nightly": env, "core": env}
+        scripts = {"nightly": NIGHTLY, "core": CORE}
         samples: dict[str, list[c.ProcessSample]] = {name: [] for name in scripts}
         work: dict[str, list[float]] = {name: [] for name in scripts}
         for round_number in range(1 + repeat):  # round 0 builds the indexes and the instance's tables
@@ -164,14 +151,6 @@ def main(argv: list[str] | None = None) -> c.Report:
             f"spreads {_spread(work['nightly'])} / {_spread(work['core'])}",
         )
         report.rows[-1].met = per_partition * 1000 <= TARGET_MS
-        consolidated = c.paired_difference(work["nightly_consolidated"], work["core"]) / partitions
-        report.add(
-            "overhead per partition with a consolidated SQLite event log",
-            c.fmt_seconds(consolidated),
-            f"default instance {c.fmt_seconds(per_partition)}",
-            c.paired_ratio(work["nightly_consolidated"], work["nightly"]),
-            note=f"ratio column: nightly's work, consolidated / default; spread {_spread(work['nightly_consolidated'])}",
-        )
         report.add(
             "whole processes (imports included)",
             c.fmt_seconds(c.median_wall(samples["nightly"])),

@@ -12,17 +12,24 @@ partition mappings). Those are lineage dependencies: the evaluation step reads t
 retriever from the same configuration (a built retriever is not a value that can be handed over through
 storage), so it never waits on, nor reads, another step's output.
 
+The retriever and the evaluation run one partition per run (the schedule, the sensor, the UI) or a
+whole range of partitions in one run (`retrieval-eval nightly`, Dagster's single-run backfill policy):
+each partition records its own materialization and check evaluation as it finishes, and one that fails
+does not take the others with it (partition_steps.py).
+
 Every body runs inside `scrubbed_errors()`: Dagster stores a failing step's message and traceback in
 its event log, so an error quoting a secret is replaced by one with the secret masked before it leaves.
 
 Each asset's value is a file the project writes anyway: the evaluation's is the per-question Parquet
 the core's store wrote (`questions/<set>/<retriever>/<grader>/<run_id>.parquet`), recorded as the
-`result_uri` metadata. The bodies return MaterializeResult, so no IO manager writes a second copy;
+`result_uri` metadata. The bodies return no output value (MaterializeResult, or their own
+materialization events), so no IO manager writes a second copy;
 `io_manager.ResultStoreIOManager` only READS those files, so `load_asset_value` and downstream assets
 get the values as pyarrow Tables.
 """
 
 
+import functools
 import time
 import warnings
 
@@ -30,19 +37,24 @@ from dagster import (
     AssetDep,
     AssetExecutionContext,
     AssetsDefinition,
+    AssetSpec,
     AutomationCondition,
+    BackfillPolicy,
     BetaWarning,
     MaterializeResult,
     MultiToSingleDimensionPartitionMapping,
     asset,
+    multi_asset,
 )
 
 from retrieval_pipeline.dagster_layer.audit import refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
-from retrieval_pipeline.dagster_layer.checks import regression_check_result, regression_check_spec
+from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET, regression_check_result, regression_check_spec
+from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.secrets import scrubbed_errors
 from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, question_set_metadata, retriever_metadata
+from retrieval_pipeline.dagster_layer.partition_steps import PartitionDone, materialize_each
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -52,6 +64,14 @@ BASELINE_TAG = "retrieval_eval/baseline_run_id"
 
 
 def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
+    with warnings.catch_warnings():
+        # `backfill_policy` (ranges in one run, partition_steps.py) is marked beta in Dagster 1.13; its
+        # warning would repeat at every load.
+        warnings.simplefilter("ignore", BetaWarning)
+        return _assets(partitions)
+
+
+def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     @asset(
         partitions_def=partitions.sets,
         group_name=GROUP,
@@ -68,52 +88,69 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     @asset(
         partitions_def=partitions.retrievers,
         group_name=GROUP,
+        output_required=False,
+        backfill_policy=BackfillPolicy.single_run(),
         description="A named retriever from the configuration, validated and built (any local index, such "
         "as BM25, is built here once and cached). Secrets never appear in its metadata.",
     )
-    def retriever_config(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        identifier = context.partition_key
-        with scrubbed_errors():
-            spec = project.config.retriever_specs[identifier]
+    def retriever_config(context: AssetExecutionContext, project: RetrievalProject):
+        def build(identifier: str) -> PartitionDone:
             started = time.perf_counter()
             retriever = project.config.retriever(identifier)
-            return MaterializeResult(metadata=retriever_metadata(spec, retriever, time.perf_counter() - started))
+            spec = project.config.retriever_specs[identifier]
+            return PartitionDone(retriever_metadata(spec, retriever, time.perf_counter() - started))
 
-    @asset(
-        partitions_def=partitions.evaluations,
-        group_name=GROUP,
-        kinds={"parquet"},
-        io_manager_key=RESULT_STORE_IO_MANAGER,
-        deps=[
-            AssetDep(golden_question_set, partition_mapping=one_dimension(SET_DIMENSION)),
-            AssetDep(retriever_config, partition_mapping=one_dimension(RETRIEVER_DIMENSION)),
+        yield from materialize_each(context, build)
+
+    @multi_asset(
+        name=EVALUATION_ASSET,
+        specs=[
+            AssetSpec(
+                EVALUATION_ASSET,
+                group_name=GROUP,
+                kinds={"parquet"},
+                skippable=True,
+                deps=[
+                    AssetDep(golden_question_set, partition_mapping=one_dimension(SET_DIMENSION)),
+                    AssetDep(retriever_config, partition_mapping=one_dimension(RETRIEVER_DIMENSION)),
+                ],
+                description="One set against one retriever: top-k document hit rates, breakdowns and latency; "
+                "the run is saved in the result store (per-question Parquet) and checked against the previous run.",
+            ).with_io_manager_key(RESULT_STORE_IO_MANAGER)
         ],
+        partitions_def=partitions.evaluations,
         check_specs=[regression_check_spec(partitions.evaluations)],
-        description="One set against one retriever: top-k document hit rates, breakdowns and latency; the "
-        "run is saved in the result store (per-question Parquet) and checked against the previous run.",
+        can_subset=True,  # the partitions record their own events (partition_steps.py), so no output is required
+        backfill_policy=BackfillPolicy.single_run(),
     )
-    def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        set_identifier, retriever_identifier = partitions.dimensions(context.partition_key)
-        with scrubbed_errors():
-            refuse_unfixed_labels(context, set_identifier)
-            config = project.config
-            store = project.store(context.log)
+    def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject):
+        config, store = project.config, project.store(context.log)
+        pinned = pinned_baseline(context)
+        # Range keys come retriever by retriever (Dagster orders the dimensions by name): each is built
+        # once; each set's label check is read once (a failed one is read, and refused, every time).
+        retriever = functools.lru_cache(maxsize=1)(config.retriever)
+        labels_fixed = functools.cache(functools.partial(refuse_unfixed_labels, context))
+
+        def evaluate(key: str) -> PartitionDone:
+            set_identifier, retriever_identifier = partitions.dimensions(key)
+            labels_fixed(set_identifier)
             evaluation = evaluate_and_record(
                 config.question_set(set_identifier),
-                config.retriever(retriever_identifier),
+                retriever(retriever_identifier),
                 store,
                 tolerances=config.tolerances,
                 tolerances_source=config.source,
                 cutoffs=config.cutoffs,
-                baseline_run_id=context.run.tags.get(BASELINE_TAG),
+                baseline_run_id=pinned,
                 baseline_policy=config.baseline_policy,
                 unstable_window=config.gate_unstable_window,
             )
-            context.log.info(evaluation.report.summary)
-            return MaterializeResult(
-                metadata=evaluation_metadata(evaluation, store, config.tolerances),
-                check_results=[regression_check_result(evaluation, config.tolerances, config.dagster.check_severity)],
+            return PartitionDone(
+                evaluation_metadata(evaluation, store, config.tolerances),
+                regression_check_result(evaluation, config.tolerances, config.dagster.check_severity),
             )
+
+        yield from materialize_each(context, evaluate)
 
     @asset(
         deps=[retrieval_evaluation],
@@ -127,6 +164,17 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project))
 
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
+
+
+def pinned_baseline(context: AssetExecutionContext) -> str | None:
+    """A pinned baseline is one run of one pair: refused on a run over a range of partitions."""
+    pinned = context.run.tags.get(BASELINE_TAG)
+    if pinned is not None and len(context.partition_keys) > 1:
+        raise InvalidInputError(
+            f"a pinned baseline ({pinned}) applies to one partition; this run holds {len(context.partition_keys)}",
+            source=f"run tag {BASELINE_TAG}",
+        )
+    return pinned
 
 
 def one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:

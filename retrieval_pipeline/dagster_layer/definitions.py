@@ -5,9 +5,10 @@ retrievers: $RETRIEVAL_EVAL_CONFIG, else the embedded demo. $RETRIEVAL_EVAL_STOR
 the configuration's result store (the `--store` of `retrieval-eval nightly`).
 
 $RETRIEVAL_EVAL_EXECUTOR (and $RETRIEVAL_EVAL_EXECUTOR_CONFIG, its settings) picks the executor of
-every job without a code change, see executors.py. Each run here evaluates one partition in one step,
-so a team scales out with the run launcher in dagster.yaml (one Celery task, pod or container per
-run), see docs/production.md.
+every job without a code change, see executors.py. Each run evaluates its partitions in one step (one
+partition from the schedule and the sensor; a range from `nightly` and UI backfills, see
+partition_steps.py), so a team scales out with the run launcher in dagster.yaml (one Celery task, pod
+or container per run), see docs/production.md.
 
 The leaderboard refreshes itself: `leaderboard_automation` (running by default) requests it once the
 evaluations of a schedule tick, a sensor request or a launch have all finished.

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
-from retrieval_pipeline.dagster_layer.run_outcomes import outcome_from_events
+from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
 LAUNCH_TAG = "retrieval_pipeline/launch"
@@ -57,11 +57,12 @@ class RunSubmitter:
                     source="--launch",
                 )
 
-    def __call__(self, requests: Sequence[tuple[str, str | None]], title: str) -> Iterator[PartitionOutcome]:
+    def __call__(self, requests: Sequence[tuple[str, Sequence[str | None]]], title: str) -> Iterator[PartitionOutcome]:
         from dagster import DagsterRunStatus, RunsFilter
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        pending = {self._submit(job, key): (job, key) for job, key in requests}
+        # One run per partition, ranges included: the workers share them.
+        pending = {self._submit(job, key): (job, key) for job, keys in requests for key in keys}
         finished = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=self._console, transient=True) as progress:
@@ -72,7 +73,7 @@ class RunSubmitter:
                     job, key = pending.pop(run.run_id)
                     progress.advance(task)
                     events = [e.dagster_event for e in self._instance.all_logs(run.run_id) if e.dagster_event]
-                    yield outcome_from_events(job, key, run.status == DagsterRunStatus.SUCCESS, events)
+                    yield from outcomes_from_events(job, [key], run.status == DagsterRunStatus.SUCCESS, events)
                 if pending:
                     time.sleep(POLL_SECONDS)
 

@@ -1,14 +1,17 @@
 """`retrieval-eval nightly`: the main job in one command, in-process, on the local Dagster instance.
 
 It materializes every partition of the code location `dagster dev` loads (every golden set, every
-retriever, every set x retriever evaluation with its regression check, then the leaderboard), one run
-per partition through the same jobs the schedule and the sensor use, then prints the leaderboard and
-the check verdicts. The runs are recorded in the Dagster instance, so `dagster dev` started afterwards
-with the same DAGSTER_HOME shows every partition, the check results and the rate plots.
+retriever, every set x retriever evaluation with its regression check, then the leaderboard) through
+the same jobs the schedule and the sensor use, then prints the leaderboard and the check verdicts.
+Where the schedule runs one partition per run, nightly runs each stage as one run over the range of
+its partitions (partition_steps.py): one for the retrievers, one for the evaluations (more only when a
+broken set or retriever splits the range), one per set (its blocking label check is per run). The
+runs are recorded in the Dagster instance, so `dagster dev` started afterwards with the same
+DAGSTER_HOME shows every partition, the check results and the rate plots.
 
-With `--launch` the same runs are submitted to the instance instead (its run coordinator and run
-launcher, e.g. Celery workers; see launch.py and docs/production.md) and awaited with a progress
-display; the printing and the exit codes are the same.
+With `--launch` the same partitions are submitted to the instance instead, one run each so that the
+workers share them (its run coordinator and run launcher, e.g. Celery workers; see launch.py and
+docs/production.md) and awaited with a progress display; the printing and the exit codes are the same.
 
 The instance: $DAGSTER_HOME when set, else `.dagster_home` in the current folder (created). A home
 without a `dagster.yaml` gets the project's (the `dagster.yaml` of the current folder, else the same
@@ -31,7 +34,7 @@ from pathlib import Path
 import click
 
 from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, pct, print_results
-from retrieval_pipeline.dagster_layer.run_outcomes import outcome_from_events
+from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 
 DEFAULT_HOME = ".dagster_home"
 DEFAULT_INSTANCE_YAML = """\
@@ -88,7 +91,7 @@ def run_nightly(
     console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
     try:
         if launch is None:
-            _run_all(defs, lambda requests, title: (_execute(defs, instance, *r) for r in requests), report, console)
+            _run_all(defs, lambda requests, title: (o for r in requests for o in _execute(defs, instance, *r)), report, console)
         else:
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
@@ -112,7 +115,8 @@ def _partition_keys(defs) -> dict[str, list[str]]:
 
 def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
     """Sets and retrievers, then the evaluations whose set and retriever built, then the leaderboard.
-    `run_batch(requests, title)` runs (job, partition) pairs and yields each outcome as it finishes."""
+    `run_batch(requests, title)` runs (job, partition keys) requests, each a key range or `[None]`, and
+    yields each partition's outcome as its run finishes."""
     from rich.markup import escape
 
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
@@ -121,19 +125,17 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
     keys = _partition_keys(defs)
     partitions = ProjectPartitions(tuple(keys["golden_question_set"]), tuple(keys["retriever_config"]))
     broken: set[str] = set()
-    inputs = [(SETS_JOB, k) for k in partitions.set_identifiers] + [(RETRIEVERS_JOB, k) for k in partitions.retriever_identifiers]
+    inputs = [(SETS_JOB, [k]) for k in partitions.set_identifiers] + [(RETRIEVERS_JOB, list(partitions.retriever_identifiers))]
     for outcome in run_batch(inputs, "sets and retrievers"):
         report.outcomes.append(outcome)
         if not outcome.success:
             broken.add(outcome.partition)
             console.print(f"[red]✗[/red] {outcome.job} [{outcome.partition}]: {escape(outcome.error or '')}", soft_wrap=True)
-    evaluations = []
     for key in partitions.evaluation_keys():
         if broken & set(partitions.dimensions(key)):
             label = " × ".join(partitions.dimensions(key))
             console.print(f"[yellow]-[/yellow] {label}: skipped (its set or retriever failed above)", soft_wrap=True)
-        else:
-            evaluations.append((EVALUATION_JOB, key))
+    evaluations = [(EVALUATION_JOB, keys) for keys in partitions.evaluation_ranges(broken)]
     for outcome in run_batch(evaluations, "evaluations"):
         outcome.set_identifier, outcome.retriever_identifier = partitions.dimensions(outcome.partition)
         report.outcomes.append(outcome)
@@ -147,14 +149,21 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
                 f"{escape(outcome.verdict or '')}",
                 soft_wrap=True,
             )
-    report.outcomes.extend(run_batch([(LEADERBOARD_JOB, None)], "leaderboard"))
+    report.outcomes.extend(run_batch([(LEADERBOARD_JOB, [None])], "leaderboard"))
 
 
-def _execute(defs, instance, job_name: str, partition_key) -> PartitionOutcome:
+def _execute(defs, instance, job_name: str, partition_keys: list) -> list[PartitionOutcome]:
+    """One run for the whole range: the stage's bookkeeping is paid once, not once per partition."""
+    from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+
+    if len(partition_keys) == 1:
+        where = {"partition_key": partition_keys[0]}
+    else:
+        where = {"tags": {ASSET_PARTITION_RANGE_START_TAG: str(partition_keys[0]), ASSET_PARTITION_RANGE_END_TAG: str(partition_keys[-1])}}
     result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, partition_key=partition_key, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+        instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
     )
-    return outcome_from_events(job_name, partition_key, result.success, result.all_events)
+    return outcomes_from_events(job_name, partition_keys, result.success, result.all_events)
 
 
 @click.command("nightly")

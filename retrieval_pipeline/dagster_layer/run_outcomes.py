@@ -1,9 +1,10 @@
-"""One run's outcome for `retrieval-eval nightly`, read from its Dagster events: the same reading whether
-the run executed in this process or on a worker (`--launch`), so both print and exit alike."""
+"""One run's outcomes for `retrieval-eval nightly`, one per partition it held, read from its Dagster events:
+the same reading whether the run executed in this process or on a worker (`--launch`), and whether it
+held one partition or a range (partition_steps.py), so all of them print and exit alike."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
 
@@ -12,23 +13,27 @@ INPUT_ERRORS = frozenset(
 )
 
 
-def outcome_from_events(job_name: str, partition_key: str | None, success: bool, events: Iterable) -> PartitionOutcome:
-    """`events` are DagsterEvents: a result's `all_events`, or the instance's event log of a launched run."""
+def outcomes_from_events(job_name: str, partition_keys: Sequence[str | None], success: bool, events: Iterable) -> list[PartitionOutcome]:
+    """`events` are DagsterEvents: a result's `all_events`, or the instance's event log of a launched run.
+    `partition_keys`: the partitions the run held, or `[None]` for an unpartitioned job."""
     from dagster import DagsterEventType
 
     from retrieval_pipeline.dagster_layer.checks import CHECK_NAME
+    from retrieval_pipeline.dagster_layer.partition_steps import FAILED_PARTITIONS
 
-    outcome = PartitionOutcome(job=job_name, partition=str(partition_key or ""), success=success)
-    step_errors, run_errors = [], []
+    outcomes = {str(key or ""): PartitionOutcome(job=job_name, partition=str(key or ""), success=success) for key in partition_keys}
+    failed_partitions, step_errors, run_errors = None, [], []
     for event in events:
-        if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+        outcome = outcomes.get(str(event.partition or ""))
+        if event.event_type == DagsterEventType.ASSET_MATERIALIZATION and outcome is not None:
             metadata = event.step_materialization_data.materialization.metadata
             if "top1_hit_rate" in metadata:
                 outcome.top1_hit_rate = metadata["top1_hit_rate"].value
                 outcome.top3_hit_rate = metadata["top3_hit_rate"].value
         elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.asset_check_evaluation_data
-            if evaluation.asset_check_key.name != CHECK_NAME:  # the set's labels_exist check
+            outcome = outcomes.get(str(evaluation.partition or ""))
+            if evaluation.asset_check_key.name != CHECK_NAME or outcome is None:  # the set's labels_exist check
                 continue
             outcome.check_passed = evaluation.passed
             outcome.check_severity = evaluation.severity.value
@@ -36,13 +41,23 @@ def outcome_from_events(job_name: str, partition_key: str | None, success: bool,
             outcome.complete = evaluation.metadata["complete"].value
             outcome.is_regression = evaluation.metadata["is_regression"].value
         elif event.event_type == DagsterEventType.STEP_FAILURE:
-            step_errors.append(event.step_failure_data.error)
+            failure = event.step_failure_data
+            step_errors.append(failure.error)
+            if failure.user_failure_data is not None and FAILED_PARTITIONS in failure.user_failure_data.metadata:
+                failed_partitions = failure.user_failure_data.metadata[FAILED_PARTITIONS].value
         elif event.event_type == DagsterEventType.RUN_FAILURE and event.event_specific_data is not None:
             run_errors.append(event.event_specific_data.error)
     if not success:
-        names, outcome.error = _failure(next((e for e in step_errors + run_errors if e is not None), None))
-        outcome.input_error = bool(names & INPUT_ERRORS)
-    return outcome
+        names, message = _failure(next((e for e in step_errors + run_errors if e is not None), None))
+        for key, outcome in outcomes.items():
+            if failed_partitions is None:  # the run failed as a whole: every partition it held failed
+                outcome.error, outcome.input_error = message, bool(names & INPUT_ERRORS)
+            elif key in failed_partitions:
+                record = failed_partitions[key]
+                outcome.error, outcome.input_error = record["error"], bool(set(record["error_classes"]) & INPUT_ERRORS)
+            else:  # recorded before another partition of the same run failed
+                outcome.success = True
+    return list(outcomes.values())
 
 
 def _failure(error) -> tuple[set[str], str]:

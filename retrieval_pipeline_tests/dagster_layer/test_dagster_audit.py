@@ -6,6 +6,7 @@ import json
 
 import yaml
 from dagster import AssetCheckKey, AssetKey
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from dagster_runs import QUIET, evaluate, evaluation_key, run_job
 from dagster_test_project import degraded
 
@@ -68,3 +69,26 @@ def test_label_audit_reports_the_suspect_labels_of_the_latest_runs(project, inst
     assert metadata["suspect_label_count"].value == 1
     [row] = [r.data for r in metadata["findings"].value.records if r.data["kind"] == "suspect_label"]
     assert row["question_id"] == "a1" and "'d7'" in row["what_is_wrong"]
+
+
+def test_a_run_over_every_evaluation_records_the_sets_that_may_run_and_names_the_one_held_back(project, instance):
+    """A backfill of the whole range in one run (as `nightly` runs it): one set's failed label check
+    fails its partitions, while the other set's partitions are materialized and checked, each its own."""
+    _name_corpus(project, ALPHA_DOCUMENTS)
+    defs = build_definitions(project.config)
+    run_job(defs, instance, SETS_JOB, "alpha", raise_on_error=False)
+    keys = [evaluation_key(s, r) for r in ("good", "other") for s in ("alpha", "beta.small")]
+
+    result = defs.resolve_job_def(EVALUATION_JOB).execute_in_process(
+        instance=instance, run_config=QUIET, raise_on_error=False,
+        tags={ASSET_PARTITION_RANGE_START_TAG: str(keys[0]), ASSET_PARTITION_RANGE_END_TAG: str(keys[-1])},
+    )
+
+    assert not result.success
+    assert {e.partition for e in result.get_asset_materialization_events()} == {"good|beta.small", "other|beta.small"}
+    assert {e.partition: e.passed for e in result.get_asset_check_evaluations()} == {"good|beta.small": True, "other|beta.small": True}
+    failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data
+    held_back = failure.user_failure_data.metadata["failed_partitions"].value
+    assert set(held_back) == {"good|alpha", "other|alpha"}
+    assert all("labels_exist" in record["error"] for record in held_back.values())
+    assert not (project.store / "summaries" / "alpha").exists()
