@@ -12,7 +12,7 @@ Secrets: header values read from environment variables live only in the pool's h
 core's secret registry (`core.secrets`), which scrubs every message this adapter raises or logs, since a
 misbehaving service may echo its request. repr() shows header names, never values.
 
-`timeout_seconds` caps each attempt whole (connect, headers and body: see `http_transport`), and
+`timeout_seconds` caps each attempt whole (name lookup, connect, headers and body: see `http_transport`), and
 `fail_fast_after` tells the runner to stop when the first questions all fail to connect.
 
 `index_version` exists only on `VersionedHttpRetriever`, built when `version_url` is configured: the

@@ -39,7 +39,7 @@ class HttpParams(RetrieverParams):
     id_field: str | None = Field(None, min_length=1, description="dotted path to the id in a hit; null: hits are ids")
     chunk_separator: str | None = Field(None, min_length=1)
     headers: dict[str, str | EnvHeader] = {}
-    timeout_seconds: float = Field(10.0, gt=0, description="caps each attempt whole: connect, headers and body")
+    timeout_seconds: float = Field(10.0, gt=0, description="caps each attempt whole: name lookup, connect, headers and body")
     retries: int = Field(3, ge=0)
     backoff_seconds: float = Field(0.2, ge=0)
     concurrency: int = Field(4, ge=1)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import os
 import socket
+import socketserver
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -55,9 +56,12 @@ class EchoingSearch(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def echoing_search(token: str) -> Iterator[str]:
-    handler = type("Handler", (EchoingSearch,), {"token": token})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def serving(server: socketserver.TCPServer) -> Iterator[str]:
+    """The server's search URL while it serves in a daemon thread; stopped and closed on the way out.
+
+    A socketserver rather than a bare accept loop: closing a listening socket does not wake a thread
+    blocked in accept(), which then keeps the port listening for the rest of the session and answers
+    whoever connects next."""
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
@@ -68,41 +72,35 @@ def echoing_search(token: str) -> Iterator[str]:
         server.server_close()
 
 
+def echoing_search(token: str) -> AbstractContextManager[str]:
+    return serving(ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (EchoingSearch,), {"token": token})))
+
+
 @contextmanager
 def trickling_search(part: str, interval: float = 0.1) -> Iterator[str]:
     """A valid answer sent one byte every `interval` s: the body only, or the headers too (`all`)."""
-    listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
-    def answer(connection: socket.socket) -> None:
-        with connection:
-            connection.recv(65536)
+    class Trickle(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.recv(65536)
             payload = json.dumps({"results": list(CORPUS_IDS)}).encode()
             head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
             if part == "body":
-                connection.sendall(head)
+                self.request.sendall(head)
             try:
                 for byte in payload if part == "body" else head + payload:
                     if stop.wait(interval):
                         return
-                    connection.sendall(bytes([byte]))
+                    self.request.sendall(bytes([byte]))
             except OSError:  # the client gave up, as it must
                 return
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=answer, args=(connection,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/search"
-    finally:
-        stop.set()
-        listener.close()
+    with serving(socketserver.ThreadingTCPServer(("127.0.0.1", 0), Trickle)) as url:
+        try:
+            yield url
+        finally:
+            stop.set()  # a handler still trickling ends before its next byte
 
 
 def closed_port_url() -> str:

@@ -1,6 +1,8 @@
 """A real HTTP search service on 127.0.0.1 for the HTTP retriever's tests, and how they build retrievers.
 
-Endpoints by path (`route_<path>`); it counts calls per path and the most requests it served at once.
+Endpoints by path (`route_<path>`); it counts calls per path, connections, and the most requests it
+served at once. It speaks HTTP/1.1 with keep-alive, as deployed search services do, so a client's pooled
+connections are reused across requests here too.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def overlap_ranking(question: str) -> list[str]:
 
 
 class Service(ThreadingHTTPServer):
-    """Endpoints by path; counts calls per path and the most requests it ever served at once."""
+    """Endpoints by path; counts calls per path, connections, and the most requests it ever served at once."""
 
     daemon_threads = True
 
@@ -43,6 +45,7 @@ class Service(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.lock = threading.Lock()
         self.calls: Counter[str] = Counter()
+        self.connections = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests: list[dict] = []
@@ -56,6 +59,13 @@ class Service(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     server: Service
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each write leaves at once, as `route_pieces` needs
+
+    def setup(self):
+        super().setup()
+        with self.server.lock:
+            self.server.connections += 1
 
     def log_message(self, *args):
         pass
@@ -149,6 +159,19 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:  # the client gave up, as it should
             pass
         self.close_connection = True
+
+    def route_pieces(self, query, body, call):
+        """A valid answer of about 20 KB written in pieces, each after `pause` s: cut at the end of the
+        headers and around the client's 8 KiB read buffer (`cuts`, offsets into the body)."""
+        payload = json.dumps({"results": overlap_ranking(body.get("query", "")), "padding": "x" * 20_000}).encode()
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
+        message = head + payload
+        ends = [len(head) + int(cut) for cut in query["cuts"].split(",")] + [len(message)]
+        start = 0
+        for end in ends:
+            time.sleep(float(query["pause"]))
+            self.wfile.write(message[start:end])
+            start = end
 
     def route_version(self, query, body, call):
         return 200, {}, {"index": {"version": "2024-06-01T02:00"}}

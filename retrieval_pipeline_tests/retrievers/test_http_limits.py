@@ -3,7 +3,9 @@ when the service cannot be reached, against real servers (and a closed port) on 
 
 from __future__ import annotations
 
+import queue
 import socket
+import threading
 
 import pytest
 from http_service import AUTH, SECRET, TOKEN_VAR, build, golden_set
@@ -55,10 +57,56 @@ def test_timeout_caps_the_whole_request_however_slowly_the_server_trickles(servi
         retriever.retrieve("anything", 12)
 
 
-def test_an_answer_within_the_timeout_is_read_whole_across_keep_alive_requests(service):
-    retriever = build(service.url("/ids"), timeout_seconds=1, concurrency=1)
+def test_an_answer_arriving_in_pieces_within_the_timeout_is_read_whole_across_keep_alive_requests(service):
+    """Each read returns part of the answer while time remains; none may pass for the end of it."""
+    pieces = "/pieces?cuts=0,1,8191,8192,8193,16384&pause=0.02"
+    retriever = build(service.url(pieces), timeout_seconds=2, retries=0, concurrency=1)
 
     assert [retriever.retrieve("glaciers ice", 12) for _ in range(3)] == [["d3"]] * 3
+    assert service.connections == 1
+
+
+HANGING_HOST = "search.hanging-resolver.test"
+
+
+@pytest.fixture
+def hanging_resolver(monkeypatch):
+    """`socket.getaddrinfo`, through which urllib3 and the retriever both resolve, hanging on one host
+    name as a resolver does when its name server drops queries; released when the test ends. Yields the
+    names it was asked for, in the order asked (from whichever thread asked)."""
+    release = threading.Event()
+    asked: queue.SimpleQueue[str] = queue.SimpleQueue()
+    resolve = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host != HANGING_HOST:
+            return resolve(host, *args, **kwargs)
+        asked.put(host)
+        release.wait(10)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield asked
+    release.set()
+
+
+def test_a_name_lookup_that_hangs_counts_against_the_timeout_and_the_service_is_unreachable(hanging_resolver, token, caplog):
+    url = f"http://{HANGING_HOST}/search"
+
+    with pytest.raises(ServiceUnreachable) as raised:
+        build(url, timeout_seconds=0.2, retries=1, headers=AUTH).retrieve("anything", 12)
+
+    assert str(raised.value) == f"host name not resolved within the timeout (POST {url}, 2 attempts)"
+    assert "retry 1 of 1" in caplog.text and SECRET not in caplog.text
+    assert [hanging_resolver.get(timeout=10) for _ in range(2)] == [HANGING_HOST] * 2  # once per attempt
+    assert hanging_resolver.empty()
+
+
+def test_a_host_name_is_looked_up_before_connecting(service):
+    """`localhost` comes from the hosts file: a real lookup that needs no name server."""
+    url = service.url("/ids").replace("127.0.0.1", "localhost")
+
+    assert build(url, timeout_seconds=2).retrieve("glaciers ice", 12) == ["d3"]
 
 
 def closed_port() -> int:

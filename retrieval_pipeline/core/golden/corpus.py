@@ -16,8 +16,23 @@ from retrieval_pipeline.core.text_files import text_lines
 from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
 
 
+_last_read: dict[tuple[str, int, int], frozenset[str]] = {}
+"""The latest corpus read, by path, size and modification time: retrievers configured over one corpus
+(a parameter sweep) ask for the same ids one after another, and a changed file is read anew. One entry,
+because a corpus of a million ids is a hundred megabytes."""
+
+
 def read_document_ids(path: Path, key: str) -> frozenset[str]:
-    return answerable_documents(read_corpus(path, (), key)[0])
+    try:
+        stat = path.stat()
+    except OSError:  # read_corpus names the file and the key
+        return answerable_documents(read_corpus(path, (), key)[0])
+    stamp = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if stamp not in _last_read:
+        ids = answerable_documents(read_corpus(path, (), key)[0])
+        _last_read.clear()
+        _last_read[stamp] = ids
+    return _last_read[stamp]
 
 
 def answerable_documents(corpus_ids: Iterable[str]) -> frozenset[str]:
