@@ -8,16 +8,19 @@ import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from retrieval_pipeline.core.storage.history import HistoryEntry
+from retrieval_pipeline.core.arrow_arrays import python_values
 from retrieval_pipeline.core.scoring.regression import GroupDelta, RegressionReport, Tolerances
-from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
 from retrieval_pipeline.core.golden.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest
 from retrieval_pipeline.core.storage.store import StoredRun
+
+if TYPE_CHECKING:  # the history's module is needed only to list a history
+    from retrieval_pipeline.core.storage.history import HistoryEntry
 
 
 ROWS_PER_WRITE = 1000
@@ -62,19 +65,32 @@ def _intervals(intervals: dict[str, tuple[float, float]]) -> dict[str, list[floa
     return {name: list(bounds) for name, bounds in intervals.items()}
 
 
-def question(result: QuestionResult, metrics: dict[str, float] | None) -> dict[str, Any]:
-    return {
-        "id": result.question_id,
-        "form": result.form,
-        "hard_class": result.hard_class,
-        "expected_document_ids": list(result.expected_document_ids),
-        "retrieved_document_ids": list(result.retrieved_document_ids),
-        "top1_hit": result.top1_hit,
-        "top3_hit": result.top3_hit,
-        "metrics": metrics,
-        "latency_ms": result.latency_ms,
-        "error": result.error,
-    }
+def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
+    """One row per question (those at `positions`, else all), read from the run's columns a column at a
+    time: no object per question is built on the way."""
+    columns = run.questions if positions is None else run.questions.take(positions)
+    metrics = columns.metrics(run.cutoffs)
+    names = list(metrics)
+    rows = zip(
+        *(columns.values(name) for name in ("question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids")),
+        *(python_values(columns.hit_column(k)) for k in (1, 3)),
+        zip(*(values.tolist() for values in metrics.values())),
+        columns.values("latency_ms"),
+        columns.values("error"),
+    )
+    for question_id, form, hard_class, expected, retrieved, top1, top3, scores, latency_ms, error in rows:
+        yield {
+            "id": question_id,
+            "form": form,
+            "hard_class": hard_class,
+            "expected_document_ids": expected,  # tuples: JSON arrays all the same
+            "retrieved_document_ids": retrieved,
+            "top1_hit": top1,
+            "top3_hit": top3,
+            "metrics": None if error is not None else dict(zip(names, scores)),
+            "latency_ms": latency_ms,
+            "error": error,
+        }
 
 
 def run_summary(run: RunResult) -> dict[str, Any]:
@@ -170,7 +186,7 @@ def evaluation(
     document = {
         **run_summary(run),
         "store": store_uri,
-        "questions": (question(q, run.question_metrics[q.question_id]) for q in run.questions),
+        "questions": questions(run),
         "baseline_policy": baseline_policy,
         "regression": regression(report, tolerances),
     }

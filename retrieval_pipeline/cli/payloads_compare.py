@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrieval_pipeline.cli.payloads import question, run_summary, set_changes, slice_tests
+from retrieval_pipeline.cli.payloads import questions, run_summary, set_changes, slice_tests
 from retrieval_pipeline.core.scoring.comparison import Comparison
 from retrieval_pipeline.core.scoring.results import RunResult
 
@@ -12,6 +12,8 @@ from retrieval_pipeline.core.scoring.results import RunResult
 def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
     """`saved` maps each retriever to its stored run id and regression verdict (with --save)."""
     identifiers = result.retriever_identifiers
+    positions = [result.reference.questions.positions[d.question_id] for d in result.disagreements]
+    rows = [list(questions(run, positions)) for run in result.runs]  # the runs line up question by question
     return {
         "set": result.set_identifier,
         "question_count": result.reference.question_count,
@@ -45,15 +47,11 @@ def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = No
                 "hard_class": d.hard_class,
                 "expected_document_ids": list(d.expected_document_ids),
                 "results": {
-                    run.retriever_identifier: {
-                        key: value
-                        for key, value in question(outcome, run.question_metrics[outcome.question_id]).items()
-                        if key not in _SHARED
-                    }
-                    for run, outcome in zip(result.runs, d.outcomes)
+                    run.retriever_identifier: {key: value for key, value in row[index].items() if key not in _SHARED}
+                    for run, row in zip(result.runs, rows)
                 },
             }
-            for d in result.disagreements
+            for index, d in enumerate(result.disagreements)
         ],
     }
 

@@ -81,11 +81,13 @@ def hit_rank_cell(question: QuestionResult) -> str:
 
 def selected_questions(run: RunResult, show: str) -> tuple[list[QuestionResult], str | None]:
     """`auto` lists every question of a small set and only the misses of a large one."""
+    import numpy as np
+
     if show == "none":
         return [], None
     if show == "all" or (show == "auto" and run.question_count <= AUTO_SHOW_ALL_UP_TO):
         return list(run.questions), None
-    misses = [q for q in run.questions if not q.top3_hit]
+    misses = list(run.questions.take(np.flatnonzero(~run.questions.hits(3))))
     note = f"{len(misses)} of {run.question_count} questions shown: top-3 misses and errors (--show all lists every question)."
     return misses, note
 

@@ -5,7 +5,7 @@ Built from the core's values only; secrets never reach it (a retriever's paramet
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
@@ -214,7 +214,7 @@ def _rates_table(groups: Mapping[str, GroupRates]) -> MetadataValue:
     )
 
 
-def _preview_table(questions: tuple[QuestionResult, ...]) -> MetadataValue:
+def _preview_table(questions: Sequence[QuestionResult]) -> MetadataValue:
     """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits. Ids are
     cut short and lists capped so the table fits the page; the stored result has them whole."""
     shown = misses_first(questions)[:PREVIEW_ROWS]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.evaluation import Evaluation
@@ -115,7 +116,7 @@ def outcome(question: QuestionResult) -> str:
     return "top-1 hit" if question.top1_hit else "top-3 hit" if question.top3_hit else "miss"
 
 
-def misses_first(questions: tuple[QuestionResult, ...]) -> list[QuestionResult]:
+def misses_first(questions: Sequence[QuestionResult]) -> list[QuestionResult]:
     """Errors, then top-3 misses, then top-1 misses, then hits; the set's order inside each."""
     rank = {"error": 0, "miss": 1, "top-3 hit": 2, "top-1 hit": 3}
     return sorted(questions, key=lambda q: rank[outcome(q)])

@@ -15,7 +15,14 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, Retriever, RetrieverParams, VersionedIndex
+from retrieval_pipeline.core.retrieval.retriever import (
+    BatchRetriever,
+    BuildContext,
+    Retriever,
+    RetrieverParams,
+    VersionedIndex,
+    batch_as_lists,
+)
 
 
 class FusionParams(RetrieverParams):
@@ -99,7 +106,7 @@ class FusionRetriever:
 
     def _retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
         depth = self.params.depth or limit
-        per_member = [member.retrieve_batch(questions, depth) for member in self.members]
+        per_member = [batch_as_lists(member.retrieve_batch(questions, depth)) for member in self.members]
         return [self._fuse([rankings[row] for rankings in per_member], limit) for row in range(len(questions))]
 
     def _index_version(self) -> str:

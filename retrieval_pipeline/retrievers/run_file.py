@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -20,6 +20,9 @@ from retrieval_pipeline.core.golden.corpus import read_document_ids
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class UnresolvableQuestion(RetrieverFault):
@@ -116,8 +119,11 @@ class RunFileRetriever:
             return ranking
         return [document_id_from_chunk(chunk_id, self._chunk_separator) for chunk_id in ranking]
 
-    def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
-        return [self.retrieve(question, limit) for question in questions]
+    def retrieve_batch(self, questions: Sequence[str], limit: int) -> pa.ListArray | list[list[str]]:
+        """The rankings as one Arrow array, cut from the run's own (ids mapped from chunks one by one)."""
+        if self._chunk_separator is not None:
+            return [self.retrieve(question, limit) for question in questions]
+        return self._rankings_for(limit).table([self._query_id(question) for question in questions], limit)
 
     def _rankings_for(self, limit: int) -> Rankings:
         """Asked deeper than it kept (a fusion with its own depth), it reads the same file again keeping more."""

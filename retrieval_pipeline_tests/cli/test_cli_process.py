@@ -77,6 +77,29 @@ def test_run_never_imports_dagster(project, plugins):
     assert json.loads(result.stdout)["top1_hit_rate"] == 1.0
 
 
+def test_a_run_file_evaluation_with_its_baseline_never_imports_pandas(project):
+    """pyarrow imports pandas (0.2 s, ~35 MiB) on its first `pa.array` or `to_numpy`, or reading a time
+    zone; a run file read, scored, compared with its baseline, saved and printed as JSON needs none of it."""
+    (project.root / "run.trec").write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 x 2 1.0 t\nq2 Q0 y 1 3.0 t\nq2 Q0 d2 2 2.0 t\n")
+    project.config.write_text(
+        project.config.read_text() + "  replayed:\n    kind: run_file\n    path: run.trec\n    question_set: cli.small\n"
+    )
+    command = ["run", "cli.small", "replayed", "--config", str(project.config), "--json"]
+    code = f"""
+        import sys
+        from retrieval_pipeline.cli import main
+        main({command!r}, standalone_mode=False)
+        print("PANDAS", "pandas" in sys.modules, file=sys.stderr)
+        """
+
+    first, second = python(code), python(code)
+
+    assert "PANDAS False" in first.stderr and "PANDAS False" in second.stderr, first.stderr + second.stderr
+    rates = [(document["top1_hit_rate"], document["top3_hit_rate"]) for document in map(json.loads, (first.stdout, second.stdout))]
+    assert rates == [(0.5, 1.0), (0.5, 1.0)]
+    assert json.loads(second.stdout)["regression"]["has_baseline"] is True
+
+
 def test_console_script_exit_codes_and_clean_json_stdout(project, plugins):
     script = [*console_script()]
     env = subprocess_env(plugins)

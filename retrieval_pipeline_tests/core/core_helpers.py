@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 
+import pyarrow as pa
+
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.scoring.ranking_metrics import question_metrics
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.scoring import Relevance, collapsed
 
 
 def question(
@@ -56,7 +60,9 @@ def retriever_for(rankings_by_question_id: Mapping[str, Sequence[str]], question
 
 # Outcome shorthands for hand-built runs: "1" = top-1 hit, "3" = top-3 hit only, "-" = miss at both,
 # "E" = the retriever failed on the question.
-def outcome(question_id: str, code: str, *, form: str = "match", hard_class: str | None = None, latency_ms: float = 1.0) -> QuestionResult:
+def outcome(
+    question_id: str, code: str, *, form: str = "match", hard_class: str | None = None, latency_ms: float = 1.0, fingerprint: str | None = None
+) -> QuestionResult:
     retrieved = {"1": ("t", "x", "y"), "3": ("x", "y", "t"), "-": ("x", "y", "z"), "E": ()}[code]
     return QuestionResult(
         question_id=question_id,
@@ -66,6 +72,7 @@ def outcome(question_id: str, code: str, *, form: str = "match", hard_class: str
         retrieved_document_ids=retrieved,
         latency_ms=latency_ms,
         error="RuntimeError: down (after 3 attempts)" if code == "E" else None,
+        fingerprint=fingerprint,
     )
 
 
@@ -94,3 +101,24 @@ def run_from_codes(
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=timezone.utc)
+
+
+# One question through the columnar scoring rules, for the rules' own tests.
+
+
+def id_lists(*lists: Sequence[str]) -> pa.ListArray:
+    return pa.array([list(ids) for ids in lists], pa.list_(pa.string()))
+
+
+def collapse(ranking: Sequence[str], depth: int) -> tuple[str, ...]:
+    return tuple(collapsed(id_lists(ranking), depth)[0].as_py())
+
+
+def is_hit(retrieved: Sequence[str], expected: Sequence[str], k: int) -> bool:
+    rank = int(Relevance.of(id_lists(retrieved), id_lists(expected)).first_hit_ranks()[0])
+    return 0 < rank <= k
+
+
+def metric(name: str, retrieved: Sequence[str], expected: Sequence[str], k: int) -> float:
+    """`mrr`, `ndcg` or `recall` of one question at depth (or cut-off) k."""
+    return float(question_metrics(Relevance.of(id_lists(retrieved), id_lists(expected)), (k,))[f"{name}@{k}"][0])

@@ -62,7 +62,7 @@ def test_trec_run_ranks_by_score_then_document_id_descending_like_trec_eval(tmp_
     assert retriever.retrieve("how do turbofan engines fail", 2) == ["d7", "d9"]
     assert retriever.retrieve("  why does sourdough rise ", 12) == ["d5"]
     assert isinstance(retriever, BatchRetriever)
-    assert retriever.retrieve_batch([q["text"] for q in QUERIES], 3) == [["d7", "d9", "d2"], ["d5"], []]
+    assert retriever.retrieve_batch([q["text"] for q in QUERIES], 3).to_pylist() == [["d7", "d9", "d2"], ["d5"], []]
 
 
 def test_question_absent_from_the_run_retrieves_nothing(tmp_path, context):

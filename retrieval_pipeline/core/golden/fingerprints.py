@@ -13,11 +13,12 @@ from collections.abc import Iterable
 
 FINGERPRINT_LENGTH = 16
 """Hex digits kept of the sha256: 64 bits, no accidental collision within a set and its history."""
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+"""Built once: a set of 20,000 questions is fingerprinted in 20,000 calls."""
 
 
 def _digest(value: object) -> str:
-    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+    return hashlib.sha256(_CANONICAL.encode(value).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
 def question_fingerprint(text: str, expected_document_ids: Iterable[str], form: str, hard_class: str | None) -> str:

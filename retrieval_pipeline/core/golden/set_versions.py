@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
+from retrieval_pipeline.core.scoring.results import RunResult
 
 
 @dataclass(frozen=True)
@@ -51,44 +52,41 @@ class SetChanges:
 
 def set_changes(current: RunResult, baseline: RunResult) -> SetChanges:
     """Ids in the current run's order (removed ones in the baseline's)."""
-    before = {q.question_id: q for q in baseline.questions}
-    present = {q.question_id for q in current.questions}
+    now, then = current.questions, baseline.questions
+    earlier, fingerprints, old_fingerprints = then.positions, now.values("fingerprint"), then.values("fingerprint")
     added, relabelled, unchanged, by_labels = [], [], [], False
-    for question in current.questions:
-        old = before.get(question.question_id)
+    for position, question_id in enumerate(now.ids):
+        old = earlier.get(question_id)
         if old is None:
-            added.append(question.question_id)
+            added.append(question_id)
             continue
-        same, labels_only = _same_question(question, old)
-        by_labels |= labels_only
-        (unchanged if same else relabelled).append(question.question_id)
-    removed = [q.question_id for q in baseline.questions if q.question_id not in present]
+        if fingerprints[position] is not None and old_fingerprints[old] is not None:
+            same = fingerprints[position] == old_fingerprints[old]
+        else:
+            same, by_labels = _labels(now, position) == _labels(then, old), True
+        (unchanged if same else relabelled).append(question_id)
+    removed = [question_id for question_id in then.ids if question_id not in now.positions]
     return SetChanges(tuple(added), tuple(removed), tuple(relabelled), tuple(unchanged), by_labels)
 
 
-def _same_question(current: QuestionResult, baseline: QuestionResult) -> tuple[bool, bool]:
-    """(identical, decided by labels alone)."""
-    if current.fingerprint is not None and baseline.fingerprint is not None:
-        return current.fingerprint == baseline.fingerprint, False
-    return _labels(current) == _labels(baseline), True
-
-
-def _labels(question: QuestionResult) -> tuple:
-    return tuple(sorted(question.expected_document_ids)), question.form, question.hard_class
+def _labels(questions: QuestionColumns, position: int) -> tuple:
+    """What a question without a fingerprint is matched by: its expected ids (as a set), form and hard class."""
+    expected = questions.values("expected_document_ids")[position]
+    return tuple(sorted(expected)), questions.values("form")[position], questions.values("hard_class")[position]
 
 
 def restrict(run: RunResult, question_ids: Sequence[str]) -> RunResult:
     """The same run (its id, time and retriever kept) over only these questions, in this order, so
     restricted runs line up question by question."""
-    if len(question_ids) == run.question_count and all(q.question_id == i for q, i in zip(run.questions, question_ids)):
+    if list(question_ids) == run.questions.ids:
         return run
-    by_id = {q.question_id: q for q in run.questions}
-    return replace(run, questions=tuple(by_id[question_id] for question_id in question_ids))
+    positions = run.questions.positions
+    return replace(run, questions=run.questions.take(positions[question_id] for question_id in question_ids))
 
 
 def unchanged_across(reference: RunResult, others: Sequence[RunResult]) -> tuple[tuple[SetChanges, ...], tuple[str, ...]]:
     """Each other run's changes against the reference, and the reference's questions unchanged in all."""
     changes = tuple(set_changes(other, reference) for other in others)
     unchanged = [set(c.compared_ids) for c in changes]
-    kept = [q.question_id for q in reference.questions if all(q.question_id in ids for ids in unchanged)]
+    kept = [question_id for question_id in reference.questions.ids if all(question_id in ids for ids in unchanged)]
     return changes, tuple(kept)

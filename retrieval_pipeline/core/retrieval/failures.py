@@ -49,7 +49,7 @@ class FailFastGate:
 
 def failure_summary(run: RunResult) -> str:
     """'3 of 300 questions failed (q1, q7, q9): <most common error>', naming how many it hit when not all."""
-    errors = [q.error for q in run.questions if q.error is not None]
+    errors = [error for error in run.questions.values("error") if error is not None]
     if not errors:
         return f"none of {run.question_count} questions failed"
     ids = run.errored_question_ids

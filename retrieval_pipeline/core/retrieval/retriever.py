@@ -50,9 +50,19 @@ class Retriever(Protocol):
 
 @runtime_checkable
 class BatchRetriever(Protocol):
-    """Optional: many questions in one call, for retrievers that vectorise (BM25) or fan out."""
+    """Optional: many questions in one call, for retrievers that vectorise (BM25) or fan out.
+
+    The rankings may come back as a pyarrow list<string> array, one list per question, when they are a
+    table already (a run file's): the runner then scores them without a Python step per question.
+    """
 
     def retrieve_batch(self, questions: Sequence[str], limit: int) -> Sequence[Sequence[str]]: ...
+
+
+def batch_as_lists(rankings: Sequence[Sequence[str]]) -> Sequence[Sequence[str]]:
+    """A `retrieve_batch` answer as Python lists, whichever form it came in."""
+    to_pylist = getattr(rankings, "to_pylist", None)
+    return rankings if to_pylist is None else to_pylist()
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrieval_pipeline.core.arrow_arrays import from_python, indices, numbers, python_values
 from retrieval_pipeline.core.storage.arrow_memory import release_unused
 
 if TYPE_CHECKING:
@@ -100,8 +101,8 @@ def keep_top(batch: pa.RecordBatch, depth: int | None) -> pa.Table:
     queries = batch.column("query_id")
     if not pa.types.is_dictionary(queries.type):
         queries = pc.dictionary_encode(queries)
-    codes = queries.indices.to_numpy(zero_copy_only=False)
-    rows = pa.array(np.arange(len(codes)) if depth is None else _rows_within(codes, batch.column("score").to_numpy(), depth))
+    codes = numbers(queries.indices)
+    rows = indices(np.arange(len(codes)) if depth is None else _rows_within(codes, numbers(batch.column("score")), depth))
     return pa.table(
         {
             "query": queries.dictionary.take(queries.indices.take(rows)),
@@ -139,14 +140,14 @@ def rankings_from_rows(kept: list[pa.Table], depth: int | None) -> tuple[pa.Arra
     import pyarrow.compute as pc
 
     if not kept:
-        return pa.array([], pa.string()), {}
+        return from_python([], pa.string()), {}
     table = pa.concat_tables(kept)
     queries = pc.dictionary_encode(table.column("query")).unify_dictionaries().combine_chunks()
     keyed = pa.table({"query": queries.indices, "score": table.column("score"), "document_id": table.column("document_id")})
     order = pc.sort_indices(keyed, sort_keys=TREC_ORDER)
     groups = pc.run_end_encode(queries.indices.take(order))
-    ends = groups.run_ends.to_pylist()
-    names = queries.dictionary.take(groups.values).to_pylist()
+    ends = numbers(groups.run_ends).tolist()
+    names = python_values(queries.dictionary.take(groups.values))
     spans = {name: (start, end if depth is None else min(end, start + depth)) for name, start, end in zip(names, [0, *ends[:-1]], ends)}
     document_ids = table.column("document_id").take(order).combine_chunks()
     del table, keyed, order

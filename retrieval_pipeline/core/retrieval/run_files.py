@@ -19,7 +19,7 @@ import gzip
 import hashlib
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -59,6 +59,20 @@ class Rankings:
             raise ValueError(f"these rankings hold {self.depth} documents per query, not {limit}")
         start, end = self.spans.get(query_id, (0, 0))
         return self.document_ids.slice(start, min(limit, end - start)).to_pylist()
+
+    def table(self, query_ids: Sequence[str], limit: int) -> pa.ListArray:
+        """`top` of every query at once, as one list per query id: cut from the run's array, never copied to Python."""
+        import numpy as np
+
+        from retrieval_pipeline.core.arrow_arrays import indices, list_array
+
+        if not self.covers(limit):
+            raise ValueError(f"these rankings hold {self.depth} documents per query, not {limit}")
+        spans = np.array([self.spans.get(query_id, (0, 0)) for query_id in query_ids], np.int64).reshape(-1, 2)
+        lengths = np.minimum(spans[:, 1] - spans[:, 0], limit)
+        offsets = np.concatenate(([0], np.cumsum(lengths)))
+        rows = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - spans[:, 0], lengths)
+        return list_array(offsets, self.document_ids.take(indices(rows)))
 
 
 def load_run(path: Path, format: RunFormat | None = None, *, key: str | None = None, depth: int | None = None) -> Rankings:
@@ -116,7 +130,7 @@ def _pieces(text: IO[bytes]) -> Iterator[bytes]:
     while block := text.read(PIECE_BYTES):
         cut = block.rfind(b"\n") + 1
         if cut:
-            yield rest + block[:cut]
+            yield b"".join((rest, memoryview(block)[:cut]))  # one copy of the block, not two
             rest = block[cut:]
         else:
             rest += block
@@ -183,6 +197,8 @@ def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -
     """JSONL runs are one line per query, so a plain loop is fast enough and names bad lines directly."""
     import pyarrow as pa
 
+    from retrieval_pipeline.core.arrow_arrays import from_python
+
     document_ids: list[str] = []
     spans: dict[str, tuple[int, int]] = {}
     for number, line in enumerate(data.splitlines(), start=1):
@@ -210,7 +226,7 @@ def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -
             )
         spans[query_id] = (len(document_ids), len(document_ids) + len(ids[:depth]))
         document_ids += ids[:depth]
-    return pa.array(document_ids, pa.string()), spans
+    return from_python(document_ids, pa.string()), spans
 
 
 def id_text(value: Any) -> str | None:

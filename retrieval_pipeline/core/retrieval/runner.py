@@ -12,12 +12,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.retrieval.failures import DEFAULT_FAIL_FAST_AFTER, FailFastGate
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
-from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult, utc_now
+from retrieval_pipeline.core.arrow_arrays import from_python
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
+from retrieval_pipeline.core.scoring.results import RunResult, utc_now
 from retrieval_pipeline.core.retrieval.retriever import (
     BatchRetriever,
     ConcurrentRetriever,
@@ -27,8 +30,11 @@ from retrieval_pipeline.core.retrieval.retriever import (
     ServiceUnreachable,
     VersionedIndex,
 )
-from retrieval_pipeline.core.scoring.scoring import CutOffs, collapse
+from retrieval_pipeline.core.scoring.scoring import CutOffs, collapsed
 from retrieval_pipeline.core.secrets import scrub
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 BATCH_SIZE = 1000
 logger = logging.getLogger(__name__)
@@ -72,32 +78,36 @@ def run_question_set(
     retry: RetryPolicy = RetryPolicy(),
     progress: Progress | None = None,
 ) -> RunResult:
+    """The answers, however they arrive, become the run's columns (question_columns.py)."""
+    import numpy as np
+    import pyarrow as pa
+
     run_at = utc_now()
     index_version = _index_version(retriever)
     questions = question_set.questions
     gate = FailFastGate(retriever.fail_fast_after if isinstance(retriever, FailFast) else DEFAULT_FAIL_FAST_AFTER)
+    asked = (cutoffs.fetch_limit, cutoffs.deepest, retry, progress, gate)
     if isinstance(retriever, BatchRetriever):
-        answers = _ask_in_batches(retriever, questions, cutoffs.fetch_limit, retry, progress, gate)
+        blocks = list(_ask_in_batches(retriever, questions, *asked))
     else:
-        answers = _ask_one_by_one(retriever, questions, cutoffs.fetch_limit, retry, progress, gate)
-    depth = cutoffs.deepest
-    results = tuple(
-        QuestionResult(
-            question_id=question.id,
-            form=question.form.value,
-            hard_class=question.hard_class,
-            expected_document_ids=question.expected_document_ids,
-            retrieved_document_ids=collapse(ranking, depth) if error is None else (),
-            latency_ms=latency_ms,
-            error=error,
-            fingerprint=question_fingerprint(question.question, question.expected_document_ids, question.form.value, question.hard_class),
-        )
-        for question, (ranking, latency_ms, error) in zip(questions, answers)
+        blocks = [_block(_ask_one_by_one(retriever, questions, cutoffs.fetch_limit, retry, progress, gate), cutoffs.deepest)]
+    columns = QuestionColumns.of(
+        question_id=[question.id for question in questions],
+        form=[question.form.value for question in questions],
+        hard_class=[question.hard_class for question in questions],
+        expected_document_ids=[question.expected_document_ids for question in questions],
+        retrieved_document_ids=pa.concat_arrays([block.rankings for block in blocks]),
+        latency_ms=np.array([latency_ms for block in blocks for latency_ms in block.latencies], np.float64),
+        error=[error for block in blocks for error in block.errors],
+        fingerprint=[
+            question_fingerprint(question.question, question.expected_document_ids, question.form.value, question.hard_class)
+            for question in questions
+        ],
     )
     return RunResult(
         set_identifier=question_set.identifier,
         retriever_identifier=retriever.identifier,
-        questions=results,
+        questions=columns,
         run_at=run_at,
         cutoffs=cutoffs.values,
         index_version=index_version,
@@ -127,6 +137,23 @@ def _index_version(retriever: Retriever) -> str | None:
 
 
 Answer = tuple[Sequence[str], float, "str | None"]
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Consecutive questions' answers: rankings already collapsed to the deepest cut-off (empty for an
+    error), so only one batch of full rankings is ever alive."""
+
+    rankings: pa.ListArray
+    latencies: Sequence[float]
+    errors: Sequence[str | None]
+
+
+def _block(answers: Sequence[Answer], depth: int) -> Answers:
+    import pyarrow as pa
+
+    raw = from_python([ranking for ranking, _, _ in answers], pa.list_(pa.string()))
+    return Answers(collapsed(raw, depth), [latency_ms for _, latency_ms, _ in answers], [error for _, _, error in answers])
 
 
 def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> tuple[Answer, bool]:
@@ -171,26 +198,35 @@ def _ask_one_by_one(
 
 
 def _ask_in_batches(
-    retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress, gate: FailFastGate
-) -> Iterator[Answer]:
+    retriever, questions: Sequence[GoldenQuestion], limit: int, depth: int, retry: RetryPolicy, progress, gate: FailFastGate
+) -> Iterator[Answers]:
     """A failed or malformed batch falls back to asking its questions one by one, with retries.
 
-    Answers are yielded batch by batch, so only one batch of full rankings is alive at a time: the
-    result keeps each question's ranking cut to the deepest cut-off.
+    A batch may come back as an Arrow list<string> array (answers that arrive as a table, such as a run
+    file's): it is checked and collapsed as a whole, without a Python step per question.
     """
     for start in range(0, len(questions), BATCH_SIZE):
         chunk = questions[start : start + BATCH_SIZE]
         started = time.perf_counter()
         try:
-            rankings = retriever.retrieve_batch([q.question for q in chunk], limit)
-            if len(rankings) != len(chunk):
-                raise RetrieverFault(f"batch of {len(chunk)} questions returned {len(rankings)} rankings")
-            rankings = [checked_ranking(ranking) for ranking in rankings]
+            rankings = _checked_batch(retriever.retrieve_batch([q.question for q in chunk], limit), len(chunk))
         except Exception:
-            yield from _ask_one_by_one(retriever, chunk, limit, retry, progress, gate)
+            yield _block(_ask_one_by_one(retriever, chunk, limit, retry, progress, gate), depth)
             continue
         gate.record(None, unreachable=False)  # the service answered: a later outage is not "the first questions"
         latency_ms = (time.perf_counter() - started) * 1000.0 / len(chunk)
         if progress is not None:
             progress(len(chunk))
-        yield from ((ranking, latency_ms, None) for ranking in rankings)
+        yield Answers(collapsed(rankings, depth), [latency_ms] * len(chunk), [None] * len(chunk))
+
+
+def _checked_batch(rankings: object, expected: int) -> pa.ListArray:
+    import pyarrow as pa
+
+    if len(rankings) != expected:
+        raise RetrieverFault(f"batch of {expected} questions returned {len(rankings)} rankings")
+    if isinstance(rankings, pa.Array):
+        if rankings.type != pa.list_(pa.string()) or rankings.null_count:
+            raise RetrieverFault(f"returned an Arrow array of {rankings.type} with {rankings.null_count} nulls; expected list<string>")
+        return rankings
+    return from_python([checked_ranking(ranking) for ranking in rankings], pa.list_(pa.string()))

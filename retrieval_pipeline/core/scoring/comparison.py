@@ -132,9 +132,16 @@ def group_comparisons(breakdowns: Sequence[dict[str, GroupRates]]) -> tuple[Grou
 
 def disagreements(runs: Sequence[RunResult], cutoffs: Sequence[int] = COMPARED_CUTOFFS) -> tuple[Disagreement, ...]:
     """Questions, in set order, on which the runs do not all agree (an error disagrees with any hit or miss)."""
+    import numpy as np
+
+    differ = np.zeros(runs[0].question_count, bool)
+    for k in cutoffs:
+        outcomes = [np.where(run.questions.answered, run.questions.hits(k), 2) for run in runs]
+        for other in outcomes[1:]:
+            differ |= other != outcomes[0]
     found = []
-    for outcomes in zip(*(run.questions for run in runs)):
-        if any(len({outcome.hit_at(k) for outcome in outcomes}) > 1 for k in cutoffs):
-            first = outcomes[0]
-            found.append(Disagreement(first.question_id, first.form, first.hard_class, first.expected_document_ids, outcomes))
+    for position in np.flatnonzero(differ).tolist():
+        first = runs[0].questions[position]
+        outcomes = tuple(run.questions[position] for run in runs)
+        found.append(Disagreement(first.question_id, first.form, first.hard_class, first.expected_document_ids, outcomes))
     return tuple(found)

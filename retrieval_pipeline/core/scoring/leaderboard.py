@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from retrieval_pipeline.core.arrow_arrays import from_rows
 from retrieval_pipeline.core.formatting import percent
 from retrieval_pipeline.core.storage.history import stored_intervals
 from retrieval_pipeline.core.scoring.results import GRADER
@@ -173,7 +174,7 @@ class Leaderboard:
             for set_identifier in self.set_identifiers
             for rank, entry in enumerate(self.for_set(set_identifier), start=1)
         ]
-        return pa.Table.from_pylist(rows, schema=schema)
+        return from_rows(rows, schema)
 
 
 def build_leaderboard(

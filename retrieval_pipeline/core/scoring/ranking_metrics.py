@@ -1,4 +1,4 @@
-"""Ranking metrics beside the hit rates: MRR, Recall@k and nDCG, one small pure function each (as ranx does).
+"""Ranking metrics beside the hit rates: MRR, Recall@k and nDCG, one array per metric over every question.
 
 A hit rate says whether an answer came; these say how high it came and how many of the answers came,
 which is what separates two retrievers with the same top-3 rate. Relevance is binary (an expected id is
@@ -13,34 +13,13 @@ the same rule as its hit: silence is the right answer to a question nothing answ
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def reciprocal_rank(retrieved: Sequence[str], expected: Sequence[str], depth: int) -> float:
-    if not expected:
-        return _silence(retrieved)
-    return next((1.0 / rank for rank, doc in enumerate(retrieved[:depth], start=1) if doc in expected), 0.0)
-
-
-def recall(retrieved: Sequence[str], expected: Sequence[str], k: int) -> float:
-    if not expected:
-        return _silence(retrieved)
-    relevant = set(expected)
-    return len(relevant.intersection(retrieved[:k])) / len(relevant)
-
-
-def ndcg(retrieved: Sequence[str], expected: Sequence[str], depth: int) -> float:
-    """Gain 1 per relevant id at rank i, discounted by log2(i + 1), over the best order of the relevant ids."""
-    if not expected:
-        return _silence(retrieved)
-    relevant = set(expected)
-    gained = sum(1.0 / math.log2(rank + 1) for rank, doc in enumerate(retrieved[:depth], start=1) if doc in relevant)
-    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(relevant), depth) + 1))
-    return gained / ideal
-
-
-def _silence(retrieved: Sequence[str]) -> float:
-    return 0.0 if retrieved else 1.0
+    from retrieval_pipeline.core.scoring.scoring import Relevance
 
 
 def metric_names(cutoffs: Sequence[int]) -> tuple[str, ...]:
@@ -49,19 +28,36 @@ def metric_names(cutoffs: Sequence[int]) -> tuple[str, ...]:
     return (f"mrr@{depth}", f"ndcg@{depth}", *(f"recall@{k}" for k in cutoffs))
 
 
-def question_metrics(retrieved: Sequence[str], expected: Sequence[str], cutoffs: Sequence[int]) -> dict[str, float]:
+def question_metrics(relevance: Relevance, cutoffs: Sequence[int]) -> dict[str, np.ndarray]:
+    """Every question's metrics, one array per metric name.
+
+    Each nDCG gain is added rank by rank and the ideal is summed in Python, so the figures are the same
+    floats a question-by-question sum gives.
+    """
+    import numpy as np
+
     depth = cutoffs[-1]
-    return {
-        f"mrr@{depth}": reciprocal_rank(retrieved, expected, depth),
-        f"ndcg@{depth}": ndcg(retrieved, expected, depth),
-        **{f"recall@{k}": recall(retrieved, expected, k) for k in cutoffs},
+    relevant = np.zeros((len(relevance.expected), depth), bool)
+    shown = relevance.relevant[:, :depth]
+    relevant[:, : shown.shape[1]] = shown
+    discounts = [1.0 / math.log2(rank + 1) for rank in range(1, depth + 1)]
+    ideal = np.array([sum(discounts[:count]) for count in range(depth + 1)])
+    labels = np.maximum(relevance.expected, 1)
+    found = relevant.any(axis=1)
+    gained = np.zeros(len(relevant))
+    for rank, discount in enumerate(discounts):
+        gained += np.where(relevant[:, rank], discount, 0.0)
+    scores = {
+        f"mrr@{depth}": np.where(found, 1.0 / (relevant.argmax(axis=1) + 1), 0.0),
+        f"ndcg@{depth}": gained / ideal[np.minimum(labels, depth)],
+        **{f"recall@{k}": relevant[:, :k].sum(axis=1) / labels for k in cutoffs},
     }
+    silence = np.where(relevance.retrieved == 0, 1.0, 0.0)
+    unlabelled = relevance.expected == 0
+    return {name: np.where(unlabelled, silence, values) for name, values in scores.items()}
 
 
-def mean_metrics(per_question: Sequence[dict[str, float] | None], cutoffs: Sequence[int]) -> dict[str, float]:
-    """Means over ALL questions (like the rates); an errored question (None) counts as 0, an empty set is 0."""
-    count = len(per_question)
-    return {
-        name: (sum(scores[name] for scores in per_question if scores is not None) / count if count else 0.0)
-        for name in metric_names(cutoffs)
-    }
+def mean_metrics(scores: Mapping[str, np.ndarray], counted: np.ndarray, questions: int, cutoffs: Sequence[int]) -> dict[str, float]:
+    """Means over `questions` (like the rates) of the scores where `counted` holds: an errored question
+    counts as 0, an empty set is 0. Summed in question order, as a plain Python sum would."""
+    return {name: (sum(scores[name][counted].tolist()) / questions if questions else 0.0) for name in metric_names(cutoffs)}

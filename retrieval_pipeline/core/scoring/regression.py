@@ -175,9 +175,9 @@ def detect_regression(
 
 def _without_unstable(current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...]) -> RegressionReport:
     """The verdict on the runs less the unstable questions, which the report names."""
-    kept = tuple(q.question_id for q in current.questions if q.question_id not in excluded)
-    report = detect_regression(restrict(current, kept), restrict(baseline, [q.question_id for q in baseline.questions
-                                                                           if q.question_id not in excluded]), tolerances)
+    kept = tuple(question_id for question_id in current.questions.ids if question_id not in excluded)
+    report = detect_regression(restrict(current, kept), restrict(baseline, [question_id for question_id in baseline.questions.ids
+                                                                           if question_id not in excluded]), tolerances)
     listed = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
     return replace(report, excluded_unstable=excluded,
                    summary=f"{report.summary} Left out as unstable: {len(excluded)} question(s) ({listed}).")
@@ -287,18 +287,19 @@ def group_deltas(current: dict[str, GroupRates], baseline: dict[str, GroupRates]
 
 def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Questions that lost a hit at any cut-off, and questions that gained one (never both: hits nest)."""
-    before = {q.question_id: q for q in baseline.questions}
-    to_miss, to_hit = [], []
-    for question in current.questions:
-        old = before[question.question_id]
-        if question.error is not None or old.error is not None:
-            continue
-        pairs = [(old.hit_at(k), question.hit_at(k)) for k in (1, 3)]
-        if any(was and not now for was, now in pairs):
-            to_miss.append(question.question_id)
-        elif any(now and not was for was, now in pairs):
-            to_hit.append(question.question_id)
-    return tuple(to_miss), tuple(to_hit)
+    import numpy as np
+
+    earlier = baseline.questions.positions
+    then = np.fromiter((earlier[question_id] for question_id in current.questions.ids), np.int64, current.question_count)
+    answered = current.questions.answered & baseline.questions.answered[then]
+    lost = np.zeros(current.question_count, bool)
+    gained = np.zeros(current.question_count, bool)
+    for k in (1, 3):
+        was, now = baseline.questions.hits(k)[then], current.questions.hits(k)
+        lost |= was & ~now
+        gained |= now & ~was
+    ids = current.questions.ids
+    return tuple(ids[i] for i in np.flatnonzero(lost & answered)), tuple(ids[i] for i in np.flatnonzero(gained & ~lost & answered))
 
 
 def _p95_delta(current: RunResult, baseline: RunResult) -> float | None:

@@ -1,60 +1,23 @@
-"""A run's result (SPEC section 4): per-question outcomes and everything derived from them."""
+"""A run's result (SPEC section 4): its questions as columns and everything derived from them at once."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
 import secrets
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
 
-from retrieval_pipeline.core.retrieval import latency
+from retrieval_pipeline.core.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
+from retrieval_pipeline.core.retrieval import latency
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
-from retrieval_pipeline.core.scoring.ranking_metrics import mean_metrics, question_metrics
-from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, first_hit_rank, hit_rate
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns, QuestionResult  # readers import both from here
+from retrieval_pipeline.core.scoring.ranking_metrics import mean_metrics
+from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, hit_rate
 
 GRADER = "retrieval_hit_rate"
 RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"
 """What `new_run_id` makes: the store recognises its own run files by it and refuses any other run id."""
-
-
-@dataclass(frozen=True)
-class QuestionResult:
-    """What one question got back. Hits are derived, never stored apart from the ids they come from.
-
-    An errored question (the retriever failed after its retries) has no hits at all: it is neither a
-    hit nor a miss, and its run is incomplete.
-    """
-
-    question_id: str
-    form: str
-    hard_class: str | None
-    expected_document_ids: tuple[str, ...]
-    retrieved_document_ids: tuple[str, ...]
-    latency_ms: float
-    error: str | None = None
-    fingerprint: str | None = None
-    """Of the question as asked (see fingerprints.py); None in runs stored before fingerprints existed."""
-
-    @cached_property
-    def first_hit_rank(self) -> int | None:
-        """Computed once: every count, breakdown and table asks for hits again."""
-        return first_hit_rank(self.retrieved_document_ids, self.expected_document_ids)
-
-    def hit_at(self, k: int) -> bool | None:
-        if self.error is not None:
-            return None
-        return self.first_hit_rank is not None and self.first_hit_rank <= k
-
-    @property
-    def top1_hit(self) -> bool | None:
-        return self.hit_at(1)
-
-    @property
-    def top3_hit(self) -> bool | None:
-        return self.hit_at(3)
 
 
 @dataclass(frozen=True)
@@ -110,9 +73,12 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class RunResult:
+    """One run of a set against a retriever. `questions` may be given as any sequence of QuestionResult
+    (a run assembled question by question); it is kept as the run's QuestionColumns."""
+
     set_identifier: str
     retriever_identifier: str
-    questions: tuple[QuestionResult, ...]
+    questions: QuestionColumns
     run_at: datetime = field(default_factory=utc_now)
     run_id: str = ""
     cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
@@ -123,6 +89,8 @@ class RunResult:
 
     def __post_init__(self) -> None:
         latency.check_mode(self.latency_mode)
+        if not isinstance(self.questions, QuestionColumns):
+            object.__setattr__(self, "questions", QuestionColumns.from_results(self.questions))
         object.__setattr__(self, "run_at", as_utc(self.run_at))
         if not self.run_id:
             object.__setattr__(self, "run_id", new_run_id(self.run_at))
@@ -134,15 +102,10 @@ class RunResult:
     @cached_property
     def set_fingerprint(self) -> str | None:
         """Which version of the set this run measured; None for a run stored before fingerprints."""
-        return set_fingerprint((q.question_id, q.fingerprint) for q in self.questions)
-
-    @cached_property
-    def _hit_ranks(self) -> list[int]:
-        """Sorted once: every rate, table and verdict counts the hits again, at one cut-off or another."""
-        return sorted(q.first_hit_rank for q in self.questions if q.error is None and q.first_hit_rank is not None)
+        return set_fingerprint(zip(self.questions.ids, self.questions.values("fingerprint")))
 
     def hit_count(self, k: int) -> int:
-        return bisect_right(self._hit_ranks, k)
+        return int(self.questions.hits(k).sum())
 
     def hit_rate(self, k: int) -> float:
         return hit_rate(self.hit_count(k), self.question_count)
@@ -165,12 +128,13 @@ class RunResult:
 
     @cached_property
     def errored_question_ids(self) -> tuple[str, ...]:
-        return tuple(q.question_id for q in self.questions if q.error is not None)
+        answered = self.questions.answered
+        return tuple(question_id for question_id, ok in zip(self.questions.ids, answered.tolist()) if not ok)
 
     @property
     def complete(self) -> bool:
         """An incomplete run is kept for inspection but never becomes a baseline."""
-        return not self.errored_question_ids
+        return bool(self.questions.answered.all())
 
     def by_form(self) -> dict[str, GroupRates]:
         return dict(self._by_form)
@@ -181,11 +145,20 @@ class RunResult:
     @cached_property
     def _by_form(self) -> dict[str, GroupRates]:
         """Counted once: the summary, its Parquet row, the metadata and the JSON all ask again."""
-        return _breakdown(self.questions, lambda q: q.form)
+        return self._breakdown("form")
 
     @cached_property
     def _by_hard_class(self) -> dict[str, GroupRates]:
-        return _breakdown(self.questions, lambda q: q.hard_class)
+        return self._breakdown("hard_class")
+
+    def _breakdown(self, label: str) -> dict[str, GroupRates]:
+        """Keys in first-seen order, only keys that occur; questions without a key are left out."""
+        import numpy as np
+
+        keys, codes = self.questions.groups(label)
+        labelled = codes >= 0
+        counts = [np.bincount(codes[labelled & hits], minlength=len(keys)) for hits in (labelled, *map(self.questions.hits, (1, 3)))]
+        return {key: GroupRates(*(int(count[index]) for count in counts)) for index, key in enumerate(keys)}
 
     def intervals(self) -> dict[str, tuple[float, float]]:
         """The Wilson 95% interval of every hit rate, keyed `top1`, `top3`, ..."""
@@ -194,26 +167,28 @@ class RunResult:
     @cached_property
     def question_metrics(self) -> dict[str, dict[str, float] | None]:
         """Each question's ranking metrics by id (None for an errored question: it has no ranking)."""
+        columns = {name: values.tolist() for name, values in self.questions.metrics(self.cutoffs).items()}
         return {
-            q.question_id: None if q.error is not None else question_metrics(q.retrieved_document_ids, q.expected_document_ids, self.cutoffs)
-            for q in self.questions
+            question_id: {name: values[position] for name, values in columns.items()} if answered else None
+            for position, (question_id, answered) in enumerate(zip(self.questions.ids, self.questions.answered.tolist()))
         }
 
     def metrics(self) -> dict[str, float]:
-        return mean_metrics(list(self.question_metrics.values()), self.cutoffs)
+        return mean_metrics(self.questions.metrics(self.cutoffs), self.questions.answered, self.question_count, self.cutoffs)
 
     def metrics_by_form(self) -> dict[str, dict[str, float]]:
-        return self._group_metrics(lambda q: q.form)
+        return self._group_metrics("form")
 
     def metrics_by_hard_class(self) -> dict[str, dict[str, float]]:
-        return self._group_metrics(lambda q: q.hard_class)
+        return self._group_metrics("hard_class")
 
-    def _group_metrics(self, key: Callable[[QuestionResult], str | None]) -> dict[str, dict[str, float]]:
-        groups: dict[str, list[dict[str, float] | None]] = {}
-        for question in self.questions:
-            if (group := key(question)) is not None:
-                groups.setdefault(group, []).append(self.question_metrics[question.question_id])
-        return {group: mean_metrics(scores, self.cutoffs) for group, scores in groups.items()}
+    def _group_metrics(self, label: str) -> dict[str, dict[str, float]]:
+        keys, codes = self.questions.groups(label)
+        scores, answered = self.questions.metrics(self.cutoffs), self.questions.answered
+        return {
+            key: mean_metrics(scores, answered & (codes == index), int((codes == index).sum()), self.cutoffs)
+            for index, key in enumerate(keys)
+        }
 
     def latency_summary(self) -> dict[str, float]:
         """What was measured, under names that say so: percentiles, or `batch_mean` alone."""
@@ -223,8 +198,8 @@ class RunResult:
         return latency.percentiles(self.latency_mode, self._answered_latencies)
 
     @cached_property
-    def _answered_latencies(self) -> tuple[float, ...]:
-        return tuple(q.latency_ms for q in self.questions if q.error is None)
+    def _answered_latencies(self) -> list[float]:
+        return numbers(self.questions.column("latency_ms"))[self.questions.answered].tolist()
 
     def to_evaluation_summary(self) -> EvaluationSummary:
         return EvaluationSummary(
@@ -235,19 +210,7 @@ class RunResult:
             passed=self.top1_hit_count,
             pass_rate=self.top1_hit_rate,
             mean_score=self.top3_hit_rate,
-            question_outcomes=tuple((q.question_id, bool(q.top1_hit), 1.0 if q.top3_hit else 0.0) for q in self.questions),
+            question_outcomes=tuple(
+                zip(self.questions.ids, self.questions.hits(1).tolist(), self.questions.hits(3).astype(float).tolist())
+            ),
         )
-
-
-def _breakdown(questions: Iterable[QuestionResult], key: Callable[[QuestionResult], str | None]) -> dict[str, GroupRates]:
-    """Keys in first-seen order, only keys that occur; questions without a key are left out."""
-    counts: dict[str, list[int]] = {}
-    for question in questions:
-        group = key(question)
-        if group is None:
-            continue
-        tally = counts.setdefault(group, [0, 0, 0])
-        tally[0] += 1
-        tally[1] += bool(question.top1_hit)
-        tally[2] += bool(question.top3_hit)
-    return {group: GroupRates(*tally) for group, tally in counts.items()}

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import comb
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def mcnemar_exact_p(only_first: int, only_second: int) -> float:
@@ -21,16 +25,9 @@ def mcnemar_exact_p(only_first: int, only_second: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def discordant_pairs(first: dict[str, bool | None], second: dict[str, bool | None]) -> tuple[int, int]:
-    """Count questions hit by one side only, over the questions both sides answered."""
-    only_first = only_second = 0
-    for question_id, hit in first.items():
-        other = second.get(question_id)
-        if hit is None or other is None:
-            continue
-        only_first += bool(hit and not other)
-        only_second += bool(other and not hit)
-    return only_first, only_second
+def discordant_pairs(first: np.ndarray, second: np.ndarray, answered: np.ndarray) -> tuple[int, int]:
+    """Count questions hit by one side only: aligned hit arrays, over the questions both sides answered."""
+    return int((first & ~second & answered).sum()), int((second & ~first & answered).sum())
 
 
 def holm_adjusted(p_values: Sequence[float]) -> tuple[float, ...]:

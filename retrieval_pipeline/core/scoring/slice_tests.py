@@ -8,11 +8,15 @@ and a difference is said to survive only when its corrected p-value is at or bel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.significance import discordant_pairs, holm_adjusted, mcnemar_exact_p
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TESTED_CUTOFFS = (1, 3)
 OVERALL = "overall"
@@ -42,44 +46,37 @@ class SliceTest:
         return self.corrected_p_value <= significance
 
 
-Pair = tuple[QuestionResult, QuestionResult]
-
-
 def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[int] = TESTED_CUTOFFS) -> tuple[SliceTest, ...]:
     """One family: overall, then forms, then hard classes (first-seen order in the second run), each at
     every cut-off; only questions both runs hold are paired, slices follow the second run's labels."""
-    before = {q.question_id: q for q in first.questions}
-    pairs = [(before[q.question_id], q) for q in second.questions if q.question_id in before]
-    slices = [(OVERALL, "all", pairs), *_slices("form", pairs, lambda q: q.form), *_slices("hard_class", pairs, lambda q: q.hard_class)]
-    raw = [(name, key, k, group, *_tested(group, k)) for name, key, group in slices for k in cutoffs]
+    import numpy as np
+
+    earlier = first.questions.positions
+    paired = [(position, earlier[question_id]) for position, question_id in enumerate(second.questions.ids) if question_id in earlier]
+    now, then = (np.array(side, np.int64) for side in zip(*paired)) if paired else (np.zeros(0, np.int64),) * 2
+    answered = second.questions.answered[now] & first.questions.answered[then]
+    hits = {k: (first.questions.hits(k)[then], second.questions.hits(k)[now]) for k in cutoffs}
+    slices = [(OVERALL, "all", np.ones(len(now), bool)), *_slices("form", second, now), *_slices("hard_class", second, now)]
+    raw = []
+    for name, key, members in slices:
+        for k in cutoffs:
+            before, after = (side[members] for side in hits[k])
+            first_only, second_only = discordant_pairs(before, after, answered[members])
+            delta = (int(after.sum()) - int(before.sum())) / int(members.sum()) if members.any() else 0.0
+            raw.append((name, key, k, int(members.sum()), first_only, second_only, delta, mcnemar_exact_p(first_only, second_only)))
     corrected = holm_adjusted([p for *_, p in raw])
-    return tuple(
-        SliceTest(name, key, k, len(group), first_only, second_only, _delta(group, k), p, adjusted)
-        for (name, key, k, group, first_only, second_only, p), adjusted in zip(raw, corrected)
-    )
+    return tuple(SliceTest(*test, adjusted) for test, adjusted in zip(raw, corrected))
 
 
 def overall_test(tests: Sequence[SliceTest], k: int) -> SliceTest | None:
     return next((t for t in tests if t.slice == OVERALL and t.k == k), None)
 
 
-def _slices(name: str, pairs: list[Pair], label: Callable[[QuestionResult], str | None]) -> list[tuple[str, str, list[Pair]]]:
-    groups: dict[str, list[Pair]] = {}
-    for pair in pairs:
-        key = label(pair[1])
-        if key is not None:
-            groups.setdefault(key, []).append(pair)
-    return [(name, key, group) for key, group in groups.items()]
+def _slices(name: str, run: RunResult, paired: np.ndarray) -> list[tuple[str, str, np.ndarray]]:
+    """Each label's paired questions, labels in first-seen order among the paired questions."""
+    import numpy as np
 
-
-def _tested(group: list[Pair], k: int) -> tuple[int, int, float]:
-    first_only, second_only = discordant_pairs(
-        {old.question_id: old.hit_at(k) for old, _ in group}, {new.question_id: new.hit_at(k) for _, new in group}
-    )
-    return first_only, second_only, mcnemar_exact_p(first_only, second_only)
-
-
-def _delta(group: list[Pair], k: int) -> float:
-    if not group:
-        return 0.0
-    return sum(bool(new.hit_at(k)) - bool(old.hit_at(k)) for old, new in group) / len(group)
+    keys, codes = run.questions.groups(name)
+    codes = codes[paired]
+    present, first_seen = np.unique(codes[codes >= 0], return_index=True)
+    return [(name, keys[code], codes == code) for code in present[np.argsort(first_seen)]]

@@ -1,15 +1,19 @@
 """Runs (summary row, per-question rows; SPEC section 4) and question sets as Arrow tables.
 
-Hits are written for readers' convenience but rebuilt from the ids on reading, so a stored run and
-the run it came from are the same value.
+A run's question file is its question columns (question_columns.py) with the run id and the hits
+beside them. Hits are written for readers' convenience but rebuilt from the ids on reading, so a stored
+run and the run it came from are the same value.
 """
 
 from __future__ import annotations
 
+from retrieval_pipeline.core.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
+from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns, question_schema
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
-from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.secrets import scrub
+from retrieval_pipeline.core.storage.store_files import summary_row
 
 RUN_COLUMNS_PER_QUESTION = (
     "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
@@ -100,7 +104,6 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
     unjudged = (Verdict.BASELINE, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE)
     compared = report is not None and report.verdict not in unjudged
 
-    summary = run.to_evaluation_summary()
     latency = run.latency_percentiles()
     intervals = run.intervals()
     metrics = run.metrics()
@@ -117,8 +120,8 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "top1_hit_rate": run.top1_hit_rate,
         "top3_hit_count": run.top3_hit_count,
         "top3_hit_rate": run.top3_hit_rate,
-        "pass_rate": summary.pass_rate,
-        "mean_score": summary.mean_score,
+        "pass_rate": run.top1_hit_rate,  # the generic model's names (see EvaluationSummary)
+        "mean_score": run.top3_hit_rate,
         "cutoffs": list(run.cutoffs),
         "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
         "by_form": _breakdown_rows(run.by_form()),
@@ -141,44 +144,44 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "top1_delta": report.top1_delta if compared else None,
         "top3_delta": report.top3_delta if compared else None,
     }
-    return pa.Table.from_pylist([row], schema=_schemas()[0])
+    return from_rows([row], _schemas()[0])
 
 
 def question_table(run: RunResult):
+    """The run's question columns as they are, the run id first and the hits after the ids."""
     import pyarrow as pa
 
     questions = run.questions
+    errors = questions.column("error")
+    if errors.null_count < len(errors):  # scrubbed whoever built the run
+        errors = from_python([None if error is None else scrub(error) for error in errors.to_pylist()], pa.string())
     columns = {
-        "run_id": [run.run_id] * len(questions),
-        "question_id": [q.question_id for q in questions],
-        "form": [q.form for q in questions],
-        "hard_class": [q.hard_class for q in questions],
-        "expected_document_ids": [list(q.expected_document_ids) for q in questions],
-        "retrieved_document_ids": [list(q.retrieved_document_ids) for q in questions],
-        "top1_hit": [q.top1_hit for q in questions],
-        "top3_hit": [q.top3_hit for q in questions],
-        "latency_ms": [q.latency_ms for q in questions],
-        "error": [None if q.error is None else scrub(q.error) for q in questions],  # whoever built the run
-        "question_fingerprint": [q.fingerprint for q in questions],
+        "run_id": pa.repeat(from_python([run.run_id], pa.string())[0], len(questions)),
+        **{name: questions.column(name) for name in FIELDS[:5]},
+        "top1_hit": questions.hit_column(1),
+        "top3_hit": questions.hit_column(3),
+        "latency_ms": questions.column("latency_ms"),
+        "error": errors,
+        "question_fingerprint": questions.column("fingerprint"),
     }
-    return pa.Table.from_pydict(columns, schema=_schemas()[1])
+    return pa.Table.from_arrays(list(columns.values()), schema=_schemas()[1])
 
 
 def question_set_table(question_set):
     import pyarrow as pa
 
     questions = question_set.questions
-    return pa.table(
-        {
-            "set_identifier": [question_set.identifier] * len(questions),
-            "question_id": [q.id for q in questions],
-            "question": [q.question for q in questions],
-            "form": [q.form.value for q in questions],
-            "hard_class": pa.array([q.hard_class for q in questions], pa.string()),
-            "expected_document_ids": pa.array([list(q.expected_document_ids) for q in questions], pa.list_(pa.string())),
-            "answer_gist": pa.array([q.answer_gist for q in questions], pa.string()),
-        }
-    )
+    text, ids = pa.string(), pa.list_(pa.string())
+    columns = {
+        "set_identifier": ([question_set.identifier] * len(questions), text),
+        "question_id": ([q.id for q in questions], text),
+        "question": ([q.question for q in questions], text),
+        "form": ([q.form.value for q in questions], text),
+        "hard_class": ([q.hard_class for q in questions], text),
+        "expected_document_ids": ([q.expected_document_ids for q in questions], ids),
+        "answer_gist": ([q.answer_gist for q in questions], text),
+    }
+    return pa.table({name: from_python(values, type) for name, (values, type) in columns.items()})
 
 
 def acceptance_table(acceptance):
@@ -201,14 +204,17 @@ def acceptance_table(acceptance):
         "accepted_at": acceptance.accepted_at,
         "accepted_by": acceptance.accepted_by,
     }
-    return pa.Table.from_pylist([row], schema=schema)
+    return from_rows([row], schema)
 
 
 def run_from_tables(summary, questions) -> RunResult:
-    """A run stored before question fingerprints existed reads back with none (see set_versions.py)."""
-    row = summary.to_pylist()[0]
-    columns = questions.to_pydict()
-    fingerprints = columns.get("question_fingerprint") or [None] * questions.num_rows
+    """The question file's columns become the run's, untouched; a run stored before question fingerprints
+    existed reads back with none (see set_versions.py)."""
+    import pyarrow as pa
+
+    row = summary_row(summary)
+    schema = question_schema()
+    columns = [_stored_column(questions, field) for field in schema]
     return RunResult(
         set_identifier=row["set_identifier"],
         retriever_identifier=row["retriever_identifier"],
@@ -218,29 +224,18 @@ def run_from_tables(summary, questions) -> RunResult:
         cutoffs=tuple(row["cutoffs"]),
         index_version=row["index_version"],
         latency_mode=row.get("latency_mode") or PER_QUESTION,
-        questions=tuple(
-            QuestionResult(
-                question_id=question_id,
-                form=form,
-                hard_class=hard_class,
-                expected_document_ids=tuple(expected),
-                retrieved_document_ids=tuple(retrieved),
-                latency_ms=latency_ms,
-                error=error,
-                fingerprint=fingerprint,
-            )
-            for question_id, form, hard_class, expected, retrieved, latency_ms, error, fingerprint in zip(
-                columns["question_id"],
-                columns["form"],
-                columns["hard_class"],
-                columns["expected_document_ids"],
-                columns["retrieved_document_ids"],
-                columns["latency_ms"],
-                columns["error"],
-                fingerprints,
-            )
-        ),
+        questions=QuestionColumns(pa.Table.from_arrays(columns, schema=schema)),
     )
+
+
+def _stored_column(questions, field):
+    """A missing column is a foreign file (KeyError), except the fingerprints older runs lack."""
+    import pyarrow as pa
+
+    name = "question_fingerprint" if field.name == "fingerprint" else field.name
+    if name == "question_fingerprint" and name not in questions.column_names:
+        return pa.nulls(questions.num_rows, field.type)
+    return questions.column(name).cast(field.type)
 
 
 def run_value_table(summary, questions):
@@ -255,7 +250,7 @@ def run_value_table(summary, questions):
     position = questions.column_names.index(names[0])
     table = questions.drop_columns([name for name in names if name in questions.column_names])
     for offset, (name, k) in enumerate(zip(names, run.cutoffs)):
-        table = table.add_column(position + offset, name, pa.array([q.hit_at(k) for q in run.questions], pa.bool_()))
+        table = table.add_column(position + offset, pa.field(name, pa.bool_()), run.questions.hit_column(k))
     carried = [name for name in RUN_COLUMNS_PER_QUESTION if name in summary.column_names]
     for position, name in enumerate(carried):
         table = table.add_column(position, summary.schema.field(name), pa.repeat(summary.column(name)[0], table.num_rows))

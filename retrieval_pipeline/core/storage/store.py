@@ -28,7 +28,16 @@ from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.storage.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
-from retrieval_pipeline.core.storage.store_files import UnreadableFile, checked_summary, discard, file_system, footer_problem, read_table, write_table
+from retrieval_pipeline.core.storage.store_files import (
+    UnreadableFile,
+    checked_summary,
+    discard,
+    file_system,
+    footer_problem,
+    read_table,
+    summary_row,
+    write_table,
+)
 from retrieval_pipeline.core.storage.store_layout import COMPLETE_SUFFIX, PARTIAL_PREFIX, HistoryKey, SkippedFile, StoredRun, check_run_id, foreign_reason, run_file
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
@@ -181,7 +190,7 @@ class ResultStore:
     def summaries(self, runs: Iterable[StoredRun]) -> Iterator[tuple[StoredRun, dict]]:
         """Each readable run with its one summary row, in order; listing a long history never opens the
         per-question files. Unreadable summaries are skipped and reported."""
-        return ((stored, table.to_pylist()[0]) for stored, table in self._readable(runs, self._summary_table))
+        return ((stored, summary_row(table)) for stored, table in self._readable(runs, self._summary_table))
 
     def _readable(self, runs: Iterable[StoredRun], read: Callable) -> Iterator[tuple[StoredRun, Any]]:
         """`read(run)` of each of `runs`, in order; a run with a file that cannot be read is reported and skipped."""
@@ -229,7 +238,7 @@ class ResultStore:
     def read_summary(self, stored: StoredRun) -> dict:
         """The one summary row of a run; a StoreError naming the file when it cannot be read."""
         try:
-            return self._summary_table(stored).to_pylist()[0]
+            return summary_row(self._summary_table(stored))
         except UnreadableFile as error:
             raise self._failure(error) from None
 

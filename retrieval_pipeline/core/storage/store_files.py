@@ -9,7 +9,9 @@ remote stores pay for importing fsspec (~15 MiB and 0.08 s).
 from __future__ import annotations
 
 import os
+from datetime import datetime, timedelta, timezone
 
+from retrieval_pipeline.core.arrow_arrays import numbers
 from retrieval_pipeline.core.storage.arrow_memory import release_unused
 from retrieval_pipeline.core.storage.durable import sync
 from retrieval_pipeline.core.errors import StoreError
@@ -20,6 +22,7 @@ SUMMARY_FIELDS = (
     "errored_count", "top1_hit_count", "top1_hit_rate", "top3_hit_count", "top3_hit_rate",
 )  # fmt: skip
 UNREADABLE = "not a readable Parquet file ({}); remove it or restore it from a backup"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class UnreadableFile(Exception):
@@ -38,7 +41,7 @@ def read_table(fs, path: str):
 
     try:
         with fs.open_input_file(path) as source:
-            return pq.read_table(source)
+            return pq.ParquetFile(source).read()  # read_table would load pyarrow.dataset, which imports pandas
     except FileNotFoundError:
         raise UnreadableFile(path, "missing (removed while being read, or never written)") from None
     except (OSError, ValueError, pa.ArrowException) as error:
@@ -57,6 +60,19 @@ def checked_summary(table, stored: StoredRun, path: str):
     if found != (stored.run_id, stored.complete, stored.key.parts):
         raise UnreadableFile(path, f"holds run {found[0]!r} of {found[2]}, not the run its name says; left untouched")
     return table
+
+
+def summary_row(summary) -> dict:
+    """A run's one summary row as Python values. Its time is read as a number: pyarrow's own reading of a
+    time zone asks pandas for its preference first, and that imports pandas (see arrow_arrays.py)."""
+    import pyarrow as pa
+
+    times = [name for name in summary.column_names if pa.types.is_timestamp(summary.schema.field(name).type)]
+    row = summary.drop_columns(times).to_pylist()[0]
+    for name in times:
+        stamp = summary.column(name).cast(pa.timestamp("us", tz="UTC"))
+        row[name] = None if stamp.null_count else _EPOCH + timedelta(microseconds=int(numbers(stamp.cast(pa.int64()))[0]))
+    return {name: row[name] for name in summary.column_names}
 
 
 def footer_problem(fs, path: str) -> str | None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from core_helpers import collapse, is_hit
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from retrieval_pipeline.core.scoring.scoring import collapse, is_hit
 
 # A small alphabet (with the empty id) makes repeats and empties frequent, as chunk stores produce.
 document_ids = st.sampled_from(["", "a", "b", "c", "d", "e", "f", "g"])

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
-from core_helpers import outcome
+from core_helpers import metric, outcome
 
-from retrieval_pipeline.core.scoring.ranking_metrics import metric_names, ndcg, recall, reciprocal_rank
+from retrieval_pipeline.core.scoring.ranking_metrics import metric_names
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+
+reciprocal_rank, recall, ndcg = (partial(metric, name) for name in ("mrr", "recall", "ndcg"))
 
 
 def test_reciprocal_rank_is_one_over_the_first_relevant_rank_within_the_depth():
@@ -28,10 +31,10 @@ def test_ndcg_discounts_by_log_rank_over_the_ideal_order():
     assert ndcg(("a", "b"), ("a", "b"), 10) == 1.0
 
 
-@pytest.mark.parametrize("metric", [reciprocal_rank, recall, ndcg])
-def test_a_question_nothing_answers_scores_one_only_on_silence(metric):
-    assert metric((), (), 10) == 1.0
-    assert metric(("x",), (), 10) == 0.0
+@pytest.mark.parametrize("name", ["mrr", "recall", "ndcg"])
+def test_a_question_nothing_answers_scores_one_only_on_silence(name):
+    assert metric(name, (), (), 10) == 1.0
+    assert metric(name, ("x",), (), 10) == 0.0
 
 
 def test_metrics_are_named_by_the_deepest_cutoff_and_recall_by_every_cutoff():

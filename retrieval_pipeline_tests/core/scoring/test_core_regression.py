@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from core_helpers import outcome, run_from_codes
 
@@ -216,9 +217,10 @@ def test_mcnemar_refuses_negative_counts():
 
 
 def test_discordant_pairs_skip_questions_either_side_did_not_answer():
-    first = {"a": True, "b": False, "c": True, "d": None, "e": True}
-    second = {"a": False, "b": True, "c": True, "d": True, "e": None}
-    assert discordant_pairs(first, second) == (1, 1)
+    first = [True, False, True, None, True]
+    second = [False, True, True, True, None]
+    answered = np.array([a is not None and b is not None for a, b in zip(first, second)])
+    assert discordant_pairs(np.array(first, bool), np.array(second, bool), answered) == (1, 1)
 
 
 def test_report_carries_the_paired_p_value_of_the_change():

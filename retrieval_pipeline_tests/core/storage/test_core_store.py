@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pandas as pd
@@ -79,7 +78,7 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
 
 def test_fingerprints_and_columns_a_newer_writer_added_pass_through_to_the_run_table(store, tmp_path):
     """The set version reaches every row; a later per-question column reaches the table unknown to this reader."""
-    run = RunResult("demo.set", "fixed", tuple(replace(outcome(f"q{i}", "1"), fingerprint=f"f{i}") for i in (1, 2)))
+    run = RunResult("demo.set", "fixed", tuple(outcome(f"q{i}", "1", fingerprint=f"f{i}") for i in (1, 2)))
     store.save(run)
     path = str(tmp_path / "results" / "questions" / "demo.set" / "fixed" / GRADER / f"{run.run_id}.parquet")
     pq.write_table(pq.read_table(path).append_column("reviewer_note", pa.array(["ok", None])), path)
