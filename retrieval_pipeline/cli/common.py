@@ -115,7 +115,7 @@ def stored_run_id(ctx: click.Context, param: click.Parameter, value: str | None)
 
 def tolerance(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A click callback: a tolerance the configuration would refuse is a usage error, before anything runs."""
-    from retrieval_pipeline.core.scoring.regression import tolerance_problem
+    from retrieval_pipeline.core.scoring.tolerances import tolerance_problem
 
     problem = tolerance_problem(param.name or "", value)
     if problem:

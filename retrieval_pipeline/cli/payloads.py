@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retrieval_pipeline.core.arrow_arrays import python_values
-from retrieval_pipeline.core.scoring.regression import GroupDelta, RegressionReport, Tolerances
+from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
+from retrieval_pipeline.core.scoring.regression import RegressionReport
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
 from retrieval_pipeline.core.golden.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest

@@ -18,7 +18,8 @@ from retrieval_pipeline.core.formatting import (  # noqa: F401 (used as render.*
     signed,
     signed_pp,
 )
-from retrieval_pipeline.core.scoring.regression import GroupDelta, RegressionReport, Verdict
+from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
+from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult, RunResult
 
 AUTO_SHOW_ALL_UP_TO = 50

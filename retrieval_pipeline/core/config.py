@@ -18,7 +18,7 @@ from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierE
 from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet, check_identifier
 from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
-from retrieval_pipeline.core.scoring.regression import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
+from retrieval_pipeline.core.scoring.tolerances import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 

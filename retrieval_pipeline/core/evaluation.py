@@ -8,7 +8,8 @@ from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, load_basel
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.regression import RegressionReport, Tolerances, detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.regression import RegressionReport, detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.retrieval.retriever import Retriever
 from retrieval_pipeline.core.retrieval.runner import Progress, RetryPolicy, latency_mode, run_question_set

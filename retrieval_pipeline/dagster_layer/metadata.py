@@ -17,7 +17,7 @@ from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
 from retrieval_pipeline.core.redaction import fingerprint, redacted
 from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
-from retrieval_pipeline.core.scoring.regression import Tolerances
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image

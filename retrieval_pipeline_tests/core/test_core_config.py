@@ -10,7 +10,7 @@ import yaml
 
 from retrieval_pipeline.core.config import DEFAULT_RETENTION_DAYS, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.scoring.regression import Tolerances
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 
 

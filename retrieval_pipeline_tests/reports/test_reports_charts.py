@@ -12,7 +12,7 @@ from chart_helpers import png_size
 
 from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.scoring.leaderboard import Leaderboard, build_leaderboard
-from retrieval_pipeline.core.scoring.regression import Tolerances
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image

@@ -3,26 +3,24 @@
 `detect_regression` is the one place a verdict is made. It first restricts both runs to the questions
 present in both with identical fingerprints (a golden-set edit is never a retriever regression), then
 compares the restricted pair: every delta, flip and p-value comes from that pair, so any further test
-plugs in at `_compare` and sees the same questions.
+plugs in at `_compare` and sees the same questions. What a team tolerates (`tolerances`) and where a
+change sits (`change_breakdown`) are asked by the history chart and the reports too, so they live apart.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, replace
 from enum import Enum
-from fractions import Fraction
 
 from retrieval_pipeline.core.retrieval.failures import failure_summary
+from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta, flipped_questions, group_deltas
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES, metric_deltas, metric_drops
-from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
+from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.golden.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
-
-DEFAULT_MAX_DROP = 0.1
-DEFAULT_MIN_COMPARED_QUESTIONS = 1
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
 
 
 class Verdict(str, Enum):
@@ -44,73 +42,6 @@ AUTO_ACCEPTED = frozenset({Verdict.BASELINE, Verdict.PASS, Verdict.NOT_COMPARABL
 not-comparable run is one: it measured a set too different to judge, and refusing it would leave every
 later run of the new set version compared with nothing. An inconclusive run is not: its drop may be real
 but too small for the set to show, and keeping the baseline lets a slow decline add up until it shows."""
-
-
-FRACTION, MILLISECONDS, COUNT = "fraction", "milliseconds", "count"
-"""Units of tolerance fields, declared as `field(metadata={"unit": ...})`; a field without one is a fraction."""
-
-
-def tolerance_problem(name: str, value: object, unit: str | None = None) -> str | None:
-    """Why `value` cannot be the tolerance `name` (of `unit`, else the unit its Tolerances field declares), or None.
-
-    A fraction (the default, so a rate tolerance added later is covered) lies in [0, 1]: above 1 it can
-    never be exceeded and infinity or NaN never compare, so each would silently switch the gate off, and
-    `10` is almost always 10 percentage points meant as 0.10. Milliseconds are finite and >= 0; a count
-    is a whole number >= 1.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"must be a number, got {type(value).__name__}"
-    unit = unit or _UNITS.get(name, FRACTION)
-    if unit == COUNT:
-        return None if isinstance(value, int) and value >= 1 else f"must be a whole number >= 1, got {value!r}"
-    if unit == MILLISECONDS:
-        return None if math.isfinite(value) and value >= 0 else f"must be a finite number of milliseconds >= 0, got {value}"
-    if math.isfinite(value) and 0 <= value <= 1:
-        return None
-    hint = ""
-    if math.isfinite(value) and 1 < value <= 100:
-        hint = f"; did you mean {value / 100:.2f}?" if value == int(value) else f"; did you mean {value / 100:g}?"
-    return f"must be a fraction from 0 to 1 (0.1 = 10 pp), got {value:g}{hint}"
-
-
-@dataclass(frozen=True)
-class Tolerances:
-    """Largest changes accepted: drops absolute on the 0..1 scale, latency in ms; checked on construction,
-    so a tolerance that would switch the gate off is refused before anything runs or is saved."""
-
-    max_top1_drop: float = DEFAULT_MAX_DROP
-    max_top3_drop: float = DEFAULT_MAX_DROP
-    max_p95_latency_increase_ms: float | None = field(default=None, metadata={"unit": MILLISECONDS})
-    min_compared_questions: int = field(default=DEFAULT_MIN_COMPARED_QUESTIONS, metadata={"unit": COUNT})
-    """Fewer unchanged questions in common with the baseline than this: not comparable, not judged."""
-    max_mrr_drop: float | None = None
-    max_ndcg_drop: float | None = None
-    max_recall_drop: float | None = None
-    min_significance: float | None = None
-    """When set, a hit-rate drop beyond tolerance whose Holm-corrected p-value is above it is inconclusive."""
-
-    def __post_init__(self) -> None:
-        for tolerance in fields(self):
-            problem = tolerance_problem(tolerance.name, getattr(self, tolerance.name), tolerance.metadata.get("unit", FRACTION))
-            if problem:
-                raise ValueError(f"{tolerance.name} {problem}")
-        if self.min_significance is not None and not 0 < self.min_significance < 1:
-            raise ValueError(f"min_significance must lie strictly between 0 and 1, got {self.min_significance!r}")
-
-
-_UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}
-
-
-@dataclass(frozen=True)
-class GroupDelta:
-    """Deltas inside one form or hard class, so a drop that cancels out overall stays visible."""
-
-    key: str
-    questions: int
-    top1_delta: float
-    top3_delta: float
 
 
 @dataclass(frozen=True)
@@ -250,56 +181,6 @@ def _summary(scope: str, drops: list[str], inconclusive: list[str], top1_delta: 
     if inconclusive:
         return doubt
     return f"No regression{scope}: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
-
-
-def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:
-    """Rates are ratios of counts; comparing them exactly keeps 0.8 - 0.7 from exceeding 0.1."""
-    return count_drop((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count))
-
-
-def count_drop(before: tuple[int, int], after: tuple[int, int]) -> Fraction:
-    """A drop from (hits, questions) counts, so stored summaries are judged as exactly as whole runs."""
-    return _ratio(*before) - _ratio(*after)
-
-
-def exceeds(drop: Fraction, tolerance: float) -> bool:
-    """Strictly greater: a drop equal to the tolerance, as the user wrote it in decimal, is accepted."""
-    return drop > Fraction(repr(float(tolerance)))
-
-
-def _ratio(hits: int, questions: int) -> Fraction:
-    return Fraction(hits, questions) if questions else Fraction(0)
-
-
-def group_deltas(current: dict[str, GroupRates], baseline: dict[str, GroupRates]) -> tuple[GroupDelta, ...]:
-    """Keys of the current run in its order. Both runs hold the same unchanged questions, labels
-    included, so they have the same keys: a class that disappeared went with a set edit."""
-    return tuple(
-        GroupDelta(
-            key=key,
-            questions=rates.questions,
-            top1_delta=rates.top1_hit_rate - baseline[key].top1_hit_rate,
-            top3_delta=rates.top3_hit_rate - baseline[key].top3_hit_rate,
-        )
-        for key, rates in current.items()
-    )
-
-
-def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Questions that lost a hit at any cut-off, and questions that gained one (never both: hits nest)."""
-    import numpy as np
-
-    earlier = baseline.questions.positions
-    then = np.fromiter((earlier[question_id] for question_id in current.questions.ids), np.int64, current.question_count)
-    answered = current.questions.answered & baseline.questions.answered[then]
-    lost = np.zeros(current.question_count, bool)
-    gained = np.zeros(current.question_count, bool)
-    for k in (1, 3):
-        was, now = baseline.questions.hits(k)[then], current.questions.hits(k)
-        lost |= was & ~now
-        gained |= now & ~was
-    ids = current.questions.ids
-    return tuple(ids[i] for i in np.flatnonzero(lost & answered)), tuple(ids[i] for i in np.flatnonzero(gained & ~lost & answered))
 
 
 def _p95_delta(current: RunResult, baseline: RunResult) -> float | None:

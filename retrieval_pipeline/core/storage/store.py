@@ -28,17 +28,9 @@ from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.storage.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
-from retrieval_pipeline.core.storage.store_files import (
-    UnreadableFile,
-    checked_summary,
-    discard,
-    file_system,
-    footer_problem,
-    read_table,
-    summary_row,
-    write_table,
-)
+from retrieval_pipeline.core.storage.store_files import UnreadableFile, checked_summary, discard, footer_problem, read_table, summary_row
 from retrieval_pipeline.core.storage.store_layout import COMPLETE_SUFFIX, PARTIAL_PREFIX, HistoryKey, SkippedFile, StoredRun, check_run_id, foreign_reason, run_file
+from retrieval_pipeline.core.storage.store_root import StoreRoot
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
 
@@ -52,34 +44,13 @@ def log_skipped(skipped: SkippedFile) -> None:
     LOG.warning("%s", skipped)
 
 
-class ResultStore:
+class ResultStore(StoreRoot):
     def __init__(self, uri: str, on_skip: Callable[[SkippedFile], None] | None = None):
-        self.uri = uri
-        self._local = "://" not in uri or uri.startswith("file://")
-        self.fs, self._root = file_system(uri, self._local)
-        self._on_skip = on_skip or log_skipped
-        self._reported: set[str] = set()
-
-    def _dir(self, side: str, key: HistoryKey) -> str:
-        return f"{self._root}/{side}/{key.parts}"
+        super().__init__(uri, on_skip or log_skipped)
 
     def run_files(self, stored: StoredRun) -> tuple[str, str]:
         """Where the run's summary and question file are, in the store's file system."""
         return f"{self._dir('summaries', stored.key)}/{stored.file_name}", f"{self._dir('questions', stored.key)}/{stored.questions_name}"
-
-    def _uri(self, relative: str) -> str:
-        """Where a stored file is, as a reader would open it: a path for a local store, else a URI."""
-        return f"{self._root if self._local else self.uri.rstrip('/')}/{relative}"
-
-    def shown(self, path: str) -> str:
-        """A path inside the store as a user or any Parquet reader would open it."""
-        return self._uri(path.removeprefix(f"{self._root}/"))
-
-    def skip(self, path: str, reason: str) -> None:
-        """Report a file passed over, once per store object however often it is met."""
-        if path not in self._reported:
-            self._reported.add(path)
-            self._on_skip(SkippedFile(self.shown(path), reason))
 
     def save(self, run: RunResult, report: RegressionReport | None = None) -> StoredRun:
         """Questions first, summary last (with `report`, what the run's check found): the run appears whole
@@ -95,9 +66,6 @@ class ResultStore:
             discard(self.fs, questions)
             raise
         return stored
-
-    def _write(self, path: str, table) -> None:
-        write_table(self.fs, self._local, path, table, self.shown(path))
 
     def save_acceptance(self, key: HistoryKey, name: str, table) -> None:
         """A new file each time, never a rewrite: acceptances are an append-only record."""
@@ -209,9 +177,6 @@ class ResultStore:
         except (KeyError, TypeError, ValueError) as error:
             raise UnreadableFile(path, f"not the question file of run {stored.run_id} ({type(error).__name__}: {error})") from None
 
-    def _failure(self, error: UnreadableFile) -> StoreError:
-        return StoreError(f"cannot read {self.shown(error.path)}: {error.reason}")
-
     def _summary_table(self, stored: StoredRun):
         path = self.run_files(stored)[0]
         return checked_summary(read_table(self.fs, path), stored, path)
@@ -241,28 +206,6 @@ class ResultStore:
             return summary_row(self._summary_table(stored))
         except UnreadableFile as error:
             raise self._failure(error) from None
-
-    def entries(self, side: str, key: HistoryKey) -> list:
-        """The files and folders in the key's folder on `side` (summaries, questions); none before its first run."""
-        return self._listing(self._dir(side, key))
-
-    def delete(self, path: str) -> None:
-        """A file already gone (a concurrent prune) is not an error."""
-        try:
-            self.fs.delete_file(path)
-        except FileNotFoundError:
-            return
-        except OSError as error:
-            raise StoreError(f"cannot remove {self.shown(path)}: {error}") from None
-
-    def _listing(self, folder: str) -> list:
-        """The files and folders directly in `folder`; none when it does not exist yet."""
-        from pyarrow.fs import FileSelector
-
-        try:
-            return self.fs.get_file_info(FileSelector(folder, allow_not_found=True))
-        except OSError as error:
-            raise StoreError(f"cannot read the result store {self.uri!r}: {error}") from None
 
     def question_file_problem(self, stored: StoredRun) -> str | None:
         """Why the run's question file cannot be parsed (reported as skipped); None when it parses or is absent."""

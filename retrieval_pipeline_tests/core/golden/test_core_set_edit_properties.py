@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
-from retrieval_pipeline.core.scoring.regression import Tolerances, Verdict, detect_regression
+from retrieval_pipeline.core.scoring.regression import Verdict, detect_regression
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 DOCUMENTS = ("d1", "d2", "d3", "d4", "d5")

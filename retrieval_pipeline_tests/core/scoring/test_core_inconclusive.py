@@ -7,7 +7,9 @@ from core_helpers import run_from_codes
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval_pipeline.core.scoring.regression import Tolerances, detect_regression, exact_drop, exceeds
+from retrieval_pipeline.core.scoring.regression import detect_regression
+
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
 from retrieval_pipeline.core.scoring.slice_tests import paired_slice_tests
 
 GATED = Tolerances(min_significance=0.05)

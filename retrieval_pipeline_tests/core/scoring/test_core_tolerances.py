@@ -12,7 +12,7 @@ import yaml
 
 from retrieval_pipeline.core.config import ToleranceSection, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.scoring.regression import MILLISECONDS, Tolerances, tolerance_problem
+from retrieval_pipeline.core.scoring.tolerances import MILLISECONDS, Tolerances, tolerance_problem
 
 OUT_OF_RANGE = [10, 1.5, -0.1, math.inf, -math.inf, math.nan]
 
