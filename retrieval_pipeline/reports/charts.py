@@ -49,7 +49,8 @@ def history_chart_png(data: HistoryChartData) -> bytes:
     axes.set_xticks(list(xs), [f"{p.run_at:%m-%d\n%H:%M}" if x % every == 0 else "" for x, p in zip(xs, points)], fontsize=7)
     axes.set_xlim(-0.5, max(len(points) - 0.5, 0.5))
     _legend(axes, data)
-    axes.set_title(f"{data.key.set_identifier} × {data.key.retriever_identifier}: last {len(points)} runs", fontsize=10)
+    # A given `y` spares matplotlib from measuring every tick label to place the title (a fifth of the chart).
+    axes.set_title(f"{data.key.set_identifier} × {data.key.retriever_identifier}: last {len(points)} runs", fontsize=10, y=1.0)
     return _png(figure)
 
 
