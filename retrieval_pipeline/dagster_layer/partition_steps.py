@@ -89,16 +89,10 @@ def _evaluation(context: AssetExecutionContext, key: str, result: AssetCheckResu
         if records
         else None
     )
+    check = {"check_name": result.check_name, "passed": result.passed, "severity": result.severity, "blocking": False}
     return AssetCheckEvaluation(
-        asset_key=context.asset_key,
-        check_name=result.check_name,
-        passed=result.passed,
-        metadata=result.metadata,
-        severity=result.severity,
-        description=result.description,
-        partition=key,
-        blocking=False,
-        target_materialization_data=target,
+        asset_key=context.asset_key, metadata=result.metadata, description=result.description, partition=key,
+        target_materialization_data=target, **check,
     )
 
 
