@@ -38,7 +38,6 @@ from dagster import (
     AssetExecutionContext,
     AssetsDefinition,
     AssetSpec,
-    AutomationCondition,
     BackfillPolicy,
     BetaWarning,
     MaterializeResult,
@@ -156,7 +155,6 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         deps=[retrieval_evaluation],
         group_name=GROUP,
         io_manager_key=RESULT_STORE_IO_MANAGER,
-        automation_condition=AutomationCondition.eager(),
         description="The latest complete rates of every set and retriever of the configuration, side by side.",
     )
     def leaderboard(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:

@@ -11,7 +11,8 @@ partition_steps.py), so a team scales out with the run launcher in dagster.yaml 
 or container per run), see docs/production.md.
 
 The leaderboard refreshes itself: `leaderboard_automation` (running by default) requests it once the
-evaluations of a schedule tick, a sensor request or a launch have all finished.
+evaluations of a schedule tick, a sensor request or a launch have all finished; `label_audit_automation`
+does the same for each set's label audit.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER,
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject, resolve_store_uri
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
-from retrieval_pipeline.dagster_layer.sensors import build_index_version_sensor, build_leaderboard_automation
+from retrieval_pipeline.dagster_layer.sensors import build_index_version_sensor, build_label_audit_automation, build_leaderboard_automation
 
 STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"
 SETS_JOB = "golden_question_set_job"
@@ -67,7 +68,8 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[
             build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster),
-            build_leaderboard_automation([leaderboard, label_audit], config.dagster),
+            build_leaderboard_automation(leaderboard, evaluation_job, config.dagster),
+            build_label_audit_automation(label_audit, config.dagster),
         ],
         resources={"project": project, RESULT_STORE_IO_MANAGER: result_store_io_manager},
         executor=executor_from_environment(),

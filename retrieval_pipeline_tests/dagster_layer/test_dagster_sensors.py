@@ -1,15 +1,17 @@
-"""The index-rebuild sensor: a new index version evaluates that retriever's partitions, once per version."""
+"""The index-rebuild sensor (a new index version evaluates that retriever's partitions, once per version)
+and the automations that refresh the leaderboard and the label audit after evaluations."""
 
 from __future__ import annotations
 
 import json
 
-from dagster import AssetKey, DefaultSensorStatus, build_sensor_context
-from dagster_runs import evaluate
+from dagster import AssetKey, DagsterRun, DagsterRunStatus, DefaultSensorStatus, build_sensor_context
+from dagster._core.utils import make_new_run_id
+from dagster_runs import evaluate, run_job
 from dagster_test_project import PERFECT, RETRIEVERS, SETS, degraded
 
-from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB
-from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR, LEADERBOARD_AUTOMATION
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB
+from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR, LABEL_AUDIT_AUTOMATION, LEADERBOARD_AUTOMATION
 
 
 def tick(defs, instance, cursor=None):
@@ -62,9 +64,37 @@ def test_a_first_observation_skips_what_the_store_already_measured_at_that_versi
     assert set(json.loads(data.cursor)) == set(RETRIEVERS)
 
 
-def test_the_leaderboard_automation_is_on_by_default_and_covers_the_leaderboard_and_label_audit(defs):
-    """Nothing to switch on for the leaderboard; the real daemon's refresh is in the team test."""
-    automation = defs.resolve_sensor_def(LEADERBOARD_AUTOMATION)
-    assert automation.default_status == DefaultSensorStatus.RUNNING
-    assert automation.asset_selection.resolve(defs.resolve_asset_graph()) == {AssetKey("leaderboard"), AssetKey("label_audit")}
-    assert automation.minimum_interval_seconds == 30  # the sample project polls its index every 60 s
+def test_the_automations_are_on_by_default_and_cover_the_leaderboard_and_the_label_audit(defs):
+    """Nothing to switch on; the real daemon's refresh is in the team test."""
+    for name, covered in ((LEADERBOARD_AUTOMATION, "leaderboard"), (LABEL_AUDIT_AUTOMATION, "label_audit")):
+        automation = defs.resolve_sensor_def(name)
+        assert automation.default_status == DefaultSensorStatus.RUNNING
+        assert automation.asset_selection.resolve(defs.resolve_asset_graph()) == {AssetKey(covered)}
+        assert automation.minimum_interval_seconds == 30  # the sample project polls its index every 60 s
+
+
+def refresh(defs, instance, cursor=None):
+    context = build_sensor_context(instance=instance, cursor=cursor, repository_def=defs.get_repository_def())
+    return defs.resolve_sensor_def(LEADERBOARD_AUTOMATION).evaluate_tick(context)
+
+
+def test_the_leaderboard_is_refreshed_after_new_evaluations_and_again_after_any_later_one(defs, instance):
+    assert not refresh(defs, instance).run_requests  # nothing evaluated yet
+    evaluate(defs, instance, "alpha", "good")
+    first = refresh(defs, instance)
+    assert [r.asset_selection for r in first.run_requests] == [[AssetKey("leaderboard")]]
+    assert not refresh(defs, instance, first.cursor).run_requests  # requested already: not again
+
+    evaluate(defs, instance, "beta.small", "good")  # finished after the request, before the refresh ran
+    assert len(refresh(defs, instance, first.cursor).run_requests) == 1
+
+
+def test_the_leaderboard_waits_while_an_evaluation_is_running_and_skips_what_it_already_shows(defs, instance):
+    evaluate(defs, instance, "alpha", "good")
+    running = DagsterRun(job_name=EVALUATION_JOB, run_id=make_new_run_id(), status=DagsterRunStatus.STARTED)
+    instance.add_run(running)
+    assert not refresh(defs, instance).run_requests
+    instance.report_run_canceled(running)
+    assert len(refresh(defs, instance).run_requests) == 1
+    run_job(defs, instance, LEADERBOARD_JOB)  # e.g. `retrieval-eval nightly` refreshed it itself
+    assert not refresh(defs, instance).run_requests
