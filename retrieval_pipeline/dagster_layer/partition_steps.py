@@ -89,10 +89,16 @@ def _evaluation(context: AssetExecutionContext, key: str, result: AssetCheckResu
         if records
         else None
     )
-    check = {"check_name": result.check_name, "passed": result.passed, "severity": result.severity, "blocking": False}
     return AssetCheckEvaluation(
-        asset_key=context.asset_key, metadata=result.metadata, description=result.description, partition=key,
-        target_materialization_data=target, **check,
+        asset_key=context.asset_key,
+        check_name=result.check_name,
+        passed=result.passed,
+        metadata=result.metadata,
+        severity=result.severity,
+        description=result.description,
+        partition=key,
+        blocking=False,  # the regression check, the only one recorded here, never blocks
+        target_materialization_data=target,
     )
 
 
