@@ -6,15 +6,18 @@ BM25 retrievers over the demo's 1,400 Cranfield abstracts (k1 in 0.9 / 1.2 / 1.5
 0.75 / 0.9: twelve distinct indexes), i.e. 24 evaluation partitions. A warm-up round builds the twelve
 indexes into the configuration's cache folder, as a team's nightly finds them.
 
-Each repetition runs two child processes back to back, each timing its own work after its imports:
-- nightly: `run_nightly(config, store)`, the body of `retrieval-eval nightly` (one run per set with its
-  label check, one run building the 12 retrievers, one run of the 24 evaluations with their checks, the
-  leaderboard run; Dagster imported inside, as the command does) on a Dagster instance kept across
-  repetitions (a team's instance exists), a fresh result store each time;
+Each repetition runs two child processes back to back, each timing its own work after its imports, and
+both under the command line's process settings (`cli.command_process()`: the cycle collector's
+threshold, Arrow's allocator), so that only the orchestration differs:
+- nightly: `retrieval-eval nightly --config C --store S`, invoked in-process through click (one run for
+  the sets with their label checks, one building the 12 retrievers, one of the 24 evaluations with their
+  checks while a worker process draws their history charts, the leaderboard run; Dagster imported inside,
+  as the command does) on a Dagster instance kept across repetitions (a team's instance exists), a
+  fresh result store each time;
 - core:    `load_config` once, then `evaluate_and_record(set, retriever, store)` for the same 24 pairs
   in one process, a fresh result store each time.
 Both again on 4 sets (48 partitions), so that the overhead splits into what a nightly pays once
-(importing Dagster and matplotlib, the runs themselves) and what each partition adds.
+(importing Dagster, the runs themselves) and what each partition adds.
 Reported: the overhead per partition ((nightly - core) / 24, median of per-round differences; target
 150 ms), the cost per additional partition, both processes' walls, and where nightly's time goes
 (cProfile of one nightly; `--no-profile` skips it).
@@ -35,34 +38,36 @@ B = (0.5, 0.75, 0.9)
 TARGET_MS = 150.0
 
 NIGHTLY = """
-import io, json, os, sqlite3, sys, time
+import json, os, sqlite3, sys, time
 started = time.perf_counter()
-from rich.console import Console
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
+from click.testing import CliRunner
+from retrieval_pipeline.cli import main
 imported = time.perf_counter()
-report = run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))
+result = CliRunner().invoke(main, ["nightly", "--config", sys.argv[1], "--store", sys.argv[2]])
 done = time.perf_counter()
 with sqlite3.connect(os.path.join(os.environ["DAGSTER_HOME"], "history", "runs.db")) as runs:
     run_count = runs.execute("select count(*) from runs").fetchone()[0]
-print(json.dumps({"import_s": imported - started, "work_s": done - imported, "exit_code": report.exit_code,
-                  "partitions": len(report.outcomes), "runs_in_instance": run_count}))
+print(json.dumps({"import_s": imported - started, "work_s": done - imported, "exit_code": result.exit_code,
+                  "runs_in_instance": run_count}))
 """
 
 CORE = """
 import json, sys, time
 started = time.perf_counter()
+from retrieval_pipeline.cli import command_process
 from retrieval_pipeline.core.config import load_config
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.storage.store import ResultStore
 imported = time.perf_counter()
-config = load_config(sys.argv[1])
-store = ResultStore(sys.argv[2])
-rates = []
-for set_identifier in sorted(config.question_sets):
-    for retriever_identifier in config.retriever_identifiers:
-        evaluation = evaluate_and_record(config.question_set(set_identifier), config.retriever(retriever_identifier), store,
-                                         tolerances=config.tolerances, cutoffs=config.cutoffs)
-        rates.append(evaluation.run.top1_hit_rate)
+with command_process():
+    config = load_config(sys.argv[1])
+    store = ResultStore(sys.argv[2])
+    rates = []
+    for set_identifier in sorted(config.question_sets):
+        for retriever_identifier in config.retriever_identifiers:
+            evaluation = evaluate_and_record(config.question_set(set_identifier), config.retriever(retriever_identifier), store,
+                                             tolerances=config.tolerances, cutoffs=config.cutoffs)
+            rates.append(evaluation.run.top1_hit_rate)
 done = time.perf_counter()
 print(json.dumps({"import_s": imported - started, "work_s": done - imported, "evaluations": len(rates)}))
 """
@@ -77,7 +82,7 @@ PROFILE_SPOTS = (
     ("evaluations through the core (evaluate_and_record)", "core/evaluation.py", "evaluate_and_record"),
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
-    ("  of which history charts drawn (history_chart_png)", "reports/charts.py", "history_chart_png"),
+    ("  of which waiting for the chart worker (Drawing.result)", "reports/chart_worker.py", "result"),
     ("leaderboard (build_leaderboard)", "core/scoring/leaderboard.py", "build_leaderboard"),
     ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
     ("instance: run records created (create_run_for_job)", "run_methods.py", "create_run_for_job"),

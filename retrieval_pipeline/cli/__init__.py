@@ -26,6 +26,8 @@ import atexit
 import gc
 import importlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -95,25 +97,31 @@ class LazyGroup(click.Group):
             return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context):
-        # Arrow's default allocator (mimalloc) keeps freed pages for reuse, which a one-shot command never
-        # makes: the system allocator hands them back, so a 2-million-line run file peaks ~40 MiB lower.
-        # Read once, when pyarrow is first imported; a user's own choice is kept.
-        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-        # A command builds its long-lived objects in large batches (a set's 20,000 questions, a run's rows),
-        # and at the default threshold (700) the cycle collector walks all of them again every 70,000
-        # allocations, for cycles they do not form: a fifth of a run-file evaluation's CPU. Reference
-        # counting still frees everything else at once; cycles are collected every 50,000 allocations
-        # while the command runs. At exit everything is frozen first: the interpreter's last collections
-        # would otherwise walk every object once more (0.2 s after a 20,000-question run) only to free it.
-        threshold = gc.get_threshold()
-        gc.set_threshold(50_000, 10, 10)
-        atexit.unregister(gc.freeze)
-        atexit.register(gc.freeze)
-        try:
-            with reported_errors():
-                return super().invoke(ctx)
-        finally:
-            gc.set_threshold(*threshold)
+        with command_process(), reported_errors():
+            return super().invoke(ctx)
+
+
+@contextmanager
+def command_process() -> Iterator[None]:
+    """The process settings every command runs under (benchmarks give the core's side the same)."""
+    # Arrow's default allocator (mimalloc) keeps freed pages for reuse, which a one-shot command never
+    # makes: the system allocator hands them back, so a 2-million-line run file peaks ~40 MiB lower.
+    # Read once, when pyarrow is first imported; a user's own choice is kept.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    # A command builds its long-lived objects in large batches (a set's 20,000 questions, a run's rows),
+    # and at the default threshold (700) the cycle collector walks all of them again every 70,000
+    # allocations, for cycles they do not form: a fifth of a run-file evaluation's CPU. Reference
+    # counting still frees everything else at once; cycles are collected every 50,000 allocations
+    # while the command runs. At exit everything is frozen first: the interpreter's last collections
+    # would otherwise walk every object once more (0.2 s after a 20,000-question run) only to free it.
+    threshold = gc.get_threshold()
+    gc.set_threshold(50_000, 10, 10)
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
 
 
 @click.group(

@@ -172,6 +172,7 @@ class ProjectConfig:
         self.audit = data.audit
         self.retriever_specs = data.retrievers
         self._retrievers: dict[str, Retriever] = {}
+        self._corpora: dict[str, frozenset[str] | None] = {}
 
     @property
     def source(self) -> str:
@@ -257,11 +258,14 @@ class ProjectConfig:
             check_retriever(identifier, spec.kind, spec.params, context)
 
     def retriever_corpus(self, identifier: str) -> frozenset[str] | None:
-        """The documents retriever `identifier` can return, when its kind knows them (see retriever_kinds)."""
-        from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_corpus
+        """The documents retriever `identifier` can return, when its kind knows them (see retriever_kinds).
+        Read once per configuration, like the retrievers: every set's label check asks for every corpus."""
+        if identifier not in self._corpora:
+            from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_corpus
 
-        spec = self.retriever_specs[identifier]
-        return retriever_corpus(identifier, spec.kind, spec.params, self._build_context())
+            spec = self.retriever_specs[identifier]
+            self._corpora[identifier] = retriever_corpus(identifier, spec.kind, spec.params, self._build_context())
+        return self._corpora[identifier]
 
     def _build_context(self) -> BuildContext:
         return BuildContext(

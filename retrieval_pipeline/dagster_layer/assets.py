@@ -46,7 +46,7 @@ from dagster import (
     multi_asset,
 )
 
-from retrieval_pipeline.dagster_layer.audit import refuse_unfixed_labels
+from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.core.errors import InvalidInputError
@@ -54,6 +54,7 @@ from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.secrets import scrubbed_errors
 from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, question_set_metadata, retriever_metadata
 from retrieval_pipeline.dagster_layer.partition_steps import PartitionDone, materialize_each
+from retrieval_pipeline.reports.chart_worker import chart_drawer
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -71,18 +72,31 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
 
 
 def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
-    @asset(
+    @multi_asset(
+        name=SET_ASSET,
+        specs=[
+            AssetSpec(
+                SET_ASSET,
+                group_name=GROUP,
+                kinds={"parquet"},
+                skippable=True,
+                description="A golden question set from the configuration, validated; its questions as Parquet.",
+            ).with_io_manager_key(RESULT_STORE_IO_MANAGER)
+        ],
         partitions_def=partitions.sets,
-        group_name=GROUP,
-        kinds={"parquet"},
-        io_manager_key=RESULT_STORE_IO_MANAGER,
-        description="A golden question set from the configuration, validated; its questions as Parquet.",
+        check_specs=[labels_check_spec(partitions.sets)],
+        can_subset=True,  # the partitions record their own events (partition_steps.py), so no output is required
+        backfill_policy=BackfillPolicy.single_run(),
     )
-    def golden_question_set(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        with scrubbed_errors():
-            question_set = project.config.question_set(context.partition_key)
-            uri = project.store(context.log).save_question_set(question_set)
-            return MaterializeResult(metadata=question_set_metadata(question_set, project, uri))
+    def golden_question_set(context: AssetExecutionContext, project: RetrievalProject):
+        store = project.store(context.log)
+
+        def read(identifier: str) -> PartitionDone:
+            question_set = project.config.question_set(identifier)
+            uri = store.save_question_set(question_set)
+            return PartitionDone(question_set_metadata(question_set, project, uri), labels_check_result(project, identifier))
+
+        yield from materialize_each(context, read)
 
     @asset(
         partitions_def=partitions.retrievers,
@@ -145,11 +159,13 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
                 unstable_window=config.gate_unstable_window,
             )
             return PartitionDone(
-                evaluation_metadata(evaluation, store, config.tolerances),
+                evaluation_metadata(evaluation, store, config.tolerances, drawer),
                 regression_check_result(evaluation, config.tolerances, config.dagster.check_severity),
             )
 
-        yield from materialize_each(context, evaluate)
+        # A range's history charts are drawn on another core while the next partitions evaluate.
+        with chart_drawer(len(context.partition_keys)) as drawer:
+            yield from materialize_each(context, evaluate)
 
     @asset(
         deps=[retrieval_evaluation],
@@ -158,8 +174,8 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         description="The latest complete rates of every set and retriever of the configuration, side by side.",
     )
     def leaderboard(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        with scrubbed_errors():
-            return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project))
+        with scrubbed_errors(), chart_drawer(1) as drawer:
+            return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project, drawer))
 
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 

@@ -1,19 +1,21 @@
 """The label audit in Dagster: a blocking `labels_exist` check on each set, and a `label_audit` asset.
 
-`labels_exist` runs with the set's materialization; being blocking, a failure stops the evaluations of
-the same run. Evaluations launched in runs of their own (the schedule, the sensor, `nightly`) read the
-check's latest result for their set and refuse to run while it is failed, so an evaluation of a set
-whose labels name documents no corpus holds does not run until the set is fixed and materialized again.
-Both the check and the asset call the core's audit, so they say what `retrieval-eval audit` says.
+`labels_exist` is evaluated by the set's own step, right after the set is read, one result per set
+partition (a range of sets runs as one step, partition_steps.py). Being blocking, a failure fails the
+set's partition, and so its run. Evaluations run in runs of their own (the schedule, the sensor,
+`nightly`): they read the check's latest result for their set and refuse to run while it is failed,
+so an evaluation of a set whose labels name documents no corpus holds does not run until the set is
+fixed and materialized again. Both the check and the asset call the core's audit, so they say what
+`retrieval-eval audit` says.
 """
 
 
 import warnings
 
 from dagster import (
-    AssetCheckExecutionContext,
     AssetCheckKey,
     AssetCheckResult,
+    AssetCheckSpec,
     AssetDep,
     AssetExecutionContext,
     AssetKey,
@@ -22,12 +24,12 @@ from dagster import (
     Failure,
     MaterializeResult,
     MetadataValue,
+    PartitionsDefinition,
     PreviewWarning,
     TableColumn,
     TableRecord,
     TableSchema,
     asset,
-    asset_check,
 )
 
 from retrieval_pipeline.core.golden.audit import AuditReport, audit_set, missing_labels
@@ -50,22 +52,30 @@ OPTIMISTIC_SCHEMA = TableSchema(columns=[
 ])
 
 
-def build_audit(partitions: ProjectPartitions, golden_question_set: AssetsDefinition, retrieval_evaluation: AssetsDefinition) -> list:
-    from retrieval_pipeline.dagster_layer.assets import one_dimension
-
+def labels_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PreviewWarning)  # partitioned checks are a preview in Dagster 1.13
+        return AssetCheckSpec(
+            LABELS_CHECK,
+            asset=SET_ASSET,
+            blocking=True,
+            partitions_def=partitions_def,
+            description="Every expected document id is in at least one known corpus (a corpus-aware "
+            "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.",
+        )
 
-        @asset_check(asset=golden_question_set, name=LABELS_CHECK, blocking=True, partitions_def=partitions.sets,
-                     description="Every expected document id is in at least one known corpus (a corpus-aware "
-                     "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.")
-        def labels_exist(context: AssetCheckExecutionContext, project: RetrievalProject) -> AssetCheckResult:
-            corpora, findings = missing_labels(project.config, context.partition_key)
-            return AssetCheckResult(passed=not findings, metadata={
-                "corpora": MetadataValue.json(list(corpora)),
-                "missing_label_count": MetadataValue.int(len(findings)),
-                "missing_labels": _findings_table(findings),
-            }, description=_missing_summary(findings) if findings else f"Every label is in {len(corpora)} known corpora.")
+
+def labels_check_result(project: RetrievalProject, set_identifier: str) -> AssetCheckResult:
+    corpora, findings = missing_labels(project.config, set_identifier)
+    return AssetCheckResult(check_name=LABELS_CHECK, passed=not findings, metadata={
+        "corpora": MetadataValue.json(list(corpora)),
+        "missing_label_count": MetadataValue.int(len(findings)),
+        "missing_labels": _findings_table(findings),
+    }, description=_missing_summary(findings) if findings else f"Every label is in {len(corpora)} known corpora.")
+
+
+def build_label_audit(partitions: ProjectPartitions, golden_question_set: AssetsDefinition, retrieval_evaluation: AssetsDefinition) -> AssetsDefinition:
+    from retrieval_pipeline.dagster_layer.assets import one_dimension
 
     @asset(
         partitions_def=partitions.sets,
@@ -78,7 +88,7 @@ def build_audit(partitions: ProjectPartitions, golden_question_set: AssetsDefini
     def label_audit(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         return MaterializeResult(metadata=audit_metadata(audit_set(project.config, project.store(), context.partition_key)))
 
-    return [labels_exist, label_audit]
+    return label_audit
 
 
 def refuse_unfixed_labels(context: AssetExecutionContext, set_identifier: str) -> None:

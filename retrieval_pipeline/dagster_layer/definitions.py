@@ -24,7 +24,7 @@ from dagster import Definitions, define_asset_job, definitions
 
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
 from retrieval_pipeline.dagster_layer.assets import build_assets
-from retrieval_pipeline.dagster_layer.audit import build_audit
+from retrieval_pipeline.dagster_layer.audit import build_label_audit
 from retrieval_pipeline.core.config import default_config_path, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
@@ -49,7 +49,7 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         if not identifiers:
             raise InvalidInputError(f"no {what} is configured; the Dagster pipeline needs at least one", source=str(path))
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
-    labels_exist, label_audit = build_audit(partitions, golden_question_set, retrieval_evaluation)
+    label_audit = build_label_audit(partitions, golden_question_set, retrieval_evaluation)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
     evaluation_job = define_asset_job(
@@ -63,7 +63,6 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
     )
     defs = Definitions(
         assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit],
-        asset_checks=[labels_exist],
         jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[

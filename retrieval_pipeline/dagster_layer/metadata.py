@@ -10,7 +10,6 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from retrieval_pipeline.core.storage.chart_data import history_chart_data
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import id_list, interval_text, percent, rate_with_counts, shortened
 from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
@@ -19,8 +18,10 @@ from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+from retrieval_pipeline.dagster_layer.partition_steps import Pending
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
-from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
+from retrieval_pipeline.reports.chart_worker import ChartDrawer
+from retrieval_pipeline.reports.charts import leaderboard_chart_png, markdown_image, stored_history_chart_png
 from retrieval_pipeline.reports.rows import misses_first, outcome
 
 PREVIEW_ROWS = 20
@@ -79,19 +80,18 @@ def question_set_metadata(question_set, project: RetrievalProject, uri: str) -> 
     }
 
 
-def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: Tolerances) -> dict[str, Any]:
+def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: Tolerances, drawer: ChartDrawer) -> dict[str, Any]:
     """Text first (what a person reads: the verdict, the rates as percentages, the pair's own history
-    chart), then the floats the UI plots, then tables and links."""
+    chart, drawn by `drawer`), then the floats the UI plots, then tables and links."""
     run, report = evaluation.run, evaluation.report
     key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
-    chart = history_chart_data(store, key, tolerances, baseline_run_id=report.baseline_run_id)
+    chart = drawer.draw(stored_history_chart_png, store.uri, key, tolerances, report.baseline_run_id)
+    alt = f"top-k hit rates of {key.set_identifier} × {key.retriever_identifier}, last runs"
     metadata: dict[str, Any] = {
         "verdict": MetadataValue.text(report.summary),
         "verdict_status": MetadataValue.text(report.verdict.value),
         **{f"top{k}": MetadataValue.text(_rate_text(run, k)) for k in run.cutoffs},
-        "history_chart": MetadataValue.md(
-            markdown_image(history_chart_png(chart), f"top-k hit rates of {key.set_identifier} × {key.retriever_identifier}, last runs")
-        ),
+        "history_chart": Pending(chart, lambda png: MetadataValue.md(markdown_image(png, alt))),
         **{f"top{k}_hit_rate": MetadataValue.float(round(run.hit_rate(k), 4)) for k in run.cutoffs},
         "question_count": MetadataValue.int(run.question_count),
         "dagster/row_count": MetadataValue.int(run.question_count),
@@ -139,7 +139,7 @@ def retriever_metadata(spec, retriever: Retriever, build_seconds: float) -> dict
     }
 
 
-def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[str, Any]:
+def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: ChartDrawer) -> dict[str, Any]:
     metadata: dict[str, Any] = {
         "leaderboard": MetadataValue.table(
             records=[
@@ -166,7 +166,7 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
         ),
         "summary": MetadataValue.md(board.to_markdown()),
         "leaderboard_chart": MetadataValue.md(
-            markdown_image(leaderboard_chart_png(board), "latest top-1 and top-3 hit rates of every retriever")
+            markdown_image(drawer.draw(leaderboard_chart_png, board).result(), "latest top-1 and top-3 hit rates of every retriever")
             if board.entries
             else "No complete evaluation run yet."
         ),

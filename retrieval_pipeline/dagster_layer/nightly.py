@@ -4,10 +4,11 @@ It materializes every partition of the code location `dagster dev` loads (every 
 retriever, every set x retriever evaluation with its regression check, then the leaderboard) through
 the same jobs the schedule and the sensor use, then prints the leaderboard and the check verdicts.
 Where the schedule runs one partition per run, nightly runs each stage as one run over the range of
-its partitions (partition_steps.py): one for the retrievers, one for the evaluations (more only when a
-broken set or retriever splits the range), one per set (its blocking label check is per run). The
-runs are recorded in the Dagster instance, so `dagster dev` started afterwards with the same
-DAGSTER_HOME shows every partition, the check results and the rate plots.
+its partitions (partition_steps.py): one for the sets with their label checks, one for the
+retrievers, one for the evaluations (more only when a broken set or retriever splits the range), one
+for the leaderboard; the history charts are drawn meanwhile by one worker process
+(reports/chart_worker.py). The runs are recorded in the Dagster instance, so `dagster dev` started
+afterwards with the same DAGSTER_HOME shows every partition, the check results and the rate plots.
 
 With `--launch` the same partitions are submitted to the instance instead, one run each so that the
 workers share them (its run coordinator and run launcher, e.g. Celery workers; see launch.py and
@@ -75,6 +76,7 @@ def run_nightly(
     from rich.console import Console
 
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
+    from retrieval_pipeline.reports.chart_worker import shared_drawer
 
     console = console or Console()
     defs = build_definitions(config_path, store_uri)  # invalid configuration: raised before anything runs
@@ -91,7 +93,10 @@ def run_nightly(
     console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
     try:
         if launch is None:
-            _run_all(defs, lambda requests, title: (o for r in requests for o in _execute(defs, instance, *r)), report, console)
+            keys = _partition_keys(defs)
+            # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
+            with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1):
+                _run_all(defs, lambda requests, title: (o for r in requests for o in _execute(defs, instance, *r)), report, console)
         else:
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
@@ -125,12 +130,12 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
     keys = _partition_keys(defs)
     partitions = ProjectPartitions(tuple(keys["golden_question_set"]), tuple(keys["retriever_config"]))
     broken: set[str] = set()
-    inputs = [(SETS_JOB, [k]) for k in partitions.set_identifiers] + [(RETRIEVERS_JOB, list(partitions.retriever_identifiers))]
+    inputs = [(SETS_JOB, list(partitions.set_identifiers)), (RETRIEVERS_JOB, list(partitions.retriever_identifiers))]
     for outcome in run_batch(inputs, "sets and retrievers"):
         report.outcomes.append(outcome)
         if not outcome.success:
             broken.add(outcome.partition)
-            console.print(f"[red]✗[/red] {outcome.job} [{outcome.partition}]: {escape(outcome.error or '')}", soft_wrap=True)
+            console.print(f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.error or '')}", soft_wrap=True)
     for key in partitions.evaluation_keys():
         if broken & set(partitions.dimensions(key)):
             label = " × ".join(partitions.dimensions(key))

@@ -11,15 +11,21 @@ serves both.
 Dagster records a materialization for every partition of a range when the step succeeds and none when
 it fails; it cannot fail one partition of a step (dagster-io/dagster#17836). The bodies therefore
 record each partition themselves, as it finishes: its materialization, then its check evaluation,
-against that materialization. A partition that fails records nothing, the others go on, and the step
+against that materialization. A partition that fails records nothing (one whose blocking check fails
+records both, then counts as failed), the others go on, and the step
 fails at the end naming each failed partition and its error in the failure's `failed_partitions`
 metadata. So the partitions that succeeded stay materialized, those that failed show as failed, and
 `run_outcomes` reads the same events whether the run held one partition or a range. A run of one
 partition lets its error through unchanged, traceback included.
+
+A partition's metadata may hold `Pending` values, charts still being drawn in a worker process
+(reports/chart_worker.py): its events are recorded once they are ready, in partition order, while the
+body goes on computing the next partitions.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,10 +40,20 @@ from dagster import (
     MetadataValue,
 )
 
+from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.secrets import scrub, scrubbed_errors
+from retrieval_pipeline.reports.chart_worker import Drawing
 
 FAILED_PARTITIONS = "failed_partitions"
 """Failure metadata: partition key -> {"error": message, "error_classes": class names along its causes}."""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A metadata value still being drawn: `value` turns the drawing's result into the metadata value."""
+
+    drawing: Drawing
+    value: Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -47,29 +63,57 @@ class PartitionDone:
     metadata: Mapping[str, Any]
     check: AssetCheckResult | None = None
 
+    def ready(self) -> bool:
+        return all(value.drawing.ready() for value in self.metadata.values() if isinstance(value, Pending))
+
+    def resolved_metadata(self) -> dict[str, Any]:
+        return {
+            name: value.value(value.drawing.result()) if isinstance(value, Pending) else value
+            for name, value in self.metadata.items()
+        }
+
 
 def materialize_each(context: AssetExecutionContext, compute: Callable[[str], PartitionDone]) -> Iterator[Any]:
     """Yields the events of every partition the step targets; see the module docstring."""
     keys = list(context.partition_keys)
     failed: dict[str, dict[str, Any]] = {}
-    for key in keys:
+    waiting: deque[tuple[str, PartitionDone]] = deque()
+
+    def attempt(key: str, step: Callable[[], Any]) -> Any:
         try:
             with scrubbed_errors():
-                done = compute(key)
+                return step()
         except Exception as error:
             if len(keys) == 1:
                 raise
             failed[key] = {"error": scrub(str(error)) or type(error).__name__, "error_classes": _class_names(error)}
             context.log.error(f"partition {key} failed: {type(error).__name__}: {failed[key]['error']}")
-            continue
-        yield AssetMaterialization(asset_key=context.asset_key, partition=key, metadata=done.metadata)
+            return None
+
+    def record(key: str, done: PartitionDone) -> Iterator[Any]:
+        metadata = attempt(key, done.resolved_metadata)
+        if metadata is None:
+            return
+        yield AssetMaterialization(asset_key=context.asset_key, partition=key, metadata=metadata)
         if done.check is not None:
-            yield _evaluation(context, key, done.check)
+            evaluation = _evaluation(context, key, done.check)
+            yield evaluation
+            if evaluation.blocking and not evaluation.passed:
+                attempt(key, lambda: _blocked(evaluation))
+
+    for key in keys:
+        done = attempt(key, lambda: compute(key))
+        if done is not None:
+            waiting.append((key, done))
+        while waiting and waiting[0][1].ready():
+            yield from record(*waiting.popleft())
+    while waiting:
+        yield from record(*waiting.popleft())
     if failed:
         raise Failure(
             description=f"{len(failed)} of {len(keys)} partitions failed: "
-            + "; ".join(f"{key}: {record['error']}" for key, record in failed.items()),
-            metadata={FAILED_PARTITIONS: MetadataValue.json(failed)},
+            + "; ".join(f"{key}: {failed[key]['error']}" for key in keys if key in failed),
+            metadata={FAILED_PARTITIONS: MetadataValue.json({key: failed[key] for key in keys if key in failed})},
             allow_retries=False,
         )
 
@@ -97,8 +141,16 @@ def _evaluation(context: AssetExecutionContext, key: str, result: AssetCheckResu
         severity=result.severity,
         description=result.description,
         partition=key,
-        blocking=False,  # the regression check, the only one recorded here, never blocks
+        blocking=next(spec.blocking for spec in context.assets_def.check_specs if spec.name == result.check_name),
         target_materialization_data=target,
+    )
+
+
+def _blocked(evaluation: AssetCheckEvaluation) -> None:
+    """A blocking check that failed fails its partition, as Dagster fails the run of a blocking check.
+    Invalid input: a blocking check guards what the partition was given (the set's labels)."""
+    raise InvalidInputError(
+        f"blocking check {evaluation.check_name} failed: {evaluation.description}", key=f"partition {evaluation.partition}"
     )
 
 

@@ -92,3 +92,25 @@ def test_a_run_over_every_evaluation_records_the_sets_that_may_run_and_names_the
     assert set(held_back) == {"good|alpha", "other|alpha"}
     assert all("labels_exist" in record["error"] for record in held_back.values())
     assert not (project.store / "summaries" / "alpha").exists()
+
+
+def test_nightly_holds_back_the_set_whose_labels_fail_and_evaluates_the_other(project, instance):
+    """The sets run as one range: the failed label check fails its own set's partition only."""
+    import io
+
+    from rich.console import Console
+
+    from retrieval_pipeline.dagster_layer.nightly import run_nightly
+
+    _name_corpus(project, ALPHA_DOCUMENTS)
+    output = io.StringIO()
+
+    report = run_nightly(project.config, instance=instance, console=Console(file=output, width=200))
+
+    [failed] = [o for o in report.outcomes if not o.success]
+    assert failed.partition == "alpha" and "labels_exist" in failed.error and "'a4'" in failed.error
+    assert report.exit_code == 2, output.getvalue()
+    assert instance.get_materialized_partitions(AssetKey("golden_question_set")) == {"alpha", "beta.small"}
+    assert instance.get_materialized_partitions(AssetKey("retrieval_evaluation")) == {"good|beta.small", "other|beta.small"}
+    assert "golden_question_set_job [alpha]: partition alpha: blocking check labels_exist failed" in output.getvalue()
+    assert "alpha × good: skipped" in output.getvalue()

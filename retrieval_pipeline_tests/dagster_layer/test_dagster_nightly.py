@@ -68,8 +68,8 @@ def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(proje
     assert (home / "dagster.yaml").read_text(encoding="utf-8") == (workdir / "dagster.yaml").read_text(encoding="utf-8")
     assert (tmp_path / "elsewhere" / "summaries" / "alpha" / "good").is_dir()
     with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
-        # One run per set (its blocking label check), one for every retriever, one for every evaluation, the leaderboard.
-        assert len(instance.get_runs()) == len(SETS) + 3
+        # One run for every set (with its label check), one for every retriever, one for every evaluation, the leaderboard.
+        assert len(instance.get_runs()) == 4
         assert len(instance.get_materialized_partitions(EVALUATION)) == 4
 
 

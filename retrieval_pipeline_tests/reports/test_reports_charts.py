@@ -5,39 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
-import pytest
 from chart_helpers import png_size
 
 from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.scoring.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
-from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
-
-START = datetime(2026, 11, 1, tzinfo=timezone.utc)
-
-
-def run(retriever: str, hits: str, day: int) -> RunResult:
-    """One question per character: 1 = top-1 hit, 3 = top-3 hit, - = miss, E = retriever error."""
-    ranking = {"1": ("t",), "3": ("x", "y", "t"), "-": ("x",), "E": ()}
-    questions = tuple(
-        QuestionResult(f"q{i}", "match", None, ("t",), ranking[code], 1.0, "down" if code == "E" else None)
-        for i, code in enumerate(hits)
-    )
-    return RunResult("demo.set", retriever, questions, run_at=START + timedelta(days=day))
-
-
-@pytest.fixture
-def store(tmp_path):
-    store = ResultStore(str(tmp_path / "results"))
-    for day, hits in enumerate(["1133", "113-", "1E33", "----", "1133"]):
-        store.save(run("bm25", hits, day))
-    store.save(run("dense", "1113", 0))
-    return store
-
 
 def test_a_history_chart_is_a_small_png(store):
     data = history_chart_data(store, HistoryKey("demo.set", "bm25"), Tolerances())
@@ -49,7 +25,7 @@ def test_a_history_chart_is_a_small_png(store):
 
 def test_a_history_chart_draws_intervals_and_extra_metrics_when_the_runs_carry_them():
     points = tuple(
-        ChartPoint(f"r{i}", START + timedelta(days=i), True, False,
+        ChartPoint(f"r{i}", datetime(2026, 11, 1 + i, tzinfo=timezone.utc), True, False,
                    (("top-1", 0.4 + i / 20), ("top-3", 0.7), ("mrr@10", 0.5)),
                    (("top-1", 0.3, 0.6), ("top-3", 0.6, 0.8)))
         for i in range(3)

@@ -7,11 +7,10 @@ A plugin registers a zero-argument callable under the entry-point group
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from importlib.metadata import entry_points
 
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.registry import Registry
+from retrieval_pipeline.core.registry import Registry, installed_entry_points
 
 QUESTION_SETS_GROUP = "retrieval_pipeline.question_sets"
 
@@ -21,7 +20,7 @@ SetProvider = tuple[str, Callable[[], Iterable[GoldenQuestionSet]]]
 
 def entry_point_providers() -> list[SetProvider]:
     providers = []
-    for entry_point in entry_points(group=QUESTION_SETS_GROUP):
+    for entry_point in installed_entry_points(QUESTION_SETS_GROUP):
         source = f"entry point '{entry_point.name}' ({entry_point.value})"
         providers.append((source, _loaded(entry_point, source)))
     return providers

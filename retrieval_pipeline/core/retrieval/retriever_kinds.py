@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import functools
-import sys
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
 from retrieval_pipeline.core import secrets
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.registry import Registry
+from retrieval_pipeline.core.registry import Registry, installed_entry_points
 from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever
 
 
 def retriever_kinds() -> Registry[EntryPoint]:
-    """Kind name to entry point; two distributions claiming one kind fail fast, naming both.
-    Read once per import path: scanning every installed distribution took ~10 ms, paid at every build
-    and check of every retriever (48 times in a 24-partition nightly)."""
-    return _kinds_on(tuple(sys.path))
-
-
-@functools.lru_cache(maxsize=4)
-def _kinds_on(import_path: tuple[str, ...]) -> Registry[EntryPoint]:
+    """Kind name to entry point; two distributions claiming one kind fail fast, naming both."""
     kinds: Registry[EntryPoint] = Registry("retriever kind")
-    for entry_point in entry_points(group=RETRIEVER_KINDS_GROUP):
+    for entry_point in installed_entry_points(RETRIEVER_KINDS_GROUP):
         distribution = entry_point.dist.name if entry_point.dist else "an unknown distribution"
         kinds.add(entry_point.name, entry_point, f"{entry_point.value} (from {distribution})")
     return kinds
