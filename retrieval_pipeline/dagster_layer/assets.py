@@ -36,10 +36,12 @@ import warnings
 from dagster import (
     AssetDep,
     AssetExecutionContext,
+    AssetKey,
     AssetsDefinition,
     AssetSpec,
     BackfillPolicy,
     BetaWarning,
+    Failure,
     MaterializeResult,
     MultiToSingleDimensionPartitionMapping,
     asset,
@@ -48,7 +50,7 @@ from dagster import (
 
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
-from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET, regression_check_result, regression_check_spec
+from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.secrets import scrubbed_errors
@@ -96,7 +98,7 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             uri = store.save_question_set(question_set)
             return PartitionDone(question_set_metadata(question_set, project, uri), labels_check_result(project, identifier))
 
-        yield from materialize_each(context, read)
+        yield from materialize_each(context, SET_ASSET, read)
 
     @asset(
         partitions_def=partitions.retrievers,
@@ -113,7 +115,7 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             spec = project.config.retriever_specs[identifier]
             return PartitionDone(retriever_metadata(spec, retriever, time.perf_counter() - started))
 
-        yield from materialize_each(context, build)
+        yield from materialize_each(context, "retriever_config", build)
 
     @multi_asset(
         name=EVALUATION_ASSET,
@@ -137,6 +139,11 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         backfill_policy=BackfillPolicy.single_run(),
     )
     def retrieval_evaluation(context: AssetExecutionContext, project: RetrievalProject):
+        if AssetKey(EVALUATION_ASSET) not in context.selected_asset_keys:  # the check alone (the UI's "Execute")
+            raise Failure(
+                description=f"{CHECK_NAME} is evaluated with the evaluation it checks: materialize {EVALUATION_ASSET} to run it",
+                allow_retries=False,
+            )
         config, store = project.config, project.store(context.log)
         pinned = pinned_baseline(context)
         # Range keys come retriever by retriever (Dagster orders the dimensions by name): each is built
@@ -165,7 +172,7 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
 
         # A range's history charts are drawn on another core while the next partitions evaluate.
         with chart_drawer(len(context.partition_keys)) as drawer:
-            yield from materialize_each(context, evaluate)
+            yield from materialize_each(context, EVALUATION_ASSET, evaluate)
 
     @asset(
         deps=[retrieval_evaluation],

@@ -34,6 +34,7 @@ from dagster import (
     AssetCheckEvaluation,
     AssetCheckResult,
     AssetExecutionContext,
+    AssetKey,
     AssetMaterialization,
     AssetRecordsFilter,
     Failure,
@@ -73,9 +74,12 @@ class PartitionDone:
         }
 
 
-def materialize_each(context: AssetExecutionContext, compute: Callable[[str], PartitionDone]) -> Iterator[Any]:
-    """Yields the events of every partition the step targets; see the module docstring."""
+def materialize_each(context: AssetExecutionContext, asset: str, compute: Callable[[str], PartitionDone]) -> Iterator[Any]:
+    """Yields the events of every partition the step targets; see the module docstring. `asset` is not
+    materialized when it is not selected: only its check runs (the UI's "Execute" on the check)."""
     keys = list(context.partition_keys)
+    asset_key = AssetKey(asset)
+    materialized = asset_key in context.selected_asset_keys
     failed: dict[str, dict[str, Any]] = {}
     waiting: deque[tuple[str, PartitionDone]] = deque()
 
@@ -94,9 +98,10 @@ def materialize_each(context: AssetExecutionContext, compute: Callable[[str], Pa
         metadata = attempt(key, done.resolved_metadata)
         if metadata is None:
             return
-        yield AssetMaterialization(asset_key=context.asset_key, partition=key, metadata=metadata)
+        if materialized:
+            yield AssetMaterialization(asset_key=asset_key, partition=key, metadata=metadata)
         if done.check is not None:
-            evaluation = _evaluation(context, key, done.check)
+            evaluation = _evaluation(context, asset_key, key, done.check)
             yield evaluation
             if evaluation.blocking and not evaluation.passed:
                 attempt(key, lambda: _blocked(evaluation))
@@ -118,13 +123,13 @@ def materialize_each(context: AssetExecutionContext, compute: Callable[[str], Pa
         )
 
 
-def _evaluation(context: AssetExecutionContext, key: str, result: AssetCheckResult) -> AssetCheckEvaluation:
+def _evaluation(context: AssetExecutionContext, asset_key: AssetKey, key: str, result: AssetCheckResult) -> AssetCheckEvaluation:
     """The check result of one partition, recorded against the materialization just written for it
     (Dagster only derives the partition and the target itself when a run holds a single partition)."""
     from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluationTargetMaterializationData
 
     records = context.instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[key]), limit=1
+        AssetRecordsFilter(asset_key=asset_key, asset_partitions=[key]), limit=1
     ).records
     target = (
         AssetCheckEvaluationTargetMaterializationData(
@@ -134,7 +139,7 @@ def _evaluation(context: AssetExecutionContext, key: str, result: AssetCheckResu
         else None
     )
     return AssetCheckEvaluation(
-        asset_key=context.asset_key,
+        asset_key=asset_key,
         check_name=result.check_name,
         passed=result.passed,
         metadata=result.metadata,

@@ -114,3 +114,16 @@ def test_nightly_holds_back_the_set_whose_labels_fail_and_evaluates_the_other(pr
     assert instance.get_materialized_partitions(AssetKey("retrieval_evaluation")) == {"good|beta.small", "other|beta.small"}
     assert "golden_question_set_job [alpha]: partition alpha: blocking check labels_exist failed" in output.getvalue()
     assert "alpha × good: skipped" in output.getvalue()
+
+
+def test_the_label_check_runs_alone_from_the_ui_without_materializing_the_set(project, instance):
+    _name_corpus(project, ALPHA_DOCUMENTS)
+    defs = build_definitions(project.config)
+    job = defs.resolve_job_def(SETS_JOB).get_subset(asset_check_selection={LABELS_CHECK}, asset_selection=set())
+
+    result = job.execute_in_process(instance=instance, partition_key="alpha", run_config=QUIET, raise_on_error=False)
+
+    assert not result.success  # blocking, and failed
+    [check] = result.get_asset_check_evaluations()
+    assert check.asset_check_key == LABELS_CHECK and check.partition == "alpha" and not check.passed
+    assert not result.get_asset_materialization_events()

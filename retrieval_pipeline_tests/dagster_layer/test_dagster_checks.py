@@ -128,3 +128,18 @@ def test_an_unreadable_store_file_is_a_warning_in_the_event_log_and_the_check_us
     assert result.success and only_check(result).metadata["baseline_run_id"].value == first.metadata["run_id"].value
     warnings = [r.user_message for r in instance.all_logs(result.run_id) if r.level == logging.WARNING]
     assert any(message.startswith(f"skipped {damaged}: not a readable Parquet file") for message in warnings), warnings
+
+
+def test_the_check_alone_is_refused_with_what_to_materialize_and_stores_nothing(defs, instance, project):
+    from dagster_runs import QUIET, evaluation_key
+
+    job = defs.resolve_job_def("retrieval_evaluation_job").get_subset(
+        asset_check_selection={AssetCheckKey(AssetKey("retrieval_evaluation"), "no_regression")}, asset_selection=set()
+    )
+
+    result = job.execute_in_process(instance=instance, partition_key=evaluation_key("alpha", "good"), run_config=QUIET, raise_on_error=False)
+
+    assert not result.success and not result.get_asset_check_evaluations()
+    failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data.error
+    assert "materialize retrieval_evaluation" in failure.message
+    assert not (project.store / "summaries").exists()
