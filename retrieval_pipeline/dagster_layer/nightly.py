@@ -96,7 +96,7 @@ def run_nightly(
             keys = _partition_keys(defs)
             # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
             with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1):
-                _run_all(defs, lambda requests, title: (o for r in requests for o in _execute(defs, instance, *r)), report, console)
+                _run_all(defs, _in_process(defs, instance, project), report, console)
         else:
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
@@ -155,6 +155,25 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
                 soft_wrap=True,
             )
     report.outcomes.extend(run_batch([(LEADERBOARD_JOB, [None])], "leaderboard"))
+
+
+def _in_process(defs, instance, project):
+    """`run_batch` for `_run_all`: each request run here, the leaderboard's chart started in the chart
+    worker before Dagster sets up the leaderboard's run (its step then finds it drawn)."""
+    from retrieval_pipeline.dagster_layer.definitions import LEADERBOARD_JOB
+    from retrieval_pipeline.reports.chart_worker import chart_drawer
+    from retrieval_pipeline.reports.charts import leaderboard_chart_png
+
+    def run_batch(requests, title):
+        for job_name, partition_keys in requests:
+            if job_name == LEADERBOARD_JOB:
+                board = project.leaderboard()
+                if board.entries:
+                    with chart_drawer(1) as drawer:
+                        drawer.draw_ahead(leaderboard_chart_png, board)
+            yield from _execute(defs, instance, job_name, partition_keys)
+
+    return run_batch
 
 
 def _execute(defs, instance, job_name: str, partition_keys: list) -> list[PartitionOutcome]:

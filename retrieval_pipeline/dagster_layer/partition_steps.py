@@ -12,11 +12,11 @@ Dagster records a materialization for every partition of a range when the step s
 it fails; it cannot fail one partition of a step (dagster-io/dagster#17836). The bodies therefore
 record each partition themselves, as it finishes: its materialization, then its check evaluation,
 against that materialization. A partition that fails records nothing (one whose blocking check fails
-records both, then counts as failed), the others go on, and the step
-fails at the end naming each failed partition and its error in the failure's `failed_partitions`
-metadata. So the partitions that succeeded stay materialized, those that failed show as failed, and
-`run_outcomes` reads the same events whether the run held one partition or a range. A run of one
-partition lets its error through unchanged, traceback included.
+records both, then counts as failed, as Dagster fails the run of a failed blocking check), the others
+go on, and the step fails at the end naming each failed partition and its error in the failure's
+`failed_partitions` metadata. So the partitions that succeeded stay materialized, those that failed
+show as failed, and `run_outcomes` reads the same events whether the run held one partition or a
+range. A run of one partition lets its error through unchanged, traceback included.
 
 A partition's metadata may hold `Pending` values, charts still being drawn in a worker process
 (reports/chart_worker.py): its events are recorded once they are ready, in partition order, while the

@@ -103,3 +103,20 @@ def test_an_incomplete_run_exits_3(project, instance):
     report, output = run(project, instance)  # a1's text is now ambiguous: run_file cannot answer it
     assert report.exit_code == 3
     assert "Incomplete run" in output
+
+
+def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard(project, instance, monkeypatch):
+    """Drawn ahead in the chart worker while its run is set up, it is still exactly this board's chart."""
+    from chart_helpers import embedded_pngs
+
+    from retrieval_pipeline.core.scoring.leaderboard import build_leaderboard
+    from retrieval_pipeline.core.storage.store import ResultStore
+    from retrieval_pipeline.reports.charts import leaderboard_chart_png
+
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})  # the worker, on any machine
+    report, output = run(project, instance)
+
+    assert report.exit_code == 0, output
+    recorded = instance.get_latest_materialization_event(AssetKey("leaderboard")).asset_materialization.metadata
+    board = build_leaderboard(ResultStore(str(project.store)), list(SETS), list(RETRIEVERS))
+    assert embedded_pngs(recorded["leaderboard_chart"].value) == [leaderboard_chart_png(board)]

@@ -57,3 +57,14 @@ def test_steps_inside_a_shared_drawer_use_it_and_others_get_their_own(monkeypatc
             assert first is second and first._worker is not None
     with chart_drawer(1) as alone:
         assert alone._worker is None  # one chart: drawn in place, no process started
+
+
+def test_a_chart_drawn_ahead_is_handed_to_the_first_step_asking_for_it():
+    with ChartDrawer(parallel=True) as worker:
+        worker.draw_ahead(math.factorial, 12)
+        handed = worker.draw(math.factorial, 12)
+        assert handed.result() == 479001600
+        assert worker.draw(math.factorial, 12) is not handed  # handed once; the next asks anew
+    with ChartDrawer(parallel=False) as in_place:
+        in_place.draw_ahead(math.factorial, 12)  # nothing to gain in place: nothing is drawn
+        assert not in_place._ahead
