@@ -42,7 +42,12 @@ class WorkerGone(RuntimeError):
 
 
 def worth_a_worker(charts: int) -> bool:
-    return charts >= MIN_CHARTS_FOR_WORKER and len(os.sched_getaffinity(0)) > 1
+    return charts >= MIN_CHARTS_FOR_WORKER and _usable_cores() > 1
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (macOS has no affinity call: every core counts)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,7 @@ def test_a_range_run_draws_its_history_charts_in_a_worker_and_records_them_in_pa
             super().__init__()
             started.append(self)
 
-    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})  # a second core, on any machine
+    monkeypatch.setattr("retrieval_pipeline.reports.chart_worker._usable_cores", lambda: 2)  # a second core, on any machine
     monkeypatch.setattr(chart_worker, "_Worker", CountedWorker)
     materialize_everything(defs, instance, SETS, RETRIEVERS)
     keys = defs.resolve_assets_def("retrieval_evaluation").partitions_def.get_partition_keys()

@@ -51,12 +51,18 @@ def test_stopping_the_drawer_stops_its_worker_process():
 
 
 def test_steps_inside_a_shared_drawer_use_it_and_others_get_their_own(monkeypatch):
-    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr("retrieval_pipeline.reports.chart_worker._usable_cores", lambda: 2)
     with shared_drawer(charts=24):
         with chart_drawer(1) as first, chart_drawer(24) as second:
             assert first is second and first._worker is not None
     with chart_drawer(1) as alone:
         assert alone._worker is None  # one chart: drawn in place, no process started
+
+
+def test_on_one_core_even_many_charts_are_drawn_in_place(monkeypatch):
+    monkeypatch.setattr("retrieval_pipeline.reports.chart_worker._usable_cores", lambda: 1)
+    with chart_drawer(200) as drawer:
+        assert drawer._worker is None
 
 
 def test_a_chart_drawn_ahead_is_handed_to_the_first_step_asking_for_it():
