@@ -164,14 +164,13 @@ def _legend(axes, data: HistoryChartData) -> None:
     axes.grid(axis="y", alpha=0.3)
 
 
-def _figure(height: float, panels: int = 1, margins: dict[str, float] | None = None):
-    """Laid out by matplotlib (constrained), unless the chart gives its own margins."""
+def _figure(height: float, margins: dict[str, float], panels: int = 1):
+    """Laid out by the chart's own margins: matplotlib's constrained layout measured every text twice."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI, layout=None if margins else "constrained")
-    if margins:
-        figure.subplots_adjust(**margins)
+    figure = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI)
+    figure.subplots_adjust(**margins)
     FigureCanvasAgg(figure)
     axes = figure.subplots(panels, 1, squeeze=False)[0][0] if panels == 1 else figure.subplots(panels, 1)
     return figure, axes
