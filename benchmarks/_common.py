@@ -131,7 +131,9 @@ def bm25s_tokenize(texts: Sequence[str], return_ids: bool = True):
     import bm25s
     import Stemmer
 
-    return bm25s.tokenize(list(texts), stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=return_ids, show_progress=False)
+    return bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=return_ids, show_progress=False
+    )
 
 
 # ------------------------------------------------------------------------------------------ folders
@@ -275,7 +277,9 @@ def run_process(
     return sample
 
 
-def measure_processes(commands: Mapping[str, Sequence[str]], repeat: int, warmup: int = 1, **kwargs) -> dict[str, list[ProcessSample]]:
+def measure_processes(
+    commands: Mapping[str, Sequence[str]], repeat: int, warmup: int = 1, **kwargs
+) -> dict[str, list[ProcessSample]]:
     """Interleaved runs of several commands; warm-up runs (file cache, bytecode) are discarded."""
     samples: dict[str, list[ProcessSample]] = {name: [] for name in commands}
     for round_number in range(warmup + repeat):
@@ -372,7 +376,10 @@ def code_version() -> str:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_DIR, capture_output=True, text=True, timeout=10)
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no", "--", "retrieval_pipeline", "pyproject.toml"],
-            cwd=REPO_DIR, capture_output=True, text=True, timeout=10,
+            cwd=REPO_DIR,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -496,8 +503,10 @@ class Report:
         path = RESULTS_DIR / f"{self.script}.json"
         other = self.contention.other_cores()
         if other is not None:
-            print(f"  other processes kept {other:.2f} of {os.cpu_count()} cores busy on average during this script"
-                  + ("  (figures noisier than usual)" if other > 0.25 else ""))
+            print(
+                f"  other processes kept {other:.2f} of {os.cpu_count()} cores busy on average during this script"
+                + ("  (figures noisier than usual)" if other > 0.25 else "")
+            )
         payload = {
             "script": self.script,
             "title": self.title,

@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> c.Report:
 
             def bare():
                 def ask(question):
-                    return session.post(url, json={"query": question.question, "limit": cutoffs.fetch_limit}, timeout=10).json()["results"]
+                    return session.post(url, json={"query": question.question, "limit": cutoffs.fetch_limit}, timeout=10).json()[
+                        "results"
+                    ]
 
                 with ThreadPoolExecutor(max_workers=concurrency) as pool:
                     return list(pool.map(ask, golden.questions))

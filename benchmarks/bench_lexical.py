@@ -73,9 +73,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         run, top1, top3 = timings["ours"].result
         rankings, scores = timings["bare"].result
 
-        qrels = [
-            ir_measures.Qrel(q.id, doc, 1) for q in golden.questions for doc in q.expected_document_ids
-        ]
+        qrels = [ir_measures.Qrel(q.id, doc, 1) for q in golden.questions for doc in q.expected_document_ids]
         bare_run = [
             ir_measures.ScoredDoc(q.id, doc, score)
             for q, docs, row in zip(golden.questions, rankings, scores)

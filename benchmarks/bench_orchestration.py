@@ -109,7 +109,13 @@ def project(folder: Path, sets: int = SETS) -> Path:
         path.write_text(text.replace("identifier: demo.cranfield", f"identifier: bench.cranfield_{number}", 1), encoding="utf-8")
         set_files.append(path.name)
     corpus = Path(str(demo / "cranfield-corpus.jsonl.gz"))
-    lines = ["store: unused-store", "cache_dir: cache", "question_sets:", *(f"  - file: {name}" for name in set_files), "retrievers:"]
+    lines = [
+        "store: unused-store",
+        "cache_dir: cache",
+        "question_sets:",
+        *(f"  - file: {name}" for name in set_files),
+        "retrievers:",
+    ]
     for k1 in K1:
         for b in B:
             name = f"bm25_k{str(k1).replace('.', '')}_b{str(b).replace('.', '')}"
@@ -180,12 +186,16 @@ def main(argv: list[str] | None = None) -> c.Report:
             "whole processes (imports included)",
             c.fmt_seconds(c.median_wall(samples[f"nightly_{SETS}"])),
             f"core {c.fmt_seconds(c.median_wall(samples[f'core_{SETS}']))}",
-            c.paired_ratio([s.wall_seconds for s in samples[f"nightly_{SETS}"]], [s.wall_seconds for s in samples[f"core_{SETS}"]]),
+            c.paired_ratio(
+                [s.wall_seconds for s in samples[f"nightly_{SETS}"]], [s.wall_seconds for s in samples[f"core_{SETS}"]]
+            ),
             note=f"peak RSS {c.fmt_bytes(c.median_peak(samples[f'nightly_{SETS}']))} vs {c.fmt_bytes(c.median_peak(samples[f'core_{SETS}']))}",
         )
         if not args.no_profile:
             profiled = c.run_process(
-                [python, "-c", PROFILE, str(config), str(scratch / "store-profile"), json.dumps(PROFILE_SPOTS)], env=env, cwd=scratch
+                [python, "-c", PROFILE, str(config), str(scratch / "store-profile"), json.dumps(PROFILE_SPOTS)],
+                env=env,
+                cwd=scratch,
             )
             spots = json.loads(profiled.stderr.strip().splitlines()[-1])
             report.details["profile"] = spots

@@ -81,9 +81,7 @@ def main(argv: list[str] | None = None) -> c.Report:
             return case
 
         # (a) in-memory retriever: many repetitions, each is a few tens of milliseconds
-        timings = c.measure(
-            {"bare": bare_loop(precomputed), "eval": evaluate(precomputed)}, repeat=max(repeat * 3, 9), warmup=2
-        )
+        timings = c.measure({"bare": bare_loop(precomputed), "eval": evaluate(precomputed)}, repeat=max(repeat * 3, 9), warmup=2)
         bare, ours = timings["bare"].median, timings["eval"].median
         per_question_us = c.paired_difference(timings["eval"].samples, timings["bare"].samples) / len(questions) * 1e6
         report.add(
@@ -102,9 +100,7 @@ def main(argv: list[str] | None = None) -> c.Report:
 
         # (b) lexical retriever: the runner batches, so the fair bare loop batches too
         lexical_repeat = max(repeat, 11) if not args.quick else repeat
-        timings = c.measure(
-            {"bare_batch": bare_batches(lexical), "eval": evaluate(lexical)}, repeat=lexical_repeat, warmup=1
-        )
+        timings = c.measure({"bare_batch": bare_batches(lexical), "eval": evaluate(lexical)}, repeat=lexical_repeat, warmup=1)
         bare, ours = timings["bare_batch"].median, timings["eval"].median
         run, top1, top3 = timings["eval"].result
         bare_rankings = timings["bare_batch"].result

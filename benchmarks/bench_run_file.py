@@ -105,7 +105,11 @@ def generate(folder, queries: int, depth: int, seed: int = 11) -> dict:
     pool = 1_000_000
     hits1 = hits3 = 0
     scores = [f"{1000 - rank * 7.25:.2f}" for rank in range(depth)]  # strictly decreasing: no ties to break
-    with (folder / "run.trec").open("w") as run, (folder / "qrels.trec").open("w") as qrels, (folder / "set.jsonl").open("w") as golden:
+    with (
+        (folder / "run.trec").open("w") as run,
+        (folder / "qrels.trec").open("w") as qrels,
+        (folder / "set.jsonl").open("w") as golden,
+    ):
         golden.write(json.dumps({"identifier": "bench.run_file", "name": "synthetic run-file set"}) + "\n")
         for number in range(queries):
             qid = f"q{number:06d}"
@@ -130,7 +134,9 @@ def generate(folder, queries: int, depth: int, seed: int = 11) -> dict:
             expected = [f"D{doc:07d}" for doc in relevant]
             qrels.write("".join(f"{qid} 0 {doc} 1\n" for doc in expected))
             golden.write(
-                json.dumps({"id": qid, "question": f"synthetic question {qid}", "form": "match", "expected_document_ids": expected})
+                json.dumps(
+                    {"id": qid, "question": f"synthetic question {qid}", "form": "match", "expected_document_ids": expected}
+                )
                 + "\n"
             )
     (folder / "config.yaml").write_text(
@@ -138,7 +144,13 @@ def generate(folder, queries: int, depth: int, seed: int = 11) -> dict:
         "retrievers:\n  replay:\n    kind: run_file\n    path: run.trec\n    question_set: bench.run_file\n",
         encoding="utf-8",
     )
-    recorded = {"version": GENERATOR_VERSION, "queries": queries, "depth": depth, "top1": hits1 / queries, "top3": hits3 / queries}
+    recorded = {
+        "version": GENERATOR_VERSION,
+        "queries": queries,
+        "depth": depth,
+        "top1": hits1 / queries,
+        "top3": hits3 / queries,
+    }
     manifest.write_text(json.dumps(recorded))
     return recorded
 
@@ -159,7 +171,9 @@ def main(argv: list[str] | None = None) -> c.Report:
     folder = c.work_dir("run_file", f"{queries}x{depth}")
     truth = generate(folder, queries, depth)
     run_path, qrels_path = folder / "run.trec", folder / "qrels.trec"
-    print(f"  {run_path.relative_to(c.REPO_DIR)}: {run_path.stat().st_size / 2**20:.0f} MiB; expected rates top-1 {truth['top1']:.4f} top-3 {truth['top3']:.4f}")
+    print(
+        f"  {run_path.relative_to(c.REPO_DIR)}: {run_path.stat().st_size / 2**20:.0f} MiB; expected rates top-1 {truth['top1']:.4f} top-3 {truth['top3']:.4f}"
+    )
 
     python = sys.executable
     cli = c.cli_executable()
@@ -167,7 +181,17 @@ def main(argv: list[str] | None = None) -> c.Report:
         counter = iter(range(10**6))
 
         def ours_command(store):
-            return [*cli, "run", "bench.run_file", "replay", "--config", str(folder / "config.yaml"), "--store", str(store), "--json"]
+            return [
+                *cli,
+                "run",
+                "bench.run_file",
+                "replay",
+                "--config",
+                str(folder / "config.yaml"),
+                "--store",
+                str(store),
+                "--json",
+            ]
 
         sources = {"pytrec_eval": PYTREC_EVAL, "ir_measures": IR_MEASURES, "ranx": RANX}
         commands = {
@@ -195,7 +219,11 @@ def main(argv: list[str] | None = None) -> c.Report:
             if name == "import_floor":
                 continue
             document = json.loads(runs[-1].stdout)
-            rates[name] = (document["top1_hit_rate"], document["top3_hit_rate"]) if name.startswith("ours") else (document["top1"], document["top3"])
+            rates[name] = (
+                (document["top1_hit_rate"], document["top3_hit_rate"])
+                if name.startswith("ours")
+                else (document["top1"], document["top3"])
+            )
         print("  rates (top-1, top-3): " + "; ".join(f"{name} {r[0]!r}, {r[1]!r}" for name, r in rates.items()))
         identical = len(set(rates.values())) == 1 and rates["ours"] == (truth["top1"], truth["top3"])
         print(f"  identical across tools and equal to the generator's count: {identical}")

@@ -57,7 +57,9 @@ def generate(folder: Path, largest: int, seed: int = 5) -> dict[int, Path]:
     paths = {n: folder / f"corpus-{n}.jsonl" for n in SIZES if n <= largest}
     manifest = folder / "manifest.json"
     done = json.loads(manifest.read_text()) if manifest.is_file() else {}
-    if done.get("version") == GENERATOR_VERSION and all(str(n) in done.get("sizes", []) and p.is_file() for n, p in paths.items()):
+    if done.get("version") == GENERATOR_VERSION and all(
+        str(n) in done.get("sizes", []) and p.is_file() for n, p in paths.items()
+    ):
         return paths
     folder.mkdir(parents=True, exist_ok=True)
     words = np.array(vocabulary(), dtype=object)
@@ -129,9 +131,9 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
     import tempfile
 
     from retrieval_pipeline.core.golden.question_files import load_question_set_file
-    from retrieval_pipeline.core.scoring.results import RunResult
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.retrieval.runner import BATCH_SIZE, run_question_set
+    from retrieval_pipeline.core.scoring.results import RunResult
     from retrieval_pipeline.core.scoring.scoring import CutOffs
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.retrievers.lexical import LexicalRetriever
@@ -170,7 +172,9 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
             out["query_cpu_seconds"] = time.process_time() - cpu
             out["answered"] = len(answered)
             out["backend"] = retriever.backend
-            out["versus_numpy"] = _versus_numpy(retriever, corpus, context, [q.question for q in golden.questions[:BACKEND_SAMPLE]])
+            out["versus_numpy"] = _versus_numpy(
+                retriever, corpus, context, [q.question for q in golden.questions[:BACKEND_SAMPLE]]
+            )
             run = RunResult(golden.identifier, retriever.identifier, tuple(answered), cutoffs=cutoffs.values)
             out["top1"], out["top3"] = run.top1_hit_rate, run.top3_hit_rate
             store = ResultStore(str(scratch / f"store-{rep}"))
@@ -200,7 +204,10 @@ def _versus_numpy(retriever, corpus: Path, context, questions: list[str]) -> dic
         return None
     numpy_path = LexicalRetriever.from_config("bm25_numpy", {"corpus": str(corpus), "backend": "numpy"}, context)
     timings = c.measure(
-        {"chosen": lambda: retriever.retrieve_batch(questions, c.FETCH_LIMIT), "numpy": lambda: numpy_path.retrieve_batch(questions, c.FETCH_LIMIT)},
+        {
+            "chosen": lambda: retriever.retrieve_batch(questions, c.FETCH_LIMIT),
+            "numpy": lambda: numpy_path.retrieve_batch(questions, c.FETCH_LIMIT),
+        },
         repeat=2,
         warmup=0,
     )
@@ -226,7 +233,9 @@ def main(argv: list[str] | None = None) -> c.Report:
     arguments.add_argument(
         "--budget", type=float, default=240.0, help="seconds of questions per size before stopping at a batch boundary"
     )
-    arguments.add_argument("--sizes", type=int, nargs="+", default=None, help="document counts (default 10k 100k 1M; --quick: 10k 100k)")
+    arguments.add_argument(
+        "--sizes", type=int, nargs="+", default=None, help="document counts (default 10k 100k 1M; --quick: 10k 100k)"
+    )
     args = arguments.parse_args(argv)
     if args.child:
         print(json.dumps(child(Path(args.child[0]).resolve(), Path(args.child[1]).resolve(), args.repeat or 1, args.budget)))
@@ -244,7 +253,17 @@ def main(argv: list[str] | None = None) -> c.Report:
         repeat = c.repetitions(args, full=3 if size <= 100_000 else 1, quick=1 if size > 10_000 else 2)
         print(f"  {size:,} documents ({corpora[size].stat().st_size / 2**20:.0f} MiB), {repeat} repetition(s)…", flush=True)
         sample = c.run_process(
-            [sys.executable, __file__, "--child", str(corpora[size]), str(questions), "--repeat", str(repeat), "--budget", str(args.budget)],
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(corpora[size]),
+                str(questions),
+                "--repeat",
+                str(repeat),
+                "--budget",
+                str(args.budget),
+            ],
             env={c.CACHE_ENV: str(c.work_dir("tmp") / "unused-cache")},
         )
         result = json.loads(sample.stdout.strip().splitlines()[-1])
@@ -259,7 +278,11 @@ def main(argv: list[str] | None = None) -> c.Report:
             headline=top,
         )
         answered = result["answered"]
-        cut = f" (stopped at the {args.budget:g} s budget: {answered:,} of {result['questions']:,})" if answered < result["questions"] else ""
+        cut = (
+            f" (stopped at the {args.budget:g} s budget: {answered:,} of {result['questions']:,})"
+            if answered < result["questions"]
+            else ""
+        )
         report.add(
             f"{size:,} docs: queries",
             f"{answered / result['query_s_median']:,.0f} q/s",

@@ -35,7 +35,13 @@ def main(argv: list[str] | None = None) -> c.Report:
         heavy["import retrieval_pipeline.definitions"] = [python, "-c", "import retrieval_pipeline.definitions"]
         dagster = c.Path(python).parent / "dagster"
         if dagster.is_file():
-            heavy["dagster definitions validate"] = [str(dagster), "definitions", "validate", "-m", "retrieval_pipeline.definitions"]
+            heavy["dagster definitions validate"] = [
+                str(dagster),
+                "definitions",
+                "validate",
+                "-m",
+                "retrieval_pipeline.definitions",
+            ]
 
     with c.temp_dir("startup-") as scratch:
         env = {"DAGSTER_HOME": str(scratch), c.CACHE_ENV: str(scratch / "cache")}

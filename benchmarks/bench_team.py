@@ -14,7 +14,6 @@ wall) / runs. Needs the [team] extra and Debian's postgresql and redis-server (s
 from __future__ import annotations
 
 import itertools
-import os
 import subprocess
 import sys
 import time
@@ -33,8 +32,14 @@ def grid_config(folder: Path) -> Path:
     """The demo set against 24 BM25 variants of the demo corpus."""
     retrievers = {
         f"bm25_k{str(k1).replace('.', '')}_b{str(b).replace('.', '')}_{stem or 'plain'}": {
-            "kind": "lexical", "corpus": str(DEMO / "cranfield-corpus.jsonl.gz"), "method": "lucene",
-            "k1": k1, "b": b, "stemmer": stem, "stopwords": "en", "fields": ["title", "text"],
+            "kind": "lexical",
+            "corpus": str(DEMO / "cranfield-corpus.jsonl.gz"),
+            "method": "lucene",
+            "k1": k1,
+            "b": b,
+            "stemmer": stem,
+            "stopwords": "en",
+            "fields": ["title", "text"],
         }
         for k1, b, stem in itertools.product((0.9, 1.2, 1.5, 1.8), (0.3, 0.5, 0.75), ("english", None))
     }
@@ -67,7 +72,10 @@ def main(argv: list[str] | None = None) -> c.Report:
         sys.exit(f"bench_team: needs {', '.join(missing_services())} (apt-get install postgresql redis-server)")
     nightly = [*c.cli_executable(), "nightly"]
     with c.temp_dir("team-") as scratch:
-        configs = {"demo (3 partitions, 8 runs)": (DEMO / "config.yaml", 8), "24 partitions (50 runs)": (grid_config(scratch), 50)}
+        configs = {
+            "demo (3 partitions, 8 runs)": (DEMO / "config.yaml", 8),
+            "24 partitions (50 runs)": (grid_config(scratch), 50),
+        }
         for label, (config, runs) in configs.items():
             walls = {}
             for workers in (0, 1, 2):

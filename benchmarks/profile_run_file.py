@@ -42,14 +42,28 @@ def main(argv: list[str] | None = None) -> None:
         "main()",
     )
     with c.temp_dir("profile-run-") as scratch:
-        command = [sys.executable, "-c", script, "run", "bench.run_file", "replay", "--config", str(folder / "config.yaml"),
-                   "--store", str(scratch / "store"), "--json", json.dumps(SPOTS)]
+        command = [
+            sys.executable,
+            "-c",
+            script,
+            "run",
+            "bench.run_file",
+            "replay",
+            "--config",
+            str(folder / "config.yaml"),
+            "--store",
+            str(scratch / "store"),
+            "--json",
+            json.dumps(SPOTS),
+        ]
         sample = c.run_process(command, env={c.CACHE_ENV: str(scratch / "cache")})
     spots = json.loads(sample.stderr.strip().splitlines()[-1])
     for label, _, _ in SPOTS:
         print(f"  {label}: {c.fmt_seconds(spots[label]['cumulative_s'])} ({spots[label]['calls']} calls)")
-    print(f"  profiled CPU {c.fmt_seconds(spots['profiled_cpu_s'])}; process wall {c.fmt_seconds(sample.wall_seconds)}, "
-          f"peak RSS {c.fmt_bytes(sample.peak_rss_bytes)}")
+    print(
+        f"  profiled CPU {c.fmt_seconds(spots['profiled_cpu_s'])}; process wall {c.fmt_seconds(sample.wall_seconds)}, "
+        f"peak RSS {c.fmt_bytes(sample.peak_rss_bytes)}"
+    )
     c.RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     payload = {"commit": c.code_version(), "machine": c.machine_info(), "spots": spots, "process_wall_s": sample.wall_seconds}
     (c.RESULTS_DIR / "profile_run_file.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")

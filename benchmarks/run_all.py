@@ -98,18 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         if code != 0 or not stale.is_file():
             failed.append(name)
             print(f"!! bench_{name}.py failed (exit code {code})", file=sys.stderr)
-    results = [
-        json.loads(path.read_text())
-        for name in chosen
-        if (path := c.RESULTS_DIR / f"bench_{name}.json").is_file()
-    ]
+    results = [json.loads(path.read_text()) for name in chosen if (path := c.RESULTS_DIR / f"bench_{name}.json").is_file()]
     if args.render_only:
         failed = [name for name in chosen if not (c.RESULTS_DIR / f"bench_{name}.json").is_file()]
         args.quick = any(result["quick"] for result in results)
         elapsed = sum(result.get("wall_seconds", 0.0) for result in results)
     else:
         elapsed = time.perf_counter() - started
-    command = "python benchmarks/run_all.py" + (" --quick" if args.quick else "") + (f" --only {' '.join(chosen)}" if args.only else "")
+    command = (
+        "python benchmarks/run_all.py" + (" --quick" if args.quick else "") + (f" --only {' '.join(chosen)}" if args.only else "")
+    )
     text = render(results, command, elapsed)
     c.work_dir()
     (c.WORK_DIR / "latest.md").write_text(text, encoding="utf-8")

@@ -226,7 +226,12 @@ def render_corpus(corpus: list[dict[str, str]]) -> bytes:
 
 def build(shared: Path, out: Path) -> dict[str, Path]:
     cranfield, cisi = shared / "cranfield", shared / "cisi"
-    for required in (cranfield / "corpus.jsonl", cranfield / "queries.jsonl", cranfield / "qrels" / "test.tsv", cisi / "queries.jsonl"):
+    for required in (
+        cranfield / "corpus.jsonl",
+        cranfield / "queries.jsonl",
+        cranfield / "qrels" / "test.tsv",
+        cisi / "queries.jsonl",
+    ):
         if not required.is_file():
             raise SystemExit(f"missing {required}; pass --shared <folder holding cranfield/ and cisi/>")
     corpus = read_corpus(cranfield / "corpus.jsonl")
@@ -252,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
     args = parser.parse_args(argv)
-    for name, path in build(args.shared, args.out).items():
+    for path in build(args.shared, args.out).values():
         print(f"wrote {path} ({path.stat().st_size:,} bytes)")
     return 0
 

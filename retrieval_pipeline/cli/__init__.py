@@ -43,7 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
     "audit": ("retrieval_pipeline.cli.audit:audit", "Audit a golden set's labels: missing documents, suspect labels, flips."),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
-    "nightly": ("retrieval_pipeline.dagster_layer.nightly:nightly", "Run the nightly Dagster job now: every partition, then the leaderboard."),
+    "nightly": (
+        "retrieval_pipeline.dagster_layer.nightly:nightly",
+        "Run the nightly Dagster job now: every partition, then the leaderboard.",
+    ),
 }
 
 

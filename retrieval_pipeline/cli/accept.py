@@ -10,7 +10,16 @@ import os
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, identifiers, json_option, load_project, open_store, stdout_console, store_option, stored_run_id
+from retrieval_pipeline.cli.common import (
+    config_option,
+    identifiers,
+    json_option,
+    load_project,
+    open_store,
+    stdout_console,
+    store_option,
+    stored_run_id,
+)
 
 
 @click.command("accept")
@@ -21,7 +30,9 @@ from retrieval_pipeline.cli.common import config_option, identifiers, json_optio
 @store_option
 @click.option("--by", "accepted_by", metavar="NAME", help="Who accepts, kept with the acceptance. Default: $USER.")
 @json_option
-def accept(set_identifier: str, retriever_identifier: str, run_id: str, config_path, store_uri, accepted_by, as_json: bool) -> None:
+def accept(
+    set_identifier: str, retriever_identifier: str, run_id: str, config_path, store_uri, accepted_by, as_json: bool
+) -> None:
     """Accept the stored complete run RUN_ID of SET against RETRIEVER as a baseline: under
     `baseline_policy: accepted` the next runs compare with it. Exit 1, nothing recorded, for an unknown
     or incomplete run (run ids from `retrieval-eval history`)."""

@@ -13,13 +13,22 @@ from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
 @click.argument("retriever_identifiers", metavar="[RETRIEVER ...]", nargs=-1)
 @config_option
 @store_option
-@click.option("--window", type=click.IntRange(min=2), help="Complete runs per retriever read for unstable questions. "
-              "Default: the configuration's audit.unstable_window (5).")
-@click.option("--strict", is_flag=True, help="Exit 1 when any finding is an error (a label no corpus holds, "
-              "conflicting labels).")
+@click.option(
+    "--window",
+    type=click.IntRange(min=2),
+    help="Complete runs per retriever read for unstable questions. Default: the configuration's audit.unstable_window (5).",
+)
+@click.option("--strict", is_flag=True, help="Exit 1 when any finding is an error (a label no corpus holds, conflicting labels).")
 @json_option
-def audit(set_identifier: str, retriever_identifiers: tuple[str, ...], config_path, store_uri, window: int | None,
-          strict: bool, as_json: bool) -> None:
+def audit(
+    set_identifier: str,
+    retriever_identifiers: tuple[str, ...],
+    config_path,
+    store_uri,
+    window: int | None,
+    strict: bool,
+    as_json: bool,
+) -> None:
     """Audit SET's labels: labels no corpus holds, labels every retriever disagrees with (from the latest
     stored runs of the RETRIEVERs, default all configured), repeated or conflicting questions, and
     questions whose hits flip while nothing changed. Findings are printed; the exit code stays 0 unless
@@ -34,9 +43,17 @@ def audit(set_identifier: str, retriever_identifiers: tuple[str, ...], config_pa
     if as_json:
         from retrieval_pipeline.cli.payloads import emit
 
-        emit({"set": report.set_identifier, "findings": [finding.as_dict() for finding in report.findings],
-              "corpora": list(report.corpora), "retrievers": list(report.retrievers),
-              "optimistic_rates": report.optimistic_rates, "window": report.window, "has_errors": report.has_errors})
+        emit(
+            {
+                "set": report.set_identifier,
+                "findings": [finding.as_dict() for finding in report.findings],
+                "corpora": list(report.corpora),
+                "retrievers": list(report.retrievers),
+                "optimistic_rates": report.optimistic_rates,
+                "window": report.window,
+                "has_errors": report.has_errors,
+            }
+        )
     else:
         _render(report)
     if strict and report.has_errors:
@@ -50,7 +67,9 @@ def _render(report) -> None:
 
     console = stdout_console()
     corpora = ", ".join(report.corpora) or "none (name a corpus with `corpus:` on the set entry to check labels)"
-    console.print(f"Audit of {report.set_identifier}: corpora {corpora}; runs of {', '.join(report.retrievers) or 'no retriever'}")
+    console.print(
+        f"Audit of {report.set_identifier}: corpora {corpora}; runs of {', '.join(report.retrievers) or 'no retriever'}"
+    )
     if report.findings:
         table = Table(show_edge=False)
         for header in ("severity", "kind", "question", "what is wrong"):
@@ -65,6 +84,11 @@ def _render(report) -> None:
         for header in ("retriever", "top-1", "optimistic top-1", "top-3", "optimistic top-3"):
             table.add_column(header, justify="left" if header == "retriever" else "right")
         for retriever, rates in report.optimistic_rates.items():
-            table.add_row(retriever, percent(rates["top1_hit_rate"]), percent(rates["optimistic_top1_hit_rate"]),
-                          percent(rates["top3_hit_rate"]), percent(rates["optimistic_top3_hit_rate"]))
+            table.add_row(
+                retriever,
+                percent(rates["top1_hit_rate"]),
+                percent(rates["optimistic_top1_hit_rate"]),
+                percent(rates["top3_hit_rate"]),
+                percent(rates["optimistic_top3_hit_rate"]),
+            )
         console.print(table)

@@ -98,8 +98,15 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     if as_json:
         from retrieval_pipeline.cli import payloads
 
-        payloads.emit({"set": set_identifier, "retriever": retriever_identifier, "grader": key.grader, "store": store.uri,
-                       "runs": payloads.history(entries)})
+        payloads.emit(
+            {
+                "set": set_identifier,
+                "retriever": retriever_identifier,
+                "grader": key.grader,
+                "store": store.uri,
+                "runs": payloads.history(entries),
+            }
+        )
         return
     from rich.table import Table
 
@@ -148,9 +155,10 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
     latest readable complete run and the latest accepted run of every set and retriever are always kept,
     so a baseline survives under either policy; files that cannot be read are reported and left alone.
     Everything is checked before anything goes."""
-    from retrieval_pipeline.core.scoring.baselines import latest_accepted_run_id
     from retrieval_pipeline.core.errors import InvalidInputError
-    from retrieval_pipeline.core.storage.retention import check_retention_days, prune as prune_store
+    from retrieval_pipeline.core.scoring.baselines import latest_accepted_run_id
+    from retrieval_pipeline.core.storage.retention import check_retention_days
+    from retrieval_pipeline.core.storage.retention import prune as prune_store
 
     if older_than_days is not None:
         try:

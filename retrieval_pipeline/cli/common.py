@@ -47,9 +47,7 @@ def store_option(function):
 
 
 def json_option(function):
-    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of tables.")(
-        function
-    )
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of tables.")(function)
 
 
 def load_project(config_path: Path | None) -> ProjectConfig:
@@ -58,8 +56,7 @@ def load_project(config_path: Path | None) -> ProjectConfig:
     path = config_path or default_config_path()
     if config_path is None and not path.exists():
         raise CommandError(
-            f"no configuration given and the embedded demo is missing at {path}; "
-            f"pass --config FILE or set {CONFIG_ENV_VAR}"
+            f"no configuration given and the embedded demo is missing at {path}; pass --config FILE or set {CONFIG_ENV_VAR}"
         )
     return load_config(path)
 

@@ -66,10 +66,10 @@ def compare(
     if repeated:
         raise click.UsageError(f"retriever '{repeated}' is given more than once")
 
-    from retrieval_pipeline.core.scoring.comparison import compare_runs
     from retrieval_pipeline.core.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
     from retrieval_pipeline.core.retrieval.runner import run_question_set
+    from retrieval_pipeline.core.scoring.comparison import compare_runs
+    from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
 
     config = load_project(config_path)
     store = open_store(store_uri, config) if save else None
@@ -122,6 +122,4 @@ def compare(
         from retrieval_pipeline.core.retrieval.failures import failure_summary
 
         causes = "; ".join(f"{run.retriever_identifier}: {failure_summary(run)}" for run in incomplete)
-        raise CommandError(
-            f"incomplete run: {causes}; errored questions are left out of the paired tests", EXIT_INCOMPLETE
-        )
+        raise CommandError(f"incomplete run: {causes}; errored questions are left out of the paired tests", EXIT_INCOMPLETE)

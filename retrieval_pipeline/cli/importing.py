@@ -28,7 +28,12 @@ def _set_file_options(default_name: str) -> Callable:
     def decorate(command: Callable) -> Callable:
         for option in reversed(
             [
-                click.option("--identifier", required=True, callback=identifiers("set identifier"), help="The set identifier, e.g. acme.support (a-z, 0-9, _ and dots)."),
+                click.option(
+                    "--identifier",
+                    required=True,
+                    callback=identifiers("set identifier"),
+                    help="The set identifier, e.g. acme.support (a-z, 0-9, _ and dots).",
+                ),
                 click.option("--name", help=f"The set's name. Default: {default_name}."),
                 click.option(
                     "--out",

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retrieval_pipeline.core.arrow_arrays import python_values
+from retrieval_pipeline.core.golden.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.regression import RegressionReport
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
-from retrieval_pipeline.core.golden.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store import StoredRun
 
 if TYPE_CHECKING:  # the history's module is needed only to list a history
@@ -74,7 +74,10 @@ def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterato
     metrics = columns.metrics(run.cutoffs)
     names = list(metrics)
     rows = zip(
-        *(columns.values(name) for name in ("question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids")),
+        *(
+            columns.values(name)
+            for name in ("question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids")
+        ),
         *(python_values(columns.hit_column(k)) for k in (1, 3)),
         zip(*(values.tolist() for values in metrics.values())),
         columns.values("latency_ms"),
@@ -107,9 +110,7 @@ def run_summary(run: RunResult) -> dict[str, Any]:
         "top1_hit_rate": run.top1_hit_rate,
         "top3_hit_count": run.top3_hit_count,
         "top3_hit_rate": run.top3_hit_rate,
-        "hit_rates": {
-            str(k): {"hit_count": run.hit_count(k), "hit_rate": run.hit_rate(k)} for k in run.cutoffs
-        },
+        "hit_rates": {str(k): {"hit_count": run.hit_count(k), "hit_rate": run.hit_rate(k)} for k in run.cutoffs},
         "intervals": _intervals(run.intervals()),
         "metrics": run.metrics(),
         "by_form": breakdown(run.by_form(), run.metrics_by_form()),

@@ -159,7 +159,10 @@ def latency_line(run: RunResult) -> str | None:
 
 
 def breakdown_table(
-    title: str, groups: dict[str, GroupRates], deltas: Sequence[GroupDelta] = (), metrics: dict[str, dict[str, float]] | None = None
+    title: str,
+    groups: dict[str, GroupRates],
+    deltas: Sequence[GroupDelta] = (),
+    metrics: dict[str, dict[str, float]] | None = None,
 ) -> Table | None:
     """Rates per key (and MRR and nDCG at the deepest cut-off); with a baseline, its deltas too (a key
     only the baseline had shows 0 questions)."""

@@ -59,7 +59,10 @@ def overall_table(comparison: Comparison) -> Table:
                 row += ["ref", "ref"]
             else:
                 style = "" if test.delta == 0 else ("green" if test.delta > 0 else "red")
-                row += [Text(signed_pp(test.delta), style=style), Text(p_value(test.p_value), style="bold" if test.p_value < 0.05 else "")]
+                row += [
+                    Text(signed_pp(test.delta), style=style),
+                    Text(p_value(test.p_value), style="bold" if test.p_value < 0.05 else ""),
+                ]
         row += [f"{run.metrics()[name]:.3f}" if name in run.metrics() else "—" for name in metrics]
         row += [_latency_cell(run), str(len(run.errored_question_ids))]
         table.add_row(*row)
@@ -83,8 +86,7 @@ def group_table(title: str, comparison: Comparison, groups: tuple[GroupCompariso
     for group in groups:
         questions = next((rates.questions for rates in group.rates if rates is not None), 0)
         cells = [
-            "—" if rates is None else f"{percent(rates.top1_hit_rate)} / {percent(rates.top3_hit_rate)}"
-            for rates in group.rates
+            "—" if rates is None else f"{percent(rates.top1_hit_rate)} / {percent(rates.top3_hit_rate)}" for rates in group.rates
         ]
         table.add_row(group.key, str(questions), *cells)
     return table

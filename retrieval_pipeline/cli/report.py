@@ -18,7 +18,7 @@ def markdown_option(function):
         "markdown_path",
         type=FILE,
         metavar="FILE",
-        help="Write a Markdown summary (verdict and rates table) to FILE, e.g. \"$GITHUB_STEP_SUMMARY\".",
+        help='Write a Markdown summary (verdict and rates table) to FILE, e.g. "$GITHUB_STEP_SUMMARY".',
     )(function)
 
 
@@ -44,8 +44,8 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
 
     --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
     summaries. Without either, the Markdown summary is printed."""
-    from retrieval_pipeline.core.storage.chart_data import history_chart_data
     from retrieval_pipeline.core.evaluation import latest_evaluation
+    from retrieval_pipeline.core.storage.chart_data import history_chart_data
     from retrieval_pipeline.core.storage.store import HistoryKey
 
     config = load_project(config_path)
@@ -62,8 +62,10 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
     stored = store.read_summary(evaluation.stored).get("verdict")
     note = None
     if stored is not None and stored != evaluation.report.verdict.value:
-        note = (f"Judged again with the configuration's tolerances; the run's own check found "
-                f"{stored.replace('_', ' ')} at the time (its tolerances may have differed).")
+        note = (
+            f"Judged again with the configuration's tolerances; the run's own check found "
+            f"{stored.replace('_', ' ')} at the time (its tolerances may have differed)."
+        )
     if html_path is not None:
         from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
         from retrieval_pipeline.reports.html import html_report

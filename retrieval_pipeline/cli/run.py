@@ -17,8 +17,8 @@ from retrieval_pipeline.cli.common import (
     status,
     stdout_console,
     store_option,
-    tolerance,
     stored_run_id,
+    tolerance,
 )
 from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, CommandError, warn
 from retrieval_pipeline.cli.report import markdown_option, write_markdown

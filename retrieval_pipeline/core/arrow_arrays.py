@@ -41,7 +41,9 @@ def from_python(values: Sequence, type: pa.DataType) -> pa.Array:
     count = len(values)
     valid = None if all(value is not None for value in values) else np.fromiter((v is not None for v in values), bool, count)
     if pa.types.is_string(type):
-        encoded = list(map(str.encode, values)) if valid is None else [b"" if value is None else value.encode() for value in values]
+        encoded = (
+            list(map(str.encode, values)) if valid is None else [b"" if value is None else value.encode() for value in values]
+        )
         offsets = _offsets(np.fromiter(map(len, encoded), np.int64, count))
         return pa.Array.from_buffers(type, count, [_validity(valid), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
     if pa.types.is_list(type):
@@ -57,7 +59,11 @@ def from_python(values: Sequence, type: pa.DataType) -> pa.Array:
         ticks = np.fromiter(((v - _EPOCH) // step if v is not None else 0 for v in values), np.int64, count)
         return from_numpy(ticks, valid).view(type)
     if pa.types.is_integer(type) or pa.types.is_floating(type) or pa.types.is_boolean(type):
-        dtype = np.bool_ if pa.types.is_boolean(type) else np.dtype(f"{'f' if pa.types.is_floating(type) else 'i'}{type.bit_width // 8}")
+        dtype = (
+            np.bool_
+            if pa.types.is_boolean(type)
+            else np.dtype(f"{'f' if pa.types.is_floating(type) else 'i'}{type.bit_width // 8}")
+        )
         return from_numpy(np.fromiter((0 if v is None else v for v in values), dtype, count), valid, type)
     raise TypeError(f"no conversion to Arrow {type} here")
 

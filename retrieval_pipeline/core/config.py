@@ -10,17 +10,32 @@ import os
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
-from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry, SetProvider, build_question_set_registry, entry_point_providers
+from retrieval_pipeline.core.golden.question_sets import (
+    QuestionSetRegistry,
+    SetProvider,
+    build_question_set_registry,
+    entry_point_providers,
+)
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet, check_identifier
-from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
-from retrieval_pipeline.core.scoring.tolerances import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
+from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
+from retrieval_pipeline.core.scoring.tolerances import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
 DEFAULT_RETENTION_DAYS = 30.0
@@ -53,7 +68,7 @@ def _source_kind(value: Any) -> str:
 
 
 SetSource = Annotated[
-    Union[Annotated[SetFileSource, Tag("set-file")], Annotated[BeirSource, Tag("beir-folder")]],
+    Annotated[SetFileSource, Tag("set-file")] | Annotated[BeirSource, Tag("beir-folder")],
     Discriminator(_source_kind),
 ]
 
@@ -227,9 +242,11 @@ class ProjectConfig:
                 yield source, str(path), lambda path=path: [load_question_set_file(path)]
             else:
                 path = self.resolve(source.beir)
-                yield source, f"{path} (BEIR, {source.split})", lambda s=source, path=path: [
-                    import_beir(path, identifier=s.identifier, split=s.split, name=s.name)
-                ]
+                yield (
+                    source,
+                    f"{path} (BEIR, {source.split})",
+                    lambda s=source, path=path: [import_beir(path, identifier=s.identifier, split=s.split, name=s.name)],
+                )
 
     def question_set(self, identifier: str) -> GoldenQuestionSet:
         return self.question_sets[identifier]

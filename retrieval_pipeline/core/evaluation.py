@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, load_baseline
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.regression import RegressionReport, detect_regression, incomplete_report
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
 from retrieval_pipeline.core.retrieval.runner import Progress, RetryPolicy, latency_mode, run_question_set
+from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, load_baseline
+from retrieval_pipeline.core.scoring.regression import RegressionReport, detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -91,6 +91,8 @@ def latest_evaluation(store: ResultStore, key: HistoryKey, tolerances: Tolerance
     run = store.load(latest)
     baseline = store.load(earlier) if earlier is not None else None
     return Evaluation(run=run, report=judge(run, baseline, tolerances), stored=latest, baseline=baseline)
+
+
 def refuse_unmeasurable_tolerances(tolerances: Tolerances, retriever: Retriever, source: str | None = None) -> None:
     """A p95 tolerance on a retriever timed in batches would compare means under a percentile's name;
     refused before any question is asked or anything is read or saved."""

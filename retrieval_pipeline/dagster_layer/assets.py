@@ -28,7 +28,6 @@ materialization events), so no IO manager writes a second copy;
 get the values as pyarrow Tables.
 """
 
-
 import functools
 import time
 import warnings
@@ -48,17 +47,22 @@ from dagster import (
     multi_asset,
 )
 
-from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
-from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
-from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.secrets import scrubbed_errors
-from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, question_set_metadata, retriever_metadata
+from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
+from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET, regression_check_result, regression_check_spec
+from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
+from retrieval_pipeline.dagster_layer.metadata import (
+    evaluation_metadata,
+    leaderboard_metadata,
+    question_set_metadata,
+    retriever_metadata,
+)
 from retrieval_pipeline.dagster_layer.partition_steps import PartitionDone, materialize_each
-from retrieval_pipeline.reports.chart_worker import chart_drawer
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.reports.chart_worker import chart_drawer
 
 GROUP = "retrieval_quality"
 BASELINE_TAG = "retrieval_eval/baseline_run_id"

@@ -9,7 +9,6 @@ fixed and materialized again. Both the check and the asset call the core's audit
 `retrieval-eval audit` says.
 """
 
-
 import warnings
 
 from dagster import (
@@ -41,15 +40,23 @@ LABELS_CHECK = "labels_exist"
 SET_ASSET = "golden_question_set"
 MAX_ROWS = 200
 
-FINDINGS_SCHEMA = TableSchema(columns=[
-    TableColumn("severity", "string"), TableColumn("kind", "string"), TableColumn("question_id", "string"),
-    TableColumn("what_is_wrong", "string"),
-])
-OPTIMISTIC_SCHEMA = TableSchema(columns=[
-    TableColumn("retriever", "string"),
-    TableColumn("top1", "string"), TableColumn("optimistic_top1", "string", description="If every candidate were relevant"),
-    TableColumn("top3", "string"), TableColumn("optimistic_top3", "string"),
-])
+FINDINGS_SCHEMA = TableSchema(
+    columns=[
+        TableColumn("severity", "string"),
+        TableColumn("kind", "string"),
+        TableColumn("question_id", "string"),
+        TableColumn("what_is_wrong", "string"),
+    ]
+)
+OPTIMISTIC_SCHEMA = TableSchema(
+    columns=[
+        TableColumn("retriever", "string"),
+        TableColumn("top1", "string"),
+        TableColumn("optimistic_top1", "string", description="If every candidate were relevant"),
+        TableColumn("top3", "string"),
+        TableColumn("optimistic_top3", "string"),
+    ]
+)
 
 
 def labels_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
@@ -67,14 +74,21 @@ def labels_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
 
 def labels_check_result(project: RetrievalProject, set_identifier: str) -> AssetCheckResult:
     corpora, findings = missing_labels(project.config, set_identifier)
-    return AssetCheckResult(check_name=LABELS_CHECK, passed=not findings, metadata={
-        "corpora": MetadataValue.json(list(corpora)),
-        "missing_label_count": MetadataValue.int(len(findings)),
-        "missing_labels": _findings_table(findings),
-    }, description=_missing_summary(findings) if findings else f"Every label is in {len(corpora)} known corpora.")
+    return AssetCheckResult(
+        check_name=LABELS_CHECK,
+        passed=not findings,
+        metadata={
+            "corpora": MetadataValue.json(list(corpora)),
+            "missing_label_count": MetadataValue.int(len(findings)),
+            "missing_labels": _findings_table(findings),
+        },
+        description=_missing_summary(findings) if findings else f"Every label is in {len(corpora)} known corpora.",
+    )
 
 
-def build_label_audit(partitions: ProjectPartitions, golden_question_set: AssetsDefinition, retrieval_evaluation: AssetsDefinition) -> AssetsDefinition:
+def build_label_audit(
+    partitions: ProjectPartitions, golden_question_set: AssetsDefinition, retrieval_evaluation: AssetsDefinition
+) -> AssetsDefinition:
     from retrieval_pipeline.dagster_layer.assets import one_dimension
 
     @asset(
@@ -124,25 +138,40 @@ def audit_metadata(report: AuditReport) -> dict:
     if report.findings:
         metadata["findings"] = _findings_table(list(report.findings))
     if report.optimistic_rates:
-        metadata["optimistic_rates"] = MetadataValue.table(records=[
-            TableRecord({"retriever": name, "top1": _pct(r["top1_hit_rate"]), "optimistic_top1": _pct(r["optimistic_top1_hit_rate"]),
-                         "top3": _pct(r["top3_hit_rate"]), "optimistic_top3": _pct(r["optimistic_top3_hit_rate"])})
-            for name, r in report.optimistic_rates.items()
-        ], schema=OPTIMISTIC_SCHEMA)
+        metadata["optimistic_rates"] = MetadataValue.table(
+            records=[
+                TableRecord(
+                    {
+                        "retriever": name,
+                        "top1": _pct(r["top1_hit_rate"]),
+                        "optimistic_top1": _pct(r["optimistic_top1_hit_rate"]),
+                        "top3": _pct(r["top3_hit_rate"]),
+                        "optimistic_top3": _pct(r["optimistic_top3_hit_rate"]),
+                    }
+                )
+                for name, r in report.optimistic_rates.items()
+            ],
+            schema=OPTIMISTIC_SCHEMA,
+        )
     return metadata
 
 
 def _findings_table(findings: list[Finding]) -> MetadataValue:
-    return MetadataValue.table(records=[
-        TableRecord({"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message})
-        for f in findings[:MAX_ROWS]
-    ], schema=FINDINGS_SCHEMA)
+    return MetadataValue.table(
+        records=[
+            TableRecord({"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message})
+            for f in findings[:MAX_ROWS]
+        ],
+        schema=FINDINGS_SCHEMA,
+    )
 
 
 def _missing_summary(findings: list[Finding]) -> str:
     first = findings[0]
-    return (f"{len(findings)} label(s) name documents no corpus holds, e.g. question '{first.question_id}': "
-            f"'{first.as_dict()['document_id']}'.")
+    return (
+        f"{len(findings)} label(s) name documents no corpus holds, e.g. question '{first.question_id}': "
+        f"'{first.as_dict()['document_id']}'."
+    )
 
 
 def _pct(rate: float) -> str:

@@ -37,8 +37,8 @@ from dagster import (
 
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import p_value, percent, signed, signed_pp
-from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
+from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
@@ -129,7 +129,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
 
 
 def _change(evaluation: Evaluation, k: int, delta: float) -> str:
-    """"+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up.
+    """ "+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up.
     After a set edit the change is the check's, on the unchanged questions, and says so."""
     report, now = evaluation.report, percent(evaluation.run.hit_rate(k))
     if report.verdict not in (Verdict.PASS, Verdict.REGRESSION):

@@ -22,17 +22,21 @@ from pathlib import Path
 
 from dagster import Definitions, define_asset_job, definitions
 
+from retrieval_pipeline.core.config import default_config_path, load_config
+from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
 from retrieval_pipeline.dagster_layer.assets import build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
-from retrieval_pipeline.core.config import default_config_path, load_config
-from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, result_store_io_manager
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject, resolve_store_uri
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
-from retrieval_pipeline.dagster_layer.sensors import build_index_version_sensor, build_label_audit_automation, build_leaderboard_automation
+from retrieval_pipeline.dagster_layer.sensors import (
+    build_index_version_sensor,
+    build_label_audit_automation,
+    build_leaderboard_automation,
+)
 
 STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"
 SETS_JOB = "golden_question_set_job"

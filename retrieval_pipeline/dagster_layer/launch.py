@@ -89,7 +89,9 @@ class RunSubmitter:
                 location_name=self._location.name, repository_name=self._repository.name, job_name=job_name, op_selection=None
             )
         )
-        plan = self._location.get_execution_plan(remote_job, {}, step_keys_to_execute=None, known_state=None, instance=self._instance)
+        plan = self._location.get_execution_plan(
+            remote_job, {}, step_keys_to_execute=None, known_state=None, instance=self._instance
+        )
         run = self._instance.create_run(
             job_name=job_name,
             run_id=None,

@@ -12,10 +12,10 @@ from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
 from retrieval_pipeline.core.evaluation import Evaluation
 from retrieval_pipeline.core.formatting import id_list, interval_text, percent, rate_with_counts, shortened
-from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
 from retrieval_pipeline.core.redaction import fingerprint, redacted
-from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
+from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
+from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.partition_steps import Pending
@@ -80,7 +80,9 @@ def question_set_metadata(question_set, project: RetrievalProject, uri: str) -> 
     }
 
 
-def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: Tolerances, drawer: ChartDrawer) -> dict[str, Any]:
+def evaluation_metadata(
+    evaluation: Evaluation, store: ResultStore, tolerances: Tolerances, drawer: ChartDrawer
+) -> dict[str, Any]:
     """Text first (what a person reads: the verdict, the rates as percentages, the pair's own history
     chart, drawn by `drawer`), then the floats the UI plots, then tables and links."""
     run, report = evaluation.run, evaluation.report
@@ -133,7 +135,9 @@ def retriever_metadata(spec, retriever: Retriever, build_seconds: float) -> dict
         "kind": MetadataValue.text(spec.kind),
         "configuration": MetadataValue.json(configuration),
         "configuration_fingerprint": MetadataValue.text(fingerprint(spec.kind, configuration)),
-        "index_version": MetadataValue.text(retriever.index_version() if isinstance(retriever, VersionedIndex) else "not reported"),
+        "index_version": MetadataValue.text(
+            retriever.index_version() if isinstance(retriever, VersionedIndex) else "not reported"
+        ),
         "batch_retrieval": MetadataValue.bool(isinstance(retriever, BatchRetriever)),
         "build_seconds": MetadataValue.float(round(build_seconds, 3)),
     }
@@ -166,7 +170,9 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
         ),
         "summary": MetadataValue.md(board.to_markdown()),
         "leaderboard_chart": MetadataValue.md(
-            markdown_image(drawer.draw(leaderboard_chart_png, board).result(), "latest top-1 and top-3 hit rates of every retriever")
+            markdown_image(
+                drawer.draw(leaderboard_chart_png, board).result(), "latest top-1 and top-3 hit rates of every retriever"
+            )
             if board.entries
             else "No complete evaluation run yet."
         ),
@@ -187,9 +193,11 @@ def _rounded(value: float | None, digits: int = 2) -> float | None:
 
 
 def _rate_text(run, k: int) -> str:
-    """"32.1% (77/240), 95% CI 26.5–38.2%": the rate a person reads, with how far it can be trusted."""
+    """ "32.1% (77/240), 95% CI 26.5–38.2%": the rate a person reads, with how far it can be trusted."""
     bounds = run.intervals().get(f"top{k}")
-    return rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k)) + (f", {interval_text(bounds)}" if bounds else "")
+    return rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k)) + (
+        f", {interval_text(bounds)}" if bounds else ""
+    )
 
 
 def _uri_value(uri: str) -> MetadataValue:
@@ -206,7 +214,12 @@ def _rates_table(groups: Mapping[str, GroupRates]) -> MetadataValue:
     return MetadataValue.table(
         records=[
             TableRecord(
-                {"key": key, "questions": rates.questions, "top1": percent(rates.top1_hit_rate), "top3": percent(rates.top3_hit_rate)}
+                {
+                    "key": key,
+                    "questions": rates.questions,
+                    "top1": percent(rates.top1_hit_rate),
+                    "top3": percent(rates.top3_hit_rate),
+                }
             )
             for key, rates in groups.items()
         ],
@@ -234,4 +247,3 @@ def _preview_table(questions: Sequence[QuestionResult]) -> MetadataValue:
         ],
         schema=PREVIEW_SCHEMA,
     )
-

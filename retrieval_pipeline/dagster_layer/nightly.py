@@ -50,6 +50,7 @@ concurrency:
 """
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
+
 def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
     """The instance folder (created), and where its dagster.yaml came from when this call wrote it."""
     cwd = cwd or Path.cwd()
@@ -135,7 +136,9 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
         report.outcomes.append(outcome)
         if not outcome.success:
             broken.add(outcome.partition)
-            console.print(f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.error or '')}", soft_wrap=True)
+            console.print(
+                f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.error or '')}", soft_wrap=True
+            )
     for key in partitions.evaluation_keys():
         if broken & set(partitions.dimensions(key)):
             label = " × ".join(partitions.dimensions(key))
@@ -183,7 +186,12 @@ def _execute(defs, instance, job_name: str, partition_keys: list) -> list[Partit
     if len(partition_keys) == 1:
         where = {"partition_key": partition_keys[0]}
     else:
-        where = {"tags": {ASSET_PARTITION_RANGE_START_TAG: str(partition_keys[0]), ASSET_PARTITION_RANGE_END_TAG: str(partition_keys[-1])}}
+        where = {
+            "tags": {
+                ASSET_PARTITION_RANGE_START_TAG: str(partition_keys[0]),
+                ASSET_PARTITION_RANGE_END_TAG: str(partition_keys[-1]),
+            }
+        }
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
     )

@@ -107,7 +107,7 @@ def materialize_each(context: AssetExecutionContext, asset: str, compute: Callab
                 attempt(key, lambda: _blocked(evaluation))
 
     for key in keys:
-        done = attempt(key, lambda: compute(key))
+        done = attempt(key, lambda key=key: compute(key))
         if done is not None:
             waiting.append((key, done))
         while waiting and waiting[0][1].ready():

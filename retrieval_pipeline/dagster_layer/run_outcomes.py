@@ -13,7 +13,9 @@ INPUT_ERRORS = frozenset(
 )
 
 
-def outcomes_from_events(job_name: str, partition_keys: Sequence[str | None], success: bool, events: Iterable) -> list[PartitionOutcome]:
+def outcomes_from_events(
+    job_name: str, partition_keys: Sequence[str | None], success: bool, events: Iterable
+) -> list[PartitionOutcome]:
     """`events` are DagsterEvents: a result's `all_events`, or the instance's event log of a launched run.
     `partition_keys`: the partitions the run held, or `[None]` for an unpartitioned job."""
     from dagster import DagsterEventType
@@ -21,7 +23,9 @@ def outcomes_from_events(job_name: str, partition_keys: Sequence[str | None], su
     from retrieval_pipeline.dagster_layer.checks import CHECK_NAME
     from retrieval_pipeline.dagster_layer.partition_steps import FAILED_PARTITIONS
 
-    outcomes = {str(key or ""): PartitionOutcome(job=job_name, partition=str(key or ""), success=success) for key in partition_keys}
+    outcomes = {
+        str(key or ""): PartitionOutcome(job=job_name, partition=str(key or ""), success=success) for key in partition_keys
+    }
     failed_partitions, step_errors, run_errors = None, [], []
     for event in events:
         outcome = outcomes.get(str(event.partition or ""))

@@ -1,6 +1,5 @@
 """The nightly schedule: one run per evaluation partition, at the configuration's cron and timezone."""
 
-
 from datetime import datetime, timezone
 
 from dagster import RunRequest, ScheduleDefinition, ScheduleEvaluationContext, schedule

@@ -13,7 +13,6 @@ against that very version: turning the sensor on right after `retrieval-eval nig
 nothing, while a never-measured index is measured at once.
 """
 
-
 import json
 
 from dagster import (
@@ -31,8 +30,8 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.config import DagsterSection
-from retrieval_pipeline.core.scoring.leaderboard import latest_entry
 from retrieval_pipeline.core.retrieval.retriever import VersionedIndex
+from retrieval_pipeline.core.scoring.leaderboard import latest_entry
 from retrieval_pipeline.core.secrets import scrub
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
@@ -48,7 +47,9 @@ IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunSt
 AUTOMATION_INTERVAL_SECONDS = 30
 
 
-def build_index_version_sensor(evaluation_job, retriever_job, partitions: ProjectPartitions, section: DagsterSection) -> SensorDefinition:
+def build_index_version_sensor(
+    evaluation_job, retriever_job, partitions: ProjectPartitions, section: DagsterSection
+) -> SensorDefinition:
     @sensor(
         name=INDEX_SENSOR,
         jobs=[evaluation_job, retriever_job],
@@ -80,7 +81,9 @@ def build_index_version_sensor(evaluation_job, retriever_job, partitions: Projec
             context.log.info(f"retriever '{retriever_identifier}': index version {version} is new; evaluating {len(sets)} set(s)")
             run_key = f"{retriever_identifier}@{version}"
             tags = {TRIGGER_TAG: "index_version"}
-            requests.append(RunRequest(run_key=run_key, job_name=retriever_job.name, partition_key=retriever_identifier, tags=tags))
+            requests.append(
+                RunRequest(run_key=run_key, job_name=retriever_job.name, partition_key=retriever_identifier, tags=tags)
+            )
             requests.extend(
                 RunRequest(
                     run_key=f"{run_key}|{set_identifier}",

@@ -130,9 +130,7 @@ class _Worker:
     def __init__(self) -> None:
         # The parent's import path, so the child imports this very package (a checkout, a test's path).
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
-        )
+        self._process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self._ids = itertools.count()
         self._waiting: dict[int, Future] = {}
         self._lock = threading.Lock()

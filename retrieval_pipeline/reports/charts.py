@@ -45,12 +45,25 @@ def history_chart_png(data: HistoryChartData) -> bytes:
             axes.axvline(x, color=INCOMPLETE, alpha=0.2, linewidth=6, linestyle=":", zorder=0)
     for x in data.set_edits:
         axes.axvline(x - 0.5, color="#555555", linestyle=":", linewidth=1)
-        axes.annotate("set edited", (x - 0.5, 0.0), xycoords=("data", "axes fraction"), xytext=(3, 3),
-                      textcoords="offset points", fontsize=7, color="#555555")
+        axes.annotate(
+            "set edited",
+            (x - 0.5, 0.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, 3),
+            textcoords="offset points",
+            fontsize=7,
+            color="#555555",
+        )
     if data.baseline_index is not None:
         axes.axvline(data.baseline_index, color="black", linestyle="--", linewidth=1)
-        axes.annotate("baseline", (data.baseline_index, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),
-                      textcoords="offset points", fontsize=8)
+        axes.annotate(
+            "baseline",
+            (data.baseline_index, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -10),
+            textcoords="offset points",
+            fontsize=8,
+        )
     # At most ten dates under the axis, so they never overlap (every run keeps its tick).
     every = -(-len(points) // MAX_DATE_LABELS)
     axes.set_xticks(list(xs), [f"{p.run_at:%m-%d\n%H:%M}" if x % every == 0 else "" for x, p in zip(xs, points)], fontsize=7)
@@ -72,16 +85,32 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
     names = [entry.retriever_identifier for s in sets for entry in board.for_set(s)]
     left = (_text_width_inches(max(names, key=len, default=""), 8) + 0.2) / WIDTH_INCHES
     axes_height = (height - 0.35 - 0.5 - 0.55 * (panels - 1)) / panels
-    figure, _ = _figure(height, panels=panels, margins={
-        "left": min(left, 0.5), "right": 0.89, "top": 1 - 0.35 / height, "bottom": 0.5 / height, "hspace": 0.55 / axes_height,
-    })
+    figure, _ = _figure(
+        height,
+        panels=panels,
+        margins={
+            "left": min(left, 0.5),
+            "right": 0.89,
+            "top": 1 - 0.35 / height,
+            "bottom": 0.5 / height,
+            "hspace": 0.55 / axes_height,
+        },
+    )
     for axes, set_identifier in zip(figure.axes, sets):
         entries = list(reversed(board.for_set(set_identifier)))
         for offset, metric in ((0.2, "top-1"), (-0.2, "top-3")):
             k = 1 if metric == "top-1" else 3
             rates = [100 * (e.top1_hit_rate if k == 1 else e.top3_hit_rate) for e in entries]
-            axes.barh([i + offset for i in range(len(entries))], rates, height=0.38, color=COLOURS[metric], label=metric,
-                      xerr=_error_bars(entries, k, rates), capsize=3, error_kw={"elinewidth": 1, "ecolor": "#333333"})
+            axes.barh(
+                [i + offset for i in range(len(entries))],
+                rates,
+                height=0.38,
+                color=COLOURS[metric],
+                label=metric,
+                xerr=_error_bars(entries, k, rates),
+                capsize=3,
+                error_kw={"elinewidth": 1, "ecolor": "#333333"},
+            )
             for i, rate in enumerate(rates):
                 axes.annotate(f"{rate:.1f}%", (rate, i + offset), xytext=(3, -3), textcoords="offset points", fontsize=7)
         axes.set_yticks(range(len(entries)), [e.retriever_identifier for e in entries], fontsize=8)
@@ -116,13 +145,27 @@ def _draw_metric(axes, points: tuple[ChartPoint, ...], metric: str, colour: str)
     complete = [(x, p) for x, p in enumerate(points) if p.complete and p.rate(metric) is not None]
     main = metric in COLOURS
     # top-1 is drawn over top-3 with a smaller marker, so equal rates still show both.
-    axes.plot([x for x, _ in complete], [100 * p.rate(metric) for _, p in complete], color=colour,
-              marker="o" if metric == "top-1" else "s", markersize={"top-1": 4, "top-3": 7}.get(metric, 3),
-              linewidth=1.8 if main else 1, alpha=1 if main else 0.7, label=metric, zorder=4 if metric == "top-1" else 3)
+    axes.plot(
+        [x for x, _ in complete],
+        [100 * p.rate(metric) for _, p in complete],
+        color=colour,
+        marker="o" if metric == "top-1" else "s",
+        markersize={"top-1": 4, "top-3": 7}.get(metric, 3),
+        linewidth=1.8 if main else 1,
+        alpha=1 if main else 0.7,
+        label=metric,
+        zorder=4 if metric == "top-1" else 3,
+    )
     bounds = [(x, p.interval(metric)) for x, p in complete if p.interval(metric) is not None]
     if bounds:
-        axes.fill_between([x for x, _ in bounds], [100 * b[0] for _, b in bounds], [100 * b[1] for _, b in bounds],
-                          color=colour, alpha=0.12, linewidth=0)
+        axes.fill_between(
+            [x for x, _ in bounds],
+            [100 * b[0] for _, b in bounds],
+            [100 * b[1] for _, b in bounds],
+            color=colour,
+            alpha=0.12,
+            linewidth=0,
+        )
     for x, point in enumerate(points):
         rate = point.rate(metric)
         if rate is None:
@@ -155,8 +198,9 @@ def _legend(axes, data: HistoryChartData) -> None:
     if any(p.regressed for p in data.points):
         handles.append(Line2D([], [], marker="X", color=REGRESSED, linestyle="", label="regressed"))
     if any(not p.complete for p in data.points):
-        handles.append(Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=INCOMPLETE, linestyle="",
-                              label="incomplete"))
+        handles.append(
+            Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=INCOMPLETE, linestyle="", label="incomplete")
+        )
     axes.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     scores = any(not metric.startswith("top-") for metric in data.metrics)
     axes.set_ylabel("hit rate (%), metrics × 100" if scores else "hit rate (%)", fontsize=8)

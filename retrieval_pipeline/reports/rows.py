@@ -74,8 +74,14 @@ def rate_rows(evaluation: Evaluation) -> list[RateRow]:
         if name.startswith(("mrr@", "ndcg@")):
             then = before.get(name)
             change = f"{value - then:+.3f}" if then is not None and compared(evaluation) and unchanged else "—"
-            rows.append(RateRow(name.replace("mrr", "MRR").replace("ndcg", "nDCG"), f"{value:.3f}",
-                                "—" if then is None else f"{then:.3f}", change))
+            rows.append(
+                RateRow(
+                    name.replace("mrr", "MRR").replace("ndcg", "nDCG"),
+                    f"{value:.3f}",
+                    "—" if then is None else f"{then:.3f}",
+                    change,
+                )
+            )
     for label, key in (("p95 latency", "p95"), ("mean latency (batches)", "batch_mean")):
         now = run.latency_summary().get(key)
         then = baseline.latency_summary().get(key) if baseline is not None else None

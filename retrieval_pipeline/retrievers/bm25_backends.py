@@ -37,7 +37,9 @@ def choose_backend(requested: Backend, document_count: int) -> Literal["numpy", 
     return "numba" if document_count >= NUMBA_MIN_DOCUMENTS and numba_usable() else "numpy"
 
 
-def ranked_positions(bm25: Any, tokens: Sequence[Sequence[str]], depth: int, backend: Literal["numpy", "numba"], min_score: float) -> list[list[int]]:
+def ranked_positions(
+    bm25: Any, tokens: Sequence[Sequence[str]], depth: int, backend: Literal["numpy", "numba"], min_score: float
+) -> list[list[int]]:
     """Each question's best `depth` corpus positions scoring above `min_score`, equal scores by position.
 
     Backends keep different members of a tie that straddles the cut, so TIE_MARGIN more documents are

@@ -70,7 +70,9 @@ class FusionRetriever:
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionParams:
         settings = FusionParams.parse(identifier, params, context)
         if settings.weights is not None and len(settings.weights) != len(settings.retrievers):
-            raise _invalid(context, identifier, f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights")
+            raise _invalid(
+                context, identifier, f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights"
+            )
         known = context.known_retrievers
         unknown = [member for member in settings.retrievers if known is not None and member not in known]
         if unknown:

@@ -167,7 +167,13 @@ class HttpRetriever:
                 raise self._fault(f"{method} {url} failed after {tried}; last: {problem}")
             logger.warning(
                 "retriever %s: %s %s failed (%s); retry %d of %d in %.2f s",
-                self.identifier, method, url, scrub(problem), attempt, attempts - 1, delay,
+                self.identifier,
+                method,
+                url,
+                scrub(problem),
+                attempt,
+                attempts - 1,
+                delay,
             )
             time.sleep(delay)
             wait *= 2

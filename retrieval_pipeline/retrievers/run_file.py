@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from retrieval_pipeline.core.golden.corpus import read_document_ids
 from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted
+from retrieval_pipeline.core.golden.corpus import read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
 
@@ -137,7 +137,9 @@ class RunFileRetriever:
     def _query_id(self, question: str) -> str:
         candidates = self._query_ids.get(question.strip())
         if not candidates:
-            raise UnresolvableQuestion(f"the question {quoted(question)} is not in {self._texts_from}, so its query id is unknown")
+            raise UnresolvableQuestion(
+                f"the question {quoted(question)} is not in {self._texts_from}, so its query id is unknown"
+            )
         if len(candidates) > 1:
             listing = ", ".join(f"query {quoted(query_id)} in {origin}" for query_id, origin in candidates.items())
             raise UnresolvableQuestion(
@@ -146,9 +148,7 @@ class RunFileRetriever:
         return next(iter(candidates))
 
 
-def _text_id_pairs(
-    parsed: RunFileParams, context: BuildContext, key: str
-) -> tuple[Iterable[tuple[str, str, str]], str]:
+def _text_id_pairs(parsed: RunFileParams, context: BuildContext, key: str) -> tuple[Iterable[tuple[str, str, str]], str]:
     """(question text, query id, where it comes from) from the queries file, the named set or every set."""
     if parsed.queries is not None:
         from retrieval_pipeline.core.golden.beir import read_jsonl

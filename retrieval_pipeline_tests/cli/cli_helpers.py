@@ -17,7 +17,13 @@ SMALL_SET = {
     "description": "two questions",
     "questions": [
         {"id": "q1", "question": "alpha question", "form": "match", "expected_document_ids": ["d1"], "hard_class": "normal"},
-        {"id": "q2", "question": "beta question", "form": "gap", "expected_document_ids": ["d2", "d3"], "hard_class": "near-duplicate"},
+        {
+            "id": "q2",
+            "question": "beta question",
+            "form": "gap",
+            "expected_document_ids": ["d2", "d3"],
+            "hard_class": "near-duplicate",
+        },
     ],
 }
 PERFECT = {"alpha question": ["d1", "x"], "beta question": ["d3", "d2"]}

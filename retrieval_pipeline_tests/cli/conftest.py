@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
-
 from cli_helpers import HALF, HERE, PERFECT, SMALL_SET, Project
+from click.testing import CliRunner, Result
 
 from retrieval_pipeline.cli import main
 

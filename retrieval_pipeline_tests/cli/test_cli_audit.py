@@ -12,12 +12,24 @@ from retrieval_pipeline.core.config import demo_config_path
 
 CORPUS = str(demo_config_path().parent / "cranfield-corpus.jsonl.gz")
 QUESTIONS = [
-    {"id": "q1", "question": "what similarity laws must be obeyed when constructing aeroelastic models",
-     "form": "match", "expected_document_ids": ["184", "29", "31"]},
-    {"id": "q2", "question": "aeroelastic models of heated high speed aircraft", "form": "match",
-     "expected_document_ids": ["typo-184"]},
-    {"id": "q3", "question": "What similarity laws must be obeyed when constructing aeroelastic models?",
-     "form": "gap", "expected_document_ids": ["12"]},
+    {
+        "id": "q1",
+        "question": "what similarity laws must be obeyed when constructing aeroelastic models",
+        "form": "match",
+        "expected_document_ids": ["184", "29", "31"],
+    },
+    {
+        "id": "q2",
+        "question": "aeroelastic models of heated high speed aircraft",
+        "form": "match",
+        "expected_document_ids": ["typo-184"],
+    },
+    {
+        "id": "q3",
+        "question": "What similarity laws must be obeyed when constructing aeroelastic models?",
+        "form": "gap",
+        "expected_document_ids": ["12"],
+    },
     {"id": "q4", "question": "a question about library catalogues", "form": "gap", "expected_document_ids": []},
 ]
 
@@ -28,8 +40,11 @@ def audited(tmp_path: Path) -> Path:
         yaml.safe_dump({"identifier": "cli.audit", "name": "audit", "questions": QUESTIONS}), encoding="utf-8"
     )
     bm25 = {"kind": "lexical", "corpus": CORPUS, "min_score": 0.0}
-    config = {"store": "results", "question_sets": [{"file": "set.yaml"}],
-              "retrievers": {"stemmed": bm25, "plain": {**bm25, "stemmer": None}}}
+    config = {
+        "store": "results",
+        "question_sets": [{"file": "set.yaml"}],
+        "retrievers": {"stemmed": bm25, "plain": {**bm25, "stemmer": None}},
+    }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return tmp_path / "config.yaml"
 

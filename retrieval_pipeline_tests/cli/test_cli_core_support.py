@@ -6,13 +6,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from retrieval_pipeline.core.scoring.comparison import compare_runs
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.storage.history import run_history
 from retrieval_pipeline.core.golden.question_file_writer import dump_question_set, write_question_set_file
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.scoring.comparison import compare_runs
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.storage.history import run_history
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -71,7 +71,6 @@ def test_comparison_groups_keep_first_seen_order_across_runs():
     [
         ([run_of("a", "1")], "at least two"),
         ([run_of("a", "1"), run_of("a", "1")], "more than once"),
-
     ],
 )
 def test_comparison_refuses_runs_that_cannot_be_paired(runs, message):
@@ -101,10 +100,16 @@ QUESTION_SET = GoldenQuestionSet(
     description="unicode: é ✓",
     questions=(
         GoldenQuestion(id="1", question="Wing flutter: why?", form="match", expected_document_ids=("a", "b")),
-        GoldenQuestion(id="2", question="nothing answers", form="gap", expected_document_ids=(), hard_class="normal",
-                       answer_gist="no document"),
+        GoldenQuestion(
+            id="2",
+            question="nothing answers",
+            form="gap",
+            expected_document_ids=(),
+            hard_class="normal",
+            answer_gist="no document",
+        ),
     ),
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".yml", ".json", ".jsonl"])

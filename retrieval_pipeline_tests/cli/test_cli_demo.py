@@ -35,7 +35,10 @@ def test_demo_runs_twice_without_configuration_then_reports_no_regression(cli, d
 
     assert second.exit_code == 0, second.stderr
     assert "No regression: top-1 +0.0 pp, top-3 +0.0 pp." in second.stdout
-    assert f"Top-1 hit rate: {document['top1_hit_rate'] * 100:.1f}% ({document['top1_hit_count']}/{document['question_count']})" in second.stdout
+    assert (
+        f"Top-1 hit rate: {document['top1_hit_rate'] * 100:.1f}% ({document['top1_hit_count']}/{document['question_count']})"
+        in second.stdout
+    )
     assert "top-3 misses and errors (--show all lists every question)" in second.stdout
 
 
@@ -65,8 +68,22 @@ def test_the_readme_session_is_reproducible_with_the_shipped_retuned_configurati
     assert cli("run", "demo.cranfield", "bm25_stemmed", "--store", str(demo_env), "--show", "none").exit_code == 0
     summary = tmp_path / "summary.md"
 
-    second = cli("run", "demo.cranfield", "bm25_stemmed", "--store", str(demo_env), "--config", str(retuned),
-                 "--show", "none", "--max-top3-drop", "0.05", "--fail-on-regression", "--markdown", str(summary))
+    second = cli(
+        "run",
+        "demo.cranfield",
+        "bm25_stemmed",
+        "--store",
+        str(demo_env),
+        "--config",
+        str(retuned),
+        "--show",
+        "none",
+        "--max-top3-drop",
+        "0.05",
+        "--fail-on-regression",
+        "--markdown",
+        str(summary),
+    )
 
     assert second.exit_code == 1
     verdict = next(line for line in second.stdout.splitlines() if line.startswith("Verdict: "))

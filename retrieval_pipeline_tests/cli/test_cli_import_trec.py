@@ -48,10 +48,20 @@ def trec_files(tmp_path: Path) -> dict[str, Path]:
 
 def arguments(files: dict[str, Path], out: Path, *extra: str) -> list[str]:
     return [
-        "import", "trec",
-        "--qrels", str(files["qrels"]), "--topics", str(files["topics"]), "--corpus", str(files["corpus"]),
-        "--identifier", "tiny.trec", "--out", str(out), *extra,
-    ]  # fmt: skip
+        "import",
+        "trec",
+        "--qrels",
+        str(files["qrels"]),
+        "--topics",
+        str(files["topics"]),
+        "--corpus",
+        str(files["corpus"]),
+        "--identifier",
+        "tiny.trec",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json", ".jsonl"])
@@ -92,7 +102,9 @@ def test_import_trec_with_a_malformed_qrels_line_exits_2_naming_file_and_line(cl
     result = cli(*arguments(trec_files, out))
 
     assert result.exit_code == 2
-    assert f"{trec_files['qrels']}:2" in result.stderr and "expected query-id, iteration, document-id and relevance" in result.stderr
+    assert (
+        f"{trec_files['qrels']}:2" in result.stderr and "expected query-id, iteration, document-id and relevance" in result.stderr
+    )
     assert not out.exists() and not out.parent.exists()
 
 

@@ -20,7 +20,7 @@ def emitted(monkeypatch, document, stdout: io.StringIO) -> str:
 
 
 def test_rows_written_in_pieces_to_a_pipe_read_back_as_one_json_object(monkeypatch):
-    rows = [{"id": f"q{n}", "text": "naïve \"quoted\"\nline"} for n in range(2 * payloads.ROWS_PER_WRITE + 7)]
+    rows = [{"id": f"q{n}", "text": 'naïve "quoted"\nline'} for n in range(2 * payloads.ROWS_PER_WRITE + 7)]
     document = {"set": "s", "questions": iter(rows), "empty": iter([]), "regression": {"summary": "ok"}}
 
     text = emitted(monkeypatch, document, io.StringIO())

@@ -95,7 +95,9 @@ def test_a_run_file_evaluation_with_its_baseline_never_imports_pandas(project):
     first, second = python(code), python(code)
 
     assert "PANDAS False" in first.stderr and "PANDAS False" in second.stderr, first.stderr + second.stderr
-    rates = [(document["top1_hit_rate"], document["top3_hit_rate"]) for document in map(json.loads, (first.stdout, second.stdout))]
+    rates = [
+        (document["top1_hit_rate"], document["top3_hit_rate"]) for document in map(json.loads, (first.stdout, second.stdout))
+    ]
     assert rates == [(0.5, 1.0), (0.5, 1.0)]
     assert json.loads(second.stdout)["regression"]["has_baseline"] is True
 

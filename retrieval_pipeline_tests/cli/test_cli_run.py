@@ -10,18 +10,51 @@ from cli_helpers import HALF, PERFECT
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 JSON_FIELDS = {
-    "set", "retriever", "grader", "run_id", "question_count", "top1_hit_count", "top1_hit_rate", "top3_hit_count",
-    "top3_hit_rate", "by_form", "by_hard_class", "complete", "questions", "regression", "intervals", "metrics",
-    "latency_mode", "latency_ms",
-}  # fmt: skip
+    "set",
+    "retriever",
+    "grader",
+    "run_id",
+    "question_count",
+    "top1_hit_count",
+    "top1_hit_rate",
+    "top3_hit_count",
+    "top3_hit_rate",
+    "by_form",
+    "by_hard_class",
+    "complete",
+    "questions",
+    "regression",
+    "intervals",
+    "metrics",
+    "latency_mode",
+    "latency_ms",
+}
 QUESTION_FIELDS = {
-    "id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top3_hit", "latency_ms",
-    "error", "metrics",
-}  # fmt: skip
+    "id",
+    "form",
+    "hard_class",
+    "expected_document_ids",
+    "retrieved_document_ids",
+    "top1_hit",
+    "top3_hit",
+    "latency_ms",
+    "error",
+    "metrics",
+}
 REGRESSION_FIELDS = {
-    "has_baseline", "top1_delta", "top3_delta", "is_regression", "summary", "flipped_to_miss", "flipped_to_hit",
-    "is_inconclusive", "slice_tests", "significance", "minimum_detectable_drop", "metric_deltas",
-}  # fmt: skip
+    "has_baseline",
+    "top1_delta",
+    "top3_delta",
+    "is_regression",
+    "summary",
+    "flipped_to_miss",
+    "flipped_to_hit",
+    "is_inconclusive",
+    "slice_tests",
+    "significance",
+    "minimum_detectable_drop",
+    "metric_deltas",
+}
 
 
 def run(cli, project, retriever="good", *options):
@@ -111,7 +144,10 @@ def test_an_unknown_pinned_baseline_exits_1_listing_the_complete_runs(cli, proje
     result = run(cli, project, "good", "--baseline", "20990101T000000000000Z-deadbeef")
 
     assert result.exit_code == 1
-    assert f"unknown complete run of cli.small/good/retrieval_hit_rate '20990101T000000000000Z-deadbeef'; available: {stored.run_id}" in result.stderr
+    assert (
+        f"unknown complete run of cli.small/good/retrieval_hit_rate '20990101T000000000000Z-deadbeef'; available: {stored.run_id}"
+        in result.stderr
+    )
     assert len(project.stored_summaries()) == 1
 
 
@@ -196,7 +232,10 @@ def test_json_is_exactly_one_object_with_every_field(cli, project):
         }
         for form in ("match", "gap")
     }
-    assert document["intervals"] == {"top1": [pytest.approx(0.3424, abs=1e-4), 1.0], "top3": [pytest.approx(0.3424, abs=1e-4), 1.0]}
+    assert document["intervals"] == {
+        "top1": [pytest.approx(0.3424, abs=1e-4), 1.0],
+        "top3": [pytest.approx(0.3424, abs=1e-4), 1.0],
+    }
     assert document["metrics"] == {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.75, "recall@3": 1.0}
     assert [q["metrics"] for q in document["questions"]] == [metrics["match"], metrics["gap"]]
     assert list(document["by_hard_class"]) == ["normal", "near-duplicate"]
@@ -376,7 +415,9 @@ LEAKED = "tok-cli-5e1b77a0c94d\n"
 
 @pytest.mark.parametrize("at_build", [False, True], ids=["error-on-every-question", "error-while-building"])
 @pytest.mark.parametrize("as_json", [False, True], ids=["plain", "json"])
-def test_a_secret_a_plugin_quotes_in_its_errors_never_reaches_stdout_stderr_or_the_store(cli, project, monkeypatch, at_build, as_json):
+def test_a_secret_a_plugin_quotes_in_its_errors_never_reaches_stdout_stderr_or_the_store(
+    cli, project, monkeypatch, at_build, as_json
+):
     monkeypatch.setenv("CLI_LEAKY_TOKEN", LEAKED)
     project.config.write_text(
         project.config.read_text()
@@ -394,4 +435,6 @@ def test_a_secret_a_plugin_quotes_in_its_errors_never_reaches_stdout_stderr_or_t
     if not at_build:
         store = ResultStore(str(project.store))
         [entry] = store.history(HistoryKey("cli.small", "leaky"))
-        assert {q.error for q in store.load(entry).questions} == {"ValueError: the service refused the token *** (after 3 attempts)"}
+        assert {q.error for q in store.load(entry).questions} == {
+            "ValueError: the service refused the token *** (after 3 attempts)"
+        }

@@ -36,7 +36,13 @@ def test_json_reports_set_changes_only_when_there_is_a_baseline(cli, project):
 
     second = json.loads(run(cli, project, "--json").stdout)
 
-    assert second["set_changes"] == {"added": ["q3"], "removed": [], "relabelled": ["q2"], "compared": 1, "matched_by": "fingerprint"}
+    assert second["set_changes"] == {
+        "added": ["q3"],
+        "removed": [],
+        "relabelled": ["q2"],
+        "compared": 1,
+        "matched_by": "fingerprint",
+    }
     assert second["regression"]["verdict"] == "pass" and second["regression"]["top1_delta"] == 0.0
     assert second["top1_hit_rate"] == 1 / 3  # q3 misses: the headline rate is over all current questions
     assert second["set_fingerprint"] != first["set_fingerprint"]

@@ -61,7 +61,13 @@ def retriever_for(rankings_by_question_id: Mapping[str, Sequence[str]], question
 # Outcome shorthands for hand-built runs: "1" = top-1 hit, "3" = top-3 hit only, "-" = miss at both,
 # "E" = the retriever failed on the question.
 def outcome(
-    question_id: str, code: str, *, form: str = "match", hard_class: str | None = None, latency_ms: float = 1.0, fingerprint: str | None = None
+    question_id: str,
+    code: str,
+    *,
+    form: str = "match",
+    hard_class: str | None = None,
+    latency_ms: float = 1.0,
+    fingerprint: str | None = None,
 ) -> QuestionResult:
     retrieved = {"1": ("t", "x", "y"), "3": ("x", "y", "t"), "-": ("x", "y", "z"), "E": ()}[code]
     return QuestionResult(

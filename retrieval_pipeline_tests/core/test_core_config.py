@@ -10,8 +10,8 @@ import yaml
 
 from retrieval_pipeline.core.config import DEFAULT_RETENTION_DAYS, load_config
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 
 
 def write_config(folder: Path, data, name: str = "retrieval-eval.yaml") -> Path:
@@ -100,7 +100,9 @@ def test_configured_tolerances_cutoffs_and_retention_are_used(tmp_path):
 
 
 def test_retrievers_keep_their_kind_and_parameters(tmp_path):
-    config = load_config(write_config(tmp_path, {"retrievers": {"bm25_small": {"kind": "lexical", "k1": 1.2, "corpus": "c.jsonl"}}}))
+    config = load_config(
+        write_config(tmp_path, {"retrievers": {"bm25_small": {"kind": "lexical", "k1": 1.2, "corpus": "c.jsonl"}}})
+    )
     spec = config.retriever_specs["bm25_small"]
     assert spec.kind == "lexical"
     assert spec.params == {"k1": 1.2, "corpus": "c.jsonl"}
@@ -139,7 +141,9 @@ def test_an_unknown_tolerance_is_named(tmp_path):
     assert (error.key, error.field) == ("tolerances", "max_top5_drop")
 
 
-@pytest.mark.parametrize("cutoffs", [[3, 1], [1, 5], [3, 5], [1, 3, 3], [0, 1, 3]], ids=["unsorted", "no-3", "no-1", "repeat", "zero"])
+@pytest.mark.parametrize(
+    "cutoffs", [[3, 1], [1, 5], [3, 5], [1, 3, 3], [0, 1, 3]], ids=["unsorted", "no-3", "no-1", "repeat", "zero"]
+)
 def test_bad_cutoffs_are_named(tmp_path, cutoffs):
     error = failure(write_config(tmp_path, {"cutoffs": cutoffs}))
     assert "cut-offs" in str(error)
@@ -205,10 +209,12 @@ def test_a_missing_configuration_file_is_reported_with_its_path(tmp_path):
 def test_a_bad_set_file_named_in_the_configuration_fails_naming_that_file(tmp_path):
     bad = tmp_path / "sets" / "bad.yaml"
     bad.parent.mkdir()
-    bad.write_text("identifier: bad\nname: Bad\nquestions:\n  - id: q1\n    question: x\n    form: fuzzy\n    expected_document_ids: []\n")
+    bad.write_text(
+        "identifier: bad\nname: Bad\nquestions:\n  - id: q1\n    question: x\n    form: fuzzy\n    expected_document_ids: []\n"
+    )
     config = load_config(write_config(tmp_path, {"question_sets": [{"file": "sets/bad.yaml"}]}))
     with pytest.raises(InvalidInputError) as caught:
-        config.question_sets
+        _ = config.question_sets
     assert str(bad.resolve()) in str(caught.value)
     assert "question 'q1'" in str(caught.value) and "form" in str(caught.value)
 

@@ -32,7 +32,11 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_the_core_has_modules_to_check():
     assert len(CORE_MODULES) >= 10
-    assert {"retrieval_pipeline.core.scoring.scoring", "retrieval_pipeline.core.storage.store", "retrieval_pipeline.core.scoring.regression"} <= set(CORE_MODULES)
+    assert {
+        "retrieval_pipeline.core.scoring.scoring",
+        "retrieval_pipeline.core.storage.store",
+        "retrieval_pipeline.core.scoring.regression",
+    } <= set(CORE_MODULES)
 
 
 def test_no_core_module_imports_dagster_or_the_layers_above_it():

@@ -153,7 +153,7 @@ def test_a_plugin_set_clashing_with_a_file_set_names_both_sources(tmp_path, monk
     set_file = write_set_file(local, "acme.support")
     config = load_config(write_config(local, [set_file]))
     with pytest.raises(DuplicateIdentifierError) as caught:
-        config.question_sets
+        _ = config.question_sets
     message = str(caught.value)
     assert "acme.support" in message
     assert str(set_file) in message

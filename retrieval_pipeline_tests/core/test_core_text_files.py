@@ -9,14 +9,14 @@ import json
 import pytest
 import yaml
 
-from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.config import load_config
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.golden.beir import import_beir
+from retrieval_pipeline.core.golden.corpus import read_corpus
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.golden.trec import read_trec_qrels, read_trec_topics
 from retrieval_pipeline.core.retrieval.run_files import load_run
 from retrieval_pipeline.core.text_files import read_text, text_lines
-from retrieval_pipeline.core.golden.trec import read_trec_qrels, read_trec_topics
-from retrieval_pipeline.core.golden.corpus import read_corpus
 
 BOM = b"\xef\xbb\xbf"
 LATIN1_E = "é".encode("latin-1")
@@ -141,7 +141,10 @@ def test_trec_files_with_a_byte_order_mark_read_like_plain_ones_and_latin1_is_re
 
 @pytest.mark.parametrize(
     ("name", "data"),
-    [("run.trec", b"q1 Q0 d1 1 2.0 t\nq2 Q0 d2 1 2.0 t\n"), ("run.jsonl", b'{"query_id": "q1", "document_ids": ["d1"]}\n{"query_id": "q2", "document_ids": ["d2"]}\n')],
+    [
+        ("run.trec", b"q1 Q0 d1 1 2.0 t\nq2 Q0 d2 1 2.0 t\n"),
+        ("run.jsonl", b'{"query_id": "q1", "document_ids": ["d1"]}\n{"query_id": "q2", "document_ids": ["d2"]}\n'),
+    ],
 )
 def test_a_run_file_with_a_byte_order_mark_reads_like_one_without_and_latin1_is_refused(tmp_path, name, data):
     path = tmp_path / name

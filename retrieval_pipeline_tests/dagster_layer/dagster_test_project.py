@@ -18,10 +18,28 @@ ALPHA = {
     "description": "Six questions over a made-up corpus.",
     "questions": [
         {"id": "a1", "question": "alpha one wing lift", "form": "match", "expected_document_ids": ["d1"], "hard_class": "normal"},
-        {"id": "a2", "question": "alpha two drag", "form": "match", "expected_document_ids": ["d2", "d22"], "hard_class": "near-duplicate"},
-        {"id": "a3", "question": "alpha three everyday words", "form": "gap", "expected_document_ids": ["d3"], "hard_class": "normal"},
+        {
+            "id": "a2",
+            "question": "alpha two drag",
+            "form": "match",
+            "expected_document_ids": ["d2", "d22"],
+            "hard_class": "near-duplicate",
+        },
+        {
+            "id": "a3",
+            "question": "alpha three everyday words",
+            "form": "gap",
+            "expected_document_ids": ["d3"],
+            "hard_class": "normal",
+        },
         {"id": "a4", "question": "alpha four reworded", "form": "gap", "expected_document_ids": ["d4"]},
-        {"id": "a5", "question": "alpha five tables", "form": "match", "expected_document_ids": ["d5"], "hard_class": "prose-free"},
+        {
+            "id": "a5",
+            "question": "alpha five tables",
+            "form": "match",
+            "expected_document_ids": ["d5"],
+            "hard_class": "prose-free",
+        },
         {"id": "a6", "question": "alpha six nothing answers", "form": "gap", "expected_document_ids": []},
     ],
 }
@@ -101,7 +119,9 @@ def write_project(
         "store": "store",
         "question_sets": [{"file": file} for name, file in SET_FILES.items() if name in sets],
         "retrievers": {
-            name: {"kind": "run_file", "path": f"runs/{name}.jsonl", "format": "jsonl"} for name in RETRIEVERS if name in retrievers
+            name: {"kind": "run_file", "path": f"runs/{name}.jsonl", "format": "jsonl"}
+            for name in RETRIEVERS
+            if name in retrievers
         },
         "tolerances": tolerances or {"max_top1_drop": 0.1, "max_top3_drop": 0.1},
         "dagster": dagster or {"nightly_cron": "30 3 * * *", "timezone": "Europe/Paris", "sensor_interval_seconds": 60},

@@ -45,8 +45,17 @@ def test_one_evaluation_partition_loads_as_its_latest_run_with_the_metadatas_res
     assert table.column("run_id").unique().to_pylist() == [materialization.metadata["run_id"].value]
     assert table.column("question_id").to_pylist() == QUESTIONS["alpha"]
     assert table.column("top1_hit").to_pylist() == [False, True, True, True, True, True]
-    assert {"set_identifier", "retriever_identifier", "form", "hard_class", "expected_document_ids",
-            "retrieved_document_ids", "top3_hit", "latency_ms", "error"} <= set(table.column_names)
+    assert {
+        "set_identifier",
+        "retriever_identifier",
+        "form",
+        "hard_class",
+        "expected_document_ids",
+        "retrieved_document_ids",
+        "top3_hit",
+        "latency_ms",
+        "error",
+    } <= set(table.column_names)
     assert set(table.column("set_identifier").to_pylist()) == {"alpha"}
     stored = pq.read_table(materialization.metadata["result_uri"].value)
     assert table.select(stored.column_names).equals(stored)  # the very file the metadata points at
@@ -60,7 +69,12 @@ def test_all_evaluation_partitions_load_as_one_table_with_set_and_retriever_colu
         pairs[(row["set_identifier"], row["retriever_identifier"])] += 1
     assert pairs == {(s, r): len(QUESTIONS[s]) for s in SETS for r in RETRIEVERS}
     misses = table.filter(table["top3_hit"].is_valid()).to_pandas().query("not top3_hit")
-    assert sorted(zip(misses.retriever_identifier, misses.question_id)) == [("good", "b4"), ("other", "a3"), ("other", "b2"), ("other", "b4")]
+    assert sorted(zip(misses.retriever_identifier, misses.question_id)) == [
+        ("good", "b4"),
+        ("other", "a3"),
+        ("other", "b2"),
+        ("other", "b4"),
+    ]
 
 
 def test_golden_question_sets_load_one_or_all(project, defs, instance):

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
-
 import io
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 import yaml
+from chart_helpers import png_size
 from dagster import AssetKey, MetadataValue
 from dagster_runs import evaluate, materialize_everything, only_materialization, run_job
 from dagster_test_project import RETRIEVERS, SETS
-from chart_helpers import png_size
 from rich.console import Console
 
 from retrieval_pipeline.core.redaction import REDACTED, fingerprint, redacted
@@ -93,9 +92,7 @@ def test_retriever_metadata_shows_kind_fingerprint_and_version(defs, instance):
     metadata = only_materialization(run_job(defs, instance, RETRIEVERS_JOB, "good")).metadata
     assert metadata["kind"].value == "run_file"
     assert metadata["index_version"].value.startswith("sha256:")
-    assert metadata["configuration_fingerprint"].value == fingerprint(
-        "run_file", {"path": "runs/good.jsonl", "format": "jsonl"}
-    )
+    assert metadata["configuration_fingerprint"].value == fingerprint("run_file", {"path": "runs/good.jsonl", "format": "jsonl"})
 
 
 def test_secrets_never_reach_the_metadata(tmp_path, monkeypatch, instance, project):
@@ -175,7 +172,8 @@ def test_a_range_run_draws_its_history_charts_in_a_worker_and_records_them_in_pa
     keys = defs.resolve_assets_def("retrieval_evaluation").partitions_def.get_partition_keys()
 
     result = defs.resolve_job_def("retrieval_evaluation_job").execute_in_process(
-        instance=instance, run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
+        instance=instance,
+        run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
         tags={ASSET_PARTITION_RANGE_START_TAG: keys[0], ASSET_PARTITION_RANGE_END_TAG: keys[-1]},
     )
 

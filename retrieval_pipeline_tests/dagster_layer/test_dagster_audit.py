@@ -60,8 +60,10 @@ def test_label_audit_reports_the_suspect_labels_of_the_latest_runs(project, inst
     for retriever in ("good", "other"):
         evaluate(defs, instance, "alpha", retriever)
 
-    result = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection={AssetKey("label_audit")}).execute_in_process(
-        instance=instance, partition_key="alpha", run_config=QUIET
+    result = (
+        defs.resolve_implicit_global_asset_job_def()
+        .get_subset(asset_selection={AssetKey("label_audit")})
+        .execute_in_process(instance=instance, partition_key="alpha", run_config=QUIET)
     )
 
     [materialization] = result.get_asset_materialization_events()
@@ -80,13 +82,18 @@ def test_a_run_over_every_evaluation_records_the_sets_that_may_run_and_names_the
     keys = [evaluation_key(s, r) for r in ("good", "other") for s in ("alpha", "beta.small")]
 
     result = defs.resolve_job_def(EVALUATION_JOB).execute_in_process(
-        instance=instance, run_config=QUIET, raise_on_error=False,
+        instance=instance,
+        run_config=QUIET,
+        raise_on_error=False,
         tags={ASSET_PARTITION_RANGE_START_TAG: str(keys[0]), ASSET_PARTITION_RANGE_END_TAG: str(keys[-1])},
     )
 
     assert not result.success
     assert {e.partition for e in result.get_asset_materialization_events()} == {"good|beta.small", "other|beta.small"}
-    assert {e.partition: e.passed for e in result.get_asset_check_evaluations()} == {"good|beta.small": True, "other|beta.small": True}
+    assert {e.partition: e.passed for e in result.get_asset_check_evaluations()} == {
+        "good|beta.small": True,
+        "other|beta.small": True,
+    }
     failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data
     held_back = failure.user_failure_data.metadata["failed_partitions"].value
     assert set(held_back) == {"good|alpha", "other|alpha"}

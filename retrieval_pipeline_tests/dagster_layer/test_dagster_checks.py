@@ -137,7 +137,9 @@ def test_the_check_alone_is_refused_with_what_to_materialize_and_stores_nothing(
         asset_check_selection={AssetCheckKey(AssetKey("retrieval_evaluation"), "no_regression")}, asset_selection=set()
     )
 
-    result = job.execute_in_process(instance=instance, partition_key=evaluation_key("alpha", "good"), run_config=QUIET, raise_on_error=False)
+    result = job.execute_in_process(
+        instance=instance, partition_key=evaluation_key("alpha", "good"), run_config=QUIET, raise_on_error=False
+    )
 
     assert not result.success and not result.get_asset_check_evaluations()
     failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data.error

@@ -47,6 +47,8 @@ def test_the_kubernetes_variant_shares_the_storage_and_passes_every_project_vari
 
 
 def test_the_instance_reads_every_connection_setting_from_the_documented_environment():
-    text = (DEPLOY / "team" / "dagster.yaml").read_text(encoding="utf-8") + (DEPLOY / "team" / "workspace.yaml").read_text(encoding="utf-8")
+    text = (DEPLOY / "team" / "dagster.yaml").read_text(encoding="utf-8") + (DEPLOY / "team" / "workspace.yaml").read_text(
+        encoding="utf-8"
+    )
     referenced = set(re.findall(r"env: (\w+)", text))
     assert referenced <= set(_environment_names(DEPLOY / "team" / "team.env"))

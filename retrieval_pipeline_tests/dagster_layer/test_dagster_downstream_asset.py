@@ -58,7 +58,14 @@ def test_the_users_asset_gets_every_partition_and_the_question_text(project, ins
     defs = Definitions.merge(build_definitions(project.config), Definitions(assets=[example.questions_every_retriever_misses]))
     misses = materialize_misses(defs, instance)
     assert misses.to_pylist() == [
-        {"set_identifier": "beta.small", "question_id": "b4", "retrievers": len(RETRIEVERS), "question": "beta four", "form": "gap", "hard_class": None}
+        {
+            "set_identifier": "beta.small",
+            "question_id": "b4",
+            "retrievers": len(RETRIEVERS),
+            "question": "beta four",
+            "form": "gap",
+            "hard_class": None,
+        }
     ]
 
 

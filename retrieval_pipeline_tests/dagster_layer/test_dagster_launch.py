@@ -17,9 +17,13 @@ from retrieval_pipeline.dagster_layer.launch import LAUNCH_TAG
 from retrieval_pipeline.dagster_layer.nightly import run_nightly
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
-DIRECT_INSTANCE = "run_coordinator:\n  module: dagster.core.run_coordinator\n  class: DefaultRunCoordinator\ntelemetry:\n  enabled: false\n"
+DIRECT_INSTANCE = (
+    "run_coordinator:\n  module: dagster.core.run_coordinator\n  class: DefaultRunCoordinator\ntelemetry:\n  enabled: false\n"
+)
 QUEUED_INSTANCE = "telemetry:\n  enabled: false\n"  # Dagster 1.13's default coordinator queues runs for the daemon
-WORKSPACE = "load_from:\n  - python_module:\n      module_name: retrieval_pipeline.definitions\n      location_name: retrieval_pipeline\n"
+WORKSPACE = (
+    "load_from:\n  - python_module:\n      module_name: retrieval_pipeline.definitions\n      location_name: retrieval_pipeline\n"
+)
 
 
 @pytest.fixture
@@ -53,7 +57,9 @@ def test_launched_runs_report_a_regression_and_exit_like_in_process_runs(project
         project.write_run("good", degraded("a1", "a2"))
         report, output = nightly(project, instance, workspace)
         assert report.exit_code == 1, output
-        assert [(o.set_identifier, o.retriever_identifier) for o in report.evaluations if not o.check_passed] == [("alpha", "good")]
+        assert [(o.set_identifier, o.retriever_identifier) for o in report.evaluations if not o.check_passed] == [
+            ("alpha", "good")
+        ]
         assert "FAILED (ERROR)" in output and "Regression: top-1 hit rate dropped 33.3 pp" in output
         assert "Leaderboard: alpha" in output and output.count("PASSED") == 3
         launched = instance.get_runs(filters=RunsFilter(tags={TRIGGER_TAG: "launch"}))
@@ -82,7 +88,10 @@ def test_a_missing_workspace_file_is_named(project, launch_setup, tmp_path):
 def test_a_code_location_serving_another_configuration_is_refused(project, launch_setup, tmp_path, monkeypatch):
     workspace, instance_with = launch_setup
     other = project.root / "other.yaml"
-    other.write_text(project.config.read_text(encoding="utf-8").replace("other:", "third:").replace("runs/other", "runs/good"), encoding="utf-8")
+    other.write_text(
+        project.config.read_text(encoding="utf-8").replace("other:", "third:").replace("runs/other", "runs/good"),
+        encoding="utf-8",
+    )
     monkeypatch.setenv("RETRIEVAL_EVAL_CONFIG", str(other))
     with instance_with(DIRECT_INSTANCE) as instance:
         with pytest.raises(InvalidInputError, match="serves other retriever_config partitions than this configuration"):

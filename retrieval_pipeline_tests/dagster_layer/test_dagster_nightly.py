@@ -12,7 +12,13 @@ from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS, degraded
 from rich.console import Console
 
-from retrieval_pipeline.dagster_layer.nightly import DEFAULT_HOME, DEFAULT_INSTANCE_YAML, nightly, prepare_dagster_home, run_nightly
+from retrieval_pipeline.dagster_layer.nightly import (
+    DEFAULT_HOME,
+    DEFAULT_INSTANCE_YAML,
+    nightly,
+    prepare_dagster_home,
+    run_nightly,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")

@@ -42,7 +42,9 @@ def test_relabelled_questions_pass_the_check_and_its_metadata_says_what_changed(
 
     assert check.passed
     assert check.metadata["verdict_status"].value == "pass"
-    assert check.metadata["set_changes"].value == "Set changed since the baseline: 2 relabelled; compared on 4 unchanged questions."
+    assert (
+        check.metadata["set_changes"].value == "Set changed since the baseline: 2 relabelled; compared on 4 unchanged questions."
+    )
     assert check.metadata["relabelled_questions"].value == ["a1", "a2"]
     assert check.metadata["compared_questions"].value == "4"
     assert check.metadata["top1_change"].value.startswith("+0.0 pp on the 4 unchanged questions")

@@ -94,7 +94,10 @@ def test_every_expected_document_is_in_the_shipped_corpus(demo_set, shipped_corp
     assert len(shipped_corpus) == 1400
     assert all(set(record) == {"_id", "title", "text"} for record in shipped_corpus.values())
     missing = {
-        (q.id, document_id) for q in demo_set.questions for document_id in q.expected_document_ids if document_id not in shipped_corpus
+        (q.id, document_id)
+        for q in demo_set.questions
+        for document_id in q.expected_document_ids
+        if document_id not in shipped_corpus
     }
     assert missing == set()
 
@@ -120,10 +123,13 @@ def demo_runs(demo_set, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
         config = load_config(demo_config_path())
-        yield config, {
-            identifier: run_question_set(demo_set, config.retriever(identifier), cutoffs=config.cutoffs)
-            for identifier in config.retriever_identifiers
-        }
+        yield (
+            config,
+            {
+                identifier: run_question_set(demo_set, config.retriever(identifier), cutoffs=config.cutoffs)
+                for identifier in config.retriever_identifiers
+            },
+        )
 
 
 def test_the_demo_retrievers_differ_meaningfully(demo_runs):

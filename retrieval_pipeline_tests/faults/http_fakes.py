@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import socketserver
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -133,9 +134,8 @@ def write_project(root: Path, url: str, questions: list[str], **http_params) -> 
     return root / "config.yaml"
 
 
-def run_cli(config: Path, *options: str, env: dict[str, str]) -> "subprocess.CompletedProcess[str]":
+def run_cli(config: Path, *options: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The real console script in a child process, as CI runs it."""
-    import subprocess
 
     script = Path(sys.executable).with_name("retrieval-eval")
     command = [str(script)] if script.exists() else [sys.executable, "-c", "from retrieval_pipeline.cli import main; main()"]
@@ -145,8 +145,11 @@ def run_cli(config: Path, *options: str, env: dict[str, str]) -> "subprocess.Com
     child_env.pop("RETRIEVAL_EVAL_CONFIG", None)
     return subprocess.run(
         [*command, "run", "faults.http", "search", "--config", str(config), "--show", "all", *options],
-        capture_output=True, text=True, env=child_env, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=child_env,
+        timeout=300,
+    )
 
 
 class LeakyKind:

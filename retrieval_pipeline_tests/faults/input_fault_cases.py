@@ -56,7 +56,11 @@ def bad_byte(data: bytes) -> str:
 
 
 def beir_folder(queries: bytes = b'{"_id": "q1", "text": "alpha beams"}\n', corpus: bytes = CORPUS) -> dict[str, bytes]:
-    return {"beir/corpus.jsonl": corpus, "beir/queries.jsonl": queries, "beir/qrels/dev.tsv": b"query-id\tcorpus-id\tscore\nq1\td1\t1\n"}
+    return {
+        "beir/corpus.jsonl": corpus,
+        "beir/queries.jsonl": queries,
+        "beir/qrels/dev.tsv": b"query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+    }
 
 
 @dataclass(frozen=True)
@@ -86,72 +90,289 @@ REPLAY = config(retriever="{kind: run_file, path: run.trec, question_set: t.smal
 
 CASES = [
     # set files: wrong types, missing fields, duplicates, huge values, encodings, syntax
-    Case("set-question-not-text", {"set.yaml": set_yaml(Q1.replace("alpha beams", "[1, 2]"))}, names=("set.yaml", "'q1'", "'question'")),
-    Case("set-expected-ids-not-a-list", {"set.yaml": set_yaml(Q1.replace("[d1]", "{d: 1}"))}, names=("set.yaml", "'q1'", "expected_document_ids")),
-    Case("set-form-missing", {"set.yaml": set_yaml(Q1.replace("form: match, ", ""))}, names=("set.yaml", "'q1'", "'form'", "required")),
+    Case(
+        "set-question-not-text",
+        {"set.yaml": set_yaml(Q1.replace("alpha beams", "[1, 2]"))},
+        names=("set.yaml", "'q1'", "'question'"),
+    ),
+    Case(
+        "set-expected-ids-not-a-list",
+        {"set.yaml": set_yaml(Q1.replace("[d1]", "{d: 1}"))},
+        names=("set.yaml", "'q1'", "expected_document_ids"),
+    ),
+    Case(
+        "set-form-missing",
+        {"set.yaml": set_yaml(Q1.replace("form: match, ", ""))},
+        names=("set.yaml", "'q1'", "'form'", "required"),
+    ),
     Case("set-form-unknown", {"set.yaml": set_yaml(Q1.replace("match", "maybe"))}, names=("set.yaml", "'q1'", "'maybe'", "form")),
-    Case("set-duplicate-question-id", {"set.yaml": set_yaml(Q1, Q2.replace("q2", "q1"))}, names=("set.yaml", "duplicate question id 'q1'")),
-    Case("set-duplicate-expected-id", {"set.yaml": set_yaml(Q1.replace("[d1]", "[d1, d1]"))}, names=("set.yaml", "'q1'", "expected_document_ids", "'d1'")),
-    Case("set-no-questions", {"set.yaml": b"identifier: t.small\nname: Small\nquestions: []\n"}, names=("set.yaml", "'questions': must not be empty")),
-    Case("set-bad-identifier", {"set.yaml": set_yaml(head="identifier: T Small\nname: Small\n")}, names=("set.yaml", "'identifier'", "'T Small'")),
+    Case(
+        "set-duplicate-question-id",
+        {"set.yaml": set_yaml(Q1, Q2.replace("q2", "q1"))},
+        names=("set.yaml", "duplicate question id 'q1'"),
+    ),
+    Case(
+        "set-duplicate-expected-id",
+        {"set.yaml": set_yaml(Q1.replace("[d1]", "[d1, d1]"))},
+        names=("set.yaml", "'q1'", "expected_document_ids", "'d1'"),
+    ),
+    Case(
+        "set-no-questions",
+        {"set.yaml": b"identifier: t.small\nname: Small\nquestions: []\n"},
+        names=("set.yaml", "'questions': must not be empty"),
+    ),
+    Case(
+        "set-bad-identifier",
+        {"set.yaml": set_yaml(head="identifier: T Small\nname: Small\n")},
+        names=("set.yaml", "'identifier'", "'T Small'"),
+    ),
     Case("set-not-a-mapping", {"set.yaml": b"- just\n- a list\n"}, names=("set.yaml", "mapping")),
     Case("set-empty-file", {"set.yaml": b""}, names=("set.yaml", "mapping")),
-    Case("set-misspelt-questions-key", {"set.yaml": set_yaml().replace(b"questions:", b"questoins:")}, names=("set.yaml", "'questoins'", "did you mean 'questions'")),
-    Case("set-misspelt-question-field", {"set.yaml": set_yaml(Q1.replace("expected_", "expectd_"))}, names=("set.yaml", "'q1'", "'expectd_document_ids'", "did you mean 'expected_document_ids'")),
-    Case("set-huge-form-value", {"set.json": set_json(form=HUGE), "config.yaml": SETS_IN["json"]}, names=("set.json", "'q1'", "form", "5000002 characters")),
-    Case("set-huge-id-duplicated", {"set.json": set_json(id=HUGE, duplicate=True), "config.yaml": SETS_IN["json"]}, names=("set.json", "duplicate question id", "5000002 characters")),
+    Case(
+        "set-misspelt-questions-key",
+        {"set.yaml": set_yaml().replace(b"questions:", b"questoins:")},
+        names=("set.yaml", "'questoins'", "did you mean 'questions'"),
+    ),
+    Case(
+        "set-misspelt-question-field",
+        {"set.yaml": set_yaml(Q1.replace("expected_", "expectd_"))},
+        names=("set.yaml", "'q1'", "'expectd_document_ids'", "did you mean 'expected_document_ids'"),
+    ),
+    Case(
+        "set-huge-form-value",
+        {"set.json": set_json(form=HUGE), "config.yaml": SETS_IN["json"]},
+        names=("set.json", "'q1'", "form", "5000002 characters"),
+    ),
+    Case(
+        "set-huge-id-duplicated",
+        {"set.json": set_json(id=HUGE, duplicate=True), "config.yaml": SETS_IN["json"]},
+        names=("set.json", "duplicate question id", "5000002 characters"),
+    ),
     Case("set-yaml-not-utf8", {"set.yaml": BAD_SET_YAML}, names=("set.yaml", "not UTF-8", bad_byte(BAD_SET_YAML))),
-    Case("set-json-not-utf8", {"set.json": BAD_SET_JSON, "config.yaml": SETS_IN["json"]}, names=("set.json", "not UTF-8", bad_byte(BAD_SET_JSON))),
-    Case("set-jsonl-not-utf8", {"set.jsonl": BAD_SET_JSONL, "config.yaml": SETS_IN["jsonl"]}, names=("set.jsonl", "not UTF-8", bad_byte(BAD_SET_JSONL))),
-    Case("set-yaml-syntax-error", {"set.yaml": set_yaml(Q1, "{id: q2, question: [unclosed")}, names=("set.yaml:6:1: invalid YAML",)),
-    Case("set-json-syntax-error", {"set.json": set_json()[:-1], "config.yaml": SETS_IN["json"]}, names=("set.json:1:", "invalid JSON")),
-    Case("set-jsonl-syntax-error", {"set.jsonl": set_jsonl() + b'{"id": "q3",\n', "config.yaml": SETS_IN["jsonl"]}, names=("set.jsonl:4:", "invalid JSON")),
+    Case(
+        "set-json-not-utf8",
+        {"set.json": BAD_SET_JSON, "config.yaml": SETS_IN["json"]},
+        names=("set.json", "not UTF-8", bad_byte(BAD_SET_JSON)),
+    ),
+    Case(
+        "set-jsonl-not-utf8",
+        {"set.jsonl": BAD_SET_JSONL, "config.yaml": SETS_IN["jsonl"]},
+        names=("set.jsonl", "not UTF-8", bad_byte(BAD_SET_JSONL)),
+    ),
+    Case(
+        "set-yaml-syntax-error", {"set.yaml": set_yaml(Q1, "{id: q2, question: [unclosed")}, names=("set.yaml:6:1: invalid YAML",)
+    ),
+    Case(
+        "set-json-syntax-error",
+        {"set.json": set_json()[:-1], "config.yaml": SETS_IN["json"]},
+        names=("set.json:1:", "invalid JSON"),
+    ),
+    Case(
+        "set-jsonl-syntax-error",
+        {"set.jsonl": set_jsonl() + b'{"id": "q3",\n', "config.yaml": SETS_IN["jsonl"]},
+        names=("set.jsonl:4:", "invalid JSON"),
+    ),
     Case("set-missing-file", {"config.yaml": config(sets="[{file: nowhere.yaml}]")}, names=("nowhere.yaml", "cannot read")),
-    Case("set-unsupported-suffix", {"config.yaml": config(sets="[{file: set.txt}]"), "set.txt": set_yaml()}, names=("set.txt", "unsupported")),
+    Case(
+        "set-unsupported-suffix",
+        {"config.yaml": config(sets="[{file: set.txt}]"), "set.txt": set_yaml()},
+        names=("set.txt", "unsupported"),
+    ),
     Case("set-yaml-bom-accepted", {"set.yaml": BOM + set_yaml()}, args=LIST, accepted=True, names=("t.small",)),
-    Case("set-json-bom-accepted", {"set.json": BOM + set_json(), "config.yaml": SETS_IN["json"]}, args=LIST, accepted=True, names=("t.small",)),
-    Case("set-jsonl-bom-accepted", {"set.jsonl": BOM + set_jsonl(), "config.yaml": SETS_IN["jsonl"]}, args=LIST, accepted=True, names=("t.small",)),
+    Case(
+        "set-json-bom-accepted",
+        {"set.json": BOM + set_json(), "config.yaml": SETS_IN["json"]},
+        args=LIST,
+        accepted=True,
+        names=("t.small",),
+    ),
+    Case(
+        "set-jsonl-bom-accepted",
+        {"set.jsonl": BOM + set_jsonl(), "config.yaml": SETS_IN["jsonl"]},
+        args=LIST,
+        accepted=True,
+        names=("t.small",),
+    ),
     # configurations: typos at every level, unknown kinds, bad parameters, tolerances, retention, encoding
-    Case("config-misspelt-top-level-key", {"config.yaml": config().replace(b"retrievers:", b"retrievrs:")}, names=("config.yaml", "'retrievrs'", "did you mean 'retrievers'")),
-    Case("config-misspelt-tolerance-key", {"config.yaml": config("tolerances: {max_top1_dorp: 0.1}\n")}, names=("config.yaml", "'max_top1_dorp'", "did you mean 'max_top1_drop'")),
-    Case("config-misspelt-set-source-key", {"config.yaml": config(sets="[{fiel: set.yaml}]")}, names=("config.yaml", "'fiel'", "did you mean 'file'")),
-    Case("config-misspelt-kind-key", {"config.yaml": config(retriever="{kidn: lexical, corpus: corpus.jsonl}")}, names=("config.yaml", "bm25", "'kidn'", "did you mean 'kind'")),
-    Case("config-misspelt-retriever-parameter", {"config.yaml": config(retriever="{kind: lexical, corpsu: corpus.jsonl}")}, names=("config.yaml", "retrievers.bm25", "'corpsu'", "did you mean 'corpus'")),
-    Case("config-unknown-kind", {"config.yaml": config(retriever="{kind: lexcal, corpus: corpus.jsonl}")}, names=("config.yaml", "retrievers.bm25", "'kind'", "'lexcal'", "lexical")),
-    Case("config-unknown-kind-listed", {"config.yaml": config(retriever="{kind: lexcal, corpus: corpus.jsonl}")}, args=LIST, names=("config.yaml", "retrievers.bm25", "'lexcal'")),
-    Case("config-bad-parameter-listed", {"config.yaml": config(retriever="{kind: lexical, corpus: corpus.jsonl, b: 2}")}, args=LIST, names=("config.yaml", "retrievers.bm25", "'b'")),
-    Case("config-missing-corpus-listed", {"config.yaml": config(retriever="{kind: lexical, corpus: gone.jsonl}")}, args=LIST, names=("config.yaml", "retrievers.bm25", "'corpus'", "gone.jsonl")),
-    Case("config-fusion-unknown-member-listed", {"config.yaml": config(retriever="{kind: fusion, retrievers: [bm25, dense]}")}, args=LIST, names=("config.yaml", "retrievers.bm25", "'dense'")),
-    Case("config-tolerance-in-points", {"config.yaml": config("tolerances: {max_top1_drop: 10}\n")}, names=("config.yaml", "tolerances", "'max_top1_drop'", "did you mean 0.10?")),
-    Case("config-tolerance-infinite", {"config.yaml": config("tolerances: {max_top3_drop: .inf}\n")}, names=("config.yaml", "tolerances", "'max_top3_drop'", "got inf")),
-    Case("config-tolerance-nan", {"config.yaml": config("tolerances: {max_top1_drop: .nan}\n")}, names=("config.yaml", "tolerances", "'max_top1_drop'", "got nan")),
-    Case("config-tolerance-negative", {"config.yaml": config("tolerances: {max_top3_drop: -1}\n")}, names=("config.yaml", "tolerances", "'max_top3_drop'", "got -1")),
-    Case("config-tolerance-not-a-number", {"config.yaml": config("tolerances: {max_top1_drop: ten}\n")}, names=("config.yaml", "tolerances", "'max_top1_drop'")),
-    Case("config-latency-tolerance-infinite", {"config.yaml": config("tolerances: {max_p95_latency_increase_ms: .inf}\n")}, names=("config.yaml", "'max_p95_latency_increase_ms'", "milliseconds")),
-    Case("config-latency-tolerance-negative", {"config.yaml": config("tolerances: {max_p95_latency_increase_ms: -5}\n")}, names=("config.yaml", "'max_p95_latency_increase_ms'", "milliseconds")),
+    Case(
+        "config-misspelt-top-level-key",
+        {"config.yaml": config().replace(b"retrievers:", b"retrievrs:")},
+        names=("config.yaml", "'retrievrs'", "did you mean 'retrievers'"),
+    ),
+    Case(
+        "config-misspelt-tolerance-key",
+        {"config.yaml": config("tolerances: {max_top1_dorp: 0.1}\n")},
+        names=("config.yaml", "'max_top1_dorp'", "did you mean 'max_top1_drop'"),
+    ),
+    Case(
+        "config-misspelt-set-source-key",
+        {"config.yaml": config(sets="[{fiel: set.yaml}]")},
+        names=("config.yaml", "'fiel'", "did you mean 'file'"),
+    ),
+    Case(
+        "config-misspelt-kind-key",
+        {"config.yaml": config(retriever="{kidn: lexical, corpus: corpus.jsonl}")},
+        names=("config.yaml", "bm25", "'kidn'", "did you mean 'kind'"),
+    ),
+    Case(
+        "config-misspelt-retriever-parameter",
+        {"config.yaml": config(retriever="{kind: lexical, corpsu: corpus.jsonl}")},
+        names=("config.yaml", "retrievers.bm25", "'corpsu'", "did you mean 'corpus'"),
+    ),
+    Case(
+        "config-unknown-kind",
+        {"config.yaml": config(retriever="{kind: lexcal, corpus: corpus.jsonl}")},
+        names=("config.yaml", "retrievers.bm25", "'kind'", "'lexcal'", "lexical"),
+    ),
+    Case(
+        "config-unknown-kind-listed",
+        {"config.yaml": config(retriever="{kind: lexcal, corpus: corpus.jsonl}")},
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'lexcal'"),
+    ),
+    Case(
+        "config-bad-parameter-listed",
+        {"config.yaml": config(retriever="{kind: lexical, corpus: corpus.jsonl, b: 2}")},
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'b'"),
+    ),
+    Case(
+        "config-missing-corpus-listed",
+        {"config.yaml": config(retriever="{kind: lexical, corpus: gone.jsonl}")},
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'corpus'", "gone.jsonl"),
+    ),
+    Case(
+        "config-fusion-unknown-member-listed",
+        {"config.yaml": config(retriever="{kind: fusion, retrievers: [bm25, dense]}")},
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'dense'"),
+    ),
+    Case(
+        "config-tolerance-in-points",
+        {"config.yaml": config("tolerances: {max_top1_drop: 10}\n")},
+        names=("config.yaml", "tolerances", "'max_top1_drop'", "did you mean 0.10?"),
+    ),
+    Case(
+        "config-tolerance-infinite",
+        {"config.yaml": config("tolerances: {max_top3_drop: .inf}\n")},
+        names=("config.yaml", "tolerances", "'max_top3_drop'", "got inf"),
+    ),
+    Case(
+        "config-tolerance-nan",
+        {"config.yaml": config("tolerances: {max_top1_drop: .nan}\n")},
+        names=("config.yaml", "tolerances", "'max_top1_drop'", "got nan"),
+    ),
+    Case(
+        "config-tolerance-negative",
+        {"config.yaml": config("tolerances: {max_top3_drop: -1}\n")},
+        names=("config.yaml", "tolerances", "'max_top3_drop'", "got -1"),
+    ),
+    Case(
+        "config-tolerance-not-a-number",
+        {"config.yaml": config("tolerances: {max_top1_drop: ten}\n")},
+        names=("config.yaml", "tolerances", "'max_top1_drop'"),
+    ),
+    Case(
+        "config-latency-tolerance-infinite",
+        {"config.yaml": config("tolerances: {max_p95_latency_increase_ms: .inf}\n")},
+        names=("config.yaml", "'max_p95_latency_increase_ms'", "milliseconds"),
+    ),
+    Case(
+        "config-latency-tolerance-negative",
+        {"config.yaml": config("tolerances: {max_p95_latency_increase_ms: -5}\n")},
+        names=("config.yaml", "'max_p95_latency_increase_ms'", "milliseconds"),
+    ),
     Case("config-retention-negative", {"config.yaml": config("retention_days: -1\n")}, names=("config.yaml", "'retention_days'")),
     Case("config-retention-nan", {"config.yaml": config("retention_days: .nan\n")}, names=("config.yaml", "'retention_days'")),
-    Case("config-retention-not-a-number", {"config.yaml": config("retention_days: soon\n")}, names=("config.yaml", "'retention_days'")),
-    Case("config-yaml-syntax-error", {"config.yaml": config("tolerances: {max_top1_drop: 0.1\n")}, names=("config.yaml:6:1: invalid YAML",)),
+    Case(
+        "config-retention-not-a-number",
+        {"config.yaml": config("retention_days: soon\n")},
+        names=("config.yaml", "'retention_days'"),
+    ),
+    Case(
+        "config-yaml-syntax-error",
+        {"config.yaml": config("tolerances: {max_top1_drop: 0.1\n")},
+        names=("config.yaml:6:1: invalid YAML",),
+    ),
     Case("config-not-utf8", {"config.yaml": BAD_CONFIG}, names=("config.yaml", "not UTF-8", bad_byte(BAD_CONFIG))),
     Case("config-bom-accepted", {"config.yaml": BOM + config()}, args=LIST, accepted=True, names=("bm25",)),
     Case("config-missing-file", {}, args=("list", "--config", "absent.yaml"), names=("absent.yaml", "cannot read")),
     # corpora and imports
-    Case("corpus-not-utf8", {"corpus.jsonl": BAD_CORPUS}, names=("corpus.jsonl", "retrievers.bm25", "not UTF-8", bad_byte(BAD_CORPUS))),
+    Case(
+        "corpus-not-utf8",
+        {"corpus.jsonl": BAD_CORPUS},
+        names=("corpus.jsonl", "retrievers.bm25", "not UTF-8", bad_byte(BAD_CORPUS)),
+    ),
     Case("corpus-bom-accepted", {"corpus.jsonl": BOM + CORPUS}, accepted=True),
-    Case("run-file-not-utf8", {"config.yaml": REPLAY, "run.trec": BAD_RUN_FILE}, names=("run.trec", "retrievers.bm25", "not UTF-8", bad_byte(BAD_RUN_FILE))),
+    Case(
+        "run-file-not-utf8",
+        {"config.yaml": REPLAY, "run.trec": BAD_RUN_FILE},
+        names=("run.trec", "retrievers.bm25", "not UTF-8", bad_byte(BAD_RUN_FILE)),
+    ),
     Case("run-file-bom-accepted", {"config.yaml": REPLAY, "run.trec": BOM + RUN_FILE}, accepted=True),
-    Case("beir-missing-split", beir_folder(), args=("import", "beir", "beir", "--identifier", "b.x", "--out", "b.yaml"), names=("beir", "'test'", "dev"), never_written=("b.yaml",)),
-    Case("beir-queries-not-utf8", beir_folder(queries=BAD_QUERIES), args=("import", "beir", "beir", "--split", "dev", "--identifier", "b.x", "--out", "b.yaml"), names=("queries.jsonl", "not UTF-8", bad_byte(BAD_QUERIES)), never_written=("b.yaml",)),
-    Case("beir-bom-accepted", beir_folder(queries=BOM + b'{"_id": "q1", "text": "alpha beams"}\n', corpus=BOM + CORPUS), args=("import", "beir", "beir", "--split", "dev", "--identifier", "b.x", "--out", "b.yaml"), accepted=True, names=("b.x",)),
-    Case("trec-qrels-not-utf8", {"qrels.txt": BAD_QRELS, "topics.tsv": b"1\talpha beams\n", "c.jsonl": CORPUS}, args=("import", "trec", "--qrels", "qrels.txt", "--topics", "topics.tsv", "--corpus", "c.jsonl", "--identifier", "t.x", "--out", "t.yaml"), names=("qrels.txt", "not UTF-8", bad_byte(BAD_QRELS)), never_written=("t.yaml",)),
+    Case(
+        "beir-missing-split",
+        beir_folder(),
+        args=("import", "beir", "beir", "--identifier", "b.x", "--out", "b.yaml"),
+        names=("beir", "'test'", "dev"),
+        never_written=("b.yaml",),
+    ),
+    Case(
+        "beir-queries-not-utf8",
+        beir_folder(queries=BAD_QUERIES),
+        args=("import", "beir", "beir", "--split", "dev", "--identifier", "b.x", "--out", "b.yaml"),
+        names=("queries.jsonl", "not UTF-8", bad_byte(BAD_QUERIES)),
+        never_written=("b.yaml",),
+    ),
+    Case(
+        "beir-bom-accepted",
+        beir_folder(queries=BOM + b'{"_id": "q1", "text": "alpha beams"}\n', corpus=BOM + CORPUS),
+        args=("import", "beir", "beir", "--split", "dev", "--identifier", "b.x", "--out", "b.yaml"),
+        accepted=True,
+        names=("b.x",),
+    ),
+    Case(
+        "trec-qrels-not-utf8",
+        {"qrels.txt": BAD_QRELS, "topics.tsv": b"1\talpha beams\n", "c.jsonl": CORPUS},
+        args=(
+            "import",
+            "trec",
+            "--qrels",
+            "qrels.txt",
+            "--topics",
+            "topics.tsv",
+            "--corpus",
+            "c.jsonl",
+            "--identifier",
+            "t.x",
+            "--out",
+            "t.yaml",
+        ),
+        names=("qrels.txt", "not UTF-8", bad_byte(BAD_QRELS)),
+        never_written=("t.yaml",),
+    ),
     # the command line
-    *(Case(f"option-{option[2:]}-{value}", {}, args=(*RUN, option, value), names=(option, hint))
-      for option, value, hint in (("--max-top1-drop", "10", "did you mean 0.10?"), ("--max-top1-drop", "inf", "got inf"), ("--max-top3-drop", "nan", "got nan"), ("--max-top3-drop", "-1", "got -1"), ("--max-top3-drop", "ten", "not a valid float"))),
+    *(
+        Case(f"option-{option[2:]}-{value}", {}, args=(*RUN, option, value), names=(option, hint))
+        for option, value, hint in (
+            ("--max-top1-drop", "10", "did you mean 0.10?"),
+            ("--max-top1-drop", "inf", "got inf"),
+            ("--max-top3-drop", "nan", "got nan"),
+            ("--max-top3-drop", "-1", "got -1"),
+            ("--max-top3-drop", "ten", "not a valid float"),
+        )
+    ),
     Case("option-show-unknown", {}, args=(*RUN, "--show", "everything"), names=("--show", "'everything'")),
     Case("option-misspelt", {}, args=(*RUN, "--jsn"), names=("--jsn", "Did you mean '--json'")),
     Case("command-misspelt", {}, args=("rnu",), names=("'rnu'", "Did you mean 'run'?")),
     Case("unknown-set", {}, args=("run", "t.nope", "bm25", "--config", "config.yaml"), exit=1, names=("'t.nope'", "t.small")),
     Case("unknown-retriever", {}, args=("run", "t.small", "bm26", "--config", "config.yaml"), exit=1, names=("'bm26'", "bm25")),
-    Case("unknown-huge-set-identifier", {}, args=("run", "y" * 100_000, "bm25", "--config", "config.yaml"), exit=1, names=("100002 characters",)),
+    Case(
+        "unknown-huge-set-identifier",
+        {},
+        args=("run", "y" * 100_000, "bm25", "--config", "config.yaml"),
+        exit=1,
+        names=("100002 characters",),
+    ),
 ]

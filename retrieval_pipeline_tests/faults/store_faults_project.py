@@ -42,9 +42,7 @@ class FaultProject:
     def record(self, retriever: str = "alpha") -> RunResult:
         """One run evaluated and saved in this process, exactly as `run` does it."""
         config = load_config(self.config)
-        evaluation = evaluate_and_record(
-            config.question_set(SET_IDENTIFIER), config.retriever(retriever), self.result_store()
-        )
+        evaluation = evaluate_and_record(config.question_set(SET_IDENTIFIER), config.retriever(retriever), self.result_store())
         return evaluation.run
 
     def copy_store(self, target: Path) -> Path:
@@ -75,7 +73,12 @@ def write_project(root: Path, questions: int) -> FaultProject:
         handle.write(json.dumps({"identifier": SET_IDENTIFIER, "name": "Store faults"}) + "\n")
         for number in range(questions):
             form = "match" if number % 2 else "gap"
-            question = {"id": f"q{number}", "question": f"question {number}", "form": form, "expected_document_ids": [f"d{number}"]}
+            question = {
+                "id": f"q{number}",
+                "question": f"question {number}",
+                "form": form,
+                "expected_document_ids": [f"d{number}"],
+            }
             handle.write(json.dumps(question) + "\n")
     for name, ranking in (("alpha", lambda n: [f"d{n}" if n % 3 else "x", "y", f"d{n}"]), ("beta", lambda n: [f"d{n}"])):
         with (root / f"{name}.jsonl").open("w", encoding="utf-8") as handle:

@@ -9,11 +9,12 @@ from datetime import datetime, timezone
 
 from chart_helpers import png_size
 
-from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.scoring.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
+
 
 def test_a_history_chart_is_a_small_png(store):
     data = history_chart_data(store, HistoryKey("demo.set", "bm25"), Tolerances())
@@ -25,9 +26,14 @@ def test_a_history_chart_is_a_small_png(store):
 
 def test_a_history_chart_draws_intervals_and_extra_metrics_when_the_runs_carry_them():
     points = tuple(
-        ChartPoint(f"r{i}", datetime(2026, 11, 1 + i, tzinfo=timezone.utc), True, False,
-                   (("top-1", 0.4 + i / 20), ("top-3", 0.7), ("mrr@10", 0.5)),
-                   (("top-1", 0.3, 0.6), ("top-3", 0.6, 0.8)))
+        ChartPoint(
+            f"r{i}",
+            datetime(2026, 11, 1 + i, tzinfo=timezone.utc),
+            True,
+            False,
+            (("top-1", 0.4 + i / 20), ("top-3", 0.7), ("mrr@10", 0.5)),
+            (("top-1", 0.3, 0.6), ("top-3", 0.6, 0.8)),
+        )
         for i in range(3)
     )
     data = HistoryChartData(HistoryKey("s", "r"), points, Tolerances(), baseline=points[1])

@@ -179,5 +179,7 @@ def test_a_configured_fusion_of_lexical_retrievers_is_evaluated(tmp_path):
 )
 def test_a_fusion_that_includes_itself_fails_instead_of_recursing(tmp_path, retrievers, cycle):
     config = load_config(write_project(tmp_path, retrievers))
-    with pytest.raises(InvalidInputError, match=rf"config\.yaml: retrievers\.\w+: field 'retrievers': fusion includes itself: {cycle}"):
+    with pytest.raises(
+        InvalidInputError, match=rf"config\.yaml: retrievers\.\w+: field 'retrievers': fusion includes itself: {cycle}"
+    ):
         config.retriever(cycle.split()[0])

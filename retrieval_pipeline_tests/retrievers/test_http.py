@@ -105,7 +105,9 @@ def test_runner_concurrency_is_bounded_by_the_retriever(service, token):
 
 
 def test_connection_pool_bounds_in_flight_requests_for_any_number_of_callers(service, token):
-    retriever = build(service.url("/search?delay=0.05"), headers=AUTH, results_path="data.results", id_field="doc.id", concurrency=2)
+    retriever = build(
+        service.url("/search?delay=0.05"), headers=AUTH, results_path="data.results", id_field="doc.id", concurrency=2
+    )
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         rankings = list(pool.map(lambda n: retriever.retrieve(f"bees {n}", 3), range(16)))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.config import load_config
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
 from retrieval_pipeline.core.retrieval.runner import run_question_set
 from retrieval_pipeline.retrievers import lexical
@@ -23,7 +23,11 @@ from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 DOCUMENTS = [
     {"_id": "d1", "title": "Jet propulsion upkeep", "text": "Turbofan engines need inspection of fan blades after bird strikes."},
     {"_id": "d2", "title": "Sourdough bread", "text": "A starter of flour and water ferments for days before baking."},
-    {"_id": "d3", "title": "Glacier retreat", "text": "Alpine glaciers have lost much of their ice since the nineteenth century."},
+    {
+        "_id": "d3",
+        "title": "Glacier retreat",
+        "text": "Alpine glaciers have lost much of their ice since the nineteenth century.",
+    },
     {"_id": "d4", "title": "Honey bees", "text": "Bees tell the hive where flowers are through a waggle dance."},
     {"_id": "d5", "title": "Tidal power", "text": "Tidal turbines convert the motion of sea water into electricity."},
 ]

@@ -69,14 +69,24 @@ def test_asking_for_numba_where_it_is_not_installed_names_the_key_and_the_extra(
         build(tmp_path, "numba")
 
 
-@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.skipif(NUMBA_MISSING, reason="numba is not installed"))])
+@pytest.mark.parametrize(
+    "backend", ["numpy", pytest.param("numba", marks=pytest.mark.skipif(NUMBA_MISSING, reason="numba is not installed"))]
+)
 def test_documents_tied_at_the_cut_rank_by_corpus_position_whatever_the_backend(tmp_path, backend):
     # 60 identical abstracts tie on every question that matches them; the first three by position are kept.
-    documents = [{"_id": f"copy{n:02d}", "text": "Honey bees tell the hive where flowers are through a waggle dance."} for n in range(60)]
+    documents = [
+        {"_id": f"copy{n:02d}", "text": "Honey bees tell the hive where flowers are through a waggle dance."} for n in range(60)
+    ]
     documents += [{"_id": f"other{n}", "text": f"Glacier number {n} retreats every summer."} for n in range(40)]
     corpus = tmp_path / "ties.jsonl"
-    corpus.write_text("".join(json.dumps(document) + "\n" for document in reversed(documents[60:])) + "".join(
-        json.dumps(document) + "\n" for document in documents[:60]), encoding="utf-8")
+    corpus.write_text(
+        "".join(json.dumps(document) + "\n" for document in reversed(documents[60:]))
+        + "".join(json.dumps(document) + "\n" for document in documents[:60]),
+        encoding="utf-8",
+    )
     context = BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
     retriever = LexicalRetriever.from_config("ties", {"corpus": "ties.jsonl", "backend": backend}, context)
-    assert retriever.retrieve_batch(["waggle dance of honey bees", "where are the flowers"], 3) == [["copy00", "copy01", "copy02"]] * 2
+    assert (
+        retriever.retrieve_batch(["waggle dance of honey bees", "where are the flowers"], 3)
+        == [["copy00", "copy01", "copy02"]] * 2
+    )

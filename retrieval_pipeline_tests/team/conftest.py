@@ -12,7 +12,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dagster_layer"))  # the Dagster tests' sample project
 from dagster_test_project import write_project  # noqa: E402
-
 from services import BIN, TEAM, Service, missing_services, team_environment, team_services  # noqa: E402
 
 
@@ -38,7 +37,9 @@ class TeamDeployment:
 
     def command(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
         """A command of this deployment (dagster, retrieval-eval), with every process's environment."""
-        return subprocess.run([str(BIN / args[0]), *args[1:]], env=self.env, cwd=self.root, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [str(BIN / args[0]), *args[1:]], env=self.env, cwd=self.root, capture_output=True, text=True, timeout=timeout
+        )
 
     def logs(self) -> str:
         return "\n".join(s.tail() for s in self.services)

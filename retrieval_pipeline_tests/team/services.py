@@ -86,7 +86,9 @@ class Service:
         return f"--- {self.name} ({self.log}) ---\n" + "\n".join(text.splitlines()[-lines:])
 
 
-def start(name: str, command: list[str], logs: Path, env: dict | None = None, cwd: Path | None = None, stop_signal=signal.SIGTERM) -> Service:
+def start(
+    name: str, command: list[str], logs: Path, env: dict | None = None, cwd: Path | None = None, stop_signal=signal.SIGTERM
+) -> Service:
     log = logs / f"{name}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
@@ -107,10 +109,25 @@ def postgres_data_dir() -> Path:
 
 def start_postgres(logs: Path, port: int, user: str) -> tuple[Service, Path]:
     data = postgres_data_dir()
-    initdb = as_postgres_user([postgres_binary("initdb"), "-D", str(data / "db"), "-U", user, "-A", "trust", "--no-sync", "-E", "UTF8"])
+    initdb = as_postgres_user(
+        [postgres_binary("initdb"), "-D", str(data / "db"), "-U", user, "-A", "trust", "--no-sync", "-E", "UTF8"]
+    )
     subprocess.run(initdb, check=True, capture_output=True, cwd=data)
-    command = [postgres_binary("postgres"), "-D", str(data / "db"), "-p", str(port), "-k", str(data),
-               "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"]
+    command = [
+        postgres_binary("postgres"),
+        "-D",
+        str(data / "db"),
+        "-p",
+        str(port),
+        "-k",
+        str(data),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "fsync=off",
+        "-c",
+        "max_connections=200",
+    ]
     return start("postgres", as_postgres_user(command), logs, cwd=data, stop_signal=signal.SIGINT), data
 
 
@@ -155,7 +172,9 @@ def _group_alive(pgid: int) -> bool:
 def team_environment(root: Path, config: Path, store: Path) -> tuple[dict[str, str], dict[str, int]]:
     """deploy/team/team.env with values for this host and free ports: every variable it names, only those."""
     ports = {name: free_port() for name in ("postgres", "redis", "code")}
-    documented = [line.split("=", 1)[0] for line in (TEAM / "team.env").read_text().splitlines() if line and not line.startswith("#")]
+    documented = [
+        line.split("=", 1)[0] for line in (TEAM / "team.env").read_text().splitlines() if line and not line.startswith("#")
+    ]
     values = {
         "DAGSTER_HOME": str(root / "dagster_home"),
         "DAGSTER_PG_HOST": "127.0.0.1",
@@ -193,18 +212,48 @@ def team_services(root: Path, env: dict[str, str], ports: dict[str, int], worker
         postgres, data_dir = start_postgres(logs, ports["postgres"], env["DAGSTER_PG_USERNAME"])
         services.append(postgres)
         wait_for_port(ports["postgres"], postgres.process, "PostgreSQL")
-        createdb = [postgres_binary("createdb"), "-h", "127.0.0.1", "-p", str(ports["postgres"]), "-U", env["DAGSTER_PG_USERNAME"], env["DAGSTER_PG_DB"]]
+        createdb = [
+            postgres_binary("createdb"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(ports["postgres"]),
+            "-U",
+            env["DAGSTER_PG_USERNAME"],
+            env["DAGSTER_PG_DB"],
+        ]
         subprocess.run(createdb, check=True, capture_output=True)
-        redis = start("redis", ["redis-server", "--port", str(ports["redis"]), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], logs)
+        redis = start(
+            "redis",
+            ["redis-server", "--port", str(ports["redis"]), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            logs,
+        )
         services.append(redis)
         wait_for_port(ports["redis"], redis.process, "Redis")
-        code = start("code-server", [str(BIN / "dagster"), "api", "grpc", "-m", "retrieval_pipeline.definitions"], logs, env, root)
+        code = start(
+            "code-server", [str(BIN / "dagster"), "api", "grpc", "-m", "retrieval_pipeline.definitions"], logs, env, root
+        )
         services.append(code)
         wait_for_port(ports["code"], code.process, "the code server", timeout=90)
-        services.append(start("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(TEAM / "workspace.yaml")], logs, env, root))
+        services.append(
+            start("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(TEAM / "workspace.yaml")], logs, env, root)
+        )
         for number in range(1, workers + 1):
-            worker = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app", "-y", str(TEAM / "celery-worker.yaml"),
-                      "-n", f"worker-{number}", "-l", "WARNING", "--", "--concurrency=2"]
+            worker = [
+                str(BIN / "dagster-celery"),
+                "worker",
+                "start",
+                "-A",
+                "dagster_celery.app",
+                "-y",
+                str(TEAM / "celery-worker.yaml"),
+                "-n",
+                f"worker-{number}",
+                "-l",
+                "WARNING",
+                "--",
+                "--concurrency=2",
+            ]
             services.append(start(f"celery-worker-{number}", worker, logs, env, root))
         yield services
     finally:

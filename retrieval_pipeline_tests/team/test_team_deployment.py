@@ -17,12 +17,13 @@ from dagster_test_project import RETRIEVERS, SETS, degraded
 psycopg2 = pytest.importorskip("psycopg2", reason="the team deployment needs the [team] extra")
 celery_tags = pytest.importorskip("dagster_celery.tags", reason="the team deployment needs the [team] extra")
 
+from services import listening_addresses
+
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.dagster_layer.schedules import NIGHTLY_SCHEDULE, TRIGGER_TAG
 from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR, LEADERBOARD_AUTOMATION
-from services import listening_addresses
 
 PAIRS = [(s, r) for s in SETS for r in RETRIEVERS]
 PARTITIONS = ProjectPartitions(SETS, RETRIEVERS)
@@ -57,7 +58,9 @@ def launched(team, instance):
 
 def _sql(team, query: str, *params) -> list[tuple]:
     env = team.env
-    with psycopg2.connect(host="127.0.0.1", port=env["DAGSTER_PG_PORT"], user=env["DAGSTER_PG_USERNAME"], dbname=env["DAGSTER_PG_DB"]) as db:
+    with psycopg2.connect(
+        host="127.0.0.1", port=env["DAGSTER_PG_PORT"], user=env["DAGSTER_PG_USERNAME"], dbname=env["DAGSTER_PG_DB"]
+    ) as db:
         with db.cursor() as cursor:
             cursor.execute(query, params)
             return cursor.fetchall()
@@ -115,13 +118,19 @@ def test_the_daemon_ticks_the_schedule_and_sensor_and_the_leaderboard_refreshes_
     _wait_for(finished, "the requested runs and the leaderboard refresh", team)
     nightly, indexed = _runs(instance, **{TRIGGER_TAG: "nightly"}), _runs(instance, **{TRIGGER_TAG: "index_version"})
     assert all(r.status == DagsterRunStatus.SUCCESS for r in nightly + indexed), team.logs()
-    assert {r.tags["dagster/partition"] for r in indexed if r.job_name == EVALUATION_JOB} == {str(key) for key in PARTITIONS.evaluation_keys("other")}
+    assert {r.tags["dagster/partition"] for r in indexed if r.job_name == EVALUATION_JOB} == {
+        str(key) for key in PARTITIONS.evaluation_keys("other")
+    }
 
 
 def test_nothing_listens_beyond_loopback(team, launched):
     groups = {s.process.pid for s in team.services}
     addresses = listening_addresses(groups)
-    ports = {int(team.env["DAGSTER_PG_PORT"]), int(team.env["DAGSTER_GRPC_PORT"]), int(team.env["DAGSTER_CELERY_BROKER_URL"].rsplit(":", 1)[1].split("/")[0])}
+    ports = {
+        int(team.env["DAGSTER_PG_PORT"]),
+        int(team.env["DAGSTER_GRPC_PORT"]),
+        int(team.env["DAGSTER_CELERY_BROKER_URL"].rsplit(":", 1)[1].split("/")[0]),
+    }
     assert ports <= {port for _, port in addresses}
     assert {address for address, _ in addresses} <= {"127.0.0.1", "::1"}
 
@@ -153,4 +162,3 @@ def _wait_for(condition, what: str, team) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"{what}: not within {DAEMON_WAIT_SECONDS} s\n{team.logs()}"
         time.sleep(1)
-

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from retrieval_pipeline.core.golden.corpus import read_document_ids
+
 from retrieval_pipeline.core.errors import RetrievalEvalError
+from retrieval_pipeline.core.golden.corpus import read_document_ids
 from retrieval_pipeline.core.golden.label_audit import (
     ERROR,
     MIN_FLIPS,

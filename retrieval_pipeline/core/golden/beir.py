@@ -126,7 +126,9 @@ def import_beir(folder: str | Path, *, identifier: str, split: str = "test", nam
     queries_path = folder / "queries.jsonl"
     if not qrels_path.is_file():
         splits = ", ".join(sorted(path.stem for path in (folder / "qrels").glob("*.tsv"))) or "none"
-        raise InvalidInputError(f"no split {quoted(split)} (no {qrels_path}); splits here: {splits}", source=str(folder), field="split")
+        raise InvalidInputError(
+            f"no split {quoted(split)} (no {qrels_path}); splits here: {splits}", source=str(folder), field="split"
+        )
 
     def queries() -> Iterator[tuple[str, str]]:
         for number, record in read_jsonl(queries_path):

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.text_files import text_lines
 from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
-
+from retrieval_pipeline.core.text_files import text_lines
 
 _last_read: dict[tuple[str, int, int], frozenset[str]] = {}
 """The latest corpus read, by path, size and modification time: retrievers configured over one corpus
@@ -91,7 +90,5 @@ def _record(line: str, source: str, key: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise InvalidInputError("a corpus line must be a JSON object", source=source, key=key)
     if record.get("_id") in (None, "") and record.get("id") in (None, ""):
-        raise InvalidInputError(
-            "the document has no id; give it `_id` (BEIR) or `id`", source=source, key=key
-        )
+        raise InvalidInputError("the document has no id; give it `_id` (BEIR) or `id`", source=source, key=key)
     return record

@@ -31,8 +31,13 @@ class Finding:
     details: tuple[tuple[str, object], ...] = field(default=())
 
     def as_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "severity": self.severity, "question_id": self.question_id, "message": self.message,
-                **dict(self.details)}
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "question_id": self.question_id,
+            "message": self.message,
+            **dict(self.details),
+        }
 
 
 def labels_not_in_corpus(question_set: GoldenQuestionSet, corpora: Mapping[str, frozenset[str]]) -> list[Finding]:
@@ -41,8 +46,13 @@ def labels_not_in_corpus(question_set: GoldenQuestionSet, corpora: Mapping[str, 
         return []
     names = ", ".join(corpora)
     return [
-        Finding("label_not_in_corpus", ERROR, question.id,
-                f"expected document '{document_id}' is in no known corpus ({names})", (("document_id", document_id),))
+        Finding(
+            "label_not_in_corpus",
+            ERROR,
+            question.id,
+            f"expected document '{document_id}' is in no known corpus ({names})",
+            (("document_id", document_id),),
+        )
         for question in question_set.questions
         for document_id in question.expected_document_ids
         if not any(document_id in corpus for corpus in corpora.values())
@@ -64,15 +74,22 @@ def repeated_questions(question_set: GoldenQuestionSet) -> list[Finding]:
         if first is question:
             continue
         if set(first.expected_document_ids) == set(question.expected_document_ids):
-            findings.append(Finding("duplicate_question", WARNING, question.id,
-                                    f"same question as '{first.id}'", (("duplicate_of", first.id),)))
+            findings.append(
+                Finding(
+                    "duplicate_question", WARNING, question.id, f"same question as '{first.id}'", (("duplicate_of", first.id),)
+                )
+            )
         else:
-            findings.append(Finding(
-                "conflicting_labels", ERROR, question.id,
-                f"same question as '{first.id}' but labelled {list(question.expected_document_ids)} "
-                f"instead of {list(first.expected_document_ids)}",
-                (("duplicate_of", first.id), ("other_expected_document_ids", list(first.expected_document_ids))),
-            ))
+            findings.append(
+                Finding(
+                    "conflicting_labels",
+                    ERROR,
+                    question.id,
+                    f"same question as '{first.id}' but labelled {list(question.expected_document_ids)} "
+                    f"instead of {list(first.expected_document_ids)}",
+                    (("duplicate_of", first.id), ("other_expected_document_ids", list(first.expected_document_ids))),
+                )
+            )
     return findings
 
 
@@ -83,21 +100,33 @@ def empty_label_mix(question_set: GoldenQuestionSet) -> list[Finding]:
     if not empty:
         return []
     total = len(question_set.questions)
-    return [Finding("empty_label_mix", INFO, None,
-                    f"{empty} of {total} questions ({empty / total:.1%}) declare that no document answers them",
-                    (("empty_label_questions", empty), ("share", empty / total)))]
+    return [
+        Finding(
+            "empty_label_mix",
+            INFO,
+            None,
+            f"{empty} of {total} questions ({empty / total:.1%}) declare that no document answers them",
+            (("empty_label_questions", empty), ("share", empty / total)),
+        )
+    ]
 
 
 def same_labels(result: QuestionResult, question: GoldenQuestion) -> bool:
     """A stored outcome speaks for the question as labelled today only if its labels were the same."""
-    return (set(result.expected_document_ids) == set(question.expected_document_ids)
-            and result.form == question.form.value and result.hard_class == question.hard_class)
+    return (
+        set(result.expected_document_ids) == set(question.expected_document_ids)
+        and result.form == question.form.value
+        and result.hard_class == question.hard_class
+    )
 
 
 def _current_outcomes(question_set: GoldenQuestionSet, run: RunResult) -> dict[str, QuestionResult]:
     labelled = {question.id: question for question in question_set.questions}
-    return {r.question_id: r for r in run.questions
-            if r.error is None and r.question_id in labelled and same_labels(r, labelled[r.question_id])}
+    return {
+        r.question_id: r
+        for r in run.questions
+        if r.error is None and r.question_id in labelled and same_labels(r, labelled[r.question_id])
+    }
 
 
 @dataclass(frozen=True)
@@ -129,9 +158,13 @@ def suspect_labels(question_set: GoldenQuestionSet, latest_runs: Sequence[RunRes
 
 def suspect_findings(suspects: Sequence[Suspect]) -> list[Finding]:
     return [
-        Finding("suspect_label", WARNING, s.question_id,
-                f"every retriever misses the labels; {', '.join(s.retrievers)} rank '{s.candidate_document_id}' first",
-                (("candidate_document_id", s.candidate_document_id), ("retrievers", list(s.retrievers))))
+        Finding(
+            "suspect_label",
+            WARNING,
+            s.question_id,
+            f"every retriever misses the labels; {', '.join(s.retrievers)} rank '{s.candidate_document_id}' first",
+            (("candidate_document_id", s.candidate_document_id), ("retrievers", list(s.retrievers))),
+        )
         for s in suspects
     ]
 
@@ -146,9 +179,12 @@ def optimistic_rates(latest_runs: Sequence[RunResult], suspects: Sequence[Suspec
         for result in run.questions:
             for k in hits:
                 hits[k] += bool(result.hit_at(k)) or candidates.get(result.question_id) in result.retrieved_document_ids[:k]
-        rates[run.retriever_identifier] = {"top1_hit_rate": run.top1_hit_rate, "top3_hit_rate": run.top3_hit_rate,
-                                           "optimistic_top1_hit_rate": hits[1] / total,
-                                           "optimistic_top3_hit_rate": hits[3] / total}
+        rates[run.retriever_identifier] = {
+            "top1_hit_rate": run.top1_hit_rate,
+            "top3_hit_rate": run.top3_hit_rate,
+            "optimistic_top1_hit_rate": hits[1] / total,
+            "optimistic_top3_hit_rate": hits[3] / total,
+        }
     return rates
 
 
@@ -163,7 +199,9 @@ def flip_counts(question_set: GoldenQuestionSet, oldest_first: Sequence[RunResul
         before, after = outcomes[index - 1], outcomes[index]
         for question_id in after.keys() & before.keys():
             if (before[question_id].hit_at(1), before[question_id].hit_at(3)) != (
-                    after[question_id].hit_at(1), after[question_id].hit_at(3)):
+                after[question_id].hit_at(1),
+                after[question_id].hit_at(3),
+            ):
                 flips[question_id] += 1
     return dict(flips)
 
@@ -176,10 +214,15 @@ def unstable_findings(question_set: GoldenQuestionSet, histories: Mapping[str, S
             if count >= MIN_FLIPS:
                 per_question.setdefault(question_id, {})[retriever] = count
     return [
-        Finding("unstable_question", WARNING, question.id,
-                "hit flipped " + ", ".join(f"{n} times with {r}" for r, n in per_question[question.id].items())
-                + " while the set and the index stayed the same",
-                (("flips", per_question[question.id]),))
+        Finding(
+            "unstable_question",
+            WARNING,
+            question.id,
+            "hit flipped "
+            + ", ".join(f"{n} times with {r}" for r, n in per_question[question.id].items())
+            + " while the set and the index stayed the same",
+            (("flips", per_question[question.id]),),
+        )
         for question in question_set.questions
         if question.id in per_question
     ]

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
 from retrieval_pipeline.core.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
 
 HEADER_FIELDS = ("identifier", "name", "description")
 
@@ -43,9 +43,7 @@ def write_question_set_file(question_set: GoldenQuestionSet, path: str | Path, *
     """Write atomically; an existing file is only replaced when `overwrite` is set."""
     path = Path(path)
     if path.suffix not in SET_FILE_SUFFIXES:
-        raise InvalidInputError(
-            f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=str(path)
-        )
+        raise InvalidInputError(f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=str(path))
     if path.exists() and not overwrite:
         raise InvalidInputError("the file already exists and is not overwritten", source=str(path))
     return write_text_atomically(path, dump_question_set(question_set, path.suffix))

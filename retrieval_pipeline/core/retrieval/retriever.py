@@ -104,7 +104,6 @@ class BuildContext:
     fetch_limit: int | None = None  # documents per question the evaluation asks for; None: not known
     known_retrievers: Collection[str] | None = None  # the configuration's retrievers, for kinds naming others
 
-
     def resolve(self, path: str | Path) -> Path:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else (self.base_dir / candidate)

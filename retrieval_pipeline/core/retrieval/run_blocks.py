@@ -30,7 +30,14 @@ def read_single_delimited(piece: bytes, delimiter: str) -> pa.Table:
     from pyarrow import csv
 
     label = pa.dictionary(pa.int32(), pa.string())  # repeated on many lines: stored once per piece
-    types = {"query_id": label, "iteration": label, "document_id": pa.string(), "rank": pa.float64(), "score": pa.float64(), "tag": label}
+    types = {
+        "query_id": label,
+        "iteration": label,
+        "document_id": pa.string(),
+        "rank": pa.float64(),
+        "score": pa.float64(),
+        "tag": label,
+    }
     table = csv.read_csv(
         pa.BufferReader(piece),
         read_options=csv.ReadOptions(column_names=TREC_COLUMNS),
@@ -148,9 +155,10 @@ def rankings_from_rows(kept: list[pa.Table], depth: int | None) -> tuple[pa.Arra
     groups = pc.run_end_encode(queries.indices.take(order))
     ends = numbers(groups.run_ends).tolist()
     names = python_values(queries.dictionary.take(groups.values))
-    spans = {name: (start, end if depth is None else min(end, start + depth)) for name, start, end in zip(names, [0, *ends[:-1]], ends)}
+    spans = {
+        name: (start, end if depth is None else min(end, start + depth)) for name, start, end in zip(names, [0, *ends[:-1]], ends)
+    }
     document_ids = table.column("document_id").take(order).combine_chunks()
     del table, keyed, order
     release_unused()
     return document_ids, spans
-

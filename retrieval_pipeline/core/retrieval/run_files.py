@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from retrieval_pipeline.core.errors import InvalidInputError, quoted
-from retrieval_pipeline.core.text_files import utf8_problem
 from retrieval_pipeline.core.retrieval.run_blocks import PIECE_BYTES, TREC_COLUMNS
+from retrieval_pipeline.core.text_files import utf8_problem
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -139,7 +139,12 @@ def _pieces(text: IO[bytes]) -> Iterator[bytes]:
 
 
 def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[pa.Array, dict[str, tuple[int, int]]], str]:
-    from retrieval_pipeline.core.retrieval.run_blocks import keep_top, rankings_from_rows, read_any_whitespace, read_single_delimited
+    from retrieval_pipeline.core.retrieval.run_blocks import (
+        keep_top,
+        rankings_from_rows,
+        read_any_whitespace,
+        read_single_delimited,
+    )
 
     try:
         with path.open("rb") as handle:
@@ -173,8 +178,7 @@ def _bad_trec_line(data: bytes, source: str, key: str | None, detail: str) -> In
             continue
         if len(fields) != len(TREC_COLUMNS):
             return InvalidInputError(
-                "expected 6 whitespace-separated columns (query id, Q0, document id, rank, score, tag), "
-                f"found {len(fields)}",
+                f"expected 6 whitespace-separated columns (query id, Q0, document id, rank, score, tag), found {len(fields)}",
                 source=where,
                 key=key,
             )

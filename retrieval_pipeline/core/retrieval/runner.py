@@ -14,13 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.retrieval.failures import DEFAULT_FAIL_FAST_AFTER, FailFastGate
+from retrieval_pipeline.core.arrow_arrays import from_python
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.retrieval.failures import DEFAULT_FAIL_FAST_AFTER, FailFastGate
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
-from retrieval_pipeline.core.arrow_arrays import from_python
-from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
-from retrieval_pipeline.core.scoring.results import RunResult, utc_now
 from retrieval_pipeline.core.retrieval.retriever import (
     BatchRetriever,
     ConcurrentRetriever,
@@ -30,6 +28,8 @@ from retrieval_pipeline.core.retrieval.retriever import (
     ServiceUnreachable,
     VersionedIndex,
 )
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
+from retrieval_pipeline.core.scoring.results import RunResult, utc_now
 from retrieval_pipeline.core.scoring.scoring import CutOffs, collapsed
 from retrieval_pipeline.core.secrets import scrub
 
@@ -227,6 +227,8 @@ def _checked_batch(rankings: object, expected: int) -> pa.ListArray:
         raise RetrieverFault(f"batch of {expected} questions returned {len(rankings)} rankings")
     if isinstance(rankings, pa.Array):
         if rankings.type != pa.list_(pa.string()) or rankings.null_count:
-            raise RetrieverFault(f"returned an Arrow array of {rankings.type} with {rankings.null_count} nulls; expected list<string>")
+            raise RetrieverFault(
+                f"returned an Arrow array of {rankings.type} with {rankings.null_count} nulls; expected list<string>"
+            )
         return rankings
     return from_python([checked_ranking(ranking) for ranking in rankings], pa.list_(pa.string()))

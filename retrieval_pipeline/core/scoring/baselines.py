@@ -78,7 +78,9 @@ def load_baseline(
     return store.first_readable(accepted_runs(store, key))
 
 
-def accept_run(store: ResultStore, key: HistoryKey, run_id: str, by: str | None = None, now: datetime | None = None) -> Acceptance:
+def accept_run(
+    store: ResultStore, key: HistoryKey, run_id: str, by: str | None = None, now: datetime | None = None
+) -> Acceptance:
     """Make a stored complete run acceptable as a baseline. An unknown or incomplete run changes nothing."""
     runs = store.history(key)
     stored = next((run for run in runs if run.run_id == run_id), None)

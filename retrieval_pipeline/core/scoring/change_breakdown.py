@@ -51,4 +51,6 @@ def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[st
         lost |= was & ~now
         gained |= now & ~was
     ids = current.questions.ids
-    return tuple(ids[i] for i in np.flatnonzero(lost & answered)), tuple(ids[i] for i in np.flatnonzero(gained & ~lost & answered))
+    return tuple(ids[i] for i in np.flatnonzero(lost & answered)), tuple(
+        ids[i] for i in np.flatnonzero(gained & ~lost & answered)
+    )

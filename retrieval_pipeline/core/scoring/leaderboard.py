@@ -14,8 +14,8 @@ from datetime import datetime
 
 from retrieval_pipeline.core.arrow_arrays import from_rows
 from retrieval_pipeline.core.formatting import percent
-from retrieval_pipeline.core.storage.history import stored_intervals
 from retrieval_pipeline.core.scoring.results import GRADER
+from retrieval_pipeline.core.storage.history import stored_intervals
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 
@@ -39,6 +39,7 @@ class LeaderboardEntry:
 
     def interval(self, k: int) -> tuple[float, float] | None:
         return next(((low, high) for cutoff, low, high in self.intervals if cutoff == k), None)
+
     metrics: tuple[tuple[str, float], ...] = ()
     """Ranking metrics (`mrr@D`, `ndcg@D`, `recall@k`); none for runs stored before they existed."""
     latency_batch_mean_ms: float | None = None
@@ -98,7 +99,17 @@ class Leaderboard:
             entries = self.for_set(set_identifier)
             deeper = self.deeper_cutoffs(set_identifier)
             metrics = self.metric_names(set_identifier)
-            header = ["#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], *metrics, "latency ms", "questions", "run"]
+            header = [
+                "#",
+                "retriever",
+                "top-1",
+                "top-3",
+                *[f"top-{k}" for k in deeper],
+                *metrics,
+                "latency ms",
+                "questions",
+                "run",
+            ]
             rows = []
             for rank, entry in enumerate(entries, start=1):
                 rates = dict(entry.hit_rates)

@@ -21,8 +21,15 @@ if TYPE_CHECKING:
     from retrieval_pipeline.core.scoring.scoring import Relevance
 
 FIELDS = (
-    "question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "latency_ms", "error", "fingerprint",
-)  # fmt: skip
+    "question_id",
+    "form",
+    "hard_class",
+    "expected_document_ids",
+    "retrieved_document_ids",
+    "latency_ms",
+    "error",
+    "fingerprint",
+)
 """`fingerprint` is None in runs stored before fingerprints existed (see fingerprints.py)."""
 
 

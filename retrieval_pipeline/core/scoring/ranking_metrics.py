@@ -57,7 +57,9 @@ def question_metrics(relevance: Relevance, cutoffs: Sequence[int]) -> dict[str, 
     return {name: np.where(unlabelled, silence, values) for name, values in scores.items()}
 
 
-def mean_metrics(scores: Mapping[str, np.ndarray], counted: np.ndarray, questions: int, cutoffs: Sequence[int]) -> dict[str, float]:
+def mean_metrics(
+    scores: Mapping[str, np.ndarray], counted: np.ndarray, questions: int, cutoffs: Sequence[int]
+) -> dict[str, float]:
     """Means over `questions` (like the rates) of the scores where `counted` holds: an errored question
     counts as 0, an empty set is 0. Summed in question order, as a plain Python sum would."""
     return {name: (sum(scores[name][counted].tolist()) / questions if questions else 0.0) for name in metric_names(cutoffs)}

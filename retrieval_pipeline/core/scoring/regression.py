@@ -13,12 +13,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from retrieval_pipeline.core.golden.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.retrieval.failures import failure_summary
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta, flipped_questions, group_deltas
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES, metric_deltas, metric_drops
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.golden.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
 
@@ -104,14 +104,22 @@ def detect_regression(
     return _compare(restrict(current, ids), restrict(baseline, ids), tolerances, changes)
 
 
-def _without_unstable(current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...]) -> RegressionReport:
+def _without_unstable(
+    current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...]
+) -> RegressionReport:
     """The verdict on the runs less the unstable questions, which the report names."""
     kept = tuple(question_id for question_id in current.questions.ids if question_id not in excluded)
-    report = detect_regression(restrict(current, kept), restrict(baseline, [question_id for question_id in baseline.questions.ids
-                                                                           if question_id not in excluded]), tolerances)
+    report = detect_regression(
+        restrict(current, kept),
+        restrict(baseline, [question_id for question_id in baseline.questions.ids if question_id not in excluded]),
+        tolerances,
+    )
     listed = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
-    return replace(report, excluded_unstable=excluded,
-                   summary=f"{report.summary} Left out as unstable: {len(excluded)} question(s) ({listed}).")
+    return replace(
+        report,
+        excluded_unstable=excluded,
+        summary=f"{report.summary} Left out as unstable: {len(excluded)} question(s) ({listed}).",
+    )
 
 
 def incomplete_report(current: RunResult, baseline: RunResult | None) -> RegressionReport:
@@ -120,8 +128,7 @@ def incomplete_report(current: RunResult, baseline: RunResult | None) -> Regress
     return RegressionReport(
         has_baseline=baseline is not None,
         verdict=Verdict.INCOMPLETE,
-        summary=f"Incomplete run: {failure_summary(current)}. "
-        "Stored for inspection, not compared and never used as a baseline.",
+        summary=f"Incomplete run: {failure_summary(current)}. Stored for inspection, not compared and never used as a baseline.",
         baseline_run_id=baseline.run_id if baseline else None,
         set_changes=set_changes(current, baseline) if baseline else None,
     )

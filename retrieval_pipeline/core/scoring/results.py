@@ -11,7 +11,8 @@ from retrieval_pipeline.core.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
 from retrieval_pipeline.core.retrieval import latency
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
-from retrieval_pipeline.core.scoring.question_columns import QuestionColumns, QuestionResult  # readers import both from here
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
+from retrieval_pipeline.core.scoring.question_columns import QuestionResult as QuestionResult  # readers import it from here
 from retrieval_pipeline.core.scoring.ranking_metrics import mean_metrics
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, hit_rate
 
@@ -157,7 +158,9 @@ class RunResult:
 
         keys, codes = self.questions.groups(label)
         labelled = codes >= 0
-        counts = [np.bincount(codes[labelled & hits], minlength=len(keys)) for hits in (labelled, *map(self.questions.hits, (1, 3)))]
+        counts = [
+            np.bincount(codes[labelled & hits], minlength=len(keys)) for hits in (labelled, *map(self.questions.hits, (1, 3)))
+        ]
         return {key: GroupRates(*(int(count[index]) for count in counts)) for index, key in enumerate(keys)}
 
     def intervals(self) -> dict[str, tuple[float, float]]:

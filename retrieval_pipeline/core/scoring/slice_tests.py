@@ -52,7 +52,9 @@ def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[in
     import numpy as np
 
     earlier = first.questions.positions
-    paired = [(position, earlier[question_id]) for position, question_id in enumerate(second.questions.ids) if question_id in earlier]
+    paired = [
+        (position, earlier[question_id]) for position, question_id in enumerate(second.questions.ids) if question_id in earlier
+    ]
     now, then = (np.array(side, np.int64) for side in zip(*paired)) if paired else (np.zeros(0, np.int64),) * 2
     answered = second.questions.answered[now] & first.questions.answered[then]
     hits = {k: (first.questions.hits(k)[then], second.questions.hits(k)[now]) for k in cutoffs}
@@ -63,7 +65,9 @@ def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[in
             before, after = (side[members] for side in hits[k])
             first_only, second_only = discordant_pairs(before, after, answered[members])
             delta = (int(after.sum()) - int(before.sum())) / int(members.sum()) if members.any() else 0.0
-            raw.append((name, key, k, int(members.sum()), first_only, second_only, delta, mcnemar_exact_p(first_only, second_only)))
+            raw.append(
+                (name, key, k, int(members.sum()), first_only, second_only, delta, mcnemar_exact_p(first_only, second_only))
+            )
     corrected = holm_adjusted([p for *_, p in raw])
     return tuple(SliceTest(*test, adjusted) for test, adjusted in zip(raw, corrected))
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval_pipeline.core.storage.history import HistoryEntry, RunSummary, run_history, run_summary
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, count_drop, exceeds
+from retrieval_pipeline.core.storage.history import HistoryEntry, RunSummary, run_history, run_summary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 HISTORY_CHART_RUNS = 20
@@ -82,7 +82,9 @@ def history_chart_data(
     entries = list(reversed(run_history(store, key, runs)))
     summaries = _Summaries(store, key, {entry.summary.run_id: entry.summary for entry in entries})
     points = tuple(_point(entry, summaries, tolerances) for entry in entries)
-    return HistoryChartData(key=key, points=points, tolerances=tolerances, baseline=_baseline(entries, summaries, baseline_run_id))
+    return HistoryChartData(
+        key=key, points=points, tolerances=tolerances, baseline=_baseline(entries, summaries, baseline_run_id)
+    )
 
 
 class _Summaries:
@@ -106,8 +108,9 @@ def _point(entry: HistoryEntry, summaries: _Summaries, tolerances: Tolerances) -
         regressed = summary.verdict == Verdict.REGRESSION.value
     else:
         regressed = summary.complete and baseline is not None and _regressed(baseline, summary, tolerances)
-    return ChartPoint(summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary),
-                      _intervals(summary), summary.set_fingerprint)
+    return ChartPoint(
+        summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary), _intervals(summary), summary.set_fingerprint
+    )
 
 
 CHARTED_METRICS = ("mrr@", "ndcg@")
@@ -146,5 +149,6 @@ def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | 
 
 
 def _point_of(summary: RunSummary) -> ChartPoint:
-    return ChartPoint(summary.run_id, summary.run_at, summary.complete, False, _rates(summary),
-                      _intervals(summary), summary.set_fingerprint)
+    return ChartPoint(
+        summary.run_id, summary.run_at, summary.complete, False, _rates(summary), _intervals(summary), summary.set_fingerprint
+    )

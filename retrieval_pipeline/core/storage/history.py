@@ -14,11 +14,11 @@ cannot be read is left out (the store reports it), as `run` leaves it out when i
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from itertools import islice
 from datetime import datetime
+from itertools import islice
 
-from retrieval_pipeline.core.scoring.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION
+from retrieval_pipeline.core.scoring.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -137,7 +137,9 @@ def run_history(
         summary = summaries[run.run_id]
         entry = HistoryEntry(summary, acceptance=explicit.get(run.run_id), is_baseline=current == run)
         if summary.verdict is not None:
-            entry = replace(entry, baseline_run_id=summary.baseline_run_id, top1_delta=summary.top1_delta, top3_delta=summary.top3_delta)
+            entry = replace(
+                entry, baseline_run_id=summary.baseline_run_id, top1_delta=summary.top1_delta, top3_delta=summary.top3_delta
+            )
         elif run.complete:
             entry = _against_previous(store, entry, complete[position[run.run_id] + 1 :], summaries)
         entries.append(entry)

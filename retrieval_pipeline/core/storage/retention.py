@@ -27,7 +27,12 @@ SAVE_GRACE = timedelta(hours=1)
 
 def check_retention_days(days: float) -> float:
     """The one rule for the configuration's retention_days and `prune --older-than-days`."""
-    if isinstance(days, bool) or not isinstance(days, (int, float)) or not math.isfinite(days) or not 0 <= days <= MAX_RETENTION_DAYS:
+    if (
+        isinstance(days, bool)
+        or not isinstance(days, (int, float))
+        or not math.isfinite(days)
+        or not 0 <= days <= MAX_RETENTION_DAYS
+    ):
         raise InvalidInputError(f"must be a number of days from 0 to {MAX_RETENTION_DAYS}, got {days!r}")
     return float(days)
 
@@ -46,7 +51,9 @@ Protected = Callable[[HistoryKey], str | None]
 `accepted` policy), or None."""
 
 
-def plan_prune(store: ResultStore, retention: timedelta, now: datetime | None = None, protected: Protected | None = None) -> PrunePlan:
+def plan_prune(
+    store: ResultStore, retention: timedelta, now: datetime | None = None, protected: Protected | None = None
+) -> PrunePlan:
     now = now or datetime.now(timezone.utc)
     cutoff = now - retention
     runs, leftovers = [], []
@@ -65,14 +72,17 @@ def _removable_runs(store: ResultStore, key: HistoryKey, cutoff: datetime, prote
     if baseline is not None:
         kept.add(baseline.run_id)
     return [
-        run
-        for run in readable
-        if run.run_id not in kept and run.run_at < cutoff and store.question_file_problem(run) is None
+        run for run in readable if run.run_id not in kept and run.run_at < cutoff and store.question_file_problem(run) is None
     ]
 
 
 def prune(
-    store: ResultStore, retention: timedelta, now: datetime | None = None, *, dry_run: bool = False, protected: Protected | None = None
+    store: ResultStore,
+    retention: timedelta,
+    now: datetime | None = None,
+    *,
+    dry_run: bool = False,
+    protected: Protected | None = None,
 ) -> PrunePlan:
     """The plan, carried out unless `dry_run`."""
     plan = plan_prune(store, retention, now, protected)

@@ -16,8 +16,14 @@ from retrieval_pipeline.core.secrets import scrub
 from retrieval_pipeline.core.storage.store_files import summary_row
 
 RUN_COLUMNS_PER_QUESTION = (
-    "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
-)  # fmt: skip
+    "set_identifier",
+    "retriever_identifier",
+    "run_at",
+    "complete",
+    "index_version",
+    "set_fingerprint",
+    "latency_mode",
+)
 """Summary columns repeated on every question row of a run's value, when the stored summary has them:
 the rows of several runs stay self-describing once concatenated."""
 
@@ -26,7 +32,9 @@ def _schemas():
     import pyarrow as pa
 
     breakdown = pa.list_(
-        pa.struct([("key", pa.string()), ("questions", pa.int64()), ("top1_hit_rate", pa.float64()), ("top3_hit_rate", pa.float64())])
+        pa.struct(
+            [("key", pa.string()), ("questions", pa.int64()), ("top1_hit_rate", pa.float64()), ("top3_hit_rate", pa.float64())]
+        )
     )
     group_metrics = pa.list_(pa.struct([("key", pa.string()), ("metric", pa.string()), ("value", pa.float64())]))
     summary = pa.schema(
@@ -99,7 +107,6 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
     """With the run's check (`report`): its verdict, baseline, how many questions it compared and the
     deltas it found on them, so the accepted-baseline policy and the history read them back without
     opening any per-question file. Without one (a run saved outside an evaluation) they are null."""
-    import pyarrow as pa
 
     unjudged = (Verdict.BASELINE, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE)
     compared = report is not None and report.verdict not in unjudged

@@ -27,9 +27,31 @@ from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.storage.run_tables import question_set_table, question_table, run_from_tables, run_value_table, summary_table
-from retrieval_pipeline.core.storage.store_files import UnreadableFile, checked_summary, discard, footer_problem, read_table, summary_row
-from retrieval_pipeline.core.storage.store_layout import COMPLETE_SUFFIX, PARTIAL_PREFIX, HistoryKey, SkippedFile, StoredRun, check_run_id, foreign_reason, run_file
+from retrieval_pipeline.core.storage.run_tables import (
+    question_set_table,
+    question_table,
+    run_from_tables,
+    run_value_table,
+    summary_table,
+)
+from retrieval_pipeline.core.storage.store_files import (
+    UnreadableFile,
+    checked_summary,
+    discard,
+    footer_problem,
+    read_table,
+    summary_row,
+)
+from retrieval_pipeline.core.storage.store_layout import (
+    COMPLETE_SUFFIX,
+    PARTIAL_PREFIX,
+    HistoryKey,
+    SkippedFile,
+    StoredRun,
+    check_run_id,
+    foreign_reason,
+    run_file,
+)
 from retrieval_pipeline.core.storage.store_root import StoreRoot
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
@@ -50,7 +72,10 @@ class ResultStore(StoreRoot):
 
     def run_files(self, stored: StoredRun) -> tuple[str, str]:
         """Where the run's summary and question file are, in the store's file system."""
-        return f"{self._dir('summaries', stored.key)}/{stored.file_name}", f"{self._dir('questions', stored.key)}/{stored.questions_name}"
+        return (
+            f"{self._dir('summaries', stored.key)}/{stored.file_name}",
+            f"{self._dir('questions', stored.key)}/{stored.questions_name}",
+        )
 
     def save(self, run: RunResult, report: RegressionReport | None = None) -> StoredRun:
         """Questions first, summary last (with `report`, what the run's check found): the run appears whole
@@ -175,7 +200,9 @@ class ResultStore(StoreRoot):
         try:
             return build(summary, read_table(self.fs, path))
         except (KeyError, TypeError, ValueError) as error:
-            raise UnreadableFile(path, f"not the question file of run {stored.run_id} ({type(error).__name__}: {error})") from None
+            raise UnreadableFile(
+                path, f"not the question file of run {stored.run_id} ({type(error).__name__}: {error})"
+            ) from None
 
     def _summary_table(self, stored: StoredRun):
         path = self.run_files(stored)[0]

@@ -12,15 +12,25 @@ import os
 from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.arrow_arrays import numbers
+from retrieval_pipeline.core.errors import StoreError
 from retrieval_pipeline.core.storage.arrow_memory import release_unused
 from retrieval_pipeline.core.storage.durable import sync
-from retrieval_pipeline.core.errors import StoreError
 from retrieval_pipeline.core.storage.store_layout import PARTIAL_PREFIX, StoredRun
 
 SUMMARY_FIELDS = (
-    "set_identifier", "retriever_identifier", "grader", "run_id", "run_at", "complete", "question_count",
-    "errored_count", "top1_hit_count", "top1_hit_rate", "top3_hit_count", "top3_hit_rate",
-)  # fmt: skip
+    "set_identifier",
+    "retriever_identifier",
+    "grader",
+    "run_id",
+    "run_at",
+    "complete",
+    "question_count",
+    "errored_count",
+    "top1_hit_count",
+    "top1_hit_rate",
+    "top3_hit_count",
+    "top3_hit_rate",
+)
 UNREADABLE = "not a readable Parquet file ({}); remove it or restore it from a backup"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 

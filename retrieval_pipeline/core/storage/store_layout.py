@@ -108,4 +108,3 @@ def foreign_reason(name: str) -> str | None:
     if ".parquet" in name:
         return FOREIGN_FILE
     return None
-

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_pipeline.core.golden.audit import audit_set, missing_labels
 from retrieval_pipeline.core.config import demo_config_path, load_config
 from retrieval_pipeline.core.evaluation import evaluate_and_record
+from retrieval_pipeline.core.golden.audit import audit_set, missing_labels
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -56,12 +56,14 @@ def cranfield(tmp_path: Path) -> CranfieldProject:
 def test_a_label_moved_to_a_document_both_bm25_rank_outside_their_top3_is_suspect_with_their_first_document(cranfield):
     _, (stemmed, plain) = cranfield.evaluate()
     agreed = next(
-        (s, p) for s, p in zip(stemmed.questions, plain.questions)
+        (s, p)
+        for s, p in zip(stemmed.questions, plain.questions)
         if s.hit_at(1) and p.hit_at(1) and s.retrieved_document_ids[0] == p.retrieved_document_ids[0]
     )
     question_id, first = agreed[0].question_id, agreed[0].retrieved_document_ids[0]
-    elsewhere = next(str(d) for d in range(1400, 0, -1)
-                     if str(d) not in agreed[0].retrieved_document_ids + agreed[1].retrieved_document_ids)
+    elsewhere = next(
+        str(d) for d in range(1400, 0, -1) if str(d) not in agreed[0].retrieved_document_ids + agreed[1].retrieved_document_ids
+    )
     cranfield.relabel(question_id, elsewhere)
     config, _ = cranfield.evaluate()
 
@@ -87,13 +89,24 @@ def test_a_label_naming_a_document_outside_the_corpus_is_label_not_in_corpus(cra
 
 
 def test_a_set_entry_may_name_its_corpus_for_sets_only_evaluated_against_remote_services(tmp_path):
-    (tmp_path / "set.yaml").write_text(yaml.safe_dump({
-        "identifier": "remote.set", "name": "remote",
-        "questions": [{"id": "q1", "question": "lift", "form": "match", "expected_document_ids": ["1", "typo-1"]}],
-    }), encoding="utf-8")
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump({
-        "question_sets": [{"file": "set.yaml", "corpus": str(DEMO / "cranfield-corpus.jsonl.gz")}],
-    }), encoding="utf-8")
+    (tmp_path / "set.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "identifier": "remote.set",
+                "name": "remote",
+                "questions": [{"id": "q1", "question": "lift", "form": "match", "expected_document_ids": ["1", "typo-1"]}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    (tmp_path / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "question_sets": [{"file": "set.yaml", "corpus": str(DEMO / "cranfield-corpus.jsonl.gz")}],
+            }
+        ),
+        encoding="utf-8",
+    )
 
     corpora, findings = missing_labels(load_config(tmp_path / "config.yaml"), "remote.set")
 

@@ -65,9 +65,7 @@ def _run(retriever: str, rankings: dict[str, tuple[str, ...]], labels: dict[str,
         set_identifier="demo.set",
         retriever_identifier=retriever,
         index_version=version,
-        questions=tuple(
-            QuestionResult(qid, "match", None, labels[qid], ranking, 1.0) for qid, ranking in rankings.items()
-        ),
+        questions=tuple(QuestionResult(qid, "match", None, labels[qid], ranking, 1.0) for qid, ranking in rankings.items()),
     )
 
 
@@ -82,8 +80,12 @@ def test_a_label_every_retriever_misses_while_two_agree_on_another_first_documen
     [suspect] = suspect_labels(labelled, runs)
     assert (suspect.question_id, suspect.candidate_document_id, suspect.retrievers) == ("q1", "x", ("a", "b"))
     rates = optimistic_rates(runs, [suspect])
-    assert rates["a"] == {"top1_hit_rate": 0.5, "top3_hit_rate": 0.5, "optimistic_top1_hit_rate": 1.0,
-                          "optimistic_top3_hit_rate": 1.0}
+    assert rates["a"] == {
+        "top1_hit_rate": 0.5,
+        "top3_hit_rate": 0.5,
+        "optimistic_top1_hit_rate": 1.0,
+        "optimistic_top3_hit_rate": 1.0,
+    }
     assert rates["c"]["optimistic_top1_hit_rate"] == 0.0 and rates["c"]["optimistic_top3_hit_rate"] == 0.5
 
 

@@ -16,7 +16,9 @@ SET = GoldenQuestionSet(
     name="Written set",
     description="Ünïcode survives: Grüße",
     questions=(
-        GoldenQuestion(id="q1", question="How do wings lift?", form="match", expected_document_ids=("d1", "d2"), hard_class="normal"),
+        GoldenQuestion(
+            id="q1", question="How do wings lift?", form="match", expected_document_ids=("d1", "d2"), hard_class="normal"
+        ),
         GoldenQuestion(id="q2", question="Why planes fly", form="gap", expected_document_ids=(), answer_gist="Bernoulli, mostly"),
     ),
 )

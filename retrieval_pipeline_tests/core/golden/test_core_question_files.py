@@ -101,7 +101,11 @@ QUESTION_ERRORS = [
     ("unknown-form", set_field(1, "form", "fuzzy"), ["q2", "form", "fuzzy"]),
     ("blank-question", set_field(1, "question", "   "), ["q2", "question"]),
     ("empty-expected-id", set_field(1, "expected_document_ids", ["doc-1", ""]), ["q2", "expected_document_ids"]),
-    ("duplicate-expected-id", set_field(1, "expected_document_ids", ["doc-1", "doc-1"]), ["q2", "expected_document_ids", "doc-1"]),
+    (
+        "duplicate-expected-id",
+        set_field(1, "expected_document_ids", ["doc-1", "doc-1"]),
+        ["q2", "expected_document_ids", "doc-1"],
+    ),
     ("empty-hard-class", set_field(1, "hard_class", ""), ["q2", "hard_class"]),
     ("expected-not-a-list", set_field(1, "expected_document_ids", "doc-1"), ["q2", "expected_document_ids"]),
 ]

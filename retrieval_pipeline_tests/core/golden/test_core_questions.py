@@ -90,7 +90,18 @@ def test_good_set_identifiers_are_accepted(identifier):
 @pytest.mark.parametrize(
     "identifier",
     ["", "Demo", "demo.Set", ".demo", "demo.", "demo set", " demo", "demo..set", "demo-set", "demo/set"],
-    ids=["empty", "uppercase", "uppercase-part", "leading-dot", "trailing-dot", "space", "leading-space", "double-dot", "dash", "slash"],
+    ids=[
+        "empty",
+        "uppercase",
+        "uppercase-part",
+        "leading-dot",
+        "trailing-dot",
+        "space",
+        "leading-space",
+        "double-dot",
+        "dash",
+        "slash",
+    ],
 )
 def test_bad_set_identifiers_are_refused(identifier):
     with pytest.raises(ValidationError) as caught:

@@ -9,10 +9,10 @@ from core_helpers import question, question_set, retriever_for
 
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
-from retrieval_pipeline.core.storage.history import run_history
+from retrieval_pipeline.core.retrieval.runner import RetryPolicy
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy
+from retrieval_pipeline.core.storage.history import run_history
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=1, backoff_seconds=0)
@@ -48,8 +48,12 @@ def edited(*, relabel=(), remove=(), add=(), reword=()):
 def test_the_fingerprint_covers_text_and_labels_but_not_the_order_of_expected_ids():
     base = question_fingerprint("why?", ["a", "b"], "match", None)
     assert question_fingerprint("why?", ["b", "a"], "match", None) == base
-    for changed in (("why not?", ["a", "b"], "match", None), ("why?", ["a"], "match", None),
-                    ("why?", ["a", "b"], "gap", None), ("why?", ["a", "b"], "match", "normal")):  # fmt: skip
+    for changed in (
+        ("why not?", ["a", "b"], "match", None),
+        ("why?", ["a"], "match", None),
+        ("why?", ["a", "b"], "gap", None),
+        ("why?", ["a", "b"], "match", "normal"),
+    ):
         assert question_fingerprint(*changed) != base
 
 
@@ -140,8 +144,10 @@ def test_a_run_stored_before_fingerprints_is_compared_by_question_id_and_labels_
 
 def _strip_fingerprints(store: ResultStore, stored) -> None:
     """Rewrite a stored run as the store wrote it before fingerprints, verdicts and baselines existed."""
-    for path, columns in ((store.questions_uri(stored), ("question_fingerprint",)),
-                          (store.summary_uri(stored), ("set_fingerprint", "verdict", "baseline_run_id"))):  # fmt: skip
+    for path, columns in (
+        (store.questions_uri(stored), ("question_fingerprint",)),
+        (store.summary_uri(stored), ("set_fingerprint", "verdict", "baseline_run_id")),
+    ):
         table = pq.read_table(path)
         pq.write_table(table.drop_columns(list(columns)), path)
 

@@ -8,8 +8,8 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from retrieval_pipeline.core.golden.beir import import_beir, read_jsonl, read_qrels
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.golden.beir import import_beir, read_jsonl, read_qrels
 from retrieval_pipeline.core.golden.trec import import_trec, read_trec_qrels, read_trec_topics
 
 CORPUS = [
@@ -132,7 +132,11 @@ def test_xml_topics_give_queries_or_descriptions_like_the_sgml_ones(tmp_path):
     [
         ('<topics>\n<topic number="301"><query>swept wing</query>\n</topics>\n', ":3", "not well-formed XML"),
         ("<topics><topic><query>swept wing</query></topic></topics>", " (topic #1)", 'without a number="..."'),
-        ('<topics><topic number="301"><query>a</query></topic><topic number="302"/></topics>', " (topic #2)", "'302' has no <query>"),
+        (
+            '<topics><topic number="301"><query>a</query></topic><topic number="302"/></topics>',
+            " (topic #2)",
+            "'302' has no <query>",
+        ),
     ],
 )
 def test_a_bad_xml_topic_is_named_by_file_and_position(tmp_path, topics, where, message):
@@ -164,7 +168,9 @@ def test_the_description_field_and_a_name_can_be_chosen(tmp_path):
 
 
 def test_questions_follow_the_topics_file_order_and_zero_padded_numbers_match(tmp_path):
-    topics = "<top>\n<num> Number: 052\n<title> heat conduction\n</top>\n<top>\n<num> Number: 051\n<title> swept wing lift\n</top>\n"
+    topics = (
+        "<top>\n<num> Number: 052\n<title> heat conduction\n</top>\n<top>\n<num> Number: 051\n<title> swept wing lift\n</top>\n"
+    )
     paths = write(tmp_path, topics=topics, qrels="51 0 d1 1\n52 0 d2 1\n")
     imported = import_trec(paths["qrels"], paths["topics"], identifier="tiny", corpus=paths["corpus"])
     assert [(q.id, q.question) for q in imported.questions] == [("52", "heat conduction"), ("51", "swept wing lift")]
@@ -197,7 +203,11 @@ def test_a_judged_query_without_a_topic_is_a_clear_error(tmp_path):
     [
         ("301\tswept wing\n302\t  \n", 2, "expected query-id<TAB>text"),
         ("301\tswept wing\n302 heat conduction\n", 2, "expected query-id<TAB>text"),
-        ("<top>\n<num> Number: 301\n<title> swept wing\n</top>\n<top>\n<num> Number: 302\n<title>\n</top>\n", 5, "no <title> text"),
+        (
+            "<top>\n<num> Number: 301\n<title> swept wing\n</top>\n<top>\n<num> Number: 302\n<title>\n</top>\n",
+            5,
+            "no <title> text",
+        ),
         ("<top>\n<title> swept wing\n</top>\n", 1, "without a <num>"),
         ("301\tswept wing\n301\theat\n", 2, "appears twice"),
     ],
@@ -242,7 +252,11 @@ def test_cranfield_as_trec_files_imports_as_the_same_set_as_its_beir_folder(shar
             f"<top>\n<num> Number: {qid}\n<title> {text}\n\n<desc> Description:\n{text}\n</top>\n\n" for qid, text in queries
         )
     elif topic_format == "xml":
-        topics = "<topics>\n" + "".join(f'<topic number="{qid}"><query>{escape(text)}</query></topic>\n' for qid, text in queries) + "</topics>\n"
+        topics = (
+            "<topics>\n"
+            + "".join(f'<topic number="{qid}"><query>{escape(text)}</query></topic>\n' for qid, text in queries)
+            + "</topics>\n"
+        )
     else:
         topics = "".join(f"{qid}\t{text}\n" for qid, text in queries)
     qrels = "".join(

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from retrieval_pipeline.core.retrieval import run_files
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval import run_files
 from retrieval_pipeline.core.retrieval.run_files import load_run
 
 SCORES = (-1.0, 0.0, 0.5, 2.0, 2.0, 7.25)  # few values, so ties at the depth boundary are common
@@ -41,7 +41,9 @@ def runs(draw) -> list[tuple[str, str, float]]:
     delimiter=st.sampled_from([" ", "\t"]),
     compressed=st.booleans(),
 )
-def test_top_documents_read_in_pieces_equal_a_full_trec_eval_sort(tmp_path, monkeypatch, rows, depth, piece_bytes, delimiter, compressed):
+def test_top_documents_read_in_pieces_equal_a_full_trec_eval_sort(
+    tmp_path, monkeypatch, rows, depth, piece_bytes, delimiter, compressed
+):
     monkeypatch.setattr(run_files, "PIECE_BYTES", piece_bytes)  # many pieces, lines and queries cut across them
     text = "".join(delimiter.join([q, "Q0", d, str(rank), f"{s:g}", "run"]) + "\n" for rank, (q, d, s) in enumerate(rows, 1))
     stored = gzip.compress(text.encode()) if compressed else text.encode()

@@ -87,7 +87,9 @@ def test_a_single_attempt_policy_does_not_retry():
 def test_retries_wait_with_growing_backoff(monkeypatch):
     waits = []
     monkeypatch.setattr("retrieval_pipeline.core.retrieval.runner.time.sleep", waits.append)
-    run_question_set(QS, FlakyRetriever("first question", failures=99), retry=RetryPolicy(attempts=4, backoff_seconds=0.5, factor=2))
+    run_question_set(
+        QS, FlakyRetriever("first question", failures=99), retry=RetryPolicy(attempts=4, backoff_seconds=0.5, factor=2)
+    )
     assert waits == [0.5, 1.0, 2.0]
 
 

@@ -8,12 +8,12 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import question, question_set, retriever_for, utc
 
-from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
 from retrieval_pipeline.core.errors import NotAcceptableError, UnknownIdentifierError
 from retrieval_pipeline.core.evaluation import evaluate_and_record
+from retrieval_pipeline.core.retrieval.runner import RetryPolicy
+from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.storage.retention import prune
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=1, backoff_seconds=0)
@@ -78,7 +78,9 @@ def test_accepting_an_unknown_or_incomplete_run_records_nothing(store, tmp_path)
     incomplete = evaluate(store, GOOD, retriever=Failing())
     with pytest.raises(UnknownIdentifierError, match="unknown run of demo.set/fixed/retrieval_hit_rate 'nope'"):
         accept_run(store, KEY, "nope", "ann")
-    with pytest.raises(NotAcceptableError, match=f"run {incomplete.run.run_id} of demo.set/fixed/retrieval_hit_rate is incomplete"):
+    with pytest.raises(
+        NotAcceptableError, match=f"run {incomplete.run.run_id} of demo.set/fixed/retrieval_hit_rate is incomplete"
+    ):
         accept_run(store, KEY, incomplete.run.run_id, "ann")
     assert not (tmp_path / "results" / "acceptances").exists()
 
@@ -100,7 +102,12 @@ def test_a_pinned_baseline_wins_over_the_policy(store):
     good = evaluate(store, GOOD)
     evaluate(store, GOOD)
     pinned = evaluate_and_record(
-        QS, retriever_for(GOOD, QS), store, retry=NO_WAIT, baseline_policy=BaselinePolicy.ACCEPTED, baseline_run_id=good.run.run_id
+        QS,
+        retriever_for(GOOD, QS),
+        store,
+        retry=NO_WAIT,
+        baseline_policy=BaselinePolicy.ACCEPTED,
+        baseline_run_id=good.run.run_id,
     )
     assert pinned.report.baseline_run_id == good.run.run_id
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from core_helpers import run_from_codes
 
-from retrieval_pipeline.core.scoring.comparison import compare_runs
 from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.scoring.comparison import compare_runs
 
 CLASSES = ["near-duplicate", None, "prose-free", "near-duplicate"]
 
@@ -41,7 +41,9 @@ def test_disagreements_list_the_questions_the_runs_score_differently_in_set_orde
 
 def test_questions_relabelled_between_stored_runs_are_left_out_of_every_figure_and_reported():
     first = run_from_codes("1-13", retriever_identifier="a", hard_classes=CLASSES, forms="mgmg")
-    second = run_from_codes("1111", retriever_identifier="b", hard_classes=[None, None, "prose-free", "boilerplate"], forms="mgmg")
+    second = run_from_codes(
+        "1111", retriever_identifier="b", hard_classes=[None, None, "prose-free", "boilerplate"], forms="mgmg"
+    )
     comparison = compare_runs([first, second])
     assert [q.question_id for q in comparison.reference.questions] == ["q2", "q3"]
     assert comparison.set_changes[0].relabelled == ("q1", "q4")
@@ -67,11 +69,17 @@ def test_a_question_only_one_run_has_is_reported_as_added_and_not_compared():
         ([run_from_codes("1", retriever_identifier="a")], "at least two"),
         ([run_from_codes("1", retriever_identifier="a"), run_from_codes("-", retriever_identifier="a")], "more than once"),
         (
-            [run_from_codes("1", retriever_identifier="a"), run_from_codes("1", retriever_identifier="b", set_identifier="other.set")],
+            [
+                run_from_codes("1", retriever_identifier="a"),
+                run_from_codes("1", retriever_identifier="b", set_identifier="other.set"),
+            ],
             "different sets",
         ),
         (
-            [run_from_codes("1", retriever_identifier="a"), run_from_codes("1", retriever_identifier="b", hard_classes=["boilerplate"])],
+            [
+                run_from_codes("1", retriever_identifier="a"),
+                run_from_codes("1", retriever_identifier="b", hard_classes=["boilerplate"]),
+            ],
             "not comparable: the runs share only 0 unchanged question",
         ),
     ],

@@ -8,9 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrieval_pipeline.core.scoring.regression import detect_regression
-
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
 from retrieval_pipeline.core.scoring.slice_tests import paired_slice_tests
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
 
 GATED = Tolerances(min_significance=0.05)
 
@@ -22,7 +21,13 @@ def test_slices_are_tested_overall_by_form_and_by_hard_class_with_holm_over_the_
     tests = paired_slice_tests(baseline, current)
     assert [(t.slice, t.key, t.k) for t in tests] == [
         (s, key, k)
-        for s, key in [("overall", "all"), ("form", "match"), ("form", "gap"), ("hard_class", "near-duplicate"), ("hard_class", "normal")]
+        for s, key in [
+            ("overall", "all"),
+            ("form", "match"),
+            ("form", "gap"),
+            ("hard_class", "near-duplicate"),
+            ("hard_class", "normal"),
+        ]
         for k in (1, 3)
     ]
     match_top1 = tests[2]
@@ -41,7 +46,9 @@ def test_without_min_significance_a_drop_beyond_tolerance_stays_a_regression():
 def test_with_min_significance_a_drop_the_set_cannot_tell_from_noise_is_inconclusive():
     report = detect_regression(run_from_codes("1---"), run_from_codes("1111"), GATED)
     assert not report.is_regression and report.is_inconclusive
-    assert report.summary.startswith("Inconclusive: top-1 hit rate dropped 75.0 pp (tolerance 10.0 pp), corrected p = 1.000 above 0.05")
+    assert report.summary.startswith(
+        "Inconclusive: top-1 hit rate dropped 75.0 pp (tolerance 10.0 pp), corrected p = 1.000 above 0.05"
+    )
     assert report.minimum_detectable_drop is None  # 4 questions can never reach 0.05 over 2 tests
 
 
@@ -76,7 +83,11 @@ def test_a_min_significance_outside_0_1_is_refused(value):
         Tolerances(min_significance=value)
 
 
-@given(st.text("13-", min_size=1, max_size=30).flatmap(lambda a: st.tuples(st.just(a), st.text("13-", min_size=len(a), max_size=len(a)))))
+@given(
+    st.text("13-", min_size=1, max_size=30).flatmap(
+        lambda a: st.tuples(st.just(a), st.text("13-", min_size=len(a), max_size=len(a)))
+    )
+)
 def test_unset_min_significance_keeps_the_tolerance_rule_exactly(codes):
     before, after = codes
     baseline, current = run_from_codes(before), run_from_codes(after)

@@ -89,8 +89,18 @@ def test_the_table_ranks_each_set_and_has_a_rate_column_per_cutoff_of_any_run(st
     save(store, "13", "beta", set_identifier="b.set")
     store.save(RunResult("a.set", "deep", (outcome("q1", "-"),), run_at=START, cutoffs=(1, 3, 10)))
     table = build_leaderboard(store, ["b.set", "a.set"]).to_table()
-    assert table.column_names[:6] == ["set_identifier", "rank", "retriever_identifier", "top1_hit_rate", "top3_hit_rate", "top10_hit_rate"]
-    rows = [(r["set_identifier"], r["rank"], r["retriever_identifier"], r["top3_hit_rate"], r["top10_hit_rate"]) for r in table.to_pylist()]
+    assert table.column_names[:6] == [
+        "set_identifier",
+        "rank",
+        "retriever_identifier",
+        "top1_hit_rate",
+        "top3_hit_rate",
+        "top10_hit_rate",
+    ]
+    rows = [
+        (r["set_identifier"], r["rank"], r["retriever_identifier"], r["top3_hit_rate"], r["top10_hit_rate"])
+        for r in table.to_pylist()
+    ]
     assert rows == [("b.set", 1, "beta", 1.0, None), ("b.set", 2, "alpha", 0.5, None), ("a.set", 1, "deep", 0.0, 0.0)]
 
 

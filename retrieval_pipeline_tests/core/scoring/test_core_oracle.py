@@ -106,7 +106,10 @@ def test_core_hit_rates_equal_ir_measures_success_at_1_and_3(shared_data, collec
     for metric in ir_measures.iter_calc([ir_measures.Success @ 1, ir_measures.Success @ 3], qrels, run_rows):
         per_query[metric.query_id][str(metric.measure)] = metric.value
     for q in labelled:
-        assert (q.top1_hit, q.top3_hit) == (per_query[q.question_id]["Success@1"] == 1.0, per_query[q.question_id]["Success@3"] == 1.0), q.question_id
+        assert (q.top1_hit, q.top3_hit) == (
+            per_query[q.question_id]["Success@1"] == 1.0,
+            per_query[q.question_id]["Success@3"] == 1.0,
+        ), q.question_id
 
     # A sanity bound: a real ranking is neither useless nor perfect on these collections.
     assert 0.1 < run.top1_hit_rate < run.top3_hit_rate < 1.0

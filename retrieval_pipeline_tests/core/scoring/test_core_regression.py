@@ -7,10 +7,9 @@ import pytest
 from core_helpers import outcome, run_from_codes
 
 from retrieval_pipeline.core.scoring.regression import detect_regression
-
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.significance import discordant_pairs, mcnemar_exact_p
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 
 DEFAULT = Tolerances()
 
@@ -159,8 +158,7 @@ def test_summary_names_each_metric_that_dropped_and_by_how_much():
     current = run_from_codes("11111-----")
     summary = detect_regression(current, baseline, Tolerances(0.1, 0.2)).summary
     assert summary == (
-        "Regression: top-1 hit rate dropped 50.0 pp (tolerance 10.0 pp); "
-        "top-3 hit rate dropped 50.0 pp (tolerance 20.0 pp)."
+        "Regression: top-1 hit rate dropped 50.0 pp (tolerance 10.0 pp); top-3 hit rate dropped 50.0 pp (tolerance 20.0 pp)."
     )
 
 

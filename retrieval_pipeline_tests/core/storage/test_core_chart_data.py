@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from core_helpers import question, question_set, retriever_for, run_from_codes, utc
 
-from retrieval_pipeline.core.storage.chart_data import history_chart_data
 from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.storage.chart_data import history_chart_data
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
@@ -97,8 +97,12 @@ def test_intervals_and_ranking_metrics_are_charted_when_the_stored_summaries_car
 
     old, new = save_runs(store, ["1111", "113-"])
     files = {stored.run_id: store.summary_uri(stored) for stored in store.history(KEY)}
-    figures = {"hit_rate_ci_low": [0.2, 0.4], "hit_rate_ci_high": [0.8, 0.95], "metric_names": ["mrr@12", "ndcg@12", "recall@3"],
-               "metric_values": [0.6, 0.7, 0.75]}
+    figures = {
+        "hit_rate_ci_low": [0.2, 0.4],
+        "hit_rate_ci_high": [0.8, 0.95],
+        "metric_names": ["mrr@12", "ndcg@12", "recall@3"],
+        "metric_values": [0.6, 0.7, 0.75],
+    }
     for run_id, written in ((old.run_id, {}), (new.run_id, figures)):  # the old one as stored before these figures
         row = {name: value for name, value in pq.read_table(files[run_id]).to_pylist()[0].items() if name not in figures}
         pq.write_table(pa.Table.from_pylist([row | written]), files[run_id])

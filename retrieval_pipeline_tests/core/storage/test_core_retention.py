@@ -81,8 +81,6 @@ def test_retention_treats_each_key_on_its_own(store):
     assert store.baseline(HistoryKey("demo.set", "vector")) == vector_old
 
 
-
-
 def test_retention_also_deletes_the_leftovers_of_crashed_saves(store, tmp_path):
     old = datetime(2020, 1, 1, tzinfo=timezone.utc)
     kept = store.save(_leftover_run(old + timedelta(days=1)))

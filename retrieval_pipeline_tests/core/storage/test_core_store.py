@@ -58,9 +58,26 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
     table = store.latest_run_table(KEY)
 
     assert table.column_names == [
-        "set_identifier", "retriever_identifier", "run_at", "complete", "index_version", "set_fingerprint", "latency_mode",
-        "run_id", "question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids", "top1_hit", "top2_hit",
-        "top3_hit", "top5_hit", "latency_ms", "error", "question_fingerprint",
+        "set_identifier",
+        "retriever_identifier",
+        "run_at",
+        "complete",
+        "index_version",
+        "set_fingerprint",
+        "latency_mode",
+        "run_id",
+        "question_id",
+        "form",
+        "hard_class",
+        "expected_document_ids",
+        "retrieved_document_ids",
+        "top1_hit",
+        "top2_hit",
+        "top3_hit",
+        "top5_hit",
+        "latency_ms",
+        "error",
+        "question_fingerprint",
     ]
     rows = table.to_pylist()
     assert {(r["set_identifier"], r["retriever_identifier"], r["run_id"], r["complete"], r["index_version"]) for r in rows} == {
@@ -268,7 +285,9 @@ def sample_run() -> RunResult:
 
 def test_a_run_written_by_another_process_reads_back_identically_with_pyarrow_and_pandas(tmp_path):
     root = tmp_path / "shared-results"
-    writer = SAMPLE_RUN + f"\nfrom retrieval_pipeline.core.storage.store import ResultStore\nResultStore({str(root)!r}).save(run)\n"
+    writer = (
+        SAMPLE_RUN + f"\nfrom retrieval_pipeline.core.storage.store import ResultStore\nResultStore({str(root)!r}).save(run)\n"
+    )
     subprocess.run([sys.executable, "-c", writer], check=True, capture_output=True, timeout=120)
     expected = sample_run()
 
@@ -301,9 +320,13 @@ def test_a_run_written_by_another_process_reads_back_identically_with_pyarrow_an
         {"key": "match", "questions": 2, "top1_hit_rate": 0.5, "top3_hit_rate": 0.5},
         {"key": "gap", "questions": 2, "top1_hit_rate": 0.5, "top3_hit_rate": 1.0},
     ]
-    assert [dict(group) for group in summaries_pd.iloc[0]["by_hard_class"]] == row["by_hard_class"] == [
-        {"key": "near-duplicate", "questions": 2, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0},
-    ]
+    assert (
+        [dict(group) for group in summaries_pd.iloc[0]["by_hard_class"]]
+        == row["by_hard_class"]
+        == [
+            {"key": "near-duplicate", "questions": 2, "top1_hit_rate": 1.0, "top3_hit_rate": 1.0},
+        ]
+    )
 
     questions_pd = pd.read_parquet(root / "questions")
     questions_pa = pq.read_table(root / "questions").to_pylist()

@@ -77,7 +77,9 @@ def test_an_unreadable_summary_is_skipped_named_once_and_the_baseline_is_the_lat
 
 def test_a_run_whose_question_file_is_empty_is_passed_over_as_baseline(store, saved, skipped, tmp_path):
     table = pq.read_table(folder(tmp_path) / f"{saved[1].run_id}.parquet")
-    pq.write_table(table.set_column(table.column_names.index("run_id"), "run_id", [[NEWER]]), folder(tmp_path) / f"{NEWER}.parquet")
+    pq.write_table(
+        table.set_column(table.column_names.index("run_id"), "run_id", [[NEWER]]), folder(tmp_path) / f"{NEWER}.parquet"
+    )
     (folder(tmp_path, "questions") / f"{NEWER}.parquet").write_bytes(b"")
 
     assert store.baseline(KEY) == saved[1]

@@ -6,20 +6,30 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import outcome
 
-from retrieval_pipeline.core.storage.history import run_history
-from retrieval_pipeline.core.scoring.leaderboard import build_leaderboard
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
+from retrieval_pipeline.core.scoring.leaderboard import build_leaderboard
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.storage.history import run_history
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NEW_COLUMNS = (
-    "latency_mode", "latency_batch_mean_ms", "hit_rate_ci_low", "hit_rate_ci_high", "metric_names", "metric_values",
-    "by_form_metrics", "by_hard_class_metrics",
-)  # fmt: skip
+    "latency_mode",
+    "latency_batch_mean_ms",
+    "hit_rate_ci_low",
+    "hit_rate_ci_high",
+    "metric_names",
+    "metric_values",
+    "by_form_metrics",
+    "by_hard_class_metrics",
+)
 
 
 def a_run(latency_mode="per_question", retriever="fixed") -> RunResult:
-    questions = (outcome("q1", "1", latency_ms=2.0), outcome("q2", "3", form="gap", latency_ms=4.0), outcome("q3", "-", latency_ms=6.0))
+    questions = (
+        outcome("q1", "1", latency_ms=2.0),
+        outcome("q2", "3", form="gap", latency_ms=4.0),
+        outcome("q3", "-", latency_ms=6.0),
+    )
     return RunResult("demo.set", retriever, questions, cutoffs=(1, 3), latency_mode=latency_mode)
 
 
