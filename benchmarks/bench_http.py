@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> c.Report:
     import requests
 
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
-    from retrieval_pipeline.core.retrieval.runner import run_question_set
     from retrieval_pipeline.core.scoring.scoring import CutOffs
+    from retrieval_pipeline.core.services.runner import run_question_set
     from retrieval_pipeline.retrievers.http import HttpRetriever
 
     questions = c.sampled_questions(n, seed=23)

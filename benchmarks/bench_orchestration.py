@@ -55,8 +55,8 @@ CORE = """
 import json, sys, time
 started = time.perf_counter()
 from retrieval_pipeline.cli import command_process
-from retrieval_pipeline.core.config import load_config
-from retrieval_pipeline.core.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.storage.store import ResultStore
 imported = time.perf_counter()
 with command_process():
@@ -76,14 +76,14 @@ print(json.dumps({"import_s": imported - started, "work_s": done - imported, "ev
 PROFILE_SPOTS = (
     ("Dagster runs in all (execute_in_process)", "job_definition.py", "execute_in_process"),
     ("definitions built (build_definitions)", "dagster_layer/definitions.py", "build_definitions"),
-    ("configuration read (load_config)", "core/config.py", "load_config"),
+    ("configuration read (load_config)", "core/services/config.py", "load_config"),
     ("sets parsed (load_question_set_file)", "core/golden/question_files.py", "load_question_set_file"),
     ("retrievers built (LexicalRetriever.from_config)", "retrievers/lexical.py", "from_config"),
-    ("evaluations through the core (evaluate_and_record)", "core/evaluation.py", "evaluate_and_record"),
+    ("evaluations through the core (evaluate_and_record)", "core/services/evaluation.py", "evaluate_and_record"),
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
     ("  of which waiting for the chart worker (Drawing.result)", "reports/chart_worker.py", "result"),
-    ("leaderboard (build_leaderboard)", "core/scoring/leaderboard.py", "build_leaderboard"),
+    ("leaderboard (build_leaderboard)", "core/services/leaderboard.py", "build_leaderboard"),
     ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
     ("instance: run records created (create_run_for_job)", "run_methods.py", "create_run_for_job"),
     ("instance: a SQLite event database set up per run (_initdb)", "sqlite_event_log.py", "_initdb"),

@@ -40,10 +40,10 @@ def main(argv: list[str] | None = None) -> c.Report:
     report = c.Report("bench_overhead", "1. overhead (10,000 questions)", args.quick)
     c.banner(report.title)
 
-    from retrieval_pipeline.core.evaluation import evaluate_and_record
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
-    from retrieval_pipeline.core.retrieval.runner import BATCH_SIZE, run_question_set
     from retrieval_pipeline.core.scoring.scoring import CutOffs
+    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.services.runner import BATCH_SIZE, run_question_set
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 

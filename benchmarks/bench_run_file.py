@@ -23,7 +23,7 @@ Two reference rows say what part of ours is not the evaluation: the import floor
 imports what `retrieval-eval run` imports and does nothing else) and ours where pandas is not
 installed (the run is simulated by making `import pandas` fail in the child). pyarrow would import
 pandas, which ranx installs, on its first `pa.array` or `to_numpy`; ours crosses between Arrow and
-Python without either (core/arrow_arrays.py), so that row should match ours within noise. ranx is a
+Python without either (core/base/arrow_arrays.py), so that row should match ours within noise. ranx is a
 reference only: without it (it needs numba) its rows are left out.
 """
 
@@ -67,8 +67,8 @@ print(json.dumps({"top1": sum(q["success_1"] for q in per_query.values()) / coun
 IMPORT_FLOOR = """
 import click, yaml, pydantic, numpy
 import pyarrow, pyarrow.compute, pyarrow.csv, pyarrow.parquet
-import retrieval_pipeline.cli.run, retrieval_pipeline.cli.payloads, retrieval_pipeline.core.evaluation
-import retrieval_pipeline.core.config, retrieval_pipeline.core.retrieval.run_blocks, retrieval_pipeline.retrievers.run_file
+import retrieval_pipeline.cli.run, retrieval_pipeline.cli.payloads, retrieval_pipeline.core.services.evaluation
+import retrieval_pipeline.core.services.config, retrieval_pipeline.core.retrieval.run_blocks, retrieval_pipeline.retrievers.run_file
 """
 
 WITHOUT_PANDAS = """

@@ -33,7 +33,7 @@ def audit(
     stored runs of the RETRIEVERs, default all configured), repeated or conflicting questions, and
     questions whose hits flip while nothing changed. Findings are printed; the exit code stays 0 unless
     --strict."""
-    from retrieval_pipeline.core.golden.audit import audit_set
+    from retrieval_pipeline.core.services.audit import audit_set
 
     config = load_project(config_path)
     config.question_set(set_identifier)

@@ -79,8 +79,8 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     """The stored runs of SET against RETRIEVER, newest first, with their rates, their deltas to the
     baseline each was checked against, and a status: the check's verdict (baseline, pass, regression,
     not comparable, incomplete), who accepted it, and which run is the current baseline."""
-    from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
-    from retrieval_pipeline.core.storage.history import run_history
+    from retrieval_pipeline.core.services.baselines import BaselinePolicy
+    from retrieval_pipeline.core.services.history import run_history
     from retrieval_pipeline.core.storage.store import HistoryKey
 
     # With --store the configuration is optional; when there is one, its baseline policy marks the baseline.
@@ -155,8 +155,8 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
     latest readable complete run and the latest accepted run of every set and retriever are always kept,
     so a baseline survives under either policy; files that cannot be read are reported and left alone.
     Everything is checked before anything goes."""
-    from retrieval_pipeline.core.errors import InvalidInputError
-    from retrieval_pipeline.core.scoring.baselines import latest_accepted_run_id
+    from retrieval_pipeline.core.base.errors import InvalidInputError
+    from retrieval_pipeline.core.services.baselines import latest_accepted_run_id
     from retrieval_pipeline.core.storage.retention import check_retention_days
     from retrieval_pipeline.core.storage.retention import prune as prune_store
 

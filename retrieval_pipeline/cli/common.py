@@ -19,10 +19,10 @@ from retrieval_pipeline.cli.errors import CommandError, warn
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from retrieval_pipeline.core.config import ProjectConfig
+    from retrieval_pipeline.core.services.config import ProjectConfig
     from retrieval_pipeline.core.storage.store import ResultStore
 
-CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same name as retrieval_pipeline.core.config.CONFIG_ENV_VAR
+CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same name as retrieval_pipeline.core.services.config.CONFIG_ENV_VAR
 NON_TTY_WIDTH = 120
 
 
@@ -51,7 +51,7 @@ def json_option(function):
 
 
 def load_project(config_path: Path | None) -> ProjectConfig:
-    from retrieval_pipeline.core.config import default_config_path, load_config
+    from retrieval_pipeline.core.services.config import default_config_path, load_config
 
     path = config_path or default_config_path()
     if config_path is None and not path.exists():

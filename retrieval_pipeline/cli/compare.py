@@ -66,10 +66,10 @@ def compare(
     if repeated:
         raise click.UsageError(f"retriever '{repeated}' is given more than once")
 
-    from retrieval_pipeline.core.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.retrieval.runner import run_question_set
     from retrieval_pipeline.core.scoring.comparison import compare_runs
     from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
+    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.services.runner import run_question_set
 
     config = load_project(config_path)
     store = open_store(store_uri, config) if save else None
@@ -119,7 +119,7 @@ def compare(
 
     incomplete = [run for run in runs if not run.complete]
     if incomplete:
-        from retrieval_pipeline.core.retrieval.failures import failure_summary
+        from retrieval_pipeline.core.scoring.failures import failure_summary
 
         causes = "; ".join(f"{run.retriever_identifier}: {failure_summary(run)}" for run in incomplete)
         raise CommandError(f"incomplete run: {causes}; errored questions are left out of the paired tests", EXIT_INCOMPLETE)

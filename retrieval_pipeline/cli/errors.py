@@ -20,7 +20,7 @@ class CommandError(click.ClickException):
     """A failure the user can act on, shown as `error: <message>`."""
 
     def __init__(self, message: str, exit_code: int = EXIT_INVALID):
-        from retrieval_pipeline.core.secrets import scrub
+        from retrieval_pipeline.core.base.secrets import scrub
 
         super().__init__(scrub(message))  # whatever error it quotes, no secret reaches stderr
         self.exit_code = exit_code
@@ -32,7 +32,7 @@ class CommandError(click.ClickException):
 
 def usage_error(error: click.UsageError) -> CommandError:
     """click shows a usage error over four lines (usage, hint, blank, error); one line says the same."""
-    from retrieval_pipeline.core.errors import MESSAGE_LIMIT, clip
+    from retrieval_pipeline.core.base.errors import MESSAGE_LIMIT, clip
 
     command = error.ctx.command_path if error.ctx else "retrieval-eval"
     return CommandError(f"{command}: {clip(error.format_message(), MESSAGE_LIMIT)} (see '{command} --help')", error.exit_code)
@@ -45,7 +45,7 @@ def warn(message: str) -> None:
 @contextmanager
 def reported_errors() -> Iterator[None]:
     """Translate the core's errors into exit codes; click's own exceptions pass through unchanged."""
-    from retrieval_pipeline.core.errors import NotAcceptableError, RetrievalEvalError, UnknownIdentifierError
+    from retrieval_pipeline.core.base.errors import NotAcceptableError, RetrievalEvalError, UnknownIdentifierError
 
     try:
         yield

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retrieval_pipeline.core.arrow_arrays import python_values
-from retrieval_pipeline.core.golden.set_versions import SetChanges
+from retrieval_pipeline.core.base.arrow_arrays import python_values
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
+from retrieval_pipeline.core.scoring.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store import StoredRun
 
 if TYPE_CHECKING:  # the history's module is needed only to list a history
-    from retrieval_pipeline.core.storage.history import HistoryEntry
+    from retrieval_pipeline.core.services.history import HistoryEntry
 
 
 ROWS_PER_WRITE = 1000

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from retrieval_pipeline.core.formatting import (  # noqa: F401 (used as render.*)
+from retrieval_pipeline.core.base.formatting import (  # noqa: F401 (used as render.*)
     id_list,
     interval_text,
     p_value,

@@ -23,7 +23,7 @@ def markdown_option(function):
 
 
 def write_markdown(path: Path, evaluation, note: str | None = None) -> None:
-    from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
+    from retrieval_pipeline.core.base.atomic_write import write_text_atomically
     from retrieval_pipeline.reports.markdown import markdown_summary
 
     write_text_atomically(path, markdown_summary(evaluation, note))
@@ -44,8 +44,8 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
 
     --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
     summaries. Without either, the Markdown summary is printed."""
-    from retrieval_pipeline.core.evaluation import latest_evaluation
-    from retrieval_pipeline.core.storage.chart_data import history_chart_data
+    from retrieval_pipeline.core.services.chart_data import history_chart_data
+    from retrieval_pipeline.core.services.evaluation import latest_evaluation
     from retrieval_pipeline.core.storage.store import HistoryKey
 
     config = load_project(config_path)
@@ -67,7 +67,7 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
             f"{stored.replace('_', ' ')} at the time (its tolerances may have differed)."
         )
     if html_path is not None:
-        from retrieval_pipeline.core.storage.atomic_write import write_text_atomically
+        from retrieval_pipeline.core.base.atomic_write import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
 
         history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=evaluation.report.baseline_run_id)

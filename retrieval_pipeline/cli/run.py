@@ -89,7 +89,7 @@ def run(
     """
     from dataclasses import replace
 
-    from retrieval_pipeline.core.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 
     config = load_project(config_path)
     overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
@@ -128,7 +128,7 @@ def run(
         _print_report(evaluation, store.uri, show)
 
     if not run_result.complete:
-        from retrieval_pipeline.core.retrieval.failures import failure_summary
+        from retrieval_pipeline.core.scoring.failures import failure_summary
 
         raise CommandError(
             f"incomplete run: {failure_summary(run_result)}; "

@@ -12,7 +12,7 @@ No `from __future__ import annotations` here: Dagster reads the op's config clas
 from dagster import Config, JobDefinition, MetadataValue, OpExecutionContext, Output, job, op
 from pydantic import Field
 
-from retrieval_pipeline.core.scoring.baselines import accept_run
+from retrieval_pipeline.core.services.baselines import accept_run
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 

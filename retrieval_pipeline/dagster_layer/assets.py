@@ -47,9 +47,9 @@ from dagster import (
     multi_asset,
 )
 
-from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.secrets import scrubbed_errors
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.secrets import scrubbed_errors
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER

@@ -31,8 +31,8 @@ from dagster import (
     asset,
 )
 
-from retrieval_pipeline.core.golden.audit import AuditReport, audit_set, missing_labels
-from retrieval_pipeline.core.golden.label_audit import Finding
+from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
+from retrieval_pipeline.core.services.label_audit import Finding
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 

@@ -35,12 +35,12 @@ from dagster import (
     TableSchema,
 )
 
-from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.formatting import p_value, percent, signed, signed_pp
+from retrieval_pipeline.core.base.formatting import p_value, percent, signed, signed_pp
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
 CHECK_NAME = "no_regression"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 
 EXECUTOR_ENV_VAR = "RETRIEVAL_EVAL_EXECUTOR"
 EXECUTOR_CONFIG_ENV_VAR = "RETRIEVAL_EVAL_EXECUTOR_CONFIG"

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from dagster import InitResourceContext, InputContext, IOManager, OutputContext, io_manager
 
-from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.partitions import evaluation_dimensions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG

@@ -10,13 +10,13 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.formatting import id_list, interval_text, percent, rate_with_counts, shortened
-from retrieval_pipeline.core.redaction import fingerprint, redacted
+from retrieval_pipeline.core.base.formatting import id_list, interval_text, percent, rate_with_counts, shortened
+from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
-from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
 from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.evaluation import Evaluation
+from retrieval_pipeline.core.services.leaderboard import Leaderboard
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.partition_steps import Pending
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject

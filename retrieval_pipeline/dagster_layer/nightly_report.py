@@ -58,7 +58,7 @@ class NightlyReport:
 def print_results(report: NightlyReport, project, console) -> None:
     from rich.table import Table
 
-    from retrieval_pipeline.core.scoring.leaderboard import build_leaderboard
+    from retrieval_pipeline.core.services.leaderboard import build_leaderboard
     from retrieval_pipeline.core.storage.store import ResultStore
 
     sets = list(dict.fromkeys(o.set_identifier for o in report.evaluations))
@@ -114,7 +114,7 @@ folder's pyproject.toml or workspace.yaml to find it."""
 
 
 def _is_default_config(path: Path) -> bool:
-    from retrieval_pipeline.core.config import default_config_path
+    from retrieval_pipeline.core.services.config import default_config_path
 
     return default_config_path().resolve() == Path(path).resolve()
 

@@ -41,8 +41,8 @@ from dagster import (
     MetadataValue,
 )
 
-from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.secrets import scrub, scrubbed_errors
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.secrets import scrub, scrubbed_errors
 from retrieval_pipeline.reports.chart_worker import Drawing
 
 FAILED_PARTITIONS = "failed_partitions"

@@ -14,7 +14,7 @@ from functools import cached_property
 
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
-from retrieval_pipeline.core.config import ProjectConfig
+from retrieval_pipeline.core.services.config import ProjectConfig
 
 SET_DIMENSION = "set"
 RETRIEVER_DIMENSION = "retriever"

@@ -14,8 +14,8 @@ from pathlib import Path
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
-from retrieval_pipeline.core.config import ProjectConfig, default_config_path, load_config
-from retrieval_pipeline.core.scoring.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.services.config import ProjectConfig, default_config_path, load_config
+from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.storage.store import ResultStore
 
 

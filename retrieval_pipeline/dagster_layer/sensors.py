@@ -29,10 +29,10 @@ from dagster import (
     sensor,
 )
 
-from retrieval_pipeline.core.config import DagsterSection
+from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import VersionedIndex
-from retrieval_pipeline.core.scoring.leaderboard import latest_entry
-from retrieval_pipeline.core.secrets import scrub
+from retrieval_pipeline.core.services.config import DagsterSection
+from retrieval_pipeline.core.services.leaderboard import latest_entry
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions

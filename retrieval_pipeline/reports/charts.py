@@ -11,9 +11,9 @@ from __future__ import annotations
 import base64
 import io
 
-from retrieval_pipeline.core.scoring.leaderboard import Leaderboard
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.services.leaderboard import Leaderboard
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 WIDTH_INCHES, DPI = 8.0, 90

@@ -7,8 +7,8 @@ services and must not become markup.
 
 from __future__ import annotations
 
-from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.storage.chart_data import HistoryChartData
+from retrieval_pipeline.core.services.chart_data import HistoryChartData
+from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.reports.rows import (
     breakdowns,
     compared,

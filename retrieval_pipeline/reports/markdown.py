@@ -4,8 +4,8 @@ GitHub-flavoured Markdown, no images, so it reads the same in a job summary, a c
 
 from __future__ import annotations
 
-from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.formatting import id_list
+from retrieval_pipeline.core.base.formatting import id_list
+from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.reports.rows import breakdowns, compared, rate_rows, set_change_line, verdict_label
 
 FLIPPED_LISTED = 20

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from retrieval_pipeline.core.evaluation import Evaluation
-from retrieval_pipeline.core.formatting import interval_text, percent, rate_with_counts, signed, signed_pp
+from retrieval_pipeline.core.base.formatting import interval_text, percent, rate_with_counts, signed, signed_pp
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
+from retrieval_pipeline.core.services.evaluation import Evaluation
 
 
 @dataclass(frozen=True)

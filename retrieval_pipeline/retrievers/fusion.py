@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.retrieval.retriever import (
     BatchRetriever,
     BuildContext,

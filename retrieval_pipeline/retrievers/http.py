@@ -30,9 +30,9 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable, document_id_from_chunk
-from retrieval_pipeline.core.secrets import scrub
 from retrieval_pipeline.retrievers.http_params import HttpParams, resolved_headers
 
 logger = logging.getLogger(__name__)

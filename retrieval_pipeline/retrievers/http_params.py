@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from retrieval_pipeline.core import secrets
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base import secrets
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 
 URL_PATTERN = r"^https?://"

@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.errors import InvalidInputError, quoted
-from retrieval_pipeline.core.golden.corpus import read_corpus, read_document_ids
+from retrieval_pipeline.core.base.durable import sync
+from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
-from retrieval_pipeline.core.storage.durable import sync
 from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
 
 IDS_FILE = "document_ids.json"

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted
-from retrieval_pipeline.core.golden.corpus import read_document_ids
+from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted
+from retrieval_pipeline.core.retrieval.corpus import read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.config import demo_config_path
+from retrieval_pipeline.core.services.config import demo_config_path
 
 pytestmark = pytest.mark.skipif(not demo_config_path().exists(), reason="the embedded demo is not built yet")
 

@@ -1,4 +1,12 @@
-"""The core is framework-free: the command line and any orchestrator can use it without Dagster."""
+"""The core is framework-free and has a direction: each layer builds only on the layers below it.
+
+The order is `base` (errors, registries, text files, Arrow arrays, formatting), `golden` (sets, import,
+fingerprints), `retrieval` (the retriever contract, corpora, run files), `scoring` (pure: hits,
+measures, verdicts), `storage` (the result store), then `services`, which combine them all (the
+configuration, the runner, baselines, history, the leaderboard, chart data, the label audit and
+`evaluate_and_record`). A module importing a layer above its own fails here, whether the import sits at
+the top of the file, inside a function or under TYPE_CHECKING.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ from pathlib import Path
 
 import retrieval_pipeline.core
 
+LAYERS = ("base", "golden", "retrieval", "scoring", "storage", "services")
 CORE = Path(retrieval_pipeline.core.__file__).resolve().parent
 CORE_FILES = sorted(CORE.rglob("*.py"))
 CORE_MODULES = [
@@ -25,9 +34,16 @@ def imported_modules(path: Path) -> set[str]:
             modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             modules.add(node.module)
+            if node.module == "retrieval_pipeline.core":
+                modules.update(f"retrieval_pipeline.core.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module":
             modules.update(arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str))
     return modules
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["retrieval_pipeline", "core"] else None
 
 
 def test_the_core_has_modules_to_check():
@@ -39,7 +55,25 @@ def test_the_core_has_modules_to_check():
     } <= set(CORE_MODULES)
 
 
-def test_no_core_module_imports_dagster_or_the_layers_above_it():
+def test_every_core_module_sits_in_a_layer_folder():
+    outside = [module for module in CORE_MODULES if layer_of(module) not in LAYERS]
+    assert outside == []
+    assert sorted(path.name for path in CORE.iterdir() if path.is_dir() and (path / "__init__.py").exists()) == sorted(LAYERS)
+
+
+def test_each_core_layer_imports_only_the_layers_below_it():
+    offenders = {}
+    for path in CORE_FILES:
+        own = LAYERS.index(path.relative_to(CORE).parts[0]) if len(path.relative_to(CORE).parts) > 1 else -1
+        above = sorted(
+            module for module in imported_modules(path) if layer_of(module) in LAYERS and LAYERS.index(layer_of(module)) > own
+        )
+        if above:
+            offenders[str(path.relative_to(CORE))] = above
+    assert offenders == {}
+
+
+def test_no_core_module_imports_dagster_or_the_packages_above_the_core():
     offenders = {}
     for path in CORE_FILES:
         bad = sorted(

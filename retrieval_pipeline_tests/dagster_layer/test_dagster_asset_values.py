@@ -14,7 +14,7 @@ from dagster_test_project import ALPHA, BETA, RETRIEVERS, SETS, degraded
 from fsspec.core import url_to_fs
 from rich.console import Console
 
-from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
 from retrieval_pipeline.dagster_layer.io_manager import ResultStoreIOManager
 from retrieval_pipeline.dagster_layer.nightly import run_nightly

@@ -18,7 +18,7 @@ from dagster import (
 from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.definitions import (
     EVALUATION_JOB,
     LEADERBOARD_JOB,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dagster import validate_run_config
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
 from retrieval_pipeline.dagster_layer.executors import EXECUTOR_CONFIG_ENV_VAR, EXECUTOR_ENV_VAR
 

@@ -115,7 +115,7 @@ def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard
     """Drawn ahead in the chart worker while its run is set up, it is still exactly this board's chart."""
     from chart_helpers import embedded_pngs
 
-    from retrieval_pipeline.core.scoring.leaderboard import build_leaderboard
+    from retrieval_pipeline.core.services.leaderboard import build_leaderboard
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.reports.charts import leaderboard_chart_png
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import retrieval_pipeline
-from retrieval_pipeline.core.config import demo_config_path, load_config
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.core.retrieval.retriever_kinds import build_retriever
-from retrieval_pipeline.core.retrieval.runner import run_question_set
+from retrieval_pipeline.core.services.config import demo_config_path, load_config
+from retrieval_pipeline.core.services.runner import run_question_set
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build_demo.py"

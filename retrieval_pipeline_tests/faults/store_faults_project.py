@@ -14,9 +14,9 @@ from pathlib import Path
 
 import yaml
 
-from retrieval_pipeline.core.config import load_config
-from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 SET_IDENTIFIER = "faults.store"

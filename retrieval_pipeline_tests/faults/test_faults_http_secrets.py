@@ -179,6 +179,6 @@ def test_an_error_quoting_a_secret_that_escapes_an_asset_is_masked_in_the_event_
 
     failure = results[-1].get_step_failure_events()[0].step_failure_data.error
     assert failure.cause.message.startswith(
-        "retrieval_pipeline.core.secrets.SecretScrubbedError: RuntimeError: login refused for token '***"
+        "retrieval_pipeline.core.base.secrets.SecretScrubbedError: RuntimeError: login refused for token '***"
     )
     assert_nowhere(NEWLINE_SECRET, instance_files(dagster_home, tmp_path / "project"))

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from store_faults_project import FaultProject, finish, later_run_id, loads_whole, write_project
 
-from retrieval_pipeline.core.storage.history import run_history
+from retrieval_pipeline.core.services.history import run_history
 
 APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + bytes(64)
 

@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 
 from chart_helpers import png_size
 
-from retrieval_pipeline.core.scoring.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.storage.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.config import load_config
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
-from retrieval_pipeline.core.retrieval.runner import run_question_set
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.runner import run_question_set
 from retrieval_pipeline.retrievers.fusion import FusionRetriever
 
 

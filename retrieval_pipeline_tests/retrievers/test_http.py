@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from http_service import AUTH, SECRET, TOKEN_VAR, build, golden_set
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import ConcurrentRetriever, RetrieverFault, VersionedIndex
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
 
 
 def test_post_sends_question_limit_and_extra_body_and_reads_nested_ids(service, token):

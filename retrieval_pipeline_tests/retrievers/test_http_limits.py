@@ -10,10 +10,10 @@ import threading
 import pytest
 from http_service import AUTH, SECRET, TOKEN_VAR, build, golden_set
 
-from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.failures import NOT_ASKED
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, ServiceUnreachable
-from retrieval_pipeline.core.retrieval.runner import run_question_set
+from retrieval_pipeline.core.scoring.failures import NOT_ASKED
+from retrieval_pipeline.core.services.runner import run_question_set
 
 
 @pytest.mark.parametrize("ending", ["\n", "\r\n"], ids=["newline", "crlf"])

@@ -7,7 +7,7 @@ from importlib.resources import files
 
 import pytest
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers import bm25_backends, lexical

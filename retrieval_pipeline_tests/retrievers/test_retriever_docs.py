@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from retrieval_pipeline.core import config
 from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
+from retrieval_pipeline.core.services import config
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 OWN_PACKAGE = "retrieval_pipeline."

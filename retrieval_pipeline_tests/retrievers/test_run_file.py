@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.config import load_config
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.beir import import_beir, read_jsonl, read_qrels
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, RetrieverFault, VersionedIndex
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.retrievers.run_file import RunFileRetriever, load_run
 
 QUERIES = [

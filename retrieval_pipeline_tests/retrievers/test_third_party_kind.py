@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.config import load_config
-from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.runner import run_question_set
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.runner import run_question_set
 
 PLUGIN_MODULE = '''
 """Ranks documents by how many distinct question words they contain."""

@@ -11,11 +11,11 @@ import json
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from retrieval_pipeline.core.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.text_files import text_lines
 from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.golden.question_files import question_set_from_mapping
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.text_files import text_lines
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from retrieval_pipeline.core.errors import InvalidInputError, did_you_mean, quoted, validation_problem
+from retrieval_pipeline.core.base.errors import InvalidInputError, did_you_mean, quoted, validation_problem
+from retrieval_pipeline.core.base.text_files import parse_json, parse_yaml, read_text
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.text_files import parse_json, parse_yaml, read_text
 
 SET_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 _QUESTION_LIST = TypeAdapter(list[GoldenQuestion])

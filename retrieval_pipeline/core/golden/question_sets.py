@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.registry import Registry, installed_entry_points
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.registry import Registry, installed_entry_points
 
 QUESTION_SETS_GROUP = "retrieval_pipeline.question_sets"
 

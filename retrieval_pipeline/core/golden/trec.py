@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from retrieval_pipeline.core.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.text_files import read_text
 from retrieval_pipeline.core.golden.beir import question_set_from_judgements, relevant_documents
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.text_files import read_text
 
 TOPIC_FIELDS = ("title", "description")
 _TAG = re.compile(r"<(/?)([a-zA-Z]+)>")

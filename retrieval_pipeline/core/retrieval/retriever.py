@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from retrieval_pipeline.core.errors import InvalidInputError, validation_problem
+from retrieval_pipeline.core.base.errors import InvalidInputError, validation_problem
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry

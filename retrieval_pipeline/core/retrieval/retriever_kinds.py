@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from importlib.metadata import EntryPoint
 from typing import Any
 
-from retrieval_pipeline.core import secrets
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.registry import Registry, installed_entry_points
+from retrieval_pipeline.core.base import secrets
+from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.base.registry import Registry, installed_entry_points
 from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever
 
 

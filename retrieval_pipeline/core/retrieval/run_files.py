@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from retrieval_pipeline.core.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.text_files import utf8_problem
 from retrieval_pipeline.core.retrieval.run_blocks import PIECE_BYTES, TREC_COLUMNS
-from retrieval_pipeline.core.text_files import utf8_problem
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -64,7 +64,7 @@ class Rankings:
         """`top` of every query at once, as one list per query id: cut from the run's array, never copied to Python."""
         import numpy as np
 
-        from retrieval_pipeline.core.arrow_arrays import indices, list_array
+        from retrieval_pipeline.core.base.arrow_arrays import indices, list_array
 
         if not self.covers(limit):
             raise ValueError(f"these rankings hold {self.depth} documents per query, not {limit}")
@@ -201,7 +201,7 @@ def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -
     """JSONL runs are one line per query, so a plain loop is fast enough and names bad lines directly."""
     import pyarrow as pa
 
-    from retrieval_pipeline.core.arrow_arrays import from_python
+    from retrieval_pipeline.core.base.arrow_arrays import from_python
 
     document_ids: list[str] = []
     spans: dict[str, tuple[int, int]] = {}

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, overload
 
-from retrieval_pipeline.core.arrow_arrays import from_numpy, from_python, indices, numbers, present, python_values
+from retrieval_pipeline.core.base.arrow_arrays import from_numpy, from_python, indices, numbers, present, python_values
 
 if TYPE_CHECKING:
     import numpy as np

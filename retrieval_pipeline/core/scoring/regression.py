@@ -13,12 +13,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from retrieval_pipeline.core.golden.set_versions import SetChanges, restrict, set_changes
-from retrieval_pipeline.core.retrieval.failures import failure_summary
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta, flipped_questions, group_deltas
+from retrieval_pipeline.core.scoring.failures import failure_summary
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES, metric_deltas, metric_drops
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 
-from retrieval_pipeline.core.arrow_arrays import numbers
+from retrieval_pipeline.core.base.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
 from retrieval_pipeline.core.retrieval import latency
 from retrieval_pipeline.core.scoring.intervals import wilson_interval

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 from retrieval_pipeline.core.storage.store_layout import PARTIAL_PREFIX, run_file
 

@@ -7,12 +7,12 @@ run and the run it came from are the same value.
 
 from __future__ import annotations
 
-from retrieval_pipeline.core.arrow_arrays import from_python, from_rows
+from retrieval_pipeline.core.base.arrow_arrays import from_python, from_rows
+from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
 from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns, question_schema
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.secrets import scrub
 from retrieval_pipeline.core.storage.store_files import summary_row
 
 RUN_COLUMNS_PER_QUESTION = (

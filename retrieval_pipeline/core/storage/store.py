@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from retrieval_pipeline.core.errors import StoreError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult

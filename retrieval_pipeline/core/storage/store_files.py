@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta, timezone
 
-from retrieval_pipeline.core.arrow_arrays import numbers
-from retrieval_pipeline.core.errors import StoreError
-from retrieval_pipeline.core.storage.arrow_memory import release_unused
-from retrieval_pipeline.core.storage.durable import sync
+from retrieval_pipeline.core.base.arrow_arrays import numbers
+from retrieval_pipeline.core.base.arrow_memory import release_unused
+from retrieval_pipeline.core.base.durable import sync
+from retrieval_pipeline.core.base.errors import StoreError
 from retrieval_pipeline.core.storage.store_layout import PARTIAL_PREFIX, StoredRun
 
 SUMMARY_FIELDS = (

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.results import GRADER, RUN_ID_PATTERN
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from retrieval_pipeline.core.errors import StoreError
+from retrieval_pipeline.core.base.errors import StoreError
 from retrieval_pipeline.core.storage.store_files import UnreadableFile, file_system, write_table
 from retrieval_pipeline.core.storage.store_layout import HistoryKey, SkippedFile
 

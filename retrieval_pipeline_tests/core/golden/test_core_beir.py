@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.beir import import_beir, read_qrels
 from retrieval_pipeline.core.golden.forms import content_terms, tag_form, vocabulary_overlap
 

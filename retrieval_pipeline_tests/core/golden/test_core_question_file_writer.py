@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_file_writer import write_question_set_file
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet

@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 
 SET = {

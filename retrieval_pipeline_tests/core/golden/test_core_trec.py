@@ -8,7 +8,7 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.beir import import_beir, read_jsonl, read_qrels
 from retrieval_pipeline.core.golden.trec import import_trec, read_trec_qrels, read_trec_topics
 

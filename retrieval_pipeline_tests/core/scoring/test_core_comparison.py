@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from core_helpers import run_from_codes
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.comparison import compare_runs
 
 CLASSES = ["near-duplicate", None, "prose-free", "near-duplicate"]

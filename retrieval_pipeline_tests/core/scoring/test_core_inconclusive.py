@@ -100,7 +100,7 @@ def test_unset_min_significance_keeps_the_tolerance_rule_exactly(codes):
 
 
 def test_an_inconclusive_run_is_stored_so_and_is_not_the_accepted_baseline(tmp_path):
-    from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, load_baseline
+    from retrieval_pipeline.core.services.baselines import BaselinePolicy, load_baseline
     from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
     store = ResultStore(str(tmp_path))

@@ -14,8 +14,8 @@ from test_core_oracle import read_beir_qrels
 
 from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
 
 ir_measures = pytest.importorskip("ir_measures")
 

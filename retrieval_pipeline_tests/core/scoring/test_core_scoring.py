@@ -6,9 +6,9 @@ import pytest
 from core_helpers import RankingRetriever, collapse, is_hit, outcome, question, question_set, retriever_for
 
 from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.scoring.results import GRADER, RunResult
 from retrieval_pipeline.core.scoring.scoring import OVERFETCH_MULTIPLIER, CutOffs
+from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
 
 NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0)
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import pytest
 import yaml
 
-from retrieval_pipeline.core.config import ToleranceSection, load_config
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.tolerances import MILLISECONDS, Tolerances, tolerance_problem
+from retrieval_pipeline.core.services.config import ToleranceSection, load_config
 
 OUT_OF_RANGE = [10, 1.5, -0.1, math.inf, -math.inf, math.nan]
 

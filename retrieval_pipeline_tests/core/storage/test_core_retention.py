@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from core_helpers import run_from_codes, utc
 
-from retrieval_pipeline.core.errors import InvalidInputError, StoreError
+from retrieval_pipeline.core.base.errors import InvalidInputError, StoreError
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.storage.retention import MAX_RETENTION_DAYS, check_retention_days, prune
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import outcome, question, question_set, run_from_codes, utc
 
-from retrieval_pipeline.core.errors import StoreError
+from retrieval_pipeline.core.base.errors import StoreError
 from retrieval_pipeline.core.scoring.results import GRADER, RunResult
 from retrieval_pipeline.core.storage.retention import prune
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore

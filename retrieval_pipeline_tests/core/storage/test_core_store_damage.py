@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import run_from_codes, utc
 
-from retrieval_pipeline.core.errors import InvalidInputError, StoreError
+from retrieval_pipeline.core.base.errors import InvalidInputError, StoreError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 KEY = HistoryKey("demo.set", "fixed")

@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.arrow_arrays import from_python
+from retrieval_pipeline.core.base.arrow_arrays import from_python
+from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.retrieval.failures import DEFAULT_FAIL_FAST_AFTER, FailFastGate
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
 from retrieval_pipeline.core.retrieval.retriever import (
     BatchRetriever,
@@ -28,10 +28,10 @@ from retrieval_pipeline.core.retrieval.retriever import (
     ServiceUnreachable,
     VersionedIndex,
 )
+from retrieval_pipeline.core.scoring.failures import DEFAULT_FAIL_FAST_AFTER, FailFastGate
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.results import RunResult, utc_now
 from retrieval_pipeline.core.scoring.scoring import CutOffs, collapsed
-from retrieval_pipeline.core.secrets import scrub
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -7,12 +7,12 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import question, question_set, retriever_for
 
-from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.storage.history import run_history
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.history import run_history
+from retrieval_pipeline.core.services.runner import RetryPolicy
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=1, backoff_seconds=0)

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, count_drop, exceeds
-from retrieval_pipeline.core.storage.history import HistoryEntry, RunSummary, run_history, run_summary
+from retrieval_pipeline.core.services.history import HistoryEntry, RunSummary, run_history, run_summary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 HISTORY_CHART_RUNS = 20

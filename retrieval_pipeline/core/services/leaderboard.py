@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval_pipeline.core.arrow_arrays import from_rows
-from retrieval_pipeline.core.formatting import percent
+from retrieval_pipeline.core.base.arrow_arrays import from_rows
+from retrieval_pipeline.core.base.formatting import percent
 from retrieval_pipeline.core.scoring.results import GRADER
-from retrieval_pipeline.core.storage.history import stored_intervals
+from retrieval_pipeline.core.services.history import stored_intervals
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 

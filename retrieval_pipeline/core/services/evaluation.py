@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.core.retrieval.runner import Progress, RetryPolicy, latency_mode, run_question_set
-from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, load_baseline
 from retrieval_pipeline.core.scoring.regression import RegressionReport, detect_regression, incomplete_report
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.baselines import BaselinePolicy, load_baseline
+from retrieval_pipeline.core.services.runner import Progress, RetryPolicy, latency_mode, run_question_set
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -63,7 +63,7 @@ def evaluate_and_record(
 
 def _unstable(store: ResultStore, key: HistoryKey, question_set: GoldenQuestionSet, window: int) -> frozenset[str]:
     """The label audit's flip counts, imported only by a gate that leaves unstable questions out."""
-    from retrieval_pipeline.core.golden.audit import unstable_question_ids
+    from retrieval_pipeline.core.services.audit import unstable_question_ids
 
     return unstable_question_ids(store, key, question_set, window)
 

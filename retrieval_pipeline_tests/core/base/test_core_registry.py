@@ -9,12 +9,12 @@ import pytest
 import yaml
 from core_helpers import question, question_set
 
-from retrieval_pipeline.core.config import load_config
-from retrieval_pipeline.core.errors import DuplicateIdentifierError, InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.base.registry import Registry
 from retrieval_pipeline.core.golden.question_sets import QUESTION_SETS_GROUP, build_question_set_registry, entry_point_providers
-from retrieval_pipeline.core.registry import Registry
 from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP
 from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
+from retrieval_pipeline.core.services.config import load_config
 
 
 def test_registry_finds_entries_and_remembers_their_source():

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_pipeline.core.config import demo_config_path, load_config
-from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.golden.audit import audit_set, missing_labels
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.services.audit import audit_set, missing_labels
+from retrieval_pipeline.core.services.config import demo_config_path, load_config
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.storage.store import ResultStore
 
 DEMO = demo_config_path().parent

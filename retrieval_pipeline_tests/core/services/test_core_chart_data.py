@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from core_helpers import question, question_set, retriever_for, run_from_codes, utc
 
-from retrieval_pipeline.core.evaluation import evaluate_and_record
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.storage.chart_data import history_chart_data
+from retrieval_pipeline.core.services.chart_data import history_chart_data
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")

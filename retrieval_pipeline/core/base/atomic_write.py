@@ -6,8 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from retrieval_pipeline.core.errors import InvalidInputError
-from retrieval_pipeline.core.storage.durable import sync
+from retrieval_pipeline.core.base.durable import sync
+from retrieval_pipeline.core.base.errors import InvalidInputError
 
 
 def write_text_atomically(path: Path, text: str) -> Path:

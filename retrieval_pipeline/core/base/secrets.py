@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from retrieval_pipeline.core.errors import RetrievalEvalError
+from retrieval_pipeline.core.base.errors import RetrievalEvalError
 
 MASK = "***"
 _lock = threading.Lock()

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from retrieval_pipeline.core.errors import InvalidInputError, one_line
+from retrieval_pipeline.core.base.errors import InvalidInputError, one_line
 
 BOM = b"\xef\xbb\xbf"
 

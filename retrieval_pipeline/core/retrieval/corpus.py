@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.text_files import text_lines
 from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
-from retrieval_pipeline.core.text_files import text_lines
 
 _last_read: dict[tuple[str, int, int], frozenset[str]] = {}
 """The latest corpus read, by path, size and modification time: retrievers configured over one corpus

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
-from retrieval_pipeline.core.errors import DuplicateIdentifierError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, UnknownIdentifierError
 
 T = TypeVar("T")
 

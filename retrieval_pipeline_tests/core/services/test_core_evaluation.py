@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from core_helpers import question, question_set, retriever_for, run_from_codes
 
-from retrieval_pipeline.core.errors import UnknownIdentifierError
-from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy
+from retrieval_pipeline.core.base.errors import UnknownIdentifierError
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.runner import RetryPolicy
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0)

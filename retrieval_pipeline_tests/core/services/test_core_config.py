@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_pipeline.core.config import DEFAULT_RETENTION_DAYS, load_config
-from retrieval_pipeline.core.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.config import DEFAULT_RETENTION_DAYS, load_config
 
 
 def write_config(folder: Path, data, name: str = "retrieval-eval.yaml") -> Path:
@@ -220,7 +220,7 @@ def test_a_bad_set_file_named_in_the_configuration_fails_naming_that_file(tmp_pa
 
 
 def test_the_baseline_policy_and_minimum_of_compared_questions_are_read(tmp_path):
-    from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
+    from retrieval_pipeline.core.services.baselines import BaselinePolicy
 
     default = load_config(write_config(tmp_path / "default", {}))
     assert default.baseline_policy is BaselinePolicy.PREVIOUS and default.tolerances.min_compared_questions == 1

@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.errors import RetrievalEvalError
-from retrieval_pipeline.core.golden.corpus import read_document_ids
-from retrieval_pipeline.core.golden.label_audit import (
+from retrieval_pipeline.core.base.errors import RetrievalEvalError
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.retrieval.corpus import read_document_ids
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.services.label_audit import (
     ERROR,
     MIN_FLIPS,
     Finding,
@@ -25,12 +27,10 @@ from retrieval_pipeline.core.golden.label_audit import (
     suspect_labels,
     unstable_findings,
 )
-from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 if TYPE_CHECKING:  # the evaluation imports this module for the gate; it need not load the configuration
-    from retrieval_pipeline.core.config import ProjectConfig
+    from retrieval_pipeline.core.services.config import ProjectConfig
 
 
 @dataclass(frozen=True)

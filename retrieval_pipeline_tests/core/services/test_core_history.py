@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from core_helpers import run_from_codes, utc
 
-from retrieval_pipeline.core.storage.history import RunSummary, run_history
+from retrieval_pipeline.core.services.history import RunSummary, run_history
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 from core_helpers import question, question_set, run_from_codes
 
-from retrieval_pipeline.core.golden.corpus import answerable_documents
-from retrieval_pipeline.core.golden.label_audit import (
+from retrieval_pipeline.core.retrieval.corpus import answerable_documents
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.services.label_audit import (
     empty_label_mix,
     flip_counts,
     labels_not_in_corpus,
@@ -17,7 +18,6 @@ from retrieval_pipeline.core.golden.label_audit import (
     suspect_labels,
     unstable_findings,
 )
-from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 
 def test_a_label_no_corpus_holds_is_an_error_naming_the_question_and_document():
@@ -127,7 +127,7 @@ def _flaky_history(tmp_path, exclude: bool):
     """q1 hit, missed, hit again (two flips, same index) and then missed once more by the evaluated run."""
     from core_helpers import retriever_for
 
-    from retrieval_pipeline.core.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
     from retrieval_pipeline.core.storage.store import ResultStore
 
     labelled = question_set(*(question(f"q{i}") for i in range(1, 6)))

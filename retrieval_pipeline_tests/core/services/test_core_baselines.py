@@ -8,11 +8,11 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import question, question_set, retriever_for, utc
 
-from retrieval_pipeline.core.errors import NotAcceptableError, UnknownIdentifierError
-from retrieval_pipeline.core.evaluation import evaluate_and_record
-from retrieval_pipeline.core.retrieval.runner import RetryPolicy
-from retrieval_pipeline.core.scoring.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
+from retrieval_pipeline.core.base.errors import NotAcceptableError, UnknownIdentifierError
 from retrieval_pipeline.core.scoring.regression import Verdict
+from retrieval_pipeline.core.services.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.runner import RetryPolicy
 from retrieval_pipeline.core.storage.retention import prune
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from itertools import islice
 
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION
-from retrieval_pipeline.core.scoring.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
+from retrieval_pipeline.core.services.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from retrieval_pipeline.core.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
+from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
 from retrieval_pipeline.core.golden.question_sets import (
     QuestionSetRegistry,
     SetProvider,
@@ -33,9 +33,9 @@ from retrieval_pipeline.core.golden.question_sets import (
 )
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet, check_identifier
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
-from retrieval_pipeline.core.scoring.baselines import BaselinePolicy
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 from retrieval_pipeline.core.scoring.tolerances import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
+from retrieval_pipeline.core.services.baselines import BaselinePolicy
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
 DEFAULT_RETENTION_DAYS = 30.0
@@ -297,7 +297,7 @@ class ProjectConfig:
 
 
 def load_config(path: str | Path) -> ProjectConfig:
-    from retrieval_pipeline.core.text_files import parse_yaml, read_text
+    from retrieval_pipeline.core.base.text_files import parse_yaml, read_text
 
     path = Path(path)
     raw = parse_yaml(read_text(path, "configuration"), str(path)) or {}
@@ -315,7 +315,7 @@ def load_config(path: str | Path) -> ProjectConfig:
 
 def demo_config_path() -> Path:
     """The embedded demo, used when no configuration is given."""
-    return Path(__file__).resolve().parent.parent / "demo" / "config.yaml"
+    return Path(__file__).resolve().parents[2] / "demo" / "config.yaml"
 
 
 def default_config_path() -> Path:
