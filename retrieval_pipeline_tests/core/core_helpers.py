@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 import pyarrow as pa
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.scoring.ranking_metrics import question_metrics
+from retrieval_pipeline.core.scoring.measures import ranking_figures
+from retrieval_pipeline.core.scoring.ranking_metrics import question_scores
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.scoring.scoring import Relevance, collapsed
 
@@ -127,4 +128,5 @@ def is_hit(retrieved: Sequence[str], expected: Sequence[str], k: int) -> bool:
 
 def metric(name: str, retrieved: Sequence[str], expected: Sequence[str], k: int) -> float:
     """`mrr`, `ndcg` or `recall` of one question at depth (or cut-off) k."""
-    return float(question_metrics(Relevance.of(id_lists(retrieved), id_lists(expected)), (k,))[f"{name}@{k}"][0])
+    relevance = Relevance.of(id_lists(retrieved), id_lists(expected))
+    return float(question_scores(relevance, (k,), ranking_figures((k,)))[f"{name}@{k}"][0])

@@ -148,13 +148,17 @@ class QuestionColumns(Sequence["QuestionResult"]):
         return from_numpy(self.hits(k), self.answered)
 
     def metrics(self, cutoffs: Sequence[int]) -> Mapping[str, np.ndarray]:
-        """Each question's ranking metrics, one array per name (meaningless where not `answered`)."""
-        from retrieval_pipeline.core.scoring.ranking_metrics import question_metrics
+        """Each question's score on every declared ranking measure, one array per key (`mrr@10`, ...;
+        meaningless where not `answered`)."""
+        from retrieval_pipeline.core.scoring.measures import ranking_figures
+        from retrieval_pipeline.core.scoring.ranking_metrics import question_scores
 
+        figures = ranking_figures(cutoffs)
         cache = self.__dict__.setdefault("_metrics", {})
-        if tuple(cutoffs) not in cache:
-            cache[tuple(cutoffs)] = question_metrics(self.relevance, cutoffs)
-        return cache[tuple(cutoffs)]
+        signature = (tuple(cutoffs), tuple(figure.key for figure in figures))
+        if signature not in cache:
+            cache[signature] = question_scores(self.relevance, cutoffs, figures)
+        return cache[signature]
 
     def groups(self, name: str) -> tuple[list[str], np.ndarray]:
         """The keys of a label column in first-seen order, and each question's key number (-1: none)."""

@@ -14,52 +14,73 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from retrieval_pipeline.core.scoring.measures import Figure
     from retrieval_pipeline.core.scoring.scoring import Relevance
 
 
-def metric_names(cutoffs: Sequence[int]) -> tuple[str, ...]:
-    """`mrr@D`, `ndcg@D`, then `recall@k` for every cut-off k, D being the deepest."""
-    depth = cutoffs[-1]
-    return (f"mrr@{depth}", f"ndcg@{depth}", *(f"recall@{k}" for k in cutoffs))
+@dataclass(frozen=True)
+class Ranked:
+    """Each question's collapsed ranking cut at the deepest cut-off D, as what every score reads:
+    `relevant[i, r]` is True when question i's document at rank r + 1 is expected, and `labels` is the
+    number of expected ids (at least 1, so a recall never divides by zero)."""
+
+    relevant: np.ndarray
+    labels: np.ndarray
+
+    @classmethod
+    def of(cls, relevance: Relevance, depth: int) -> Ranked:
+        import numpy as np
+
+        relevant = np.zeros((len(relevance.expected), depth), bool)
+        shown = relevance.relevant[:, :depth]
+        relevant[:, : shown.shape[1]] = shown
+        return cls(relevant, np.maximum(relevance.expected, 1))
 
 
-def question_metrics(relevance: Relevance, cutoffs: Sequence[int]) -> dict[str, np.ndarray]:
-    """Every question's metrics, one array per metric name.
+def reciprocal_rank(ranked: Ranked, k: int) -> np.ndarray:
+    import numpy as np
 
-    Each nDCG gain is added rank by rank and the ideal is summed in Python, so the figures are the same
-    floats a question-by-question sum gives.
+    relevant = ranked.relevant[:, :k]
+    return np.where(relevant.any(axis=1), 1.0 / (relevant.argmax(axis=1) + 1), 0.0)
+
+
+def ndcg(ranked: Ranked, k: int) -> np.ndarray:
+    """Each gain is added rank by rank and the ideal is summed in Python, so the figures are the same
+    floats a question-by-question sum gives."""
+    import numpy as np
+
+    discounts = [1.0 / math.log2(rank + 1) for rank in range(1, k + 1)]
+    ideal = np.array([sum(discounts[:count]) for count in range(k + 1)])
+    gained = np.zeros(len(ranked.relevant))
+    for rank, discount in enumerate(discounts):
+        gained += np.where(ranked.relevant[:, rank], discount, 0.0)
+    return gained / ideal[np.minimum(ranked.labels, k)]
+
+
+def recall(ranked: Ranked, k: int) -> np.ndarray:
+    return ranked.relevant[:, :k].sum(axis=1) / ranked.labels
+
+
+def question_scores(relevance: Relevance, cutoffs: Sequence[int], figures: Sequence[Figure]) -> dict[str, np.ndarray]:
+    """Every question's score for each figure (a ranking measure at a cut-off), one array per key.
+
+    A question with no expected ids scores 1 when nothing was retrieved and 0 otherwise, on every measure.
     """
     import numpy as np
 
-    depth = cutoffs[-1]
-    relevant = np.zeros((len(relevance.expected), depth), bool)
-    shown = relevance.relevant[:, :depth]
-    relevant[:, : shown.shape[1]] = shown
-    discounts = [1.0 / math.log2(rank + 1) for rank in range(1, depth + 1)]
-    ideal = np.array([sum(discounts[:count]) for count in range(depth + 1)])
-    labels = np.maximum(relevance.expected, 1)
-    found = relevant.any(axis=1)
-    gained = np.zeros(len(relevant))
-    for rank, discount in enumerate(discounts):
-        gained += np.where(relevant[:, rank], discount, 0.0)
-    scores = {
-        f"mrr@{depth}": np.where(found, 1.0 / (relevant.argmax(axis=1) + 1), 0.0),
-        f"ndcg@{depth}": gained / ideal[np.minimum(labels, depth)],
-        **{f"recall@{k}": relevant[:, :k].sum(axis=1) / labels for k in cutoffs},
-    }
+    ranked = Ranked.of(relevance, cutoffs[-1])
     silence = np.where(relevance.retrieved == 0, 1.0, 0.0)
     unlabelled = relevance.expected == 0
-    return {name: np.where(unlabelled, silence, values) for name, values in scores.items()}
+    return {figure.key: np.where(unlabelled, silence, figure.measure.score(ranked, figure.k)) for figure in figures}
 
 
-def mean_metrics(
-    scores: Mapping[str, np.ndarray], counted: np.ndarray, questions: int, cutoffs: Sequence[int]
-) -> dict[str, float]:
+def mean_scores(scores: Mapping[str, np.ndarray], counted: np.ndarray, questions: int) -> dict[str, float]:
     """Means over `questions` (like the rates) of the scores where `counted` holds: an errored question
     counts as 0, an empty set is 0. Summed in question order, as a plain Python sum would."""
-    return {name: (sum(scores[name][counted].tolist()) / questions if questions else 0.0) for name in metric_names(cutoffs)}
+    return {key: (sum(values[counted].tolist()) / questions if questions else 0.0) for key, values in scores.items()}

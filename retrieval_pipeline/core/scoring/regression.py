@@ -16,11 +16,11 @@ from enum import Enum
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta, flipped_questions, group_deltas
 from retrieval_pipeline.core.scoring.failures import failure_summary
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
-from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES, metric_deltas, metric_drops
+from retrieval_pipeline.core.scoring.metric_gates import metric_deltas, metric_drops, ranking_gate_options
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds, hit_rate_gates
 
 
 class Verdict(str, Enum):
@@ -141,7 +141,7 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
     drops, inconclusive = [], []
-    for k, tolerance in ((1, tolerances.max_top1_drop), (3, tolerances.max_top3_drop)):
+    for k, tolerance in hit_rate_gates(tolerances, current.cutoffs):
         if exceeds(exact_drop(baseline, current, k), tolerance):
             drop = f"top-{k} hit rate dropped {_pp(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {_pp(tolerance)})"
             corrected = overall_test(tests, k).corrected_p_value
@@ -150,7 +150,7 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
             else:
                 drops.append(drop)
     deltas = metric_deltas(current, baseline)
-    drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in METRIC_TOLERANCES})
+    drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in ranking_gate_options()})
     latency_delta = _p95_delta(current, baseline)
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:

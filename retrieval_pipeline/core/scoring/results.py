@@ -13,7 +13,7 @@ from retrieval_pipeline.core.retrieval import latency
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.question_columns import QuestionResult as QuestionResult  # readers import it from here
-from retrieval_pipeline.core.scoring.ranking_metrics import mean_metrics
+from retrieval_pipeline.core.scoring.ranking_metrics import mean_scores
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, hit_rate
 
 GRADER = "retrieval_hit_rate"
@@ -177,7 +177,7 @@ class RunResult:
         }
 
     def metrics(self) -> dict[str, float]:
-        return mean_metrics(self.questions.metrics(self.cutoffs), self.questions.answered, self.question_count, self.cutoffs)
+        return mean_scores(self.questions.metrics(self.cutoffs), self.questions.answered, self.question_count)
 
     def metrics_by_form(self) -> dict[str, dict[str, float]]:
         return self._group_metrics("form")
@@ -189,8 +189,7 @@ class RunResult:
         keys, codes = self.questions.groups(label)
         scores, answered = self.questions.metrics(self.cutoffs), self.questions.answered
         return {
-            key: mean_metrics(scores, answered & (codes == index), int((codes == index).sum()), self.cutoffs)
-            for index, key in enumerate(keys)
+            key: mean_scores(scores, answered & (codes == index), int((codes == index).sum())) for index, key in enumerate(keys)
         }
 
     def latency_summary(self) -> dict[str, float]:

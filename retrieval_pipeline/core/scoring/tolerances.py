@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, gated_figures
 from retrieval_pipeline.core.scoring.results import RunResult
 
 DEFAULT_MAX_DROP = 0.1
@@ -73,6 +74,11 @@ class Tolerances:
 
 
 _UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}
+
+
+def hit_rate_gates(tolerances: Tolerances, cutoffs: tuple[int, ...]) -> list[tuple[int, float]]:
+    """(cut-off, tolerance) for every hit rate a tolerance option gates, as the hit-rate measure declares."""
+    return [(figure.k, getattr(tolerances, option)) for figure, option in gated_figures(cutoffs) if figure.measure is HIT_RATE]
 
 
 def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:

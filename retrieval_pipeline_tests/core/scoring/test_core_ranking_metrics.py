@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 from core_helpers import metric, outcome
 
-from retrieval_pipeline.core.scoring.ranking_metrics import metric_names
+from retrieval_pipeline.core.scoring.measures import ranking_figures
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 reciprocal_rank, recall, ndcg = (partial(metric, name) for name in ("mrr", "recall", "ndcg"))
@@ -38,8 +38,9 @@ def test_a_question_nothing_answers_scores_one_only_on_silence(name):
 
 
 def test_metrics_are_named_by_the_deepest_cutoff_and_recall_by_every_cutoff():
-    assert metric_names((1, 3)) == ("mrr@3", "ndcg@3", "recall@1", "recall@3")
-    assert metric_names((1, 3, 5, 10)) == ("mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@5", "recall@10")
+    assert tuple(f.key for f in ranking_figures((1, 3))) == ("mrr@3", "ndcg@3", "recall@1", "recall@3")
+    keys = tuple(f.key for f in ranking_figures((1, 3, 5, 10)))
+    assert keys == ("mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@5", "recall@10")
 
 
 def test_run_metrics_average_over_all_questions_with_errors_counting_zero():

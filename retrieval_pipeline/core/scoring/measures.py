@@ -1,0 +1,152 @@
+"""Every measure a run is judged by, declared once: its name, how it reads, and who shows or gates it.
+
+Tables, JSON, Markdown, HTML, charts, Dagster metadata, gates and the leaderboard all read these
+declarations instead of deciding by name which figures to show, so a new measure is one declaration and
+one computation (ranking_metrics.py). As in ir_measures, the declarations are kept apart from the code
+that computes them. Readers ask the functions below, which read `MEASURES` when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from retrieval_pipeline.core.base.formatting import percent, signed_pp
+from retrieval_pipeline.core.base.registry import Registry
+from retrieval_pipeline.core.scoring.ranking_metrics import ndcg, recall, reciprocal_rank
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from retrieval_pipeline.core.scoring.ranking_metrics import Ranked
+
+EVERY_CUTOFF = "every cut-off"
+"""One figure per cut-off k of the run (the hit rate at 1, 3, 5, 10, ...)."""
+DEEPEST_CUTOFF = "deepest cut-off"
+"""One figure at the run's deepest cut-off D: a rank-aware score needs the whole ranking the run kept."""
+RATE, SCORE = "rate", "score"
+"""How a figure reads: a share of questions as a percentage with changes in points, or a mean score
+with three decimals."""
+SOURCE = "built in"
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    label: str
+    depth: str = DEEPEST_CUTOFF
+    scale: str = SCORE
+    headline: bool = True
+    """Shown beside the hit rates in every table, report and leaderboard (the rest stay in JSON and the
+    stored summary: Recall beside the top-k hit rates would mostly repeat them)."""
+    charted: bool = False
+    gate: str | tuple[tuple[int, str], ...] | None = None
+    """The tolerance option that gates the figure at the deepest cut-off, or (cut-off, option) pairs."""
+    score: Callable[[Ranked, int], np.ndarray] | None = None
+    """Each question's score at depth k; None for the hit rate, which is counted from first-hit ranks."""
+    key_pattern: str = "{name}@{k}"
+    title_pattern: str = "{label}@{k}"
+
+    def __post_init__(self) -> None:
+        if self.depth not in (EVERY_CUTOFF, DEEPEST_CUTOFF) or self.scale not in (RATE, SCORE):
+            raise ValueError(
+                f"measure '{self.name}': depth {self.depth!r} or scale {self.scale!r} is not one of the declared ones"
+            )
+
+    def cutoffs(self, cutoffs: Sequence[int]) -> tuple[int, ...]:
+        return tuple(cutoffs) if self.depth == EVERY_CUTOFF else (cutoffs[-1],)
+
+    def key(self, k: int) -> str:
+        return self.key_pattern.format(name=self.name, k=k)
+
+    def title(self, k: int) -> str:
+        return self.title_pattern.format(label=self.label, k=k)
+
+    def text(self, value: float) -> str:
+        return percent(value) if self.scale == RATE else f"{value:.3f}"
+
+    def change_text(self, delta: float) -> str:
+        return signed_pp(delta) if self.scale == RATE else f"{round(delta, 3) + 0.0:+.3f}"
+
+    def gate_option(self, k: int, cutoffs: Sequence[int]) -> str | None:
+        if isinstance(self.gate, tuple):
+            return dict(self.gate).get(k)
+        return self.gate if k == cutoffs[-1] else None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measure at one cut-off: what a row, a column, a metadata key or a chart line is about."""
+
+    measure: Measure
+    k: int
+
+    @property
+    def key(self) -> str:
+        return self.measure.key(self.k)
+
+    @property
+    def title(self) -> str:
+        return self.measure.title(self.k)
+
+    def text(self, value: float) -> str:
+        return self.measure.text(value)
+
+    def change_text(self, delta: float) -> str:
+        return self.measure.change_text(delta)
+
+
+def measure_registry(declared: Iterable[Measure]) -> Registry[Measure]:
+    registry: Registry[Measure] = Registry("measure")
+    for measure in declared:
+        registry.add(measure.name, measure, SOURCE)
+    return registry
+
+
+HIT_RATE = Measure(
+    "hit_rate",
+    "top-k hit rate",
+    EVERY_CUTOFF,
+    RATE,
+    charted=True,
+    gate=((1, "max_top1_drop"), (3, "max_top3_drop")),
+    key_pattern="top{k}",
+    title_pattern="top-{k}",
+)
+"""The methodology's own figure: counted from each question's first-hit rank, kept exact as counts."""
+
+MEASURES: Registry[Measure] = measure_registry(
+    (
+        HIT_RATE,
+        Measure("mrr", "MRR", charted=True, gate="max_mrr_drop", score=reciprocal_rank),
+        Measure("ndcg", "nDCG", charted=True, gate="max_ndcg_drop", score=ndcg),
+        Measure("recall", "Recall", EVERY_CUTOFF, headline=False, gate="max_recall_drop", score=recall),
+    )
+)
+
+
+def figures(cutoffs: Sequence[int], *, headline: bool | None = None, charted: bool | None = None) -> list[Figure]:
+    """Every declared measure at the cut-offs it is taken at, in declaration order (hit rates first)."""
+    return [
+        Figure(measure, k)
+        for measure in MEASURES.values()
+        if (headline is None or measure.headline == headline) and (charted is None or measure.charted == charted)
+        for k in measure.cutoffs(cutoffs)
+    ]
+
+
+def ranking_figures(cutoffs: Sequence[int], **selection: bool) -> list[Figure]:
+    """The measures scored per question (all but the hit rate), as `figures` selects them."""
+    return [figure for figure in figures(cutoffs, **selection) if figure.measure.score is not None]
+
+
+def gated_figures(cutoffs: Sequence[int]) -> list[tuple[Figure, str]]:
+    """(figure, tolerance option) for every figure some tolerance option gates."""
+    found = []
+    for measure in MEASURES.values():
+        for k in measure.cutoffs(cutoffs):
+            option = measure.gate_option(k, cutoffs)
+            if option is not None:
+                found.append((Figure(measure, k), option))
+    return found
