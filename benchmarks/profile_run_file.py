@@ -23,7 +23,7 @@ SPOTS = (
     ("  of which the questions' fingerprints", "core/golden/fingerprints.py", "question_fingerprint"),
     ("  of which the rankings collapsed (vectorised)", "core/scoring/scoring.py", "collapsed"),
     ("hits and ranks on the columns (Relevance.of)", "core/scoring/scoring.py", "of"),
-    ("ranking metrics on the columns", "core/scoring/ranking_metrics.py", "question_metrics"),
+    ("ranking metrics on the columns", "core/scoring/ranking_metrics.py", "question_scores"),
     ("regression detection", "core/scoring/regression.py", "detect_regression"),
     ("run saved as Parquet (ResultStore.save)", "core/storage/store.py", "save"),
     ("--json document written (payloads.emit)", "cli/payloads.py", "emit"),

@@ -37,7 +37,7 @@ from dagster import (
 
 from retrieval_pipeline.core.base.formatting import p_value, percent, signed, signed_pp
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
-from retrieval_pipeline.core.scoring.metric_gates import METRIC_TOLERANCES
+from retrieval_pipeline.core.scoring.metric_gates import ranking_gate_options
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
@@ -100,7 +100,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     for name, deltas in (("by_form_deltas", report.by_form), ("by_hard_class_deltas", report.by_hard_class)):
         if deltas:
             metadata[name] = _delta_table(deltas)
-    for name in ("max_p95_latency_increase_ms", "min_significance", *METRIC_TOLERANCES):
+    for name in ("max_p95_latency_increase_ms", "min_significance", *ranking_gate_options()):
         value = getattr(tolerances, name)
         if value is not None:
             metadata[name] = MetadataValue.text(f"{value:.1f} ms" if name.endswith("_ms") else f"{value:g}")
