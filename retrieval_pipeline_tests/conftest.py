@@ -6,8 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 SHARED_DATA_ENV_VAR = "RETRIEVAL_EVAL_SHARED_DATA"
+
+# Property tests check behaviour, not speed: a per-example deadline would fail them on a busy machine.
+settings.register_profile("behaviour", deadline=None)
+settings.load_profile("behaviour")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -110,7 +110,8 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
         return
     from rich.table import Table
 
-    from retrieval_pipeline.cli.render import percent, signed_pp
+    from retrieval_pipeline.core.base.formatting import signed_pp
+    from retrieval_pipeline.core.scoring.measures import HIT_RATE, gated_figures
 
     console = stdout_console()
     questions = entries[0].summary.question_count
@@ -118,8 +119,10 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     table = Table(show_edge=False)
     table.add_column("run at (UTC)", no_wrap=True)
     table.add_column("run id", no_wrap=True)
-    for header in ("top-1", "Δ top-1", "top-3", "Δ top-3"):
-        table.add_column(header, justify="right", no_wrap=True)
+    rates = [figure for figure, _ in gated_figures((1, 3)) if figure.measure is HIT_RATE]
+    for figure in rates:
+        table.add_column(figure.short, justify="right", no_wrap=True)
+        table.add_column(f"Δ {figure.short}", justify="right", no_wrap=True)
     table.add_column("status")
     for entry in entries:
         s = entry.summary
@@ -131,10 +134,7 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
         table.add_row(
             s.run_at.strftime("%Y-%m-%d %H:%M:%S"),
             s.run_id,
-            percent(s.top1_hit_rate),
-            signed_pp(entry.top1_delta),
-            percent(s.top3_hit_rate),
-            signed_pp(entry.top3_delta),
+            *(cell for f in rates for cell in (f.text(s.figures[f.key]), signed_pp(entry.deltas.get(f.key)))),
             "; ".join(note for note in notes if note),
         )
     console.print(table)

@@ -13,10 +13,11 @@ from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 from retrieval_pipeline.core.base.formatting import id_list, interval_text, percent, rate_with_counts, shortened
 from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, Measure, gated_figures
 from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
-from retrieval_pipeline.core.services.leaderboard import Leaderboard
+from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.partition_steps import Pending
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
@@ -47,22 +48,28 @@ PREVIEW_SCHEMA = TableSchema(
         TableColumn("retrieved", "string", description="Distinct document ids retrieved, best first"),
     ]
 )
-LEADERBOARD_SCHEMA = TableSchema(
-    columns=[
-        TableColumn("set", "string"),
-        TableColumn("rank", "int"),
-        TableColumn("retriever", "string"),
-        TableColumn("top1", "string", description="Top-1 hit rate"),
-        TableColumn("top3", "string", description="Top-3 hit rate"),
-        TableColumn("questions", "int"),
-        TableColumn("p95_latency_ms", "float", description="Empty when the questions were timed in batches"),
-        TableColumn("batch_mean_latency_ms", "float", description="Mean per question of batch calls (no percentiles)"),
-        TableColumn("mrr", "float", description="MRR at the run's deepest cut-off"),
-        TableColumn("ndcg", "float", description="nDCG at the run's deepest cut-off"),
-        TableColumn("run_id", "string"),
-        TableColumn("latest_run_complete", "bool"),
-    ]
-)
+
+
+def _leaderboard_schema(rates: list[Figure], ranking: list[Measure]) -> TableSchema:
+    """The rates a person compares as text, each ranking measure as a number under its own name (the
+    depth may differ between sets), then latency and the run."""
+    return TableSchema(
+        columns=[
+            TableColumn("set", "string"),
+            TableColumn("rank", "int"),
+            TableColumn("retriever", "string"),
+            *[TableColumn(figure.key, "string", description=figure.measure.label) for figure in rates],
+            TableColumn("questions", "int"),
+            TableColumn("p95_latency_ms", "float", description="Empty when the questions were timed in batches"),
+            TableColumn("batch_mean_latency_ms", "float", description="Mean per question of batch calls (no percentiles)"),
+            *[
+                TableColumn(measure.name, "float", description=f"{measure.label} at the run's deepest cut-off")
+                for measure in ranking
+            ],
+            TableColumn("run_id", "string"),
+            TableColumn("latest_run_complete", "bool"),
+        ]
+    )
 
 
 def question_set_metadata(question_set, project: RetrievalProject, uri: str) -> dict[str, Any]:
@@ -144,6 +151,9 @@ def retriever_metadata(spec, retriever: Retriever, build_seconds: float) -> dict
 
 
 def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: ChartDrawer) -> dict[str, Any]:
+    gated = [figure for figure, _ in gated_figures((1, 3)) if figure.measure is HIT_RATE]
+    recorded = recorded_figures(board.entries, headline=True)
+    ranking = list({figure.measure.name: figure.measure for figure in recorded if figure.measure is not HIT_RATE}.values())
     metadata: dict[str, Any] = {
         "leaderboard": MetadataValue.table(
             records=[
@@ -152,13 +162,11 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
                         "set": entry.set_identifier,
                         "rank": rank,
                         "retriever": entry.retriever_identifier,
-                        "top1": percent(entry.top1_hit_rate),
-                        "top3": percent(entry.top3_hit_rate),
-                        "questions": entry.question_count,
-                        "p95_latency_ms": _rounded(entry.latency_p95_ms),
-                        "batch_mean_latency_ms": _rounded(entry.latency_batch_mean_ms),
-                        "mrr": _rounded(next((v for n, v in entry.metrics if n.startswith("mrr@")), None), 4),
-                        "ndcg": _rounded(next((v for n, v in entry.metrics if n.startswith("ndcg@")), None), 4),
+                        **dict(zip([figure.key for figure in gated], figure_cells(entry.summary, gated))),
+                        "questions": entry.summary.question_count,
+                        "p95_latency_ms": _rounded(entry.summary.latency.get("p95")),
+                        "batch_mean_latency_ms": _rounded(entry.summary.latency.get("batch_mean")),
+                        **{measure.name: _rounded(_at_depth(entry, measure), 4) for measure in ranking},
                         "run_id": entry.run_id,
                         "latest_run_complete": entry.latest_run_complete,
                     }
@@ -166,7 +174,7 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
                 for set_identifier in board.set_identifiers
                 for rank, entry in enumerate(board.for_set(set_identifier), start=1)
             ],
-            schema=LEADERBOARD_SCHEMA,
+            schema=_leaderboard_schema(gated, ranking),
         ),
         "summary": MetadataValue.md(board.to_markdown()),
         "leaderboard_chart": MetadataValue.md(
@@ -183,9 +191,13 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
     }
     for entry in board.entries:  # one numeric series per pair, so the UI plots them over time
         pair = f"{entry.set_identifier}/{entry.retriever_identifier}"
-        metadata[f"top1_hit_rate/{pair}"] = MetadataValue.float(round(entry.top1_hit_rate, 4))
-        metadata[f"top3_hit_rate/{pair}"] = MetadataValue.float(round(entry.top3_hit_rate, 4))
+        for figure in gated:
+            metadata[f"{figure.column}/{pair}"] = MetadataValue.float(round(entry.summary.figures[figure.key], 4))
     return metadata
+
+
+def _at_depth(entry: LeaderboardEntry, measure: Measure) -> float | None:
+    return entry.summary.figure(measure.key(entry.summary.cutoffs[-1]))
 
 
 def _rounded(value: float | None, digits: int = 2) -> float | None:

@@ -34,7 +34,8 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, pct, print_results
+from retrieval_pipeline.core.base.formatting import percent_or_blank
+from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, print_results
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 
 DEFAULT_HOME = ".dagster_home"
@@ -153,7 +154,7 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
         else:
             mark = "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
             console.print(
-                f"{mark} {label}: top-1 {pct(outcome.top1_hit_rate)}, top-3 {pct(outcome.top3_hit_rate)}. "
+                f"{mark} {label}: top-1 {percent_or_blank(outcome.top1_hit_rate)}, top-3 {percent_or_blank(outcome.top3_hit_rate)}. "
                 f"{escape(outcome.verdict or '')}",
                 soft_wrap=True,
             )

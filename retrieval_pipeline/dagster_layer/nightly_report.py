@@ -58,30 +58,25 @@ class NightlyReport:
 def print_results(report: NightlyReport, project, console) -> None:
     from rich.table import Table
 
-    from retrieval_pipeline.core.services.leaderboard import build_leaderboard
+    from retrieval_pipeline.core.services.leaderboard import build_leaderboard, figure_cells
     from retrieval_pipeline.core.storage.store import ResultStore
 
     sets = list(dict.fromkeys(o.set_identifier for o in report.evaluations))
     retrievers = list(dict.fromkeys(o.retriever_identifier for o in report.evaluations))
     board = build_leaderboard(ResultStore(report.store_uri), sets, retrievers)
     for set_identifier in board.set_identifiers:
-        entries = board.for_set(set_identifier)
-        deeper = board.deeper_cutoffs(set_identifier)
-        metrics = board.metric_names(set_identifier)
+        shown = board.figures(set_identifier)
         table = Table(title=f"Leaderboard: {set_identifier}", title_justify="left")
-        for column in ("#", "retriever", "top-1", "top-3", *[f"top-{k}" for k in deeper], *metrics, "latency ms", "questions"):
+        for column in ("#", "retriever", *[figure.short for figure in shown], "latency ms", "questions"):
             table.add_column(column, justify="left" if column == "retriever" else "right")
-        for rank, entry in enumerate(entries, start=1):
-            rates = dict(entry.hit_rates)
+        for rank, entry in enumerate(board.for_set(set_identifier), start=1):
+            summary = entry.summary
             table.add_row(
                 str(rank),
                 entry.retriever_identifier,
-                pct(entry.top1_hit_rate),
-                pct(entry.top3_hit_rate),
-                *[pct(rates.get(k)) for k in deeper],
-                *["" if entry.metric(name) is None else f"{entry.metric(name):.3f}" for name in metrics],
-                entry.latency_text,
-                str(entry.question_count),
+                *figure_cells(summary, shown),
+                summary.latency_text,
+                str(summary.question_count),
             )
         console.print(table)
     checks = Table(title="Regression checks (retrieval_evaluation / no_regression)", title_justify="left")
@@ -117,7 +112,3 @@ def _is_default_config(path: Path) -> bool:
     from retrieval_pipeline.core.services.config import default_config_path
 
     return default_config_path().resolve() == Path(path).resolve()
-
-
-def pct(rate: float | None) -> str:
-    return "" if rate is None else f"{rate * 100:.1f}%"

@@ -103,7 +103,7 @@ def build_index_version_sensor(
 
 def _measured_at(store, set_identifier: str, retriever_identifier: str, version: str) -> bool:
     entry = latest_entry(store, HistoryKey(set_identifier, retriever_identifier))
-    return entry is not None and entry.index_version == version
+    return entry is not None and entry.summary.index_version == version
 
 
 def build_leaderboard_automation(leaderboard, evaluation_job, section: DagsterSection) -> SensorDefinition:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.services.leaderboard import Leaderboard
@@ -66,7 +67,9 @@ def history_chart_png(data: HistoryChartData) -> bytes:
         )
     # At most ten dates under the axis, so they never overlap (every run keeps its tick).
     every = -(-len(points) // MAX_DATE_LABELS)
-    axes.set_xticks(list(xs), [f"{p.run_at:%m-%d\n%H:%M}" if x % every == 0 else "" for x, p in zip(xs, points)], fontsize=7)
+    axes.set_xticks(
+        list(xs), [f"{p.summary.run_at:%m-%d\n%H:%M}" if x % every == 0 else "" for x, p in zip(xs, points)], fontsize=7
+    )
     axes.set_xlim(-0.5, max(len(points) - 0.5, 0.5))
     _legend(axes, data)
     # A given `y` spares matplotlib from measuring every tick label to place the title (a fifth of the chart).
@@ -98,16 +101,16 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
     )
     for axes, set_identifier in zip(figure.axes, sets):
         entries = list(reversed(board.for_set(set_identifier)))
-        for offset, metric in ((0.2, "top-1"), (-0.2, "top-3")):
-            k = 1 if metric == "top-1" else 3
-            rates = [100 * (e.top1_hit_rate if k == 1 else e.top3_hit_rate) for e in entries]
+        for offset, bar in ((0.2, Figure(HIT_RATE, 1)), (-0.2, Figure(HIT_RATE, 3))):
+            metric = bar.short
+            rates = [100 * e.summary.figures[bar.key] for e in entries]
             axes.barh(
                 [i + offset for i in range(len(entries))],
                 rates,
                 height=0.38,
                 color=COLOURS[metric],
                 label=metric,
-                xerr=_error_bars(entries, k, rates),
+                xerr=_error_bars(entries, bar, rates),
                 capsize=3,
                 error_kw={"elinewidth": 1, "ecolor": "#333333"},
             )
@@ -121,9 +124,9 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
     return _png(figure)
 
 
-def _error_bars(entries, k: int, rates: list[float]):
+def _error_bars(entries, bar: Figure, rates: list[float]):
     """Distances from each bar to its interval's ends (none where an entry has no interval)."""
-    bounds = [entry.interval(k) for entry in entries]
+    bounds = [entry.summary.intervals.get(bar.key) for entry in entries]
     if all(bound is None for bound in bounds):
         return None
     return [

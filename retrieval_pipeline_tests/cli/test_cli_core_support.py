@@ -85,12 +85,12 @@ def test_history_reads_summaries_and_skips_incomplete_runs_as_baselines(tmp_path
 
     entries = run_history(store, HistoryKey("s", "a"))
 
-    assert [e.summary.top1_hit_rate for e in entries] == [0.0, 0.5, 0.5, 1.0]
+    assert [e.summary.hit_rate(1) for e in entries] == [0.0, 0.5, 0.5, 1.0]
     assert [e.summary.complete for e in entries] == [True, False, True, True]
-    assert [e.top1_delta for e in entries] == [-0.5, None, -0.5, None]
+    assert [e.deltas.get("top1") for e in entries] == [-0.5, None, -0.5, None]
     assert entries[0].baseline_run_id == entries[2].summary.run_id
     limited = run_history(store, HistoryKey("s", "a"), limit=1)
-    assert len(limited) == 1 and limited[0].top1_delta == -0.5
+    assert len(limited) == 1 and limited[0].deltas["top1"] == -0.5
     assert run_history(store, HistoryKey("s", "nobody")) == []
 
 

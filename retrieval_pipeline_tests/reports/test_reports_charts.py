@@ -12,6 +12,7 @@ from chart_helpers import png_size
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
 
@@ -25,18 +26,24 @@ def test_a_history_chart_is_a_small_png(store):
 
 
 def test_a_history_chart_draws_intervals_and_extra_metrics_when_the_runs_carry_them():
+    key = HistoryKey("s", "r")
     points = tuple(
         ChartPoint(
-            f"r{i}",
-            datetime(2026, 11, 1 + i, tzinfo=timezone.utc),
-            True,
-            False,
-            (("top-1", 0.4 + i / 20), ("top-3", 0.7), ("mrr@10", 0.5)),
-            (("top-1", 0.3, 0.6), ("top-3", 0.6, 0.8)),
+            RunSummary(
+                key,
+                f"r{i}",
+                datetime(2026, 11, 1 + i, tzinfo=timezone.utc),
+                complete=True,
+                question_count=20,
+                errored_count=0,
+                cutoffs=(1, 3),
+                figures={"top1": 0.4 + i / 20, "top3": 0.7, "mrr@10": 0.5},
+                intervals={"top1": (0.3, 0.6), "top3": (0.6, 0.8)},
+            )
         )
         for i in range(3)
     )
-    data = HistoryChartData(HistoryKey("s", "r"), points, Tolerances(), baseline=points[1])
+    data = HistoryChartData(key, points, Tolerances(), baseline=points[1])
     assert data.metrics == ["top-1", "top-3", "mrr@10"]
     assert png_size(history_chart_png(data))[0] == 720
 
@@ -44,13 +51,15 @@ def test_a_history_chart_draws_intervals_and_extra_metrics_when_the_runs_carry_t
 def test_a_leaderboard_chart_has_one_panel_per_set_and_grows_with_the_retrievers(store):
     board = build_leaderboard(store)
     one_set = png_size(leaderboard_chart_png(board))
-    doubled = Leaderboard(board.entries + tuple(replace(e, set_identifier="other.set") for e in board.entries))
+    other = HistoryKey("other.set", "bm25")
+    doubled = Leaderboard(board.entries + tuple(replace(e, summary=replace(e.summary, key=other)) for e in board.entries))
     assert png_size(leaderboard_chart_png(doubled))[1] > one_set[1]
 
 
 def test_a_leaderboard_chart_draws_the_intervals_the_entries_carry(store):
     board = build_leaderboard(store)
-    with_intervals = Leaderboard(tuple(replace(e, intervals=((1, 0.2, 0.8), (3, 0.5, 1.0))) for e in board.entries))
+    intervals = {"top1": (0.2, 0.8), "top3": (0.5, 1.0)}
+    with_intervals = Leaderboard(tuple(replace(e, summary=replace(e.summary, intervals=intervals)) for e in board.entries))
     assert png_size(leaderboard_chart_png(with_intervals)) == png_size(leaderboard_chart_png(board))
     assert leaderboard_chart_png(with_intervals) != leaderboard_chart_png(board)
 

@@ -9,6 +9,11 @@ def percent(rate: float) -> str:
     return f"{rate * 100:.1f}%"
 
 
+def percent_or_blank(rate: float | None) -> str:
+    """A cell for a rate a run may not have recorded."""
+    return "" if rate is None else percent(rate)
+
+
 def rate_with_counts(hits: int, total: int, rate: float) -> str:
     return f"{percent(rate)} ({hits}/{total})"
 

@@ -8,6 +8,7 @@ that computes them. Readers ask the functions below, which read `MEASURES` when 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -46,7 +47,13 @@ class Measure:
     score: Callable[[Ranked, int], np.ndarray] | None = None
     """Each question's score at depth k; None for the hit rate, which is counted from first-hit ranks."""
     key_pattern: str = "{name}@{k}"
+    """How stores, JSON and metadata name the figure."""
     title_pattern: str = "{label}@{k}"
+    """How a sentence or a row label names it (`MRR@10`)."""
+    short_pattern: str = "{name}@{k}"
+    """How a column or a chart line is headed (`mrr@10`, `top-1`)."""
+    column_pattern: str = "{name}@{k}"
+    """How a dataframe column holding the figure is named (`mrr@10`, `top1_hit_rate`)."""
 
     def __post_init__(self) -> None:
         if self.depth not in (EVERY_CUTOFF, DEEPEST_CUTOFF) or self.scale not in (RATE, SCORE):
@@ -62,6 +69,12 @@ class Measure:
 
     def title(self, k: int) -> str:
         return self.title_pattern.format(label=self.label, k=k)
+
+    def short(self, k: int) -> str:
+        return self.short_pattern.format(name=self.name, k=k)
+
+    def column(self, k: int) -> str:
+        return self.column_pattern.format(name=self.name, k=k)
 
     def text(self, value: float) -> str:
         return percent(value) if self.scale == RATE else f"{value:.3f}"
@@ -90,6 +103,14 @@ class Figure:
     def title(self) -> str:
         return self.measure.title(self.k)
 
+    @property
+    def short(self) -> str:
+        return self.measure.short(self.k)
+
+    @property
+    def column(self) -> str:
+        return self.measure.column(self.k)
+
     def text(self, value: float) -> str:
         return self.measure.text(value)
 
@@ -113,6 +134,8 @@ HIT_RATE = Measure(
     gate=((1, "max_top1_drop"), (3, "max_top3_drop")),
     key_pattern="top{k}",
     title_pattern="top-{k}",
+    short_pattern="top-{k}",
+    column_pattern="top{k}_hit_rate",
 )
 """The methodology's own figure: counted from each question's first-hit rank, kept exact as counts."""
 
@@ -150,3 +173,25 @@ def gated_figures(cutoffs: Sequence[int]) -> list[tuple[Figure, str]]:
             if option is not None:
                 found.append((Figure(measure, k), option))
     return found
+
+
+def figure_of(key: str) -> Figure | None:
+    """The declared figure a stored key names (`top5`, `ndcg@12`); None for a key no measure declares
+    (a measure since removed, or another tool's column)."""
+    for measure in MEASURES.values():
+        found = re.fullmatch(
+            re.escape(measure.key_pattern)
+            .replace(re.escape("{name}"), re.escape(measure.name))
+            .replace(re.escape("{k}"), r"(\d+)"),
+            key,
+        )
+        if found:
+            return Figure(measure, int(found.group(1)))
+    return None
+
+
+def in_declared_order(found: Iterable[Figure]) -> list[Figure]:
+    """Measures in declaration order; each measure's cut-offs in increasing order, and figures of one
+    measure at the deepest cut-off (taken from runs of several depths) in the order given."""
+    order = list(MEASURES)
+    return sorted(found, key=lambda f: (order.index(f.measure.name), f.k if f.measure.depth == EVERY_CUTOFF else 0))

@@ -10,6 +10,7 @@ tolerance by the same exact rule.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
@@ -79,6 +80,12 @@ _UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance
 def hit_rate_gates(tolerances: Tolerances, cutoffs: tuple[int, ...]) -> list[tuple[int, float]]:
     """(cut-off, tolerance) for every hit rate a tolerance option gates, as the hit-rate measure declares."""
     return [(figure.k, getattr(tolerances, option)) for figure, option in gated_figures(cutoffs) if figure.measure is HIT_RATE]
+
+
+def dropped_hit_rates(counts: Mapping[int, tuple[tuple[int, int], tuple[int, int]]], tolerances: Tolerances) -> list[int]:
+    """The cut-offs whose gated hit rate dropped beyond its tolerance, from (before, after) counts of
+    (hits, questions) by cut-off: the check's exact rule, for runs known only by their stored counts."""
+    return [k for k, tolerance in hit_rate_gates(tolerances, tuple(counts)) if exceeds(count_drop(*counts[k]), tolerance)]
 
 
 def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:

@@ -1,19 +1,20 @@
 """What a history chart shows, read from the stored summaries: no drawing here (see `reports/charts.py`).
 
 A chart is about one (set, retriever) pair: its last runs oldest first, the baseline the newest run
-was judged against, the tolerance band below that baseline, and where the golden set was edited.
-Whether a past run regressed is taken from the verdict stored with it; runs stored before verdicts were
-kept are judged again from their counts with the tolerances given, by the same exact rule as the check.
+was judged against, the tolerance band below that baseline, and where the golden set was edited. Which
+figures are drawn is the measures' `charted` declaration. Whether a past run regressed is the verdict
+stored with it; a run saved without a check is judged from its counts by the check's own exact rule.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
+from retrieval_pipeline.core.scoring.measures import HIT_RATE
 from retrieval_pipeline.core.scoring.regression import Verdict
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, count_drop, exceeds
-from retrieval_pipeline.core.services.history import HistoryEntry, RunSummary, run_history, run_summary
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
+from retrieval_pipeline.core.services.history import HistoryEntry, run_history
+from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 HISTORY_CHART_RUNS = 20
@@ -21,22 +22,35 @@ HISTORY_CHART_RUNS = 20
 
 @dataclass(frozen=True)
 class ChartPoint:
-    """One run on the chart: its rates by metric name ("top-1", "top-3", ...), oldest point first."""
+    """One run on the chart, oldest point first: its summary, and whether its check found a regression."""
 
-    run_id: str
-    run_at: datetime
-    complete: bool
-    regressed: bool
-    rates: tuple[tuple[str, float], ...]
-    intervals: tuple[tuple[str, float, float], ...] = ()
-    """(metric, low, high) where the run carries a confidence interval for that metric."""
-    set_fingerprint: str | None = None
+    summary: RunSummary
+    regressed: bool = False
 
-    def rate(self, metric: str) -> float | None:
-        return dict(self.rates).get(metric)
+    @property
+    def run_id(self) -> str:
+        return self.summary.run_id
 
-    def interval(self, metric: str) -> tuple[float, float] | None:
-        return next(((low, high) for name, low, high in self.intervals if name == metric), None)
+    @property
+    def complete(self) -> bool:
+        return self.summary.complete
+
+    @property
+    def rates(self) -> tuple[tuple[str, float], ...]:
+        """(line, value) of every charted figure the run recorded ("top-1", ..., "mrr@10"), in declaration order."""
+        return tuple((figure.short, self.summary.figures[figure.key]) for figure in self.summary.recorded(charted=True))
+
+    def rate(self, line: str) -> float | None:
+        return dict(self.rates).get(line)
+
+    @property
+    def intervals(self) -> tuple[tuple[str, float, float], ...]:
+        """(line, low, high) where the run carries a confidence interval for that figure (the hit rates)."""
+        shown = self.summary.recorded()
+        return tuple((f.short, *self.summary.intervals[f.key]) for f in shown if f.key in self.summary.intervals)
+
+    def interval(self, line: str) -> tuple[float, float] | None:
+        return next(((low, high) for name, low, high in self.intervals if name == line), None)
 
 
 @dataclass(frozen=True)
@@ -49,7 +63,7 @@ class HistoryChartData:
 
     @property
     def metrics(self) -> list[str]:
-        """Every metric some shown run carries, in first-seen order (top-1 and top-3 first)."""
+        """Every figure some shown run carries, in first-seen order (top-1 and top-3 first)."""
         return list(dict.fromkeys(name for point in self.points for name, _ in point.rates))
 
     @property
@@ -59,14 +73,17 @@ class HistoryChartData:
     @property
     def set_edits(self) -> list[int]:
         """Indexes of the points whose golden set differs from the previous point's (both fingerprinted)."""
+        fingerprints = [point.summary.set_fingerprint for point in self.points]
         return [
             index
-            for index, (before, after) in enumerate(zip(self.points, self.points[1:]), start=1)
-            if before.set_fingerprint and after.set_fingerprint and before.set_fingerprint != after.set_fingerprint
+            for index, (before, after) in enumerate(zip(fingerprints, fingerprints[1:]), start=1)
+            if before and after and before != after
         ]
 
-    def tolerance(self, metric: str) -> float | None:
-        return {"top-1": self.tolerances.max_top1_drop, "top-3": self.tolerances.max_top3_drop}.get(metric)
+    def tolerance(self, line: str) -> float | None:
+        """The largest accepted drop of the figure, where a tolerance gates it by the exact rule (hit rates)."""
+        cutoffs = tuple(sorted({k for point in self.points for k in point.summary.cutoffs}))
+        return {HIT_RATE.short(k): tolerance for k, tolerance in hit_rate_gates(self.tolerances, cutoffs)}.get(line)
 
 
 def history_chart_data(
@@ -97,44 +114,22 @@ class _Summaries:
     def get(self, run_id: str) -> RunSummary | None:
         if run_id not in self._read:
             found = next(self._store.summaries([StoredRun(self._key, run_id, True)]), None)
-            self._read[run_id] = None if found is None else run_summary(*found)
+            self._read[run_id] = None if found is None else RunSummary.of(self._key, found[1])
         return self._read[run_id]
 
 
 def _point(entry: HistoryEntry, summaries: _Summaries, tolerances: Tolerances) -> ChartPoint:
     summary = entry.summary
-    baseline = summaries.get(entry.baseline_run_id) if entry.baseline_run_id is not None else None
     if summary.verdict is not None:
-        regressed = summary.verdict == Verdict.REGRESSION.value
-    else:
-        regressed = summary.complete and baseline is not None and _regressed(baseline, summary, tolerances)
-    return ChartPoint(
-        summary.run_id, summary.run_at, summary.complete, regressed, _rates(summary), _intervals(summary), summary.set_fingerprint
-    )
+        return ChartPoint(summary, summary.verdict == Verdict.REGRESSION.value)
+    baseline = summaries.get(entry.baseline_run_id) if entry.baseline_run_id is not None else None
+    return ChartPoint(summary, summary.complete and baseline is not None and _dropped(baseline, summary, tolerances))
 
 
-CHARTED_METRICS = ("mrr@", "ndcg@")
-"""Ranking metrics drawn beside the hit rates; Recall@k would mostly repeat the top-k lines."""
-
-
-def _rates(summary: RunSummary) -> tuple[tuple[str, float], ...]:
-    by_cutoff = dict(summary.hit_rates) or {1: summary.top1_hit_rate, 3: summary.top3_hit_rate}
-    metrics = tuple((name, value) for name, value in summary.metrics if name.startswith(CHARTED_METRICS))
-    return tuple((f"top-{k}", rate) for k, rate in sorted(by_cutoff.items())) + metrics
-
-
-def _intervals(summary: RunSummary) -> tuple[tuple[str, float, float], ...]:
-    return tuple((f"top-{k}", low, high) for k, low, high in summary.hit_rate_intervals)
-
-
-def _regressed(before: RunSummary, after: RunSummary, tolerances: Tolerances) -> bool:
-    return exceeds(
-        count_drop((before.top1_hit_count, before.question_count), (after.top1_hit_count, after.question_count)),
-        tolerances.max_top1_drop,
-    ) or exceeds(
-        count_drop((before.top3_hit_count, before.question_count), (after.top3_hit_count, after.question_count)),
-        tolerances.max_top3_drop,
-    )
+def _dropped(before: RunSummary, after: RunSummary, tolerances: Tolerances) -> bool:
+    shared = [k for k in after.cutoffs if k in before.cutoffs]
+    counts = {k: ((before.hit_count(k), before.question_count), (after.hit_count(k), after.question_count)) for k in shared}
+    return bool(dropped_hit_rates(counts, tolerances))
 
 
 def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | None) -> ChartPoint | None:
@@ -145,10 +140,4 @@ def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | 
         older = [entry.summary.run_id for entry in entries[:-1] if entry.summary.complete]
         chosen = older[-1] if older else None
     summary = summaries.get(chosen) if chosen is not None else None
-    return None if summary is None else _point_of(summary)
-
-
-def _point_of(summary: RunSummary) -> ChartPoint:
-    return ChartPoint(
-        summary.run_id, summary.run_at, summary.complete, False, _rates(summary), _intervals(summary), summary.set_fingerprint
-    )
+    return None if summary is None else ChartPoint(summary)

@@ -7,6 +7,8 @@ run and the run it came from are the same value.
 
 from __future__ import annotations
 
+import functools
+
 from retrieval_pipeline.core.base.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
@@ -26,6 +28,32 @@ RUN_COLUMNS_PER_QUESTION = (
 )
 """Summary columns repeated on every question row of a run's value, when the stored summary has them:
 the rows of several runs stay self-describing once concatenated."""
+
+
+SCHEMA_VERSION = 2
+"""The summary schema every run is written with. Version 1 is every summary written before the version
+was (its columns grew over time: verdicts, fingerprints, intervals, ranking metrics, the latency mode)."""
+
+_NOT_RECORDED = {
+    "latency_mode": PER_QUESTION,
+    "hit_rate_ci_low": [],
+    "hit_rate_ci_high": [],
+    "metric_names": [],
+    "metric_values": [],
+}
+"""What a column an older summary lacks reads as; any other missing column reads as null."""
+
+
+def upgraded(row: dict) -> dict:
+    """A stored summary row as the current schema has it: the one place that knows older files exist.
+    A column the row's version did not write reads as not recorded; the row keeps its own version."""
+    missing = {name: _NOT_RECORDED.get(name) for name in _summary_columns() if row.get(name) is None}
+    return {**row, **missing, "schema_version": row.get("schema_version") or 1}
+
+
+@functools.cache
+def _summary_columns() -> tuple[str, ...]:
+    return tuple(_schemas()[0].names)
 
 
 def _schemas():
@@ -74,6 +102,7 @@ def _schemas():
             ("compared_questions", pa.int64()),
             ("top1_delta", pa.float64()),
             ("top3_delta", pa.float64()),
+            ("schema_version", pa.int64()),
         ]
     )
     questions = pa.schema(
@@ -150,6 +179,7 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         "top1_delta": report.top1_delta if compared else None,
         "top3_delta": report.top3_delta if compared else None,
+        "schema_version": SCHEMA_VERSION,
     }
     return from_rows([row], _schemas()[0])
 
@@ -219,7 +249,7 @@ def run_from_tables(summary, questions) -> RunResult:
     existed reads back with none (see set_versions.py)."""
     import pyarrow as pa
 
-    row = summary_row(summary)
+    row = upgraded(summary_row(summary))
     schema = question_schema()
     columns = [_stored_column(questions, field) for field in schema]
     return RunResult(
@@ -230,7 +260,7 @@ def run_from_tables(summary, questions) -> RunResult:
         run_at=row["run_at"],
         cutoffs=tuple(row["cutoffs"]),
         index_version=row["index_version"],
-        latency_mode=row.get("latency_mode") or PER_QUESTION,
+        latency_mode=row["latency_mode"],
         questions=QuestionColumns(pa.Table.from_arrays(columns, schema=schema)),
     )
 

@@ -33,6 +33,7 @@ from retrieval_pipeline.core.storage.run_tables import (
     run_from_tables,
     run_value_table,
     summary_table,
+    upgraded,
 )
 from retrieval_pipeline.core.storage.store_files import (
     UnreadableFile,
@@ -183,7 +184,7 @@ class ResultStore(StoreRoot):
     def summaries(self, runs: Iterable[StoredRun]) -> Iterator[tuple[StoredRun, dict]]:
         """Each readable run with its one summary row, in order; listing a long history never opens the
         per-question files. Unreadable summaries are skipped and reported."""
-        return ((stored, summary_row(table)) for stored, table in self._readable(runs, self._summary_table))
+        return ((stored, upgraded(summary_row(table))) for stored, table in self._readable(runs, self._summary_table))
 
     def _readable(self, runs: Iterable[StoredRun], read: Callable) -> Iterator[tuple[StoredRun, Any]]:
         """`read(run)` of each of `runs`, in order; a run with a file that cannot be read is reported and skipped."""
@@ -230,7 +231,7 @@ class ResultStore(StoreRoot):
     def read_summary(self, stored: StoredRun) -> dict:
         """The one summary row of a run; a StoreError naming the file when it cannot be read."""
         try:
-            return summary_row(self._summary_table(stored))
+            return upgraded(summary_row(self._summary_table(stored)))
         except UnreadableFile as error:
             raise self._failure(error) from None
 

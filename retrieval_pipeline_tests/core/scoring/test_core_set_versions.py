@@ -89,7 +89,7 @@ def test_relabelling_questions_with_the_retriever_unchanged_is_never_a_regressio
     row = store.read_summary(evaluation.stored)
     assert (row["verdict"], row["compared_questions"], row["top1_delta"]) == ("pass", 4, 0.0)
     newest = run_history(store, HistoryKey("demo.set", "fixed"))[0]
-    assert (newest.top1_delta, newest.status) == (0.0, "pass, baseline")  # not the headline's -50 pp
+    assert (newest.deltas["top1"], newest.status) == (0.0, "pass, baseline")  # not the headline's -50 pp
 
 
 def test_a_real_drop_on_the_unchanged_questions_is_still_a_regression_whatever_else_changed(store):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from core_helpers import run_from_codes, utc
 
-from retrieval_pipeline.core.services.history import RunSummary, run_history
+from retrieval_pipeline.core.services.history import run_history
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
@@ -32,39 +31,29 @@ def test_history_lists_summaries_newest_first_with_deltas_to_the_previous_comple
     entries = run_history(store, KEY)
     assert [e.summary.run_id for e in entries] == [third.run_id, second.run_id, broken.run_id, first.run_id]
     newest, middle, incomplete, oldest = entries
-    assert (newest.baseline_run_id, newest.top1_delta, newest.top3_delta) == (second.run_id, 0.5, 0.25)
-    assert (middle.baseline_run_id, middle.top1_delta, middle.top3_delta) == (first.run_id, -0.5, -0.25)
-    assert (incomplete.baseline_run_id, incomplete.top1_delta) == (None, None)
+    assert (newest.baseline_run_id, newest.deltas["top1"], newest.deltas["top3"]) == (second.run_id, 0.5, 0.25)
+    assert (middle.baseline_run_id, middle.deltas["top1"], middle.deltas["top3"]) == (first.run_id, -0.5, -0.25)
+    assert (incomplete.baseline_run_id, incomplete.deltas.get("top1")) == (None, None)
     assert incomplete.summary.complete is False and incomplete.summary.errored_count == 1
-    assert (oldest.baseline_run_id, oldest.top1_delta) == (None, None)
+    assert (oldest.baseline_run_id, oldest.deltas.get("top1")) == (None, None)
 
 
 def test_history_summaries_carry_the_stored_figures(store):
     (run,) = save_runs(store, ["13-"])
     (entry,) = run_history(store, KEY)
-    assert [k for k, _, _ in entry.summary.hit_rate_intervals] == [1, 3] and dict(entry.summary.metrics)["mrr@3"] > 0
-    assert replace(entry.summary, hit_rate_intervals=(), metrics=()) == RunSummary(
-        key=KEY,
-        run_id=run.run_id,
-        run_at=run.run_at,
-        complete=True,
-        question_count=3,
-        errored_count=0,
-        top1_hit_count=1,
-        top1_hit_rate=pytest.approx(1 / 3),
-        top3_hit_count=2,
-        top3_hit_rate=pytest.approx(2 / 3),
-        latency_p95_ms=1.0,
-        index_version=None,
-        hit_rates=((1, pytest.approx(1 / 3)), (3, pytest.approx(2 / 3))),
-    )
+    summary = entry.summary
+    assert list(summary.intervals) == ["top1", "top3"] and summary.figures["mrr@3"] > 0
+    assert (summary.key, summary.run_id, summary.run_at, summary.complete) == (KEY, run.run_id, run.run_at, True)
+    assert (summary.question_count, summary.errored_count, summary.hit_count(1), summary.hit_count(3)) == (3, 0, 1, 2)
+    assert (summary.hit_rate(1), summary.hit_rate(3)) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+    assert (summary.cutoffs, summary.latency["p95"], summary.index_version) == ((1, 3), 1.0, None)
 
 
 def test_a_limited_history_still_gives_its_oldest_entry_a_delta(store):
     first, second, third = save_runs(store, ["----", "1---", "11--"])
     entries = run_history(store, KEY, limit=2)
     assert [e.summary.run_id for e in entries] == [third.run_id, second.run_id]
-    assert (entries[1].baseline_run_id, entries[1].top1_delta) == (first.run_id, 0.25)
+    assert (entries[1].baseline_run_id, entries[1].deltas["top1"]) == (first.run_id, 0.25)
 
 
 def test_an_empty_history_is_empty(store):

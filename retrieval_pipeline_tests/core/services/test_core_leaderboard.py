@@ -34,9 +34,9 @@ def test_each_pair_shows_its_latest_complete_run_best_first(store):
     board = build_leaderboard(store)
     assert [e.retriever_identifier for e in board.for_set("demo.set")] == ["lexical", "vector"]
     assert board.entry("demo.set", "lexical").run_id == latest_lexical.run_id
-    assert board.entry("demo.set", "lexical").top1_hit_rate == 0.25
+    assert board.entry("demo.set", "lexical").summary.hit_rate(1) == 0.25
     assert board.entry("demo.set", "vector").run_id == latest_vector.run_id
-    assert board.entry("demo.set", "vector").top1_hit_rate == 0.0
+    assert board.entry("demo.set", "vector").summary.hit_rate(1) == 0.0
     assert board.entry("demo.set", "vector").latest_run_complete is True
 
 
@@ -74,7 +74,8 @@ def test_deeper_cutoffs_appear_as_extra_columns(store):
     questions = (outcome("q1", "1"),)
     store.save(RunResult("demo.set", "deep", questions, run_at=START, cutoffs=(1, 3, 10)))
     board = build_leaderboard(store)
-    assert board.entries[0].hit_rates == ((1, 1.0), (3, 1.0), (10, 1.0))
+    summary = board.entries[0].summary
+    assert [(k, summary.hit_rate(k)) for k in summary.cutoffs] == [(1, 1.0), (3, 1.0), (10, 1.0)]
     assert "top-10" in board.to_markdown()
 
 

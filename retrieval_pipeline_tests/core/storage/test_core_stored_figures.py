@@ -59,9 +59,9 @@ def test_runs_stored_before_these_figures_still_load_list_and_rank(tmp_path):
     loaded = store.load(stored)
     assert loaded.latency_mode == "per_question" and loaded.metrics() == a_run().metrics()  # rebuilt from the ids
     [entry] = run_history(store, HistoryKey("demo.set", "fixed"))
-    assert entry.summary.latency_mode == "per_question" and entry.summary.latency_batch_mean_ms is None
+    assert entry.summary.latency_mode == "per_question" and "batch_mean" not in entry.summary.latency
     [board_entry] = build_leaderboard(store).entries
-    assert board_entry.metrics == () and board_entry.latency_text == "p95 6.00"
+    assert set(board_entry.summary.figures) == {"top1", "top3"} and board_entry.summary.latency_text == "p95 6.00"
     assert "mrr@3" not in build_leaderboard(store).to_markdown()
 
 
@@ -70,10 +70,10 @@ def test_the_leaderboard_shows_ranking_metrics_and_latency_under_what_was_measur
     store.save(a_run(BATCH_MEAN, retriever="lexical"))
     store.save(a_run(retriever="service"))
     board = build_leaderboard(store)
-    assert board.metric_names("demo.set") == ["mrr@3", "ndcg@3"]
+    assert [f.key for f in board.figures("demo.set") if f.measure.score] == ["mrr@3", "ndcg@3"]
     lexical, service = board.entry("demo.set", "lexical"), board.entry("demo.set", "service")
-    assert lexical.latency_text == "batch mean 4.00" and service.latency_text == "p95 6.00"
-    assert lexical.metric("mrr@3") == pytest.approx((1 + 1 / 3) / 3)
+    assert lexical.summary.latency_text == "batch mean 4.00" and service.summary.latency_text == "p95 6.00"
+    assert lexical.summary.figure("mrr@3") == pytest.approx((1 + 1 / 3) / 3)
     markdown = board.to_markdown()
     assert "| mrr@3 | ndcg@3 | latency ms |" in markdown and "batch mean 4.00" in markdown
 

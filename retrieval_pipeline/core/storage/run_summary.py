@@ -1,0 +1,104 @@
+"""One stored run's figures, keyed by measure: what the history, the leaderboard and the charts show.
+
+Read from the run's one-row summary file only (never the per-question file), so listing a long history
+stays cheap. The row arrives upgraded to the current schema (`run_tables.upgraded`), so nothing here
+knows which columns older versions lacked: a figure a run did not record is simply absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from retrieval_pipeline.core.retrieval.latency import PERCENTILES
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, figure_of, in_declared_order
+from retrieval_pipeline.core.storage.store import HistoryKey
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    key: HistoryKey
+    run_id: str
+    run_at: datetime
+    complete: bool
+    question_count: int
+    errored_count: int
+    cutoffs: tuple[int, ...]
+    figures: Mapping[str, float]
+    """Every figure the run recorded by its measure key: `top1`, `top3`, ..., `mrr@10`, `ndcg@10`, `recall@k`."""
+    intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """The 95% Wilson interval of each hit rate, by key (`top1`, ...)."""
+    hit_counts: Mapping[int, int] = field(default_factory=dict)
+    """Hits by cut-off, as stored (top-1 and top-3): the exact counts a drop is judged by."""
+    latency: Mapping[str, float] = field(default_factory=dict)
+    """What was measured, under names that say so: `p50`, `p95`, ..., `max`, or `batch_mean` alone."""
+    latency_mode: str = "per_question"
+    index_version: str | None = None
+    set_fingerprint: str | None = None
+    verdict: str | None = None
+    """What the run's check found; None for a run saved without a check."""
+    baseline_run_id: str | None = None
+    deltas: Mapping[str, float] = field(default_factory=dict)
+    """The check's changes by key (`top1`, `top3`), on the questions it compared; empty when not compared."""
+    schema_version: int = 0
+
+    def figure(self, key: str) -> float | None:
+        return self.figures.get(key)
+
+    def recorded(self, *, headline: bool | None = None, charted: bool | None = None) -> list[Figure]:
+        """The figures the run recorded that a declared measure names (selected like `measures.figures`),
+        in declaration order."""
+        found = [figure_of(key) for key in self.figures]
+        return in_declared_order(
+            figure
+            for figure in found
+            if figure is not None
+            and (headline is None or figure.measure.headline == headline)
+            and (charted is None or figure.measure.charted == charted)
+        )
+
+    def hit_rate(self, k: int) -> float | None:
+        return self.figures.get(HIT_RATE.key(k))
+
+    def hit_count(self, k: int) -> int:
+        """Stored for top-1 and top-3; deeper ones are exact too, the rates being hits over questions."""
+        return self.hit_counts[k] if k in self.hit_counts else round(self.figures[HIT_RATE.key(k)] * self.question_count)
+
+    @property
+    def latency_text(self) -> str:
+        """The latency figure under the name of what was measured."""
+        if "p95" in self.latency:
+            return f"p95 {self.latency['p95']:.2f}"
+        return f"batch mean {self.latency['batch_mean']:.2f}" if "batch_mean" in self.latency else ""
+
+    @classmethod
+    def of(cls, key: HistoryKey, row: Mapping) -> RunSummary:
+        """From an upgraded summary row (see `run_tables.upgraded`)."""
+        cutoffs = tuple(row["cutoffs"])
+        rates = {HIT_RATE.key(k): rate for k, rate in zip(cutoffs, row["hit_rates"])}
+        latency = {f"p{p}": row[f"latency_p{p}_ms"] for p in PERCENTILES} | {"max": row["latency_max_ms"]}
+        latency["batch_mean"] = row["latency_batch_mean_ms"]
+        deltas = {"top1": row["top1_delta"], "top3": row["top3_delta"]}
+        return cls(
+            key=key,
+            run_id=row["run_id"],
+            run_at=row["run_at"],
+            complete=bool(row["complete"]),
+            question_count=row["question_count"],
+            errored_count=row["errored_count"],
+            cutoffs=cutoffs,
+            figures=rates | dict(zip(row["metric_names"], row["metric_values"])),
+            intervals={
+                HIT_RATE.key(k): (low, high) for k, low, high in zip(cutoffs, row["hit_rate_ci_low"], row["hit_rate_ci_high"])
+            },
+            hit_counts={1: row["top1_hit_count"], 3: row["top3_hit_count"]},
+            latency={name: value for name, value in latency.items() if value is not None},
+            latency_mode=row["latency_mode"],
+            index_version=row["index_version"],
+            set_fingerprint=row["set_fingerprint"],
+            verdict=row["verdict"],
+            baseline_run_id=row["baseline_run_id"],
+            deltas={name: value for name, value in deltas.items() if value is not None},
+            schema_version=row["schema_version"],
+        )
