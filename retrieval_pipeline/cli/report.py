@@ -23,7 +23,7 @@ def markdown_option(function):
 
 
 def write_markdown(path: Path, evaluation, note: str | None = None) -> None:
-    from retrieval_pipeline.core.base.atomic_write import write_text_atomically
+    from retrieval_pipeline.core.base.durable import write_text_atomically
     from retrieval_pipeline.reports.markdown import markdown_summary
 
     write_text_atomically(path, markdown_summary(evaluation, note))
@@ -67,7 +67,7 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
             f"{stored.replace('_', ' ')} at the time (its tolerances may have differed)."
         )
     if html_path is not None:
-        from retrieval_pipeline.core.base.atomic_write import write_text_atomically
+        from retrieval_pipeline.core.base.durable import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
 
         history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=evaluation.report.baseline_run_id)

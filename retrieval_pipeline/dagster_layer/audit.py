@@ -33,6 +33,7 @@ from dagster import (
 
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
 from retrieval_pipeline.core.services.label_audit import Finding
+from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -107,17 +108,11 @@ def build_label_audit(
 
 def refuse_unfixed_labels(context: AssetExecutionContext, set_identifier: str) -> None:
     """Raised before an evaluation while the set's latest `labels_exist` result is a failure."""
-    from dagster._core.event_api import PartitionKeyFilter
-    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-
-    key = AssetCheckKey(AssetKey(SET_ASSET), LABELS_CHECK)
-    latest = context.instance.event_log_storage.get_latest_asset_check_execution_by_key(
-        [key], partition_filter=PartitionKeyFilter(key=set_identifier)
-    ).get(key)
-    if latest is not None and latest.status == AssetCheckExecutionRecordStatus.FAILED:
+    failed_run = run_of_failed_latest_check(context.instance, AssetCheckKey(AssetKey(SET_ASSET), LABELS_CHECK), set_identifier)
+    if failed_run is not None:
         raise Failure(
             description=f"the labels of set '{set_identifier}' name documents no corpus holds (check {LABELS_CHECK} "
-            f"failed in run {latest.run_id}); fix the set (see `retrieval-eval audit {set_identifier}`) and "
+            f"failed in run {failed_run}); fix the set (see `retrieval-eval audit {set_identifier}`) and "
             "materialize golden_question_set again before evaluating it",
             allow_retries=False,
         )

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.dagster_layer.dagster_gaps import only_code_location, workspace_of_file
 from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
@@ -37,11 +38,8 @@ class RunSubmitter:
     """Creates and submits one run per (job, partition) and yields each outcome as its run finishes."""
 
     def __init__(self, instance, workspace, defs, console):
-        from dagster._cli.workspace.cli_target import get_code_location_from_workspace, get_remote_repository_from_code_location
-
         self._instance, self._workspace, self._defs, self._console = instance, workspace, defs, console
-        self._location = get_code_location_from_workspace(workspace, None)
-        self._repository = get_remote_repository_from_code_location(self._location, None)
+        self._location, self._repository = only_code_location(workspace)
         self.launch_id = uuid.uuid4().hex[:12]
 
     def check_partitions(self, local_keys: dict[str, Sequence[str]]) -> None:
@@ -78,17 +76,11 @@ class RunSubmitter:
                     time.sleep(POLL_SECONDS)
 
     def _submit(self, job_name: str, partition_key: str | None) -> str:
-        from dagster._core.definitions.selector import JobSubsetSelector
-
         job_def = self._defs.resolve_job_def(job_name)
         tags = {TRIGGER_TAG: "launch", LAUNCH_TAG: self.launch_id}
         if partition_key is not None:
             tags.update(job_def.get_tags_for_partition_key(partition_key, None))
-        remote_job = self._location.get_job(
-            JobSubsetSelector(
-                location_name=self._location.name, repository_name=self._repository.name, job_name=job_name, op_selection=None
-            )
-        )
+        remote_job = self._repository.get_full_job(job_name)
         plan = self._location.get_execution_plan(
             remote_job, {}, step_keys_to_execute=None, known_state=None, instance=self._instance
         )
@@ -118,19 +110,16 @@ class RunSubmitter:
 @contextmanager
 def run_submitter(instance, workspace_file: Path, defs, console) -> Iterator[RunSubmitter]:
     """The workspace (its code servers) stays open while the runs are submitted and awaited."""
-    from dagster._core.workspace.context import WorkspaceProcessContext
-    from dagster._core.workspace.load_target import WorkspaceFileTarget
-
     if not workspace_file.is_file():
         raise InvalidInputError("no such workspace file; --launch needs the one the daemon uses", source=str(workspace_file))
     _require_a_dequeuing_daemon(instance)
-    with WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[str(workspace_file)])) as process_context:
-        yield RunSubmitter(instance, process_context.create_request_context(), defs, console)
+    with workspace_of_file(instance, workspace_file) as workspace:
+        yield RunSubmitter(instance, workspace, defs, console)
 
 
 def _require_a_dequeuing_daemon(instance) -> None:
     """With the queued coordinator and no daemon, submitted runs would wait forever: say so instead."""
-    from dagster._core.run_coordinator import QueuedRunCoordinator
+    from dagster import QueuedRunCoordinator
 
     if not isinstance(instance.run_coordinator, QueuedRunCoordinator):
         return

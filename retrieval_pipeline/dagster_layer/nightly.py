@@ -35,6 +35,7 @@ from pathlib import Path
 import click
 
 from retrieval_pipeline.core.base.formatting import percent_or_blank
+from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
 from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, print_results
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 
@@ -182,17 +183,10 @@ def _in_process(defs, instance, project):
 
 def _execute(defs, instance, job_name: str, partition_keys: list) -> list[PartitionOutcome]:
     """One run for the whole range: the stage's bookkeeping is paid once, not once per partition."""
-    from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-
     if len(partition_keys) == 1:
         where = {"partition_key": partition_keys[0]}
     else:
-        where = {
-            "tags": {
-                ASSET_PARTITION_RANGE_START_TAG: str(partition_keys[0]),
-                ASSET_PARTITION_RANGE_END_TAG: str(partition_keys[-1]),
-            }
-        }
+        where = {"tags": partition_range_tags(str(partition_keys[0]), str(partition_keys[-1]))}
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
     )

@@ -43,6 +43,7 @@ from dagster import (
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.secrets import scrub, scrubbed_errors
+from retrieval_pipeline.dagster_layer.dagster_gaps import materialization_target
 from retrieval_pipeline.reports.chart_worker import Drawing
 
 FAILED_PARTITIONS = "failed_partitions"
@@ -126,18 +127,10 @@ def materialize_each(context: AssetExecutionContext, asset: str, compute: Callab
 def _evaluation(context: AssetExecutionContext, asset_key: AssetKey, key: str, result: AssetCheckResult) -> AssetCheckEvaluation:
     """The check result of one partition, recorded against the materialization just written for it
     (Dagster only derives the partition and the target itself when a run holds a single partition)."""
-    from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluationTargetMaterializationData
-
     records = context.instance.fetch_materializations(
         AssetRecordsFilter(asset_key=asset_key, asset_partitions=[key]), limit=1
     ).records
-    target = (
-        AssetCheckEvaluationTargetMaterializationData(
-            run_id=records[0].event_log_entry.run_id, storage_id=records[0].storage_id, timestamp=records[0].timestamp
-        )
-        if records
-        else None
-    )
+    target = materialization_target(records[0]) if records else None
     return AssetCheckEvaluation(
         asset_key=asset_key,
         check_name=result.check_name,

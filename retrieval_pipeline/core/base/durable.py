@@ -2,12 +2,18 @@
 
 A rename is atomic but not durable: after a power loss the new name can point at a file whose data
 never reached the disk (a zero-byte run). Syncing the file before the rename and its folder after it
-closes that window; every writer that publishes a file or folder by renaming it uses this.
+closes that window; every writer that publishes a file or folder by renaming it uses `sync`. A text
+file the user asked for (a set file, a report) is written that way by `write_text_atomically`, so an
+error never leaves half of it.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
+
+from retrieval_pipeline.core.base.errors import InvalidInputError
 
 
 def sync(path: str | os.PathLike) -> None:
@@ -17,3 +23,37 @@ def sync(path: str | os.PathLike) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def write_text_atomically(path: Path, text: str) -> Path:
+    """Written under a temporary name in the target folder, then renamed into place; any failure removes
+    the temporary file and leaves what was at `path` as it was."""
+    if path.is_dir():
+        raise InvalidInputError("is a folder, not a file", source=str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False
+        )
+    except OSError as error:
+        raise InvalidInputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o666 & ~_umask())  # a temporary file is private; the written file is not
+        os.replace(handle.name, path)
+        sync(path.parent)  # the rename itself reaches the disk
+    except BaseException as error:
+        Path(handle.name).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise InvalidInputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
+        raise
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from retrieval_pipeline.core.base.atomic_write import write_text_atomically
+from retrieval_pipeline.core.base.durable import write_text_atomically
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.base.arrow_arrays import from_python, indices, numbers, python_values
-from retrieval_pipeline.core.base.arrow_memory import release_unused
+from retrieval_pipeline.core.base.arrow_arrays import from_python, indices, numbers, python_values, release_unused
 
 if TYPE_CHECKING:
     import numpy as np

@@ -36,24 +36,23 @@ from retrieval_pipeline.core.storage.run_tables import (
     upgraded,
 )
 from retrieval_pipeline.core.storage.store_files import (
-    UnreadableFile,
-    checked_summary,
-    discard,
-    footer_problem,
-    read_table,
-    summary_row,
-)
-from retrieval_pipeline.core.storage.store_layout import (
     COMPLETE_SUFFIX,
     PARTIAL_PREFIX,
     HistoryKey,
     SkippedFile,
     StoredRun,
+    UnreadableFile,
     check_run_id,
+    checked_summary,
+    discard,
+    file_system,
+    footer_problem,
     foreign_reason,
+    read_table,
     run_file,
+    summary_row,
+    write_table,
 )
-from retrieval_pipeline.core.storage.store_root import StoreRoot
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
 
@@ -67,9 +66,18 @@ def log_skipped(skipped: SkippedFile) -> None:
     LOG.warning("%s", skipped)
 
 
-class ResultStore(StoreRoot):
+class ResultStore:
+    """The one object through which runs, acceptances, question sets and retention reach their files, so a
+    path is shown the same way everywhere (a path for a local store, a URI for a remote one, as any Parquet
+    reader would open it), an unreachable store is one StoreError naming its URI, and a file that cannot be
+    read is reported once, through `on_skip`, however many sides meet it."""
+
     def __init__(self, uri: str, on_skip: Callable[[SkippedFile], None] | None = None):
-        super().__init__(uri, on_skip or log_skipped)
+        self.uri = uri
+        self._local = "://" not in uri or uri.startswith("file://")
+        self.fs, self._root = file_system(uri, self._local)
+        self._on_skip = on_skip or log_skipped
+        self._reported: set[str] = set()
 
     def run_files(self, stored: StoredRun) -> tuple[str, str]:
         """Where the run's summary and question file are, in the store's file system."""
@@ -242,3 +250,48 @@ class ResultStore(StoreRoot):
         if problem is not None:
             self.skip(path, problem)
         return problem
+
+    def shown(self, path: str) -> str:
+        """A path inside the store as a user or any Parquet reader would open it."""
+        return self._uri(path.removeprefix(f"{self._root}/"))
+
+    def skip(self, path: str, reason: str) -> None:
+        """Report a file passed over, once per store object however often it is met."""
+        if path not in self._reported:
+            self._reported.add(path)
+            self._on_skip(SkippedFile(self.shown(path), reason))
+
+    def entries(self, side: str, key: HistoryKey) -> list:
+        """The files and folders in the key's folder on `side` (summaries, questions); none before its first run."""
+        return self._listing(self._dir(side, key))
+
+    def delete(self, path: str) -> None:
+        """A file already gone (a concurrent prune) is not an error."""
+        try:
+            self.fs.delete_file(path)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise StoreError(f"cannot remove {self.shown(path)}: {error}") from None
+
+    def _dir(self, side: str, key: HistoryKey) -> str:
+        return f"{self._root}/{side}/{key.parts}"
+
+    def _uri(self, relative: str) -> str:
+        """Where a stored file is, as a reader would open it: a path for a local store, else a URI."""
+        return f"{self._root if self._local else self.uri.rstrip('/')}/{relative}"
+
+    def _failure(self, error: UnreadableFile) -> StoreError:
+        return StoreError(f"cannot read {self.shown(error.path)}: {error.reason}")
+
+    def _write(self, path: str, table) -> None:
+        write_table(self.fs, self._local, path, table, self.shown(path))
+
+    def _listing(self, folder: str) -> list:
+        """The files and folders directly in `folder`; none when it does not exist yet."""
+        from pyarrow.fs import FileSelector
+
+        try:
+            return self.fs.get_file_info(FileSelector(folder, allow_not_found=True))
+        except OSError as error:
+            raise StoreError(f"cannot read the result store {self.uri!r}: {error}") from None
