@@ -59,7 +59,7 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
             f"stored: {stored}",
             EXIT_FAILED,
         )
-    stored = store.read_summary(evaluation.stored).get("verdict")
+    stored = store.read_summary(evaluation.stored)["verdict"]
     note = None
     if stored is not None and stored != evaluation.report.verdict.value:
         note = (

@@ -8,7 +8,6 @@ that computes them. Readers ask the functions below, which read `MEASURES` when 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -75,6 +74,12 @@ class Measure:
 
     def column(self, k: int) -> str:
         return self.column_pattern.format(name=self.name, k=k)
+
+    def cutoff_of(self, key: str) -> int | None:
+        """The cut-off `key` names this measure at (`mrr@12` -> 12), or None when it names another."""
+        before, _, after = self.key("\0").partition("\0")
+        middle = key[len(before) : len(key) - len(after)]
+        return int(middle) if key.startswith(before) and key.endswith(after) and middle.isdigit() else None
 
     def text(self, value: float) -> str:
         return percent(value) if self.scale == RATE else f"{value:.3f}"
@@ -179,14 +184,9 @@ def figure_of(key: str) -> Figure | None:
     """The declared figure a stored key names (`top5`, `ndcg@12`); None for a key no measure declares
     (a measure since removed, or another tool's column)."""
     for measure in MEASURES.values():
-        found = re.fullmatch(
-            re.escape(measure.key_pattern)
-            .replace(re.escape("{name}"), re.escape(measure.name))
-            .replace(re.escape("{k}"), r"(\d+)"),
-            key,
-        )
-        if found:
-            return Figure(measure, int(found.group(1)))
+        k = measure.cutoff_of(key)
+        if k is not None:
+            return Figure(measure, k)
     return None
 
 

@@ -3,8 +3,8 @@
 `previous` (the default, SPEC section 5): the latest complete run. `accepted`: the latest accepted run,
 so a regression does not quietly become the next night's baseline; the check keeps failing until a
 person accepts the new level. A run is accepted automatically when its check passed (see
-`regression.AUTO_ACCEPTED`; a run stored before verdicts were recorded counts as accepted, as it was a
-baseline under the only rule there was), or explicitly with `accept_run`, which writes one small
+`regression.AUTO_ACCEPTED`; a run saved without a check counts as accepted, as it is a baseline under
+the previous-run rule), or explicitly with `accept_run`, which writes one small
 Parquet row of its own: runs are never rewritten, and the record of who accepted what only grows.
 """
 
@@ -61,7 +61,7 @@ def accepted_runs(store: ResultStore, key: HistoryKey) -> Iterator[StoredRun]:
     a run whose summary cannot be read is skipped (and reported by the store)."""
     explicit = acceptances(store, key)
     for stored, row in store.summaries(run for run in store.history(key) if run.complete):
-        if stored.run_id in explicit or auto_accepted(row.get("verdict")):
+        if stored.run_id in explicit or auto_accepted(row["verdict"]):
             yield stored
 
 
