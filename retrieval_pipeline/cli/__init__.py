@@ -1,23 +1,10 @@
 """The `retrieval-eval` command line: parse, call the core, render. Nothing here imports Dagster.
 
-Commands are loaded lazily: `retrieval-eval --help` imports no command module at all (the short help
-shown in the listing is kept in COMMANDS), and a command's module is imported only when that command
-runs. Each command imports the core inside its function, so start-up stays a fraction of a second.
-
-Adding a command from another module is one line in COMMANDS:
-
-    "nightly": ("retrieval_pipeline.dagster_layer.nightly:nightly", "Run the nightly Dagster job now: ..."),
-
-where the target is a `click.Command` (or `click.Group`). The module is imported only when the command
-is invoked or its own `--help` is asked for, so a command that needs Dagster keeps Dagster out of
-every other command. Its failures get the same treatment as the built-in commands' (see `errors.py`).
-
-Exit codes: 0 success (also a regression without --fail-on-regression, with a warning on stderr);
-1 an unknown set, retriever or run, a run `accept` refuses (incomplete), or a regression with
---fail-on-regression; 2 usage errors and invalid
-input (files, configuration, tolerances, an unreachable result store); 3 an incomplete run (the
-retriever failed on some questions); 4 an unexpected internal error (a bug: set RETRIEVAL_EVAL_DEBUG=1
-to see its traceback).
+Commands are loaded lazily, so start-up stays a fraction of a second and a command that needs Dagster
+keeps Dagster out of every other command: COMMANDS holds each command's `module:command` target and
+its short help, a command's module is imported only when it runs or its own `--help` is asked for, and
+each command imports the core inside its function. A command added there gets the built-in commands'
+error handling (`errors.py`); the exit codes are listed in the main group's help.
 """
 
 from __future__ import annotations
@@ -108,15 +95,15 @@ class LazyGroup(click.Group):
 def command_process() -> Iterator[None]:
     """The process settings every command runs under (benchmarks give the core's side the same)."""
     # Arrow's default allocator (mimalloc) keeps freed pages for reuse, which a one-shot command never
-    # makes: the system allocator hands them back, so a 2-million-line run file peaks ~40 MiB lower.
+    # makes: the system allocator hands them back, so a large run file peaks markedly lower.
     # Read once, when pyarrow is first imported; a user's own choice is kept.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     # A command builds its long-lived objects in large batches (a set's 20,000 questions, a run's rows),
     # and at the default threshold (700) the cycle collector walks all of them again every 70,000
-    # allocations, for cycles they do not form: a fifth of a run-file evaluation's CPU. Reference
+    # allocations, for cycles they do not form: a large share of a run-file evaluation's CPU. Reference
     # counting still frees everything else at once; cycles are collected every 50,000 allocations
     # while the command runs. At exit everything is frozen first: the interpreter's last collections
-    # would otherwise walk every object once more (0.2 s after a 20,000-question run) only to free it.
+    # would otherwise walk every object once more (noticeable after a large run) only to free it.
     threshold = gc.get_threshold()
     gc.set_threshold(50_000, 10, 10)
     atexit.unregister(gc.freeze)

@@ -1,18 +1,11 @@
 """The Dagster code location: `dagster dev` (or `-m retrieval_pipeline.dagster_layer.definitions`) loads `defs`.
 
 The configuration is read when the definitions load, because the partitions are its sets and
-retrievers: $RETRIEVAL_EVAL_CONFIG, else the embedded demo. $RETRIEVAL_EVAL_STORE, when set, replaces
-the configuration's result store (the `--store` of `retrieval-eval nightly`).
-
-$RETRIEVAL_EVAL_EXECUTOR (and $RETRIEVAL_EVAL_EXECUTOR_CONFIG, its settings) picks the executor of
-every job without a code change, see executors.py. Each run evaluates its partitions in one step (one
-partition from the schedule and the sensor; a range from `nightly` and UI backfills, see
-partition_steps.py), so a team scales out with the run launcher in dagster.yaml (one Celery task, pod
-or container per run), see docs/production.md.
-
-The leaderboard refreshes itself: `leaderboard_automation` (running by default) requests it once the
-evaluations of a schedule tick, a sensor request or a launch have all finished; `label_audit_automation`
-does the same for each set's label audit.
+retrievers ($RETRIEVAL_EVAL_CONFIG, else the embedded demo; $RETRIEVAL_EVAL_STORE replaces its store).
+The executor is picked by the environment too, without a code change (executors.py), and each run
+evaluates its partitions in one step (partition_steps.py), so a team scales out with the run launcher
+in dagster.yaml, see docs/production.md. The leaderboard and each set's label audit refresh themselves
+once the evaluations of a schedule tick, a sensor request or a launch have all finished.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """The assets' values, as `load_asset_value` and downstream assets receive them: pyarrow Tables read
-from the result store's own files.
+from the result store's own files (a set's questions, a partition's latest run, the leaderboard).
 
-    golden_question_set   the set's questions  (question_sets/<set>.parquet)
-    retrieval_evaluation  the partition's latest stored run, one row per question, hits at every cut-off
-    leaderboard           latest complete rates of every configured pair, ranked inside each set
-
-Several partitions (a downstream asset that depends on all of them, or `load_asset_value` without a
-partition key) come back as ONE table: every row carries its set (and retriever) as columns, so a
-group-by replaces a dict of per-partition tables. A partition without a stored value is an error
-naming it, unless the input sets `allow_missing_partitions` metadata (Dagster's convention), which
-skips it.
-
-Nothing is written here. Each run is saved once, by the store, inside the evaluation; the asset
-returns a MaterializeResult (so Dagster never calls `handle_output` for it) whose `result_uri`
-points at that file. Dagster's UPathIOManager does not fit: it derives one path per partition from
-the asset key, while a partition's value here is the newest of many run-stamped files, found by
-listing the history, and the store already opens local folders and fsspec URIs (s3://, memory://)
-through Arrow's file system. Reusing the store keeps one reader for every consumer (CLI, assets, IO
-manager) and needs neither universal-pathlib nor a second copy of any file.
+Several partitions come back as ONE table with the set (and retriever) as columns, so a group-by
+replaces a dict of per-partition tables. Nothing is written here: the store saves each run once, inside
+the evaluation. Dagster's UPathIOManager does not fit: it derives one path per partition from the asset
+key, while a partition's value here is the newest of many run-stamped files; reusing the store keeps
+one reader for every consumer (CLI, assets, IO manager) and no second copy of any file.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """The index-rebuild sensor: a new index version of a retriever evaluates every set against it, once.
 
-Every `sensor_interval_seconds` the sensor builds each configured retriever afresh and asks the ones
-that report an index version (`VersionedIndex`) for it. The cursor is a JSON map retriever -> last
-version seen. A version different from the cursor's is new: the sensor requests that retriever's
-partitions (every set against it, plus a refresh of its `retriever_config` partition, whose metadata
-shows the version). The version is in every run key, so even a lost cursor cannot request a version
-twice.
-
-On the first observation of a retriever (no cursor entry, e.g. the sensor was just turned on), the
-version is new unless the result store already holds a complete run of that set and retriever made
+Each retriever that reports an index version (`VersionedIndex`) is asked for it at every tick; a
+version other than the cursor's requests that retriever's partitions. The version is in every run key,
+so even a lost cursor cannot request a version twice. A retriever seen for the first time (the sensor
+was just turned on) has a new version unless the result store already holds a complete run made
 against that very version: turning the sensor on right after `retrieval-eval nightly` then requests
 nothing, while a never-measured index is measured at once.
 """

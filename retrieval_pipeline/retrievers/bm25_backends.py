@@ -1,15 +1,15 @@
 """Scoring a batch of questions against a bm25s index the fastest way this machine offers, same rankings.
 
 bm25s scores a question by summing one sparse column per query term over every document, then
-selecting the top k: the cost grows linearly with the corpus (~40 ms a question at a million
-documents). Two ways out, both bm25s' own code:
+selecting the top k: the cost grows linearly with the corpus, costly at a million documents. Two ways
+out, both bm25s' own code:
 - its numpy path on a thread pool, one thread per core: numpy releases the interpreter lock for part
-  of the work, ~1.65x on 2 cores;
-- its numba kernel, ~10x faster at a million documents, but bm25s compiles it in every process
-  (8-11 s; its functions are not `cache=True`). Here the same kernel is compiled with numba's on-disk
-  cache, so a machine pays the compile once, and it runs without the interpreter lock, one thread per
-  core. A first compile still costs seconds, which a small corpus never earns back (300 SciFact
-  questions take ~0.1 s with numpy), hence `NUMBA_MIN_DOCUMENTS`.
+  of the work, so extra cores help, though less than linearly;
+- its numba kernel, many times faster on a large corpus, but bm25s compiles it in every process (its
+  functions are not `cache=True`). Here the same kernel is compiled with numba's on-disk cache, so a
+  machine pays the compile once, and it runs without the interpreter lock, one thread per core. A first
+  compile still costs seconds, which a small corpus (scored by numpy in a blink) never earns back,
+  hence `NUMBA_MIN_DOCUMENTS`.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """Ask a JSON search service over HTTP, so a deployed search stack is measured exactly as users reach it.
 
-Configuration says where the question and limit go, where the list of hits sits in the response, and
-where each hit keeps its id, so most services need no code.
-
-Retries live here, not only in the core runner, because only this adapter knows which failures are
-transient (connection errors, timeouts, 5xx, 429 with its Retry-After). Every error it raises is a
-`RetrieverFault`: the adapter already retried what retrying can fix, so the runner records it on the
-question instead of asking again and multiplying the load on a struggling service.
-
-Secrets: header values read from environment variables live only in the pool's headers and in the
-core's secret registry (`core.secrets`), which scrubs every message this adapter raises or logs, since a
-misbehaving service may echo its request. repr() shows header names, never values.
-
-`timeout_seconds` caps each attempt whole (name lookup, connect, headers and body: see `http_transport`), and
-`fail_fast_after` tells the runner to stop when the first questions all fail to connect.
-
-`index_version` exists only on `VersionedHttpRetriever`, built when `version_url` is configured: the
-core detects the capability with `isinstance(retriever, VersionedIndex)`, a runtime protocol that checks
-the method exists, so a method returning None or raising would claim a capability the instance lacks.
+Configuration says where the question goes and where the hits and their ids sit in the response, so
+most services need no code. Retries live here, not only in the core runner, because only this adapter
+knows which failures are transient; every error it raises is a `RetrieverFault`, so the runner records
+it instead of asking again and multiplying the load on a struggling service. Secret header values are
+scrubbed from every message raised or logged here (`core.secrets`), since a service may echo its request.
+`index_version` exists only on `VersionedHttpRetriever` (when `version_url` is set): the core's runtime
+protocol only checks that the method exists, so every instance having it would claim the capability.
 """
 
 from __future__ import annotations
@@ -61,7 +50,7 @@ class HttpRetriever:
         self.fail_fast_after = params.fail_fast_after
         self._params = params
         # A blocking pool of `concurrency` connections bounds in-flight requests whoever calls retrieve().
-        # urllib3 directly rather than requests on top of it: a fifth of the CPU per request, which is
+        # urllib3 directly rather than requests on top of it: far less CPU per request, which is
         # what keeps a concurrent evaluation near N x latency / concurrency.
         self._pool = deadline_pool_manager(
             params.timeout_seconds,

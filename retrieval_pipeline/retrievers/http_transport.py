@@ -2,17 +2,11 @@
 together), and plain words for what went wrong on the wire.
 
 urllib3's timeouts bound each socket operation, so a server trickling one byte just inside the read
-timeout holds a request as long as it likes. Here the response reads its socket through a reader that
-checks one monotonic deadline before every read and gives the socket only the time left, so headers and
-body share the budget. urllib3 builds the response deep inside its own call, hence the deadline travels
-in a context variable, set per request by `deadline_after` in the thread that makes the request.
-
-Name lookup comes first and has no timeout at all: `socket.getaddrinfo` blocks for as long as the
-system resolver takes (glibc's resolv.conf `timeout`/`attempts` per name server, any NSS module's own
-waits). So a new connection resolves its host in a daemon thread and waits for the answer only until
-the deadline, then connects to each address in turn with the time left. A lookup given up on finishes
-in its thread, its answer discarded; `MAX_PENDING_LOOKUPS` bounds how many such threads can pile up
-while a resolver hangs (beyond that a request waits for a free slot, still within its deadline).
+timeout holds a request as long as it likes. Here every read gets only the time left before one
+deadline, carried in a context variable because urllib3 builds the response deep inside its own call.
+Name lookup has no timeout at all (`socket.getaddrinfo` waits as long as the system resolver does), so
+a new connection resolves its host in a daemon thread and waits only until the deadline;
+`MAX_PENDING_LOOKUPS` bounds the abandoned lookups that can pile up while a resolver hangs.
 """
 
 from __future__ import annotations
@@ -116,7 +110,7 @@ def _time_left(deadline: float) -> float:
 
 def _lookup_before(deadline: float, host: str, port: int) -> list:
     """`socket.getaddrinfo` as urllib3 calls it, waited for only until the deadline. An IP address is
-    read in place: no name server is asked, and the thread adds about a fifth to a new loopback
+    read in place: no name server is asked, and the thread would add noticeably to a new loopback
     connection's request."""
 
     def addresses() -> list:

@@ -31,6 +31,7 @@ def python(code: str, *paths, cwd=None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_help_lists_every_command_and_imports_nothing_heavy():
     result = python(
         f"""
@@ -51,6 +52,7 @@ def test_help_lists_every_command_and_imports_nothing_heavy():
         assert f"  {name} " in result.stdout
 
 
+@pytest.mark.slow
 def test_help_answers_in_a_fraction_of_a_second():
     [*command] = console_script()
     timings = []
@@ -62,6 +64,7 @@ def test_help_answers_in_a_fraction_of_a_second():
     assert min(timings) < 1.0, timings  # typically about 0.1 s; generous for loaded CI machines
 
 
+@pytest.mark.slow
 def test_run_never_imports_dagster(project, plugins):
     result = python(
         f"""
@@ -77,6 +80,7 @@ def test_run_never_imports_dagster(project, plugins):
     assert json.loads(result.stdout)["top1_hit_rate"] == 1.0
 
 
+@pytest.mark.slow
 def test_a_run_file_evaluation_with_its_baseline_never_imports_pandas(project):
     """pyarrow imports pandas (0.2 s, ~35 MiB) on its first `pa.array` or `to_numpy`, or reading a time
     zone; a run file read, scored, compared with its baseline, saved and printed as JSON needs none of it."""
@@ -102,6 +106,7 @@ def test_a_run_file_evaluation_with_its_baseline_never_imports_pandas(project):
     assert json.loads(second.stdout)["regression"]["has_baseline"] is True
 
 
+@pytest.mark.slow
 def test_console_script_exit_codes_and_clean_json_stdout(project, plugins):
     script = [*console_script()]
     env = subprocess_env(plugins)
@@ -131,6 +136,7 @@ def test_console_script_exit_codes_and_clean_json_stdout(project, plugins):
     assert incomplete.returncode == 3 and "Traceback" not in incomplete.stderr
 
 
+@pytest.mark.slow
 def test_run_file_replays_through_the_command_line(project, tmp_path):
     """The built-in run_file kind: a team's exported rankings measured and compared with no live retriever."""
     config = project.config.read_text() + textwrap.indent(

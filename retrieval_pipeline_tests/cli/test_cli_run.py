@@ -413,6 +413,7 @@ def test_long_flipped_lists_and_tiny_p_values_read_well():
 LEAKED = "tok-cli-5e1b77a0c94d\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("at_build", [False, True], ids=["error-on-every-question", "error-while-building"])
 @pytest.mark.parametrize("as_json", [False, True], ids=["plain", "json"])
 def test_a_secret_a_plugin_quotes_in_its_errors_never_reaches_stdout_stderr_or_the_store(

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import retrieval_pipeline.core
 
 LAYERS = ("base", "golden", "retrieval", "scoring", "storage", "services")
@@ -87,6 +89,7 @@ def test_no_core_module_imports_dagster_or_the_packages_above_the_core():
     assert offenders == {}
 
 
+@pytest.mark.slow
 def test_importing_every_core_module_does_not_load_dagster():
     code = (
         "import importlib, sys\n"

@@ -35,6 +35,7 @@ def stored_files(store_uri: str) -> list[str]:
     return sorted(file_system.find(root)) if file_system.exists(root) else []
 
 
+@pytest.mark.slow
 def test_one_evaluation_partition_loads_as_its_latest_run_with_the_metadatas_result_uri(project, defs, instance):
     nightly(project, instance)
     project.write_run("good", degraded("a1"))
@@ -61,6 +62,7 @@ def test_one_evaluation_partition_loads_as_its_latest_run_with_the_metadatas_res
     assert table.select(stored.column_names).equals(stored)  # the very file the metadata points at
 
 
+@pytest.mark.slow
 def test_all_evaluation_partitions_load_as_one_table_with_set_and_retriever_columns(project, defs, instance):
     nightly(project, instance)
     table = defs.load_asset_value(EVALUATION, instance=instance)
@@ -77,6 +79,7 @@ def test_all_evaluation_partitions_load_as_one_table_with_set_and_retriever_colu
     ]
 
 
+@pytest.mark.slow
 def test_golden_question_sets_load_one_or_all(project, defs, instance):
     nightly(project, instance)
     alpha = defs.load_asset_value("golden_question_set", partition_key="alpha", instance=instance)
@@ -87,6 +90,7 @@ def test_golden_question_sets_load_one_or_all(project, defs, instance):
     ]
 
 
+@pytest.mark.slow
 def test_the_leaderboard_loads_as_its_ranked_table(project, defs, instance):
     nightly(project, instance)
     rows = defs.load_asset_value("leaderboard", instance=instance).to_pylist()
@@ -98,6 +102,7 @@ def test_the_leaderboard_loads_as_its_ranked_table(project, defs, instance):
     ]
 
 
+@pytest.mark.slow
 def test_each_run_is_written_once_and_handle_output_writes_nothing(project, defs, instance):
     nightly(project, instance)
     before = stored_files(str(project.store))
@@ -131,6 +136,7 @@ def test_an_asset_without_a_stored_value_is_refused_with_the_ones_that_have_one(
         ResultStoreIOManager(defs.resources["project"]).load_input(context)
 
 
+@pytest.mark.slow
 def test_a_remote_store_uri_serves_the_same_values_through_the_same_io_manager(project):
     store_uri = f"memory://asset-values-{uuid.uuid4().hex}/results"
     with DagsterInstance.ephemeral() as instance:

@@ -30,6 +30,7 @@ def latest(instance, asset: str, partition: str | None = None):
     return records[0].asset_materialization
 
 
+@pytest.mark.slow
 def test_every_partition_materializes_with_its_check(defs, instance):
     materialize_everything(defs, instance, SETS, RETRIEVERS)
 
@@ -120,6 +121,7 @@ def test_redaction_rules():
     }
 
 
+@pytest.mark.slow
 def test_the_leaderboard_puts_every_pair_side_by_side(defs, instance):
     materialize_everything(defs, instance, SETS, RETRIEVERS)
     metadata = latest(instance, "leaderboard").metadata
@@ -141,6 +143,7 @@ def test_the_leaderboard_puts_every_pair_side_by_side(defs, instance):
     assert "| mrr@3 | ndcg@3 | latency ms |" in metadata["summary"].value
 
 
+@pytest.mark.slow
 def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatch):
     """The embedded demo (three BM25 variants over Cranfield), via the main command's code path."""
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
@@ -154,6 +157,7 @@ def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatc
     assert "Leaderboard: demo.cranfield" in output.getvalue()
 
 
+@pytest.mark.slow
 def test_a_range_run_draws_its_history_charts_in_a_worker_and_records_them_in_partition_order(defs, instance, monkeypatch):
     from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from dagster import AssetCheckKey, AssetKey
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
@@ -73,6 +74,7 @@ def test_label_audit_reports_the_suspect_labels_of_the_latest_runs(project, inst
     assert row["question_id"] == "a1" and "'d7'" in row["what_is_wrong"]
 
 
+@pytest.mark.slow
 def test_a_run_over_every_evaluation_records_the_sets_that_may_run_and_names_the_one_held_back(project, instance):
     """A backfill of the whole range in one run (as `nightly` runs it): one set's failed label check
     fails its partitions, while the other set's partitions are materialized and checked, each its own."""
@@ -101,6 +103,7 @@ def test_a_run_over_every_evaluation_records_the_sets_that_may_run_and_names_the
     assert not (project.store / "summaries" / "alpha").exists()
 
 
+@pytest.mark.slow
 def test_nightly_holds_back_the_set_whose_labels_fail_and_evaluates_the_other(project, instance):
     """The sets run as one range: the failed label check fails its own set's partition only."""
     import io

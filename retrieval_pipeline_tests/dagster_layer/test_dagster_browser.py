@@ -74,6 +74,7 @@ def two_nightly_runs(tmp_path):
     return project, home
 
 
+@pytest.mark.slow
 def test_a_person_sees_the_history_chart_the_rates_and_the_check_verdict(two_nightly_runs, browser, tmp_path):
     project, home = two_nightly_runs
     if ARTIFACTS.exists():

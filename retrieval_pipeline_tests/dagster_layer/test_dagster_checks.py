@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
 from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey
 from dagster_runs import evaluate, only_check, only_materialization
 from dagster_test_project import PERFECT, degraded, write_project
@@ -14,6 +15,7 @@ from retrieval_pipeline.dagster_layer.definitions import build_definitions
 CHECK = AssetCheckKey(AssetKey("retrieval_evaluation"), "no_regression")
 
 
+@pytest.mark.slow
 def test_a_second_run_with_an_unchanged_retriever_passes(defs, instance):
     first = only_materialization(evaluate(defs, instance, "alpha", "good"))
     evaluate(defs, instance, "beta.small", "good")  # another partition in between is not a baseline
@@ -32,6 +34,7 @@ def test_a_first_run_draws_no_empty_delta_tables(defs, instance):
     assert "by_form_deltas" not in check.metadata and "by_hard_class_deltas" not in check.metadata
 
 
+@pytest.mark.slow
 def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(defs, instance, project):
     evaluate(defs, instance, "alpha", "good")
     project.write_run("good", degraded("a1", "a2"))
@@ -62,6 +65,7 @@ def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(de
     assert recovered.passed and recovered.metadata["flipped_to_hit"].value == ["a1", "a2"]
 
 
+@pytest.mark.slow
 def test_tolerances_and_severity_come_from_the_configuration(tmp_path, instance):
     project = write_project(
         tmp_path / "lenient", tolerances={"max_top1_drop": 0.2, "max_top3_drop": 0.2}, dagster={"check_severity": "WARN"}
@@ -96,6 +100,7 @@ def test_an_incomplete_run_fails_the_check_but_is_recorded(tmp_path, instance):
     assert only_materialization(result).metadata["errored_questions"].value == 1
 
 
+@pytest.mark.slow
 def test_an_inconclusive_drop_passes_the_check_with_severity_warn_and_says_why(tmp_path, instance):
     project = write_project(tmp_path / "gated", tolerances={"min_significance": 0.05})
     defs = build_definitions(project.config)
@@ -115,6 +120,7 @@ def test_an_inconclusive_drop_passes_the_check_with_severity_warn_and_says_why(t
     assert check.metadata["mrr@3_delta"].value < 0
 
 
+@pytest.mark.slow
 def test_an_unreadable_store_file_is_a_warning_in_the_event_log_and_the_check_uses_the_latest_readable_run(
     defs, instance, project
 ):

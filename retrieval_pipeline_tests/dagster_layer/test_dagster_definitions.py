@@ -118,6 +118,7 @@ def test_the_executor_is_chosen_by_environment_not_code(monkeypatch, project):
         build_definitions(project.config)
 
 
+@pytest.mark.slow
 def test_the_local_instance_configuration_is_valid(tmp_path):
     """dagster.yaml: SQLite under DAGSTER_HOME (the default), telemetry off, two concurrent runs at most."""
     home = tmp_path / "home"

@@ -53,6 +53,7 @@ def missed_by_every_retriever(store_uri: str, set_identifier: str, retrievers) -
     return {question_id for question_id, hit in found.items() if not hit}
 
 
+@pytest.mark.slow
 def test_the_users_asset_gets_every_partition_and_the_question_text(project, instance, example):
     nightly(project.config, None, instance)
     defs = Definitions.merge(build_definitions(project.config), Definitions(assets=[example.questions_every_retriever_misses]))
@@ -69,6 +70,7 @@ def test_the_users_asset_gets_every_partition_and_the_question_text(project, ins
     ]
 
 
+@pytest.mark.slow
 def test_the_users_asset_materializes_on_the_demo(tmp_path, instance, example, monkeypatch):
     """The example's own code location (`dagster dev -f examples/downstream_asset.py`) over the demo."""
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)

@@ -17,6 +17,8 @@ from retrieval_pipeline.dagster_layer.launch import LAUNCH_TAG
 from retrieval_pipeline.dagster_layer.nightly import run_nightly
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
+pytestmark = pytest.mark.slow
+
 DIRECT_INSTANCE = (
     "run_coordinator:\n  module: dagster.core.run_coordinator\n  class: DefaultRunCoordinator\ntelemetry:\n  enabled: false\n"
 )

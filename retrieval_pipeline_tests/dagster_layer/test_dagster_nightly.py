@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from dagster import AssetKey, DagsterInstance
@@ -30,6 +31,7 @@ def run(project, instance):
     return report, output.getvalue()
 
 
+@pytest.mark.slow
 def test_nightly_evaluates_everything_then_reports_a_regression(project, instance):
     report, output = run(project, instance)
     assert report.exit_code == 0, output
@@ -45,6 +47,7 @@ def test_nightly_evaluates_everything_then_reports_a_regression(project, instanc
     assert "FAILED (ERROR)" in output and "Regression: top-1 hit rate dropped 33.3 pp" in output
 
 
+@pytest.mark.slow
 def test_a_retriever_that_cannot_be_built_is_invalid_input_and_skips_its_partitions(project, instance):
     project.run_file("other").unlink()
     report, output = run(project, instance)
@@ -57,6 +60,7 @@ def test_a_retriever_that_cannot_be_built_is_invalid_input_and_skips_its_partiti
     assert instance.get_materialized_partitions(EVALUATION) == {"good|alpha", "good|beta.small"}
 
 
+@pytest.mark.slow
 def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(project, tmp_path, monkeypatch):
     """The runs land in $DAGSTER_HOME's instance, whose dagster.yaml is seeded from the project's."""
     workdir = tmp_path / "checkout"
@@ -103,6 +107,7 @@ def test_an_invalid_configuration_exits_2_before_anything_runs(tmp_path):
     assert result.exit_code == 2 and "invalid YAML" in result.output
 
 
+@pytest.mark.slow
 def test_an_incomplete_run_exits_3(project, instance):
     beta = project.root / "sets" / "beta.json"
     beta.write_text(beta.read_text(encoding="utf-8").replace('"beta one"', '"alpha one wing lift"'), encoding="utf-8")
@@ -111,6 +116,7 @@ def test_an_incomplete_run_exits_3(project, instance):
     assert "Incomplete run" in output
 
 
+@pytest.mark.slow
 def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard(project, instance, monkeypatch):
     """Drawn ahead in the chart worker while its run is set up, it is still exactly this board's chart."""
     from chart_helpers import embedded_pngs

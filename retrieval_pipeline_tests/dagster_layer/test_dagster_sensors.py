@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from dagster import AssetKey, DagsterRun, DagsterRunStatus, DefaultSensorStatus, build_sensor_context
 from dagster._core.utils import make_new_run_id
 from dagster_runs import evaluate, run_job
@@ -78,6 +79,7 @@ def refresh(defs, instance, cursor=None):
     return defs.resolve_sensor_def(LEADERBOARD_AUTOMATION).evaluate_tick(context)
 
 
+@pytest.mark.slow
 def test_the_leaderboard_is_refreshed_after_new_evaluations_and_again_after_any_later_one(defs, instance):
     assert not refresh(defs, instance).run_requests  # nothing evaluated yet
     evaluate(defs, instance, "alpha", "good")

@@ -3,6 +3,7 @@ baseline, on a real Dagster instance."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from dagster import AssetCheckSeverity
 from dagster_runs import QUIET, evaluate, evaluation_key, only_check, only_materialization
@@ -34,6 +35,7 @@ def accept(defs, instance, run_id: str, raise_on_error: bool = True):
     )
 
 
+@pytest.mark.slow
 def test_relabelled_questions_pass_the_check_and_its_metadata_says_what_changed(defs, instance, project):
     evaluate(defs, instance, "alpha", "good")
     relabel(project, "a1", "a2")
@@ -50,6 +52,7 @@ def test_relabelled_questions_pass_the_check_and_its_metadata_says_what_changed(
     assert check.metadata["top1_change"].value.startswith("+0.0 pp on the 4 unchanged questions")
 
 
+@pytest.mark.slow
 def test_too_few_unchanged_questions_pass_with_a_warning_saying_not_comparable(tmp_path, instance):
     project = write_project(tmp_path / "strict", tolerances={"min_compared_questions": 5})
     defs = build_definitions(project.config)
@@ -64,6 +67,7 @@ def test_too_few_unchanged_questions_pass_with_a_warning_saying_not_comparable(t
     assert check.description.startswith("Not comparable: only 4 unchanged question(s)")
 
 
+@pytest.mark.slow
 def test_under_accepted_the_check_keeps_failing_until_the_accept_baseline_job_runs(defs, instance, project):
     defs = with_config(project, baseline_policy="accepted")
     first = only_materialization(evaluate(defs, instance, "alpha", "good")).metadata["run_id"].value
@@ -92,6 +96,7 @@ def test_the_accept_baseline_job_fails_for_an_unknown_run_and_records_nothing(de
     assert not (project.store / "acceptances").exists()
 
 
+@pytest.mark.slow
 def test_a_run_tag_pins_the_baseline_of_the_evaluation(defs, instance, project):
     pinned = only_materialization(evaluate(defs, instance, "alpha", "good")).metadata["run_id"].value
     project.write_run("good", degraded("a1", "a2"))

@@ -7,6 +7,7 @@ check's per-partition results. It is always terminated, and every wait is bounde
 
 from __future__ import annotations
 
+import pytest
 from dagster import DagsterInstance
 from dagster._core.instance.ref import InstanceRef
 from dagster_runs import evaluate
@@ -50,6 +51,7 @@ ASSETS_QUERY = """
 """
 
 
+@pytest.mark.slow
 def test_the_ui_shows_the_assets_the_check_and_its_partition_results(project, tmp_path):
     home = fresh_dagster_home(tmp_path / "dagster_home")
     defs = build_definitions(project.config)

@@ -102,6 +102,7 @@ def test_every_expected_document_is_in_the_shipped_corpus(demo_set, shipped_corp
     assert missing == set()
 
 
+@pytest.mark.slow
 def test_the_build_script_reproduces_the_shipped_files(shared_data, tmp_path):
     if not BUILD_SCRIPT.is_file():
         pytest.skip(f"the build script is not in this checkout ({BUILD_SCRIPT})")

@@ -15,6 +15,8 @@ from http_fakes import TOKEN_VAR, closed_port_url, echoing_search, run_cli, tric
 
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
+pytestmark = pytest.mark.slow
+
 NEWLINE_SECRET = "tok-faults-3c9e1a7b5d20\n"
 CRLF_SECRET = "tok-faults-8f24d6b0e1c7\r\nX-Injected: yes"
 LEAKY_QUESTIONS = ["turbofan blades", "echo the request", "reject the index", "garbage from the proxy"]

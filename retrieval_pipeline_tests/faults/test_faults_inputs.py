@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from input_fault_cases import CASES, CORPUS, RUN, Case, config, set_yaml
 
+pytestmark = pytest.mark.slow
+
 WORKERS = 4
 LONGEST_LINE = 1200  # an error quotes at most ~200 characters of any value, however large the value
 

@@ -20,6 +20,8 @@ from store_faults_project import FaultProject, finish, later_run_id, loads_whole
 
 from retrieval_pipeline.core.services.history import run_history
 
+pytestmark = pytest.mark.slow
+
 APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + bytes(64)
 
 

@@ -15,6 +15,7 @@ from retrieval_pipeline.reports.charts import stored_history_chart_png
 KEY = HistoryKey("demo.set", "bm25")
 
 
+@pytest.mark.slow
 def test_a_worker_draws_the_very_chart_drawn_in_place(store):
     arguments = (store.uri, KEY, Tolerances(), None)
     with ChartDrawer(parallel=False) as in_place, ChartDrawer(parallel=True) as worker:
@@ -24,6 +25,7 @@ def test_a_worker_draws_the_very_chart_drawn_in_place(store):
     assert expected.startswith(b"\x89PNG")
 
 
+@pytest.mark.slow
 def test_a_chart_that_fails_in_the_worker_fails_with_its_error():
     with ChartDrawer(parallel=True) as worker:
         drawing = worker.draw(math.sqrt, -1.0)
@@ -32,6 +34,7 @@ def test_a_chart_that_fails_in_the_worker_fails_with_its_error():
         assert worker.draw(math.sqrt, 4.0).result() == 2.0  # the worker goes on
 
 
+@pytest.mark.slow
 def test_what_a_dead_worker_had_not_answered_is_drawn_in_place():
     with ChartDrawer(parallel=True) as worker:
         process = worker._worker._process
@@ -42,6 +45,7 @@ def test_what_a_dead_worker_had_not_answered_is_drawn_in_place():
         assert worker.draw(math.factorial, 10).result() == 3628800
 
 
+@pytest.mark.slow
 def test_stopping_the_drawer_stops_its_worker_process():
     worker = ChartDrawer(parallel=True)
     process = worker._worker._process
@@ -50,6 +54,7 @@ def test_stopping_the_drawer_stops_its_worker_process():
     assert process.poll() is not None
 
 
+@pytest.mark.slow
 def test_steps_inside_a_shared_drawer_use_it_and_others_get_their_own(monkeypatch):
     monkeypatch.setattr("retrieval_pipeline.reports.chart_worker._usable_cores", lambda: 2)
     with shared_drawer(charts=24):
@@ -65,6 +70,7 @@ def test_on_one_core_even_many_charts_are_drawn_in_place(monkeypatch):
         assert drawer._worker is None
 
 
+@pytest.mark.slow
 def test_a_chart_drawn_ahead_is_handed_to_the_first_step_asking_for_it():
     with ChartDrawer(parallel=True) as worker:
         worker.draw_ahead(math.factorial, 12)

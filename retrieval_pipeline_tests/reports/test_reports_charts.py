@@ -7,6 +7,7 @@ import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 
+import pytest
 from chart_helpers import png_size
 
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
@@ -56,6 +57,7 @@ def test_a_leaderboard_chart_has_one_panel_per_set_and_grows_with_the_retrievers
     assert png_size(leaderboard_chart_png(doubled))[1] > one_set[1]
 
 
+@pytest.mark.slow
 def test_a_leaderboard_chart_draws_the_intervals_the_entries_carry(store):
     board = build_leaderboard(store)
     intervals = {"top1": (0.2, 0.8), "top3": (0.5, 1.0)}
@@ -69,6 +71,7 @@ def test_markdown_embeds_the_picture_itself():
     assert text.startswith("![a chart](data:image/png;base64,") and png_size(text) == (2, 3)
 
 
+@pytest.mark.slow
 def test_importing_the_chart_module_does_not_import_matplotlib():
     code = "import retrieval_pipeline.reports.charts, sys; print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -14,6 +14,7 @@ from retrieval_pipeline.core.retrieval.retriever import ConcurrentRetriever, Ret
 from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
 
 
+@pytest.mark.slow
 def test_post_sends_question_limit_and_extra_body_and_reads_nested_ids(service, token):
     retriever = build(
         service.url("/search"),
@@ -32,6 +33,7 @@ def test_post_sends_question_limit_and_extra_body_and_reads_nested_ids(service, 
     assert sent["query"] == {"tenant": "acme"}
 
 
+@pytest.mark.slow
 def test_get_sends_the_question_as_a_query_parameter_and_no_limit_when_limit_field_is_null(service, token):
     retriever = build(
         service.url("/search"),
@@ -49,10 +51,12 @@ def test_get_sends_the_question_as_a_query_parameter_and_no_limit_when_limit_fie
     assert sent["method"] == "GET" and sent["query"] == {"delay": "0", "q": "bees flowers water"}
 
 
+@pytest.mark.slow
 def test_hits_that_are_plain_id_strings(service):
     assert build(service.url("/ids")).retrieve("glaciers ice", 12) == ["d3"]
 
 
+@pytest.mark.slow
 def test_missing_environment_variable_names_the_retriever_and_the_variable(service, monkeypatch):
     monkeypatch.delenv(TOKEN_VAR, raising=False)
 
@@ -63,6 +67,7 @@ def test_missing_environment_variable_names_the_retriever_and_the_variable(servi
     assert raised.value.field == "headers.Authorization"
 
 
+@pytest.mark.slow
 def test_secret_reaches_the_service_but_never_repr_errors_results_or_logs(service, token, caplog):
     caplog.set_level(logging.DEBUG)
     retriever = build(service.url("/search"), headers=AUTH, results_path="data.results", id_field="doc.id")
@@ -86,6 +91,7 @@ def test_secret_reaches_the_service_but_never_repr_errors_results_or_logs(servic
     assert "Authorization" in repr(retriever)
 
 
+@pytest.mark.slow
 def test_runner_concurrency_is_bounded_by_the_retriever(service, token):
     retriever = build(
         service.url("/search?delay=0.05"),
@@ -104,6 +110,7 @@ def test_runner_concurrency_is_bounded_by_the_retriever(service, token):
     assert 1 < service.max_in_flight <= 4
 
 
+@pytest.mark.slow
 def test_connection_pool_bounds_in_flight_requests_for_any_number_of_callers(service, token):
     retriever = build(
         service.url("/search?delay=0.05"), headers=AUTH, results_path="data.results", id_field="doc.id", concurrency=2
@@ -116,6 +123,7 @@ def test_connection_pool_bounds_in_flight_requests_for_any_number_of_callers(ser
     assert service.max_in_flight == 2
 
 
+@pytest.mark.slow
 def test_server_errors_are_retried_with_backoff_until_an_answer(service):
     started = time.perf_counter()
 
@@ -126,6 +134,7 @@ def test_server_errors_are_retried_with_backoff_until_an_answer(service):
     assert time.perf_counter() - started >= 0.05 + 0.1
 
 
+@pytest.mark.slow
 def test_persistent_server_errors_give_up_after_the_retries_and_the_runner_does_not_ask_again(service):
     retriever = build(service.url("/flaky?fail=1000"), retries=2)
 
@@ -136,6 +145,7 @@ def test_persistent_server_errors_give_up_after_the_retries_and_the_runner_does_
     assert service.calls["/flaky"] == 3
 
 
+@pytest.mark.slow
 def test_timeouts_are_retried_then_reported(service):
     retriever = build(service.url("/slow"), timeout_seconds=0.1, retries=1)
 
@@ -145,6 +155,7 @@ def test_timeouts_are_retried_then_reported(service):
     assert service.calls["/slow"] == 2
 
 
+@pytest.mark.slow
 def test_rate_limit_honours_a_small_retry_after(service):
     started = time.perf_counter()
 
@@ -155,6 +166,7 @@ def test_rate_limit_honours_a_small_retry_after(service):
     assert time.perf_counter() - started >= 0.3
 
 
+@pytest.mark.slow
 def test_rate_limit_with_a_long_retry_after_fails_at_once(service):
     with pytest.raises(RetrieverFault, match="rate limited for 3600 s"):
         build(service.url("/busy?fail=1&after=3600")).retrieve("sourdough flour", 12)
@@ -162,6 +174,7 @@ def test_rate_limit_with_a_long_retry_after_fails_at_once(service):
     assert service.calls["/busy"] == 1
 
 
+@pytest.mark.slow
 def test_client_errors_are_not_retried(service):
     with pytest.raises(RetrieverFault, match="HTTP 404.*no such index"):
         build(service.url("/reject"), retries=3).retrieve("anything", 12)
@@ -169,6 +182,7 @@ def test_client_errors_are_not_retried(service):
     assert service.calls["/reject"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "params", "message"),
     [
@@ -185,6 +199,7 @@ def test_unexpected_json_says_what_came_back(service, path, params, message):
     assert service.calls[path] == 1
 
 
+@pytest.mark.slow
 def test_index_version_is_offered_only_when_configured(service):
     plain = build(service.url("/ids"))
     versioned = build(service.url("/ids"), version_url=service.url("/version"), version_path="index.version")
@@ -197,6 +212,7 @@ def test_index_version_is_offered_only_when_configured(service):
     assert result.index_version == "2024-06-01T02:00"
 
 
+@pytest.mark.slow
 def test_index_version_missing_from_the_response_is_an_error(service):
     retriever = build(service.url("/ids"), version_url=service.url("/version"), version_path="index.built_at")
 

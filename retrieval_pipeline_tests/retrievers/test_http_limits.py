@@ -16,6 +16,7 @@ from retrieval_pipeline.core.scoring.failures import NOT_ASKED
 from retrieval_pipeline.core.services.runner import run_question_set
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ending", ["\n", "\r\n"], ids=["newline", "crlf"])
 def test_a_token_read_from_a_file_loses_its_one_trailing_line_ending(service, monkeypatch, ending):
     monkeypatch.setenv(TOKEN_VAR, SECRET + ending)
@@ -47,6 +48,7 @@ def test_a_literal_header_value_with_a_line_break_is_refused_naming_the_header()
     assert raised.value.field == "headers.X-Tenant"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["body", "all"], ids=["trickled-body", "trickled-headers-and-body"])
 def test_timeout_caps_the_whole_request_however_slowly_the_server_trickles(service, part):
     """Each byte arrives well within the timeout; only a deadline on the whole request stops it."""
@@ -57,6 +59,7 @@ def test_timeout_caps_the_whole_request_however_slowly_the_server_trickles(servi
         retriever.retrieve("anything", 12)
 
 
+@pytest.mark.slow
 def test_an_answer_arriving_in_pieces_within_the_timeout_is_read_whole_across_keep_alive_requests(service):
     """Each read returns part of the answer while time remains; none may pass for the end of it."""
     pieces = "/pieces?cuts=0,1,8191,8192,8193,16384&pause=0.02"
@@ -102,6 +105,7 @@ def test_a_name_lookup_that_hangs_counts_against_the_timeout_and_the_service_is_
     assert hanging_resolver.empty()
 
 
+@pytest.mark.slow
 def test_a_host_name_is_looked_up_before_connecting(service):
     """`localhost` comes from the hosts file: a real lookup that needs no name server."""
     url = service.url("/ids").replace("127.0.0.1", "localhost")

@@ -121,6 +121,7 @@ def test_the_index_is_built_once_per_process_and_loaded_by_the_next(corpus, cont
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
 
 
+@pytest.mark.slow
 def test_a_new_process_loads_the_persisted_index(corpus, context):
     first = build(context)
     script = textwrap.dedent(
@@ -298,6 +299,7 @@ def test_configured_retrievers_are_scored_and_min_score_lets_silence_pass(tmp_pa
     assert (tmp_path / "cache" / "lexical" / result.index_version).is_dir()
 
 
+@pytest.mark.slow
 def test_scifact_meets_the_reference_quality(shared_data, tmp_path):
     folder = shared_data / "scifact"
     if not (folder / "corpus.jsonl").is_file():

@@ -48,6 +48,7 @@ def test_the_backend_does_not_change_the_index_version(tmp_path):
     assert build(tmp_path, "auto").index_version() == build(tmp_path, "numpy").index_version()
 
 
+@pytest.mark.slow
 def test_the_threaded_numpy_batch_ranks_like_one_question_at_a_time(tmp_path, cranfield_questions):
     retriever = build(tmp_path, "numpy")
     batch = retriever.retrieve_batch(cranfield_questions, 12)

@@ -288,6 +288,7 @@ def overlap_run(collection: Path, depth: int = 50) -> dict[str, list[tuple[str, 
     return run
 
 
+@pytest.mark.slow
 def test_run_file_hit_rates_equal_ir_measures_success_at_1_and_3_with_ties(shared_data, tmp_path):
     ir_measures = pytest.importorskip("ir_measures")
     collection = shared_data / "cranfield"

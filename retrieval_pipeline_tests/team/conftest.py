@@ -19,6 +19,7 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(pytest.mark.team)
+            item.add_marker(pytest.mark.slow)
 
 
 @dataclass

@@ -1,14 +1,11 @@
 """Secret values known to the process, and the one scrubber every recorded error text goes through.
 
-A secret enters through `{env: VARIABLE}` in a retriever's parameters. Whatever then fails (an HTTP
-client quoting a header, a third-party kind echoing its token, a service echoing its request), the error
-text is recorded in the store, printed by the CLI and logged by Dagster; all three pass it through
-`scrub`, so no code path has to remember which exception types might quote a secret.
-
-The registry is process-wide on purpose: errors surface far from where the retriever was built (in
-worker threads, in Dagster's step machinery), and a secret known anywhere must be hidden everywhere.
-Each secret is kept with the forms it takes in error texts: stripped of surrounding whitespace (a value
-read from a file ends with a newline) and escaped as Python and JSON quote it (`'tok\\n'`).
+A secret enters through `{env: VARIABLE}` in a retriever's parameters, and whatever then fails may
+quote it (an HTTP client, a third-party kind, a service echoing its request). The store, the CLI and
+Dagster's logs all pass error texts through `scrub`, so no code path has to remember which exception
+types might. The registry is process-wide on purpose: errors surface far from where the retriever was
+built (worker threads, Dagster's step machinery), and a secret known anywhere must be hidden everywhere,
+in the forms error texts give it (stripped of surrounding whitespace, escaped as Python and JSON quote it).
 """
 
 from __future__ import annotations

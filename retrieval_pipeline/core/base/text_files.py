@@ -66,9 +66,9 @@ def utf8_problem(data: bytes, source: str, key: str | None = None) -> InvalidInp
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """PyYAML's safe loader, in C (libyaml) when PyYAML has it: the same documents, and the 240-question
-    demo set parsed in ~0.05 s instead of ~0.3 s (a nightly reads sets once per run). libyaml words its
-    errors differently, so a document it refuses is parsed again in Python for the message."""
+    """PyYAML's safe loader, in C (libyaml) when PyYAML has it: the same documents, parsed several
+    times faster (a nightly reads sets once per run). libyaml words its errors differently, so a
+    document it refuses is parsed again in Python for the message."""
     import yaml
 
     try:

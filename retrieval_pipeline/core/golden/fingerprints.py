@@ -1,4 +1,4 @@
-"""Fingerprints of golden questions and sets (issue 11): what a stored run was measured against.
+"""Fingerprints of golden questions and sets: what a stored run was measured against.
 
 A question's fingerprint covers everything that decides whether a ranking hits it: its text, its
 expected ids (as a set: listing the same answers in another order is no edit), its form and its hard

@@ -1,4 +1,4 @@
-"""Golden questions and sets (SPEC section 1): immutable, validated on construction."""
+"""Golden questions and sets: immutable, validated on construction."""
 
 from __future__ import annotations
 

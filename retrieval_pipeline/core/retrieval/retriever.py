@@ -1,4 +1,4 @@
-"""The retriever contract (SPEC section 2): deliberately minimal so any pipeline can be measured.
+"""The retriever contract: deliberately minimal so any pipeline can be measured.
 
 A kind is a class registered under the entry-point group `retrieval_pipeline.retrievers`; the project
 configuration names instances of kinds. A kind is built by `Kind.from_config(identifier, params, context)`.

@@ -20,8 +20,8 @@ def retriever_kinds() -> Registry[EntryPoint]:
 
 @functools.lru_cache(maxsize=8)
 def _kinds_of(entry_points: tuple[EntryPoint, ...]) -> Registry[EntryPoint]:
-    """Built once per set of entry points: naming a distribution parses its metadata (~0.6 ms each),
-    and every build, check and corpus read of a retriever asks for the kinds."""
+    """Built once per set of entry points: naming a distribution parses its metadata, which adds up
+    over many distributions, and every build, check and corpus read of a retriever asks for the kinds."""
     kinds: Registry[EntryPoint] = Registry("retriever kind")
     for entry_point in entry_points:
         distribution = entry_point.dist.name if entry_point.dist else "an unknown distribution"

@@ -1,16 +1,12 @@
 """Reading the rankings another system produced: a TREC run (`qid Q0 docid rank score tag`) or JSONL.
 
-Order in a TREC run follows trec_eval, which ir_measures (through pytrec_eval) uses: the rank column is
-ignored and documents sort by score descending, ties by document id descending in byte order. Any
-other order would make our top-k hit rates differ from the Success@k every IR tool reports for the
-same file.
-
-A run may hold millions of lines while an evaluation looks at a dozen documents per query. So a TREC
-run is read a few MiB at a time (pyarrow's CSV reader, no Python loop per line) and each piece keeps
-only the rows that can still be among their query's first `depth` documents: memory follows what is
-kept, not the file. The file's checksum is taken from the same read. Only an irregular file (columns
-separated by runs of whitespace) is read whole, and only a malformed one line by line, to name its
-first bad line.
+A TREC run is ordered as trec_eval orders it (which ir_measures uses): the rank column is ignored and
+documents sort by score descending, ties by document id descending in byte order, so our top-k hit
+rates match the Success@k every IR tool reports for the same file. A run may hold millions of lines
+while an evaluation looks at a dozen documents per query, so it is read in pieces (pyarrow's CSV
+reader) and each piece keeps only the rows that can still be among their query's first `depth`
+documents: memory follows what is kept, not the file. Only an irregular file is read whole, and only
+a malformed one line by line, to name its first bad line.
 """
 
 from __future__ import annotations
@@ -38,8 +34,8 @@ RunFormat = Literal["trec", "jsonl"]
 class Rankings:
     """Each query's first `depth` documents, best first (every document when `depth` is None).
 
-    One Arrow array of ids in query order and each query's span in it: a fifth of the memory of a list
-    of strings per query, and a slice costs about 2 µs.
+    One Arrow array of ids in query order and each query's span in it: far less memory than a list of
+    strings per query, and a slice is cheap.
     """
 
     document_ids: pa.Array

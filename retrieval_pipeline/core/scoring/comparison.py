@@ -1,14 +1,11 @@
 """Retrievers side by side on one set: rates per group, the questions they disagree on, paired tests.
 
-Pure functions over finished runs, so the command line and the Dagster UI show the same figures. The
-first run is the reference: every other run is tested against it with the exact McNemar test, which
-looks only at the questions where exactly one of the two hit, overall and per form and hard class,
-Holm-corrected over each pair's slices and cut-offs. On a small set one question is several points,
-and the p-value tells a team whether a difference could be noise.
-
-Runs stored at different times may have measured different versions of the set: every figure is then
-taken on the questions unchanged in all of them (see set_versions.py), and `set_changes` says what
-each run has that the reference has not.
+Pure functions over finished runs, so the command line and the Dagster UI show the same figures. Every
+run is tested against the first with the exact McNemar test (only the questions where exactly one of
+the two hit), overall and per form and hard class, Holm-corrected over each pair's slices and cut-offs:
+on a small set one question is several points, and the p-value tells a team whether a difference could
+be noise. Runs that measured different versions of the set are compared on the questions unchanged in
+all of them (set_versions.py).
 """
 
 from __future__ import annotations

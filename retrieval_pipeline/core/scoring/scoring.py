@@ -1,4 +1,4 @@
-"""The scoring protocol (SPEC section 3): small pure functions, one per rule, over every question at once.
+"""The scoring protocol: small pure functions, one per rule, over every question at once.
 
 Rankings and labels arrive as Arrow list columns (one list per question) and hits come out as numpy
 arrays: a run of 20,000 questions is scored in a few vectorised passes instead of 20,000 Python calls.

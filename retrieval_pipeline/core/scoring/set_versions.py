@@ -1,4 +1,4 @@
-"""Golden-set versions (issue 11): label churn is not retriever churn.
+"""Golden-set versions: label churn is not retriever churn.
 
 Two runs are compared only on the questions present in both with the same fingerprint (fingerprints.py);
 every other difference is a set edit, reported as such and never counted for or against the retriever.

@@ -1,6 +1,6 @@
-"""Baseline policy (issue 11): which stored run a new run is compared with.
+"""Baseline policy: which stored run a new run is compared with.
 
-`previous` (the default, SPEC section 5): the latest complete run. `accepted`: the latest accepted run,
+`previous` (the default): the latest complete run. `accepted`: the latest accepted run,
 so a regression does not quietly become the next night's baseline; the check keeps failing until a
 person accepts the new level. A run is accepted automatically when its check passed (see
 `regression.AUTO_ACCEPTED`; a run saved without a check counts as accepted, as it is a baseline under

@@ -119,8 +119,8 @@ def latency_mode(retriever: Retriever) -> str:
     """A retriever with a batch call is timed per batch, so its questions share one mean latency.
 
     Timing the lexical retriever one question at a time instead would cost a Python round trip per
-    question (bm25s scores a batch in one call) and lose the batch path's speed that the overhead
-    benchmark holds to 1.05x of bare bm25s; the honest figure is the mean, reported as such.
+    question (bm25s scores a batch in one call) and lose the batch path's speed, which keeps the tool's
+    overhead over bare bm25s small; the honest figure is the mean, reported as such.
     """
     return BATCH_MEAN if isinstance(retriever, BatchRetriever) else PER_QUESTION
 

@@ -33,6 +33,7 @@ def runs(draw) -> list[tuple[str, str, float]]:
     return draw(st.permutations(rows))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     rows=runs(),

@@ -83,6 +83,7 @@ def test_a_min_significance_outside_0_1_is_refused(value):
         Tolerances(min_significance=value)
 
 
+@pytest.mark.slow
 @given(
     st.text("13-", min_size=1, max_size=30).flatmap(
         lambda a: st.tuples(st.just(a), st.text("13-", min_size=len(a), max_size=len(a)))

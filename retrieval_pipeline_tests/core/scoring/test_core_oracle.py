@@ -74,6 +74,7 @@ class RankingRetriever:
         return self.rankings_by_text[question][:limit]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("collection", ["cranfield", "cisi"])
 def test_core_hit_rates_equal_ir_measures_success_at_1_and_3(shared_data, collection):
     folder = shared_data / collection

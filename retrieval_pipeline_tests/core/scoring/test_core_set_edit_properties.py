@@ -66,6 +66,7 @@ def alone(run: RunResult, ids: list[str]) -> RunResult:
     return RunResult("s", "r", tuple(q for q in run.questions if q.question_id in ids), run_id=run.run_id)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(edited_pair(), tolerance, tolerance, significance, metric_tolerance)
 def test_the_verdict_over_an_edited_set_equals_the_verdict_on_the_unchanged_questions_alone(pair, top1, top3, alpha, mrr):

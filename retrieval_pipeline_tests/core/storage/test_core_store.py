@@ -283,6 +283,7 @@ def sample_run() -> RunResult:
     return namespace["run"]
 
 
+@pytest.mark.slow
 def test_a_run_written_by_another_process_reads_back_identically_with_pyarrow_and_pandas(tmp_path):
     root = tmp_path / "shared-results"
     writer = (
