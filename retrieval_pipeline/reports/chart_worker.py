@@ -1,9 +1,9 @@
 """Charts drawn in a second process while this one goes on evaluating.
 
-Why: a history chart costs ~60 ms of matplotlib, about as much as evaluating a small partition, and
-a run over a range of partitions (`retrieval-eval nightly`) drew one per partition, one after the
-other, on one core (benchmarks/bench_orchestration.py). A worker process draws them on another core
-while the step evaluates and records the next partitions, and imports matplotlib there, not here.
+Why: a history chart costs about as much matplotlib time as evaluating a small partition, and a run over
+a range of partitions (`retrieval-eval nightly`) would draw one per partition, one after the other, on
+one core. A worker process draws them on another core while the step evaluates and records the next
+partitions, and imports matplotlib there, not here.
 
 The worker is `python -m retrieval_pipeline.reports.chart_worker`, fed pickled calls on its stdin and
 answering on its stdout. Not multiprocessing: its spawn start method runs the parent's main script
@@ -11,7 +11,7 @@ again in the child (a script calling `run_nightly` without a `__main__` guard wo
 nightly), and fork copies a Dagster run worker's threads and locks into the child.
 
 A worker only pays where there are many charts and a second core: starting one (a fresh interpreter
-importing matplotlib) takes ~0.5 s, so fewer charts, or one core, are drawn in place. A worker that
+importing matplotlib) costs more than a few charts, so fewer charts, or one core, are drawn in place. A worker that
 dies takes no chart with it: what it had not returned is drawn in place. A process about to run many
 steps in its own thread (`nightly`) opens `shared_drawer()` first: one worker, warm by the time the
 evaluations start, then draws every step's charts, the leaderboard's included.
@@ -204,7 +204,7 @@ def _serve() -> None:
         try:
             number, draw, arguments = pickle.load(calls)
         except EOFError:
-            # Every answer is flushed; the interpreter's teardown of matplotlib (~0.1 s) would only
+            # Every answer is flushed; the interpreter's teardown of matplotlib would only
             # keep the parent waiting.
             os._exit(0)
         try:

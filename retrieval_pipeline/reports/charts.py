@@ -1,7 +1,7 @@
 """History and leaderboard charts as small PNGs, for the Dagster UI (markdown metadata) and the HTML report.
 
 PNG rather than SVG: the Dagster UI's markdown sanitiser drops inline `<svg>` but lets `data:` image
-sources through, and a PNG of this size stays around 30-60 KB whatever the number of runs. matplotlib is
+sources through, and a PNG of this size stays small whatever the number of runs. matplotlib is
 imported when a chart is drawn, never at import time, and only through its object API on the Agg canvas:
 no pyplot global state, so charts drawn by concurrent Dagster steps cannot mix.
 """
@@ -31,7 +31,7 @@ def stored_history_chart_png(store_uri: str, key: HistoryKey, tolerances: Tolera
 
 def history_chart_png(data: HistoryChartData) -> bytes:
     # Fixed margins: every label of this chart has a bounded width, and a constrained layout, which
-    # measures every text twice, was 30% of the chart's cost, drawn once per evaluation.
+    # measures every text twice, was a large part of the chart's cost, drawn once per evaluation.
     figure, axes = _figure(3.6, margins={"left": 0.07, "right": 0.765, "top": 0.91, "bottom": 0.17})
     points = data.points
     xs = range(len(points))
@@ -72,7 +72,7 @@ def history_chart_png(data: HistoryChartData) -> bytes:
     )
     axes.set_xlim(-0.5, max(len(points) - 0.5, 0.5))
     _legend(axes, data)
-    # A given `y` spares matplotlib from measuring every tick label to place the title (a fifth of the chart).
+    # A given `y` spares matplotlib from measuring every tick label to place the title.
     axes.set_title(f"{data.key.set_identifier} × {data.key.retriever_identifier}: last {len(points)} runs", fontsize=10, y=1.0)
     return _png(figure)
 
@@ -84,7 +84,7 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
     panels = max(len(sets), 1)
     height = 1.0 + 0.45 * rows * len(sets)
     # Margins from the longest retriever name, measured once: a constrained layout measured every text
-    # of both panels twice and was 60% of this chart's cost.
+    # of both panels twice and was most of this chart's cost.
     names = [entry.retriever_identifier for s in sets for entry in board.for_set(s)]
     left = (_text_width_inches(max(names, key=len, default=""), 8) + 0.2) / WIDTH_INCHES
     axes_height = (height - 0.35 - 0.5 - 0.55 * (panels - 1)) / panels

@@ -2,8 +2,7 @@
 
 Every `pa.array` call (and `pa.table` of Python lists, `from_pylist`, a numpy index handed to `take`)
 first asks whether it was given a pandas object, and `Array.to_numpy` converts through pandas' own
-machinery: either imports pandas, 0.2 s and ~35 MiB in a command that never touches pandas, a sixth of
-a whole run-file evaluation. So the project's values cross between Arrow and numpy or Python here, for
+machinery: either imports pandas, a heavy import in a command that never touches pandas. So the project's values cross between Arrow and numpy or Python here, for
 the few types its tables hold. Arrow's freed buffers are handed back to the system here too
 (`release_unused`).
 """
@@ -160,9 +159,9 @@ def release_unused() -> None:
     """Give Arrow's freed buffers back to the system after a large, one-off piece of work.
 
     Allocators keep freed memory for reuse. Parsing a multi-million-line run file or writing a large
-    Parquet file frees tens of MiB that this process never asks for again, and the rest of the evaluation
-    would stack its own memory on top of them: a 2,000,000-line run peaks ~20 MiB lower with them returned
-    (once, after the whole file: returning them after every piece costs a third of the parse in page faults).
+    Parquet file frees memory this process never asks for again, and the rest of the evaluation would
+    stack its own on top of it. Returned once, after the whole file: returning it after every piece would
+    cost the parse dearly in page faults.
     """
     import pyarrow as pa
 

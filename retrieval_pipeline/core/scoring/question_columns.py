@@ -1,9 +1,9 @@
-"""A run's questions as columns (SPEC section 4): the one model of what each question got back.
+"""A run's questions as columns: the one model of what each question got back.
 
 The questions live in one Arrow table, a column per field, and every hit, rank and metric is computed
 on the columns at once (scoring.py, ranking_metrics.py). Whatever asks for one question gets a
-`QuestionResult`, a view of its row read when asked: a run of 20,000 questions builds no object per
-question unless something walks them, and what is written to Parquet is the table itself.
+`QuestionResult`, a view of its row read when asked: a large run builds no object per question unless
+something walks them, and what is written to Parquet is the table itself.
 """
 
 from __future__ import annotations

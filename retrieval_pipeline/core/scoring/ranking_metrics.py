@@ -1,13 +1,11 @@
-"""Ranking metrics beside the hit rates: MRR, Recall@k and nDCG, one array per metric over every question.
+"""The ranking measures' computations, one small function each over every question at once.
 
 A hit rate says whether an answer came; these say how high it came and how many of the answers came,
-which is what separates two retrievers with the same top-3 rate. Relevance is binary (an expected id is
-relevant, anything else is not) and the ranking is the collapsed one, cut at the run's deepest
-cut-off D: the SPEC's protocol is unchanged, so MRR and nDCG are named `@D` and Recall by each cut-off.
-With cut-offs 1, 3, 5, 10 they are exactly trec_eval's `RR@10`, `nDCG@10` and `R@k`.
-
-A question with no expected ids scores 1 on every metric when nothing was retrieved and 0 otherwise,
-the same rule as its hit: silence is the right answer to a question nothing answers.
+which is what separates two retrievers with the same top-3 rate. Relevance is binary and the ranking is
+the collapsed one, cut at the run's deepest cut-off, so with cut-offs 1, 3, 5, 10 they are exactly
+trec_eval's `RR@10`, `nDCG@10` and `R@k`. Which measures exist, and at which cut-offs, is declared in
+measures.py. A question with no expected ids scores 1 when nothing was retrieved and 0 otherwise, the
+same rule as its hit: silence is the right answer to a question nothing answers.
 """
 
 from __future__ import annotations

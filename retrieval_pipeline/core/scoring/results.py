@@ -1,4 +1,4 @@
-"""A run's result (SPEC section 4): its questions as columns and everything derived from them at once."""
+"""A run's result: its questions as columns and everything derived from them at once."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ class GroupRates:
 
 @dataclass(frozen=True)
 class EvaluationSummary:
-    """The generic evaluation-result model (ADR-060): retrieval rates stored under their overloaded names."""
+    """The generic evaluation-result model's names, which retrieval rates are also stored under (`pass_rate` =
+    top-1, `mean_score` = top-3) so any reader of that model sees retrieval runs as graded runs."""
 
     set_identifier: str
     model: str

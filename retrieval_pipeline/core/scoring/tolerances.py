@@ -1,4 +1,4 @@
-"""Tolerances (SPEC section 5): what a team accepts as a change, and the one rule a drop is held to them by.
+"""Tolerances: what a team accepts as a change, and the one rule a drop is held to them by.
 
 A tolerance is user input that can switch a gate off without a word (`10` meant as 10 points, infinity,
 NaN), so it is refused where it is declared, before anything runs or is saved; the configuration file

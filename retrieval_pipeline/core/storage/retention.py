@@ -1,4 +1,4 @@
-"""Retention by age (SPEC section 4): old runs go, every key's baseline stays.
+"""Retention by age: old runs go, every key's baseline stays.
 
 Pruning is planned whole before anything is deleted: every key is listed and every run it would touch
 is read first, so an unreachable store or an unreadable file stops nothing half-way, and `--dry-run`

@@ -1,4 +1,4 @@
-"""Runs (summary row, per-question rows; SPEC section 4) and question sets as Arrow tables.
+"""Runs (a summary row, one row per question) and question sets as Arrow tables.
 
 A run's question file is its question columns (question_columns.py) with the run id and the hits
 beside them. Hits are written for readers' convenience but rebuilt from the ids on reading, so a stored

@@ -1,4 +1,4 @@
-"""The Parquet result store (SPEC section 4): every run kept as plain Parquet any reader can open.
+"""The Parquet result store: every run kept as plain Parquet any reader can open.
 
 Layout under the root URI, one file per run on each side:
 

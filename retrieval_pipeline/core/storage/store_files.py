@@ -10,7 +10,7 @@ foreign file is a reason to skip it, never an error that blocks its key.
 
 The store speaks Arrow's file-system API: a local folder through Arrow's own, any other URI (s3://,
 gs://, memory://, ...) through fsspec wrapped for Arrow. pyarrow is loaded anyway for Parquet, so only
-remote stores pay for importing fsspec (~15 MiB and 0.08 s).
+remote stores pay for importing fsspec.
 """
 
 from __future__ import annotations
