@@ -93,6 +93,7 @@ def compare(
                         cutoffs=config.cutoffs,
                         progress=advance,
                         baseline_policy=config.baseline_policy,
+                        unstable_window=config.gate_unstable_window,
                     )
                     runs.append(evaluation.run)
                     saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
