@@ -14,8 +14,9 @@ threshold, Arrow's allocator), so that only the orchestration differs:
   checks while a worker process draws their history charts, the leaderboard run; Dagster imported inside,
   as the command does) on a Dagster instance kept across repetitions (a team's instance exists), a
   fresh result store each time;
-- core:    `load_config` once, then `evaluate_and_record(set, retriever, store)` for the same 24 pairs
-  in one process, a fresh result store each time.
+- core:    `load_config` once, then `evaluate_and_record(set, retriever, store, settings)` for the same
+  24 pairs in one process (the settings built from the configuration once, as the evaluation asset
+  builds them), a fresh result store each time.
 Both again on 4 sets (48 partitions), so that the overhead splits into what a nightly pays once
 (importing Dagster, the runs themselves) and what each partition adds.
 Reported: the overhead per partition ((nightly - core) / 24, median of per-round differences; target
@@ -57,16 +58,18 @@ started = time.perf_counter()
 from retrieval_pipeline.cli import command_process
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore
 imported = time.perf_counter()
 with command_process():
     config = load_config(sys.argv[1])
     store = ResultStore(sys.argv[2])
+    settings = EvaluationSettings.from_config(config)
     rates = []
     for set_identifier in sorted(config.question_sets):
         for retriever_identifier in config.retriever_identifiers:
             evaluation = evaluate_and_record(config.question_set(set_identifier), config.retriever(retriever_identifier), store,
-                                             tolerances=config.tolerances, cutoffs=config.cutoffs)
+                                             settings)
             rates.append(evaluation.run.top1_hit_rate)
 done = time.perf_counter()
 print(json.dumps({"import_s": imported - started, "work_s": done - imported, "evaluations": len(rates)}))

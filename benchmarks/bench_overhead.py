@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     from retrieval_pipeline.core.scoring.scoring import CutOffs
     from retrieval_pipeline.core.services.evaluation import evaluate_and_record
     from retrieval_pipeline.core.services.runner import BATCH_SIZE, run_question_set
+    from retrieval_pipeline.core.services.settings import EvaluationSettings
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.retrievers.lexical import LexicalRetriever
 
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> c.Report:
 
         def record():
             store = ResultStore(str(scratch / f"store-{next(counter)}"))
-            return evaluate_and_record(golden, precomputed, store, cutoffs=cutoffs)
+            return evaluate_and_record(golden, precomputed, store, EvaluationSettings(cutoffs=cutoffs))
 
         timings = c.measure({"record": record, "eval": evaluate(precomputed)}, repeat=repeat, warmup=1)
         report.add(

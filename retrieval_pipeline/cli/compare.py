@@ -70,8 +70,10 @@ def compare(
     from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
     from retrieval_pipeline.core.services.evaluation import evaluate_and_record
     from retrieval_pipeline.core.services.runner import run_question_set
+    from retrieval_pipeline.core.services.settings import EvaluationSettings
 
     config = load_project(config_path)
+    settings = EvaluationSettings.from_config(config)
     store = open_store(store_uri, config) if save else None
     question_set = config.question_set(set_identifier)
     for identifier in retriever_identifiers:
@@ -84,24 +86,19 @@ def compare(
                 retriever = config.retriever(identifier)
             with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
                 if store is not None:
-                    evaluation = evaluate_and_record(
-                        question_set,
-                        retriever,
-                        store,
-                        tolerances=config.tolerances,
-                        tolerances_source=config.source,
-                        cutoffs=config.cutoffs,
-                        progress=advance,
-                        baseline_policy=config.baseline_policy,
-                    )
+                    evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)
                     runs.append(evaluation.run)
                     saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
                 else:
-                    runs.append(run_question_set(question_set, retriever, cutoffs=config.cutoffs, progress=advance))
+                    runs.append(
+                        run_question_set(
+                            question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=advance
+                        )
+                    )
     comparison = compare_runs(
         runs,
-        min_compared_questions=config.tolerances.min_compared_questions,
-        significance=config.tolerances.min_significance or DEFAULT_SIGNIFICANCE,
+        min_compared_questions=settings.tolerances.min_compared_questions,
+        significance=settings.tolerances.min_significance or DEFAULT_SIGNIFICANCE,
     )
 
     if as_json:

@@ -87,16 +87,13 @@ def run(
     class, the saved run and the regression verdict; with a baseline also the per-group deltas, the
     questions that flipped, and paired exact McNemar p-values.
     """
-    from dataclasses import replace
-
     from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.services.settings import EvaluationSettings
 
     config = load_project(config_path)
-    overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
-    try:
-        tolerances = replace(config.tolerances, **{name: value for name, value in overrides.items() if value is not None})
-    except ValueError as error:
-        raise CommandError(str(error)) from None
+    settings = EvaluationSettings.from_config(
+        config, max_top1_drop=max_top1_drop, max_top3_drop=max_top3_drop, baseline_run_id=baseline_run_id
+    )
     store = open_store(store_uri, config)
     question_set = config.question_set(set_identifier)
     # Anything a retriever prints goes to stderr: stdout holds the report, or exactly one JSON object.
@@ -104,18 +101,7 @@ def run(
         with status(f"Preparing retriever {retriever_identifier}…"):
             retriever = config.retriever(retriever_identifier)
         with progress_bar(len(question_set.questions), f"{set_identifier} × {retriever_identifier}") as advance:
-            evaluation = evaluate_and_record(
-                question_set,
-                retriever,
-                store,
-                tolerances=tolerances,
-                tolerances_source=config.source,
-                cutoffs=config.cutoffs,
-                progress=advance,
-                baseline_run_id=baseline_run_id,
-                baseline_policy=config.baseline_policy,
-                unstable_window=config.gate_unstable_window,
-            )
+            evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)
     run_result, report = evaluation.run, evaluation.report
     if markdown_path is not None:
         write_markdown(markdown_path, evaluation)
@@ -123,7 +109,7 @@ def run(
     if as_json:
         from retrieval_pipeline.cli import payloads
 
-        payloads.emit(payloads.evaluation(run_result, report, tolerances, store.uri, config.baseline_policy.value))
+        payloads.emit(payloads.evaluation(run_result, report, settings.tolerances, store.uri, settings.baseline_policy.value))
     else:
         _print_report(evaluation, store.uri, show)
 

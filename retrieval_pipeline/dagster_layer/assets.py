@@ -50,6 +50,7 @@ from dagster import (
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
@@ -149,7 +150,7 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
                 allow_retries=False,
             )
         config, store = project.config, project.store(context.log)
-        pinned = pinned_baseline(context)
+        settings = EvaluationSettings.from_config(config, baseline_run_id=pinned_baseline(context))
         # Range keys come retriever by retriever (Dagster orders the dimensions by name): each is built
         # once; each set's label check is read once (a failed one is read, and refused, every time).
         retriever = functools.lru_cache(maxsize=1)(config.retriever)
@@ -159,19 +160,11 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             set_identifier, retriever_identifier = partitions.dimensions(key)
             labels_fixed(set_identifier)
             evaluation = evaluate_and_record(
-                config.question_set(set_identifier),
-                retriever(retriever_identifier),
-                store,
-                tolerances=config.tolerances,
-                tolerances_source=config.source,
-                cutoffs=config.cutoffs,
-                baseline_run_id=pinned,
-                baseline_policy=config.baseline_policy,
-                unstable_window=config.gate_unstable_window,
+                config.question_set(set_identifier), retriever(retriever_identifier), store, settings
             )
             return PartitionDone(
-                evaluation_metadata(evaluation, store, config.tolerances, drawer),
-                regression_check_result(evaluation, config.tolerances, config.dagster.check_severity),
+                evaluation_metadata(evaluation, store, settings.tolerances, drawer),
+                regression_check_result(evaluation, settings.tolerances, config.dagster.check_severity),
             )
 
         # A range's history charts are drawn on another core while the next partitions evaluate.

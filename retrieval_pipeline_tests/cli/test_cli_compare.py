@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 
-from cli_helpers import PERFECT
+from cli_helpers import HALF, PERFECT
 
 
 def compare(cli, project, *arguments):
@@ -41,6 +42,23 @@ def test_compare_does_not_save_unless_asked(cli, project):
     runs = json.loads(again.stdout)["runs"]
     assert [run["regression_summary"] for run in runs] == ["No regression: top-1 +0.0 pp, top-3 +0.0 pp."] * 2
     assert all(run["run_id"] for run in runs) and len(project.stored_summaries()) == 4
+
+
+def test_compare_save_leaves_unstable_questions_out_as_run_does(cli, project, tmp_path):
+    """`good` hit q2, missed it and hit it again: under audit.exclude_unstable its next miss is left out."""
+    project.config.write_text(project.config.read_text() + "audit:\n  exclude_unstable: true\n")
+    for rankings in (PERFECT, HALF, PERFECT):
+        project.rankings("good", rankings)
+        assert cli("run", "cli.small", "good", "--config", str(project.config)).exit_code == 0
+    project.rankings("good", HALF)
+    copy = shutil.copytree(project.store, tmp_path / "copy")
+
+    ran = cli("run", "cli.small", "good", "--config", str(project.config), "--store", str(copy), "--json")
+    saved = compare(cli, project, "good", "half", "--save", "--json")
+
+    summary = json.loads(ran.stdout)["regression"]["summary"]
+    assert "Left out as unstable: 1 question(s) (q2)" in summary
+    assert json.loads(saved.stdout)["runs"][0]["regression_summary"] == summary
 
 
 def test_compare_json_has_runs_paired_tests_and_disagreements(cli, project):

@@ -17,6 +17,7 @@ import yaml
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 SET_IDENTIFIER = "faults.store"
@@ -42,7 +43,12 @@ class FaultProject:
     def record(self, retriever: str = "alpha") -> RunResult:
         """One run evaluated and saved in this process, exactly as `run` does it."""
         config = load_config(self.config)
-        evaluation = evaluate_and_record(config.question_set(SET_IDENTIFIER), config.retriever(retriever), self.result_store())
+        evaluation = evaluate_and_record(
+            config.question_set(SET_IDENTIFIER),
+            config.retriever(retriever),
+            self.result_store(),
+            EvaluationSettings.from_config(config),
+        )
         return evaluation.run
 
     def copy_store(self, target: Path) -> Path:

@@ -211,11 +211,6 @@ class ProjectConfig:
     def question_sets(self) -> QuestionSetRegistry:
         return build_question_set_registry([*self._set_providers(), *entry_point_providers()])
 
-    @property
-    def gate_unstable_window(self) -> int | None:
-        """How many past runs the regression gate reads to leave unstable questions out; None: it keeps them."""
-        return self.audit.unstable_window if self.audit.exclude_unstable else None
-
     def set_corpus(self, identifier: str) -> Path | None:
         """The corpus a set entry names (`corpus:`; a BEIR folder's own corpus.jsonl by default)."""
         source = self.question_sets.source_of(identifier)

@@ -10,10 +10,10 @@ from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
 from retrieval_pipeline.core.scoring.regression import RegressionReport, detect_regression, incomplete_report
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.baselines import BaselinePolicy, load_baseline
-from retrieval_pipeline.core.services.runner import Progress, RetryPolicy, latency_mode, run_question_set
+from retrieval_pipeline.core.services.baselines import load_baseline
+from retrieval_pipeline.core.services.runner import Progress, latency_mode, run_question_set
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -29,34 +29,26 @@ def evaluate_and_record(
     question_set: GoldenQuestionSet,
     retriever: Retriever,
     store: ResultStore,
+    settings: EvaluationSettings,
     *,
-    tolerances: Tolerances = Tolerances(),
-    cutoffs: CutOffs = CutOffs(),
-    retry: RetryPolicy = RetryPolicy(),
     progress: Progress | None = None,
-    baseline_run_id: str | None = None,
-    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS,
-    tolerances_source: str | None = None,
-    unstable_window: int | None = None,
 ) -> Evaluation:
-    """The baseline (chosen by `baseline_policy`, or the run pinned by `baseline_run_id`) is read before
-    the run is saved, so a run never compares with itself, and an unknown pinned run fails before any
-    work. The verdict is saved with the run: under the `accepted` policy it decides whether the run can
-    be the next baseline.
+    """The baseline (the run `settings` pins, else the one its policy picks) is read before the run is
+    saved, so a run never compares with itself, and an unknown pinned run fails before any work. The
+    verdict is saved with the run: under the `accepted` policy it decides whether the run can be the next
+    baseline.
 
     An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
     summary names the most common error and how many questions it hit, the one sentence CLI and Dagster
     show.
-    `tolerances_source` (the configuration file) is named if the tolerances are refused. With
-    `unstable_window`, questions that flipped at least twice in that many past complete runs are left out
-    of the comparison (never out of the rates).
     """
-    refuse_unmeasurable_tolerances(tolerances, retriever, tolerances_source)
+    refuse_unmeasurable_tolerances(settings, retriever)
     key = HistoryKey(question_set.identifier, retriever.identifier)
-    baseline = load_baseline(store, key, baseline_policy, baseline_run_id)
-    unstable = _unstable(store, key, question_set, unstable_window) if unstable_window else frozenset()
-    run = run_question_set(question_set, retriever, cutoffs=cutoffs, retry=retry, progress=progress)
-    report = judge(run, baseline, tolerances, unstable)
+    baseline = load_baseline(store, key, settings.baseline_policy, settings.baseline_run_id)
+    window = settings.unstable_window
+    unstable = _unstable(store, key, question_set, window) if window else frozenset()
+    run = run_question_set(question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
+    report = judge(run, baseline, settings.tolerances, unstable)
     stored = store.save(run, report)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
 
@@ -93,14 +85,14 @@ def latest_evaluation(store: ResultStore, key: HistoryKey, tolerances: Tolerance
     return Evaluation(run=run, report=judge(run, baseline, tolerances), stored=latest, baseline=baseline)
 
 
-def refuse_unmeasurable_tolerances(tolerances: Tolerances, retriever: Retriever, source: str | None = None) -> None:
+def refuse_unmeasurable_tolerances(settings: EvaluationSettings, retriever: Retriever) -> None:
     """A p95 tolerance on a retriever timed in batches would compare means under a percentile's name;
     refused before any question is asked or anything is read or saved."""
-    if tolerances.max_p95_latency_increase_ms is not None and latency_mode(retriever) == BATCH_MEAN:
+    if settings.tolerances.max_p95_latency_increase_ms is not None and latency_mode(retriever) == BATCH_MEAN:
         raise InvalidInputError(
             f"retriever '{retriever.identifier}' answers in batches, so only a mean latency per question is "
             "measured and no p95 exists; remove this tolerance for it",
-            source=source,
+            source=settings.tolerances_source,
             key="tolerances",
             field="max_p95_latency_increase_ms",
         )

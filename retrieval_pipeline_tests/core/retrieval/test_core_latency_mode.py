@@ -9,6 +9,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.runner import run_question_set
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore
 
 SET = question_set(question("q1", ("a",), text="one"), question("q2", ("b",), text="two"), question("q3", ("c",), text="three"))
@@ -40,7 +41,7 @@ def test_a_p95_tolerance_for_a_batch_retriever_is_refused_before_a_question_is_a
     retriever = BatchRankingRetriever(RANKINGS)
     store = ResultStore(str(tmp_path / "results"))
     with pytest.raises(InvalidInputError, match="max_p95_latency_increase_ms.*answers in batches"):
-        evaluate_and_record(SET, retriever, store, tolerances=Tolerances(max_p95_latency_increase_ms=5.0))
+        evaluate_and_record(SET, retriever, store, EvaluationSettings(tolerances=Tolerances(max_p95_latency_increase_ms=5.0)))
     assert retriever.calls == [] and not (tmp_path / "results").exists()
 
 

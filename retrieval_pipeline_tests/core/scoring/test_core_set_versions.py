@@ -3,6 +3,8 @@ set (a question added, removed, reworded or relabelled) is never counted as a re
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pyarrow.parquet as pq
 import pytest
 from core_helpers import question, question_set, retriever_for
@@ -13,9 +15,10 @@ from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.history import run_history
 from retrieval_pipeline.core.services.runner import RetryPolicy
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
-NO_WAIT = RetryPolicy(attempts=1, backoff_seconds=0)
+NO_WAIT = EvaluationSettings(retry=RetryPolicy(attempts=1, backoff_seconds=0))
 ORIGINAL = question_set(*(question(f"q{i}", (f"d{i}",), form="gap" if i % 2 else "match") for i in range(1, 9)))
 HITS = {f"q{i}": [f"d{i}"] for i in range(1, 10)}
 
@@ -58,7 +61,7 @@ def test_the_fingerprint_covers_text_and_labels_but_not_the_order_of_expected_id
 
 
 def test_stored_runs_carry_question_and_set_fingerprints_that_an_answer_gist_edit_leaves_alone(store):
-    evaluation = evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, retry=NO_WAIT)
+    evaluation = evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, NO_WAIT)
     questions = pq.read_table(store.questions_uri(evaluation.stored)).to_pydict()
     summary = pq.read_table(store.summary_uri(evaluation.stored)).to_pylist()[0]
     assert len(set(questions["question_fingerprint"])) == 8
@@ -67,16 +70,16 @@ def test_stored_runs_carry_question_and_set_fingerprints_that_an_answer_gist_edi
     assert store.load(evaluation.stored) == evaluation.run
 
     gist = question_set(*(q.model_copy(update={"answer_gist": "documented"}) for q in ORIGINAL.questions))
-    again = evaluate_and_record(gist, answering(HITS, gist), store, retry=NO_WAIT)
+    again = evaluate_and_record(gist, answering(HITS, gist), store, NO_WAIT)
     assert again.run.set_fingerprint == evaluation.run.set_fingerprint
     assert again.report.set_changes.changed is False
 
 
 def test_relabelling_questions_with_the_retriever_unchanged_is_never_a_regression(store):
-    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, retry=NO_WAIT)
+    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, NO_WAIT)
     relabelled = edited(relabel=("q1", "q2", "q3", "q4"))
 
-    evaluation = evaluate_and_record(relabelled, answering(HITS, relabelled), store, retry=NO_WAIT)
+    evaluation = evaluate_and_record(relabelled, answering(HITS, relabelled), store, NO_WAIT)
 
     assert evaluation.run.top1_hit_rate == 0.5  # the headline rate is over every current question
     report = evaluation.report
@@ -93,11 +96,11 @@ def test_relabelling_questions_with_the_retriever_unchanged_is_never_a_regressio
 
 
 def test_a_real_drop_on_the_unchanged_questions_is_still_a_regression_whatever_else_changed(store):
-    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, retry=NO_WAIT)
+    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, NO_WAIT)
     changed = edited(relabel=("q1",), remove=("q2",), add=("q9",), reword=("q3",))
     worse = {**HITS, "q5": ["x"], "q6": ["x"]}
 
-    report = evaluate_and_record(changed, answering(worse, changed), store, retry=NO_WAIT).report
+    report = evaluate_and_record(changed, answering(worse, changed), store, NO_WAIT).report
 
     assert report.is_regression
     assert report.set_changes.sentence() == (
@@ -109,11 +112,11 @@ def test_a_real_drop_on_the_unchanged_questions_is_still_a_regression_whatever_e
 
 
 def test_too_few_unchanged_questions_is_not_comparable_rather_than_a_verdict(store):
-    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, retry=NO_WAIT)
+    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, NO_WAIT)
     reworked = edited(relabel=tuple(f"q{i}" for i in range(1, 7)))
     strict = Tolerances(min_compared_questions=3)
 
-    evaluation = evaluate_and_record(reworked, retriever_for({}, reworked), store, tolerances=strict, retry=NO_WAIT)
+    evaluation = evaluate_and_record(reworked, retriever_for({}, reworked), store, replace(NO_WAIT, tolerances=strict))
 
     report = evaluation.report
     assert report.verdict is Verdict.NOT_COMPARABLE and not report.is_regression
@@ -129,12 +132,12 @@ def test_a_minimum_of_compared_questions_below_one_is_refused():
 
 
 def test_a_run_stored_before_fingerprints_is_compared_by_question_id_and_labels_and_says_so(store):
-    first = evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, retry=NO_WAIT)
+    first = evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, NO_WAIT)
     _strip_fingerprints(store, first.stored)
     assert store.load(first.stored).set_fingerprint is None
     relabelled = edited(relabel=("q1",), reword=("q2",))
 
-    report = evaluate_and_record(relabelled, answering(HITS, relabelled), store, retry=NO_WAIT).report
+    report = evaluate_and_record(relabelled, answering(HITS, relabelled), store, NO_WAIT).report
 
     assert report.set_changes.relabelled == ("q1",)  # the reworded q2 cannot be told apart by its labels
     assert report.set_changes.by_labels is True
@@ -154,7 +157,7 @@ def _strip_fingerprints(store: ResultStore, stored) -> None:
 
 def test_history_key_of_an_edited_set_stays_the_same(store):
     """A set version is not a new history: the edited set's runs follow the original's."""
-    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, retry=NO_WAIT)
+    evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, NO_WAIT)
     changed = edited(add=("q9",))
-    evaluate_and_record(changed, answering(HITS, changed), store, retry=NO_WAIT)
+    evaluate_and_record(changed, answering(HITS, changed), store, NO_WAIT)
     assert len(store.history(HistoryKey("demo.set", "fixed"))) == 2

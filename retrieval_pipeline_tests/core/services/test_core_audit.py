@@ -11,6 +11,7 @@ from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.services.audit import audit_set, missing_labels
 from retrieval_pipeline.core.services.config import demo_config_path, load_config
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore
 
 DEMO = demo_config_path().parent
@@ -44,7 +45,10 @@ class CranfieldProject:
     def evaluate(self):
         config = load_config(self.root / "config.yaml")
         question_set = config.question_set("audit.cranfield")
-        runs = [evaluate_and_record(question_set, config.retriever(name), self.store).run for name in ("stemmed", "plain")]
+        runs = [
+            evaluate_and_record(question_set, config.retriever(name), self.store, EvaluationSettings()).run
+            for name in ("stemmed", "plain")
+        ]
         return config, runs
 
 

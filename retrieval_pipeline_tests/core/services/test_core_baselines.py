@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pyarrow.parquet as pq
@@ -13,10 +14,11 @@ from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.services.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.runner import RetryPolicy
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.retention import prune
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
-NO_WAIT = RetryPolicy(attempts=1, backoff_seconds=0)
+NO_WAIT = EvaluationSettings(retry=RetryPolicy(attempts=1, backoff_seconds=0))
 QS = question_set(*(question(f"q{i}", (f"d{i}",)) for i in range(1, 5)))
 KEY = HistoryKey("demo.set", "fixed")
 GOOD = {f"q{i}": [f"d{i}"] for i in range(1, 5)}
@@ -36,7 +38,7 @@ def store(tmp_path):
 
 
 def evaluate(store, rankings, policy=BaselinePolicy.ACCEPTED, retriever=None):
-    return evaluate_and_record(QS, retriever or retriever_for(rankings, QS), store, retry=NO_WAIT, baseline_policy=policy)
+    return evaluate_and_record(QS, retriever or retriever_for(rankings, QS), store, replace(NO_WAIT, baseline_policy=policy))
 
 
 def test_under_accepted_a_regression_is_not_the_baseline_until_accepted_then_it_is(store):
@@ -105,9 +107,7 @@ def test_a_pinned_baseline_wins_over_the_policy(store):
         QS,
         retriever_for(GOOD, QS),
         store,
-        retry=NO_WAIT,
-        baseline_policy=BaselinePolicy.ACCEPTED,
-        baseline_run_id=good.run.run_id,
+        replace(NO_WAIT, baseline_policy=BaselinePolicy.ACCEPTED, baseline_run_id=good.run.run_id),
     )
     assert pinned.report.baseline_run_id == good.run.run_id
 

@@ -10,6 +10,7 @@ from core_helpers import question, question_set, retriever_for, run_from_codes, 
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.chart_data import history_chart_data
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")
@@ -78,10 +79,12 @@ def test_a_stored_verdict_decides_over_todays_tolerances_and_a_set_edit_is_locat
     questions = question_set(question("q1", ["d1"]), question("q2", ["d2"]), question("q3", ["d3"]), question("q4", ["d4"]))
     perfect = {f"q{i}": [f"d{i}"] for i in range(1, 5)}
     lenient = Tolerances(max_top1_drop=0.3, max_top3_drop=0.3)
-    evaluate_and_record(questions, retriever_for(perfect, questions), store, tolerances=lenient)
-    evaluate_and_record(questions, retriever_for({**perfect, "q4": ["x"]}, questions), store, tolerances=lenient)
+    evaluate_and_record(questions, retriever_for(perfect, questions), store, EvaluationSettings(tolerances=lenient))
+    evaluate_and_record(
+        questions, retriever_for({**perfect, "q4": ["x"]}, questions), store, EvaluationSettings(tolerances=lenient)
+    )
     edited = question_set(*questions.questions[:3], question("q4", ["d4"], text="reworded fourth question?"))
-    evaluate_and_record(edited, retriever_for(perfect, edited), store, tolerances=lenient)
+    evaluate_and_record(edited, retriever_for(perfect, edited), store, EvaluationSettings(tolerances=lenient))
 
     data = history_chart_data(store, KEY, Tolerances(max_top1_drop=0.1, max_top3_drop=0.1))
 

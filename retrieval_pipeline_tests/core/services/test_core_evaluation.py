@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from core_helpers import question, question_set, retriever_for, run_from_codes
 
@@ -10,9 +12,10 @@ from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.runner import RetryPolicy
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
-NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0)
+NO_WAIT = EvaluationSettings(retry=RetryPolicy(attempts=3, backoff_seconds=0))
 QS = question_set(
     question("q1", form="match", hard_class="normal"),
     question("q2", form="gap", hard_class="near-duplicate"),
@@ -29,7 +32,7 @@ def store(tmp_path):
 
 
 def test_the_first_run_is_recorded_as_the_baseline(store):
-    evaluation = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
+    evaluation = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
     assert evaluation.baseline is None
     assert evaluation.report.has_baseline is False
     assert evaluation.report.is_regression is False
@@ -38,8 +41,8 @@ def test_the_first_run_is_recorded_as_the_baseline(store):
 
 
 def test_the_second_run_compares_with_the_first_and_reports_deltas(store):
-    first = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
-    second = evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, retry=NO_WAIT)
+    first = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
+    second = evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, NO_WAIT)
     assert second.baseline.run_id == first.run.run_id
     assert second.baseline == first.run
     report = second.report
@@ -53,50 +56,50 @@ def test_the_second_run_compares_with_the_first_and_reports_deltas(store):
 
 def test_a_run_never_compares_with_itself(store):
     """Identical retrievers twice: the baseline is the earlier run, read before the new one is saved."""
-    first = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
-    second = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
+    first = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
+    second = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
     assert second.baseline.run_id == first.run.run_id != second.run.run_id
     assert second.report.summary == "No regression: top-1 +0.0 pp, top-3 +0.0 pp."
 
 
 def test_a_pinned_baseline_is_compared_with_instead_of_the_latest_run(store):
-    good = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
-    evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, retry=NO_WAIT)  # the regressed run
+    good = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
+    evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, NO_WAIT)  # the regressed run
 
-    rerun = evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, retry=NO_WAIT, baseline_run_id=good.run.run_id)
+    rerun = evaluate_and_record(QS, retriever_for(WORSE, QS, "lexical"), store, replace(NO_WAIT, baseline_run_id=good.run.run_id))
 
     assert rerun.baseline == good.run
     assert rerun.report.is_regression is True and rerun.report.baseline_run_id == good.run.run_id
 
 
 def test_a_pinned_baseline_that_is_unknown_or_incomplete_fails_before_anything_is_saved(store):
-    good = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
+    good = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
     broken = run_from_codes("1E", retriever_identifier="lexical")
     store.save(broken)
 
     for run_id in ("20990101T000000000000Z-deadbeef", broken.run_id):
         with pytest.raises(UnknownIdentifierError, match=f"'{run_id}'; available: {good.run.run_id}"):
-            evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT, baseline_run_id=run_id)
+            evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, replace(NO_WAIT, baseline_run_id=run_id))
     assert len(store.history(HistoryKey("demo.set", "lexical"))) == 2
 
 
 def test_the_stored_run_round_trips(store):
-    evaluation = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
+    evaluation = evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
     assert store.load(evaluation.stored) == evaluation.run
 
 
 def test_each_retriever_has_its_own_baseline(store):
-    evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
-    other = evaluate_and_record(QS, retriever_for(WORSE, QS, "vector"), store, retry=NO_WAIT)
+    evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
+    other = evaluate_and_record(QS, retriever_for(WORSE, QS, "vector"), store, NO_WAIT)
     assert other.baseline is None
     assert other.report.is_regression is False
 
 
 def test_custom_tolerances_and_cutoffs_are_honoured(store):
-    evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, retry=NO_WAIT)
+    evaluate_and_record(QS, retriever_for(GOOD, QS, "lexical"), store, NO_WAIT)
     wide = Tolerances(max_top1_drop=0.5, max_top3_drop=0.75)
     second = evaluate_and_record(
-        QS, retriever_for(WORSE, QS, "lexical"), store, tolerances=wide, cutoffs=CutOffs((1, 3, 5)), retry=NO_WAIT
+        QS, retriever_for(WORSE, QS, "lexical"), store, replace(NO_WAIT, tolerances=wide, cutoffs=CutOffs((1, 3, 5)))
     )
     assert second.report.is_regression is False
     assert second.run.cutoffs == (1, 3, 5)
@@ -106,6 +109,6 @@ def test_custom_tolerances_and_cutoffs_are_honoured(store):
 def test_a_negative_tolerance_fails_before_anything_runs_or_is_saved(store):
     retriever = retriever_for(GOOD, QS, "lexical")
     with pytest.raises(ValueError):
-        evaluate_and_record(QS, retriever, store, tolerances=Tolerances(max_top1_drop=-0.1), retry=NO_WAIT)
+        evaluate_and_record(QS, retriever, store, replace(NO_WAIT, tolerances=Tolerances(max_top1_drop=-0.1)))
     assert retriever.calls == []
     assert store.keys() == []

@@ -128,6 +128,7 @@ def _flaky_history(tmp_path, exclude: bool):
     from core_helpers import retriever_for
 
     from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.services.settings import EvaluationSettings
     from retrieval_pipeline.core.storage.store import ResultStore
 
     labelled = question_set(*(question(f"q{i}") for i in range(1, 6)))
@@ -136,7 +137,7 @@ def _flaky_history(tmp_path, exclude: bool):
     evaluation = None
     for q1_hit in (True, False, True, False):
         retriever.rankings[labelled.question("q1").question] = ["t"] if q1_hit else ["x"]
-        evaluation = evaluate_and_record(labelled, retriever, store, unstable_window=5 if exclude else None)
+        evaluation = evaluate_and_record(labelled, retriever, store, EvaluationSettings(unstable_window=5 if exclude else None))
     return evaluation
 
 

@@ -10,9 +10,11 @@ from retrieval_pipeline.core.retrieval.retriever import RetrieverFault
 from retrieval_pipeline.core.scoring.failures import DEFAULT_FAIL_FAST_AFTER, failure_summary
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0)
+RECORD_NO_WAIT = EvaluationSettings(retry=NO_WAIT)
 QS = question_set(
     question("q1", text="first question"),
     question("q2", text="second question"),
@@ -214,9 +216,9 @@ def test_a_failing_index_version_report_does_not_stop_the_measurement():
 
 def test_an_incomplete_run_is_stored_but_not_compared_and_not_a_regression(tmp_path):
     store = ResultStore(str(tmp_path / "store"))
-    first = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
+    first = evaluate_and_record(QS, FlakyRetriever(), store, RECORD_NO_WAIT)
     assert first.stored.complete is True
-    broken = evaluate_and_record(QS, FlakyRetriever("third question", failures=99), store, retry=NO_WAIT)
+    broken = evaluate_and_record(QS, FlakyRetriever("third question", failures=99), store, RECORD_NO_WAIT)
     assert broken.run.complete is False
     assert broken.stored.complete is False
     assert broken.report.is_regression is False
@@ -229,9 +231,9 @@ def test_an_incomplete_run_is_stored_but_not_compared_and_not_a_regression(tmp_p
 
 def test_a_later_run_compares_with_the_earlier_complete_run_not_the_incomplete_one(tmp_path):
     store = ResultStore(str(tmp_path / "store"))
-    first = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
-    evaluate_and_record(QS, FlakyRetriever("first question", failures=99), store, retry=NO_WAIT)
-    later = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
+    first = evaluate_and_record(QS, FlakyRetriever(), store, RECORD_NO_WAIT)
+    evaluate_and_record(QS, FlakyRetriever("first question", failures=99), store, RECORD_NO_WAIT)
+    later = evaluate_and_record(QS, FlakyRetriever(), store, RECORD_NO_WAIT)
     assert later.baseline.run_id == first.run.run_id
     assert later.report.baseline_run_id == first.run.run_id
     assert store.baseline(HistoryKey(QS.identifier, "flaky")).run_id == later.run.run_id
@@ -239,9 +241,9 @@ def test_a_later_run_compares_with_the_earlier_complete_run_not_the_incomplete_o
 
 def test_an_incomplete_first_run_leaves_no_baseline(tmp_path):
     store = ResultStore(str(tmp_path / "store"))
-    evaluate_and_record(QS, FlakyRetriever("first question", failures=99), store, retry=NO_WAIT)
+    evaluate_and_record(QS, FlakyRetriever("first question", failures=99), store, RECORD_NO_WAIT)
     assert store.baseline(HistoryKey(QS.identifier, "flaky")) is None
-    follow_up = evaluate_and_record(QS, FlakyRetriever(), store, retry=NO_WAIT)
+    follow_up = evaluate_and_record(QS, FlakyRetriever(), store, RECORD_NO_WAIT)
     assert follow_up.report.has_baseline is False
     assert "recorded as the baseline" in follow_up.report.summary
 
@@ -268,7 +270,7 @@ def test_a_remembered_secret_is_scrubbed_from_every_recorded_error_whatever_the_
     secrets.remember(secret)
     store = ResultStore(str(tmp_path / "store"))
 
-    evaluation = evaluate_and_record(QS, QuotingRetriever(error_type, secret), store, retry=NO_WAIT)
+    evaluation = evaluate_and_record(QS, QuotingRetriever(error_type, secret), store, RECORD_NO_WAIT)
 
     stored = store.load(store.history(HistoryKey(QS.identifier, "quoting"))[0])
     texts = [q.error for q in (*evaluation.run.questions, *stored.questions)] + [evaluation.report.summary]
@@ -318,7 +320,7 @@ def test_a_run_whose_first_questions_cannot_connect_stops_and_says_why(tmp_path)
     retriever = DownRetriever()
     store = ResultStore(str(tmp_path / "store"))
 
-    evaluation = evaluate_and_record(MANY, retriever, store, retry=NO_WAIT)
+    evaluation = evaluate_and_record(MANY, retriever, store, RECORD_NO_WAIT)
 
     assert len(retriever.attempts) == DEFAULT_FAIL_FAST_AFTER
     assert evaluation.stored.complete is False

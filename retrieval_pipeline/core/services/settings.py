@@ -1,0 +1,69 @@
+"""What an evaluation is run and judged with, read from the configuration once and handed over whole.
+
+The command line (`run`, `compare --save`) and the Dagster evaluation asset used to unpack the
+configuration each on its own, and one of them forgot a setting (`compare --save` kept unstable
+questions that `run` left out). Built in one place, every caller evaluates by the same rules; a caller
+adds only what it alone knows: the command line's tolerance options, a pinned baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.baselines import BaselinePolicy
+from retrieval_pipeline.core.services.runner import RetryPolicy
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.services.config import ProjectConfig
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """Its defaults are those of an empty configuration file, so a test or a script states only what it changes.
+
+    `tolerances_source` (the configuration file) is named if the tolerances are refused. The baseline is
+    the run `baseline_run_id` pins, else the one `baseline_policy` picks. With `unstable_window`,
+    questions that flipped at least twice in that many past complete runs are left out of the comparison
+    (never out of the rates); None keeps them in.
+
+    The retry policy is the runner's default for every caller: the configuration has no retry key, and
+    the HTTP kind retries inside its adapter (its own `retries` and `backoff_seconds`), raising faults
+    the runner does not ask again.
+    """
+
+    tolerances: Tolerances = Tolerances()
+    tolerances_source: str | None = None
+    cutoffs: CutOffs = CutOffs()
+    retry: RetryPolicy = RetryPolicy()
+    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
+    baseline_run_id: str | None = None
+    unstable_window: int | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        config: ProjectConfig,
+        *,
+        max_top1_drop: float | None = None,
+        max_top3_drop: float | None = None,
+        baseline_run_id: str | None = None,
+    ) -> EvaluationSettings:
+        """An override of None leaves the configuration's value. One that makes the tolerances invalid is
+        refused here, before any store is opened or question asked."""
+        overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
+        try:
+            tolerances = replace(config.tolerances, **{name: value for name, value in overrides.items() if value is not None})
+        except ValueError as error:
+            raise InvalidInputError(str(error)) from None
+        return cls(
+            tolerances=tolerances,
+            tolerances_source=config.source,
+            cutoffs=config.cutoffs,
+            baseline_policy=config.baseline_policy,
+            baseline_run_id=baseline_run_id,
+            unstable_window=config.audit.unstable_window if config.audit.exclude_unstable else None,
+        )
