@@ -110,7 +110,7 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
         return
     from rich.table import Table
 
-    from retrieval_pipeline.cli.render import percent, signed_pp
+    from retrieval_pipeline.core.base.formatting import percent, signed_pp
 
     console = stdout_console()
     questions = entries[0].summary.question_count

@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrieval_pipeline.core.base.formatting import percent_or_blank as pct
+
 EXIT_OK, EXIT_REGRESSION, EXIT_INVALID, EXIT_INCOMPLETE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 
@@ -117,7 +119,3 @@ def _is_default_config(path: Path) -> bool:
     from retrieval_pipeline.core.services.config import default_config_path
 
     return default_config_path().resolve() == Path(path).resolve()
-
-
-def pct(rate: float | None) -> str:
-    return "" if rate is None else f"{rate * 100:.1f}%"
