@@ -63,7 +63,7 @@ def audit(
 def _render(report) -> None:
     from rich.table import Table
 
-    from retrieval_pipeline.cli.render import percent
+    from retrieval_pipeline.core.base.formatting import percent
 
     console = stdout_console()
     corpora = ", ".join(report.corpora) or "none (name a corpus with `corpus:` on the set entry to check labels)"

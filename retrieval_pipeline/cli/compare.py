@@ -101,14 +101,17 @@ def compare(
         significance=settings.tolerances.min_significance or DEFAULT_SIGNIFICANCE,
     )
 
+    from retrieval_pipeline.core.services.views.comparison_view import comparison_view
+
+    view = comparison_view(comparison)
     if as_json:
         from retrieval_pipeline.cli import payloads, payloads_compare
 
-        payloads.emit(payloads_compare.comparison(comparison, saved if store is not None else None))
+        payloads.emit(payloads_compare.comparison(view, saved if store is not None else None))
     else:
         from retrieval_pipeline.cli.render_compare import print_comparison
 
-        print_comparison(stdout_console(), comparison, limit)
+        print_comparison(stdout_console(), view, limit)
         if store is not None:
             console = stdout_console()
             for identifier, (run_id, verdict) in saved.items():

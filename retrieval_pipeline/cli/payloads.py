@@ -1,4 +1,4 @@
-"""The `--json` documents: plain dicts of the core's values, one JSON object per command invocation."""
+"""The `--json` documents: the views laid out as plain dicts, one JSON object per command invocation."""
 
 from __future__ import annotations
 
@@ -13,16 +13,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retrieval_pipeline.core.base.arrow_arrays import python_values
-from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
-from retrieval_pipeline.core.scoring.regression import RegressionReport
-from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
+from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
-from retrieval_pipeline.core.scoring.slice_tests import SliceTest
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store import StoredRun
 
-if TYPE_CHECKING:  # the history's module is needed only to list a history
+if TYPE_CHECKING:  # the history's and the views' modules are needed only by the documents that show them
     from retrieval_pipeline.core.services.history import HistoryEntry
+    from retrieval_pipeline.core.services.views.breakdowns import Breakdown
+    from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
+    from retrieval_pipeline.core.services.views.figure_rows import FigureRow
+    from retrieval_pipeline.core.services.views.run_view import RunView
+    from retrieval_pipeline.core.services.views.slice_rows import SliceTests
 
 
 ROWS_PER_WRITE = 1000
@@ -56,15 +58,16 @@ def _dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def breakdown(groups: dict[str, GroupRates], metrics: dict[str, dict[str, float]]) -> dict[str, dict[str, Any]]:
+def breakdown(view: Breakdown) -> dict[str, dict[str, Any]]:
     return {
-        key: {**rates.as_dict(), "intervals": _intervals(rates.intervals()), "metrics": metrics[key]}
-        for key, rates in groups.items()
+        row.key: {
+            "questions": row.questions,
+            **{f"{cell.key}_hit_rate": cell.value for cell in row.rates},
+            "intervals": {cell.key: list(cell.interval) for cell in row.rates},
+            "metrics": {cell.key: cell.value for cell in row.scores},
+        }
+        for row in view.rows
     }
-
-
-def _intervals(intervals: dict[str, tuple[float, float]]) -> dict[str, list[float]]:
-    return {name: list(bounds) for name, bounds in intervals.items()}
 
 
 def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
@@ -98,7 +101,8 @@ def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterato
         }
 
 
-def run_summary(run: RunResult) -> dict[str, Any]:
+def run_summary(view: RunView) -> dict[str, Any]:
+    run = view.result
     return {
         "set": run.set_identifier,
         "retriever": run.retriever_identifier,
@@ -106,17 +110,13 @@ def run_summary(run: RunResult) -> dict[str, Any]:
         "run_id": run.run_id,
         "run_at": run.run_at.isoformat(),
         "question_count": run.question_count,
-        "top1_hit_count": run.top1_hit_count,
-        "top1_hit_rate": run.top1_hit_rate,
-        "top3_hit_count": run.top3_hit_count,
-        "top3_hit_rate": run.top3_hit_rate,
-        "hit_rates": {str(k): {"hit_count": run.hit_count(k), "hit_rate": run.hit_rate(k)} for k in run.cutoffs},
-        "intervals": _intervals(run.intervals()),
-        "metrics": run.metrics(),
-        "by_form": breakdown(run.by_form(), run.metrics_by_form()),
-        "by_hard_class": breakdown(run.by_hard_class(), run.metrics_by_hard_class()),
+        **{name: value for row in view.tested for name, value in _counted(row)},
+        "hit_rates": {str(row.figure.k): {"hit_count": row.count, "hit_rate": row.value} for row in view.rates},
+        "intervals": {row.key: list(row.interval) for row in view.rates},
+        "metrics": {row.key: row.value for row in view.ranking},
+        **{f"by_{b.name}": breakdown(b) for b in (view.by_form, view.by_hard_class)},
         "latency_mode": run.latency_mode,
-        "latency_ms": run.latency_summary(),
+        "latency_ms": {row.statistic: row.value for row in view.latency},
         "complete": run.complete,
         "errored_question_ids": list(run.errored_question_ids),
         "index_version": run.index_version,
@@ -124,8 +124,15 @@ def run_summary(run: RunResult) -> dict[str, Any]:
     }
 
 
-def group_deltas(deltas: Sequence[GroupDelta]) -> dict[str, dict[str, float | int]]:
-    return {d.key: {"questions": d.questions, "top1_delta": d.top1_delta, "top3_delta": d.top3_delta} for d in deltas}
+def _counted(row: FigureRow) -> tuple[tuple[str, Any], ...]:
+    return (f"{row.key}_hit_count", row.count), (f"{row.key}_hit_rate", row.value)
+
+
+def group_changes(view: Breakdown) -> dict[str, dict[str, float | int]]:
+    return {
+        change.key: {"questions": change.questions, **{f"{d.figure.key}_delta": d.delta for d in change.deltas}}
+        for change in view.changes
+    }
 
 
 def set_changes(changes: SetChanges) -> dict[str, Any]:
@@ -138,63 +145,59 @@ def set_changes(changes: SetChanges) -> dict[str, Any]:
     }
 
 
-def regression(report: RegressionReport, tolerances: Tolerances) -> dict[str, Any]:
+def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
+    verdict, tested = view.verdict, view.run.tested
     return {
-        "verdict": report.verdict.value,
-        "has_baseline": report.has_baseline,
-        "baseline_run_id": report.baseline_run_id,
-        "top1_delta": report.top1_delta,
-        "top3_delta": report.top3_delta,
-        "is_regression": report.is_regression,
-        "summary": report.summary,
-        "flipped_to_miss": list(report.flipped_to_miss),
-        "flipped_to_hit": list(report.flipped_to_hit),
-        "by_form": group_deltas(report.by_form),
-        "by_hard_class": group_deltas(report.by_hard_class),
-        "top1_p_value": report.top1_p_value,
-        "top3_p_value": report.top3_p_value,
-        "is_inconclusive": report.is_inconclusive,
-        "slice_tests": slice_tests(report.slice_tests, report.significance),
-        "significance": report.significance,
-        "minimum_detectable_drop": report.minimum_detectable_drop,
-        "metric_deltas": dict(report.metric_deltas),
-        "p95_latency_delta_ms": report.p95_latency_delta_ms,
-        "excluded_unstable": list(report.excluded_unstable),
+        "verdict": verdict.status,
+        "has_baseline": verdict.has_baseline,
+        "baseline_run_id": verdict.baseline_run_id,
+        **{f"{row.key}_delta": row.checked for row in tested},
+        "is_regression": verdict.is_regression,
+        "summary": verdict.sentence,
+        "flipped_to_miss": list(view.flipped_to_miss),
+        "flipped_to_hit": list(view.flipped_to_hit),
+        **{f"by_{b.name}": group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
+        **{f"{row.key}_p_value": row.p_value for row in tested},
+        "is_inconclusive": verdict.is_inconclusive,
+        "slice_tests": slice_tests(view.slice_tests),
+        "significance": view.slice_tests.significance,
+        "minimum_detectable_drop": view.minimum_detectable_drop,
+        "metric_deltas": {row.key: row.checked for row in view.run.ranking_changes},
+        "p95_latency_delta_ms": view.latency_change,
+        "excluded_unstable": list(view.excluded_unstable),
         "tolerances": dataclasses.asdict(tolerances),
     }
 
 
-def slice_tests(tests: Sequence[SliceTest], significance: float) -> list[dict[str, Any]]:
+def slice_tests(tests: SliceTests) -> list[dict[str, Any]]:
     return [
         {
-            "slice": t.slice,
-            "key": t.key,
-            "k": t.k,
-            "questions": t.questions,
-            "first_only_hits": t.first_only,
-            "second_only_hits": t.second_only,
-            "delta": t.delta,
-            "p_value": t.p_value,
-            "corrected_p_value": t.corrected_p_value,
-            "survives_correction": t.survives(significance),
+            "slice": row.test.slice,
+            "key": row.test.key,
+            "k": row.test.k,
+            "questions": row.test.questions,
+            "first_only_hits": row.test.first_only,
+            "second_only_hits": row.test.second_only,
+            "delta": row.test.delta,
+            "p_value": row.test.p_value,
+            "corrected_p_value": row.test.corrected_p_value,
+            "survives_correction": row.survives,
         }
-        for t in tests
+        for row in tests.rows
     ]
 
 
-def evaluation(
-    run: RunResult, report: RegressionReport, tolerances: Tolerances, store_uri: str, baseline_policy: str
-) -> dict[str, Any]:
+def evaluation(view: EvaluationView, tolerances: Tolerances, store_uri: str, baseline_policy: str) -> dict[str, Any]:
     """`set_changes` is there whenever a baseline was found, so a reader can tell what was compared."""
     document = {
-        **run_summary(run),
+        **run_summary(view.run),
         "store": store_uri,
-        "questions": questions(run),
+        "questions": questions(view.run.result),
         "baseline_policy": baseline_policy,
-        "regression": regression(report, tolerances),
+        "regression": regression(view, tolerances),
     }
-    if report.set_changes is not None:
-        document["set_changes"] = set_changes(report.set_changes)
+    if view.set_changes is not None:
+        document["set_changes"] = set_changes(view.set_changes)
     return document
 
 

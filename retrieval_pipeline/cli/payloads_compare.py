@@ -2,44 +2,42 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.cli.payloads import questions, run_summary, set_changes, slice_tests
-from retrieval_pipeline.core.scoring.comparison import Comparison
-from retrieval_pipeline.core.scoring.results import RunResult
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.services.views.comparison_view import ComparedRun, ComparisonView
 
 
-def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+def comparison(view: ComparisonView, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
     """`saved` maps each retriever to its stored run id and regression verdict (with --save)."""
-    identifiers = result.retriever_identifiers
-    positions = [result.reference.questions.positions[d.question_id] for d in result.disagreements]
-    rows = [list(questions(run, positions)) for run in result.runs]  # the runs line up question by question
+    reference = view.reference.run.result
+    positions = [reference.questions.positions[d.question_id] for d in view.disagreements]
+    rows = [list(questions(compared.run.result, positions)) for compared in view.runs]  # the runs line up question by question
     return {
-        "set": result.set_identifier,
-        "question_count": result.reference.question_count,
-        "reference": result.reference.retriever_identifier,
-        "set_changes": {
-            run.retriever_identifier: set_changes(changes) for run, changes in zip(result.runs[1:], result.set_changes)
-        },
+        "set": view.set_identifier,
+        "question_count": reference.question_count,
+        "reference": view.reference.identifier,
+        "set_changes": {compared.identifier: set_changes(changes) for compared, changes in zip(view.others, view.set_changes)},
         "saved": saved is not None,
-        "runs": [_compared_run(run, (saved or {}).get(run.retriever_identifier)) for run in result.runs],
+        "runs": [_compared_run(compared, (saved or {}).get(compared.identifier)) for compared in view.runs],
         "paired_tests": [
             {
-                "reference": result.reference.retriever_identifier,
-                "retriever": other,
-                "k": test.k,
-                "reference_only_hits": test.first_only,
-                "retriever_only_hits": test.second_only,
-                "delta": test.delta,
-                "p_value": test.p_value,
-                "corrected_p_value": test.corrected_p_value,
+                "reference": view.reference.identifier,
+                "retriever": compared.identifier,
+                "k": row.test.k,
+                "reference_only_hits": row.test.first_only,
+                "retriever_only_hits": row.test.second_only,
+                "delta": row.test.delta,
+                "p_value": row.test.p_value,
+                "corrected_p_value": row.test.corrected_p_value,
             }
-            for other in identifiers[1:]
-            for test in result.tests_of(other)
-            if test.slice == "overall"
+            for compared in view.others
+            for row in compared.slice_tests.overall
         ],
-        "significance": result.significance,
-        "slice_tests": {other: slice_tests(result.tests_of(other), result.significance) for other in identifiers[1:]},
+        "significance": view.significance,
+        "slice_tests": {compared.identifier: slice_tests(compared.slice_tests) for compared in view.others},
         "disagreements": [
             {
                 "id": d.question_id,
@@ -47,11 +45,11 @@ def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = No
                 "hard_class": d.hard_class,
                 "expected_document_ids": list(d.expected_document_ids),
                 "results": {
-                    run.retriever_identifier: {key: value for key, value in row[index].items() if key not in _SHARED}
-                    for run, row in zip(result.runs, rows)
+                    compared.identifier: {key: value for key, value in row[index].items() if key not in _SHARED}
+                    for compared, row in zip(view.runs, rows)
                 },
             }
-            for index, d in enumerate(result.disagreements)
+            for index, d in enumerate(view.disagreements)
         ],
     }
 
@@ -59,7 +57,7 @@ def comparison(result: Comparison, saved: dict[str, tuple[str, str]] | None = No
 _SHARED = ("id", "form", "hard_class", "expected_document_ids")
 
 
-def _compared_run(run: RunResult, saved: tuple[str, str] | None) -> dict[str, Any]:
+def _compared_run(compared: ComparedRun, saved: tuple[str, str] | None) -> dict[str, Any]:
     """A fresh run that was not saved has no run id anyone could look up."""
     run_id, verdict = saved if saved else (None, None)
-    return {**run_summary(run), "run_id": run_id, "regression_summary": verdict}
+    return {**run_summary(compared.run), "run_id": run_id, "regression_summary": verdict}

@@ -1,4 +1,4 @@
-"""Rich tables and lines for people; the figures all come from the core, nothing is computed here."""
+"""Rich tables and lines for people: the core's views laid out, nothing computed or chosen here."""
 
 from __future__ import annotations
 
@@ -9,18 +9,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from retrieval_pipeline.core.base.formatting import (  # noqa: F401 (used as render.*)
-    id_list,
-    interval_text,
-    p_value,
-    percent,
-    rate_with_counts,
-    signed,
-    signed_pp,
-)
-from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
-from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
-from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult, RunResult
+from retrieval_pipeline.core.base.formatting import id_list, p_phrase
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
+from retrieval_pipeline.core.services.views.breakdowns import Breakdown
+from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
+from retrieval_pipeline.core.services.views.figure_rows import FigureRow
+from retrieval_pipeline.core.services.views.run_view import RunView
 
 AUTO_SHOW_ALL_UP_TO = 50
 MAX_RETRIEVED_SHOWN = 3
@@ -38,10 +32,6 @@ def _can_encode(text: str) -> bool:
 def _marks() -> tuple[str, str]:
     """✓ and ✗ where stdout can encode them, words elsewhere (a legacy code page)."""
     return ("✓", "✗") if _can_encode("✓✗") else ("yes", "no")
-
-
-def p_phrase(value: float) -> str:
-    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
 
 
 def id_sequence(ids: Sequence[str], limit: int = MAX_FLIPPED_SHOWN) -> str:
@@ -124,104 +114,79 @@ def question_table(questions: Sequence[QuestionResult]) -> Table:
     return table
 
 
-def rate_lines(run: RunResult) -> list[str]:
-    intervals = run.intervals()
-    return [
-        f"Top-{k} hit rate: {rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k))}, "
-        f"{interval_text(intervals[f'top{k}'])}"
-        for k in run.cutoffs
-    ]
+def rate_lines(view: RunView) -> list[str]:
+    return [f"{row.name[:1].upper()}{row.name[1:]}: {row.now_text}" for row in view.rates]
 
 
-def metric_label(name: str) -> str:
-    """`mrr@10` as people write it: MRR@10, nDCG@10, Recall@10."""
-    metric, _, depth = name.partition("@")
-    return {"mrr": "MRR", "ndcg": "nDCG", "recall": "Recall"}.get(metric, metric) + f"@{depth}"
+def metrics_line(view: RunView) -> str:
+    return "Ranking: " + " · ".join(f"{row.title} {row.text}" for row in view.ranking)
 
 
-def metrics_line(run: RunResult) -> str:
-    return "Ranking: " + " · ".join(f"{metric_label(name)} {value:.3f}" for name, value in run.metrics().items())
-
-
-def latency_text(run: RunResult) -> str | None:
+def latency_text(view: RunView) -> str | None:
     """Percentiles when each question was timed; the batch mean, named as such, when questions were timed in batches."""
-    latency = run.latency_summary()
-    if not latency:
+    if not view.latency:
         return None
-    if "batch_mean" in latency:
-        return f"batch mean {latency['batch_mean']:.1f} ms per question (timed in batches: no percentiles)"
-    return " · ".join(f"{name} {value:.1f} ms" for name, value in latency.items())
+    batched = next((row for row in view.latency if row.batched), None)
+    if batched is not None:
+        return f"batch mean {batched.text} per question (timed in batches: no percentiles)"
+    return " · ".join(f"{row.statistic} {row.text}" for row in view.latency)
 
 
-def latency_line(run: RunResult) -> str | None:
-    text = latency_text(run)
+def latency_line(view: RunView) -> str | None:
+    text = latency_text(view)
     return None if text is None else f"Latency: {text}"
 
 
-def breakdown_table(
-    title: str,
-    groups: dict[str, GroupRates],
-    deltas: Sequence[GroupDelta] = (),
-    metrics: dict[str, dict[str, float]] | None = None,
-) -> Table | None:
-    """Rates per key (and MRR and nDCG at the deepest cut-off); with a baseline, its deltas too (a key
-    only the baseline had shows 0 questions)."""
-    metrics = metrics or {}
-    shown_metrics = [name for name in next(iter(metrics.values()), {}) if not name.startswith("recall@")]
-    by_key = {delta.key: delta for delta in deltas}
-    keys = list(groups) + [key for key in by_key if key not in groups]
-    if not keys:
+def breakdown_table(breakdown: Breakdown) -> Table | None:
+    """Rates per key and the headline ranking figures; where the check compared the groups, its changes too."""
+    if not breakdown.rows:
         return None
-    table = Table(title=title, title_justify="left")
-    table.add_column(title.removeprefix("By ").lower() if title.startswith("By ") else "key")
+    table = Table(title=breakdown.title, title_justify="left")
+    table.add_column(breakdown.label)
     table.add_column("questions", justify="right")
-    table.add_column("top-1", justify="right")
-    table.add_column("top-3", justify="right")
-    for name in shown_metrics:
-        table.add_column(metric_label(name), justify="right")
-    if deltas:
-        table.add_column("Δ top-1", justify="right")
-        table.add_column("Δ top-3", justify="right")
-    for key in keys:
-        rates = groups.get(key, GroupRates(0, 0, 0))
-        row = [key, str(rates.questions), percent(rates.top1_hit_rate), percent(rates.top3_hit_rate)]
-        row += [f"{metrics[key][name]:.3f}" if key in metrics else "—" for name in shown_metrics]
-        if deltas:
-            delta = by_key.get(key)
-            row += [_delta_text(delta.top1_delta if delta else None), _delta_text(delta.top3_delta if delta else None)]
-        table.add_row(*row)
+    for title in [figure.title for figure in breakdown.figures] + [row.title for row in breakdown.rows[0].headline_scores]:
+        table.add_column(title, justify="right")
+    if breakdown.changes:
+        for figure in breakdown.figures:
+            table.add_column(f"Δ {figure.title}", justify="right")
+    for row in breakdown.rows:
+        cells: list[str | Text] = [row.key, str(row.questions), *(cell.text for cell in (*row.rates, *row.headline_scores))]
+        if breakdown.changes:
+            cells += [_change_cell(cell) for cell in row.rates]
+        table.add_row(*cells)
     return table
 
 
-def _delta_text(delta: float | None) -> Text:
+def _change_cell(row: FigureRow) -> Text:
+    delta = row.checked
     style = "" if delta is None or abs(delta) < 1e-12 else ("green" if delta > 0 else "red")
-    return Text(signed_pp(delta), style=style)
+    return Text(row.checked_text, style=style)
 
 
-def print_regression(console: Console, report: RegressionReport, complete: bool = True) -> None:
+VERDICT_STYLES = {
+    "regression": "bold red",
+    "inconclusive": "bold yellow",
+    "not_comparable": "bold yellow",
+    "pass": "bold green",
+}
+
+
+def print_regression(console: Console, view: EvaluationView) -> None:
     from retrieval_pipeline.cli.render_significance import print_significance
 
-    styles = {
-        Verdict.REGRESSION: "bold red",
-        Verdict.INCONCLUSIVE: "bold yellow",
-        Verdict.NOT_COMPARABLE: "bold yellow",
-        Verdict.PASS: "bold green",
-    }
-    style = styles.get(report.verdict, "bold")
-    console.print(Text("Verdict: ", style="bold") + Text(report.summary, style=style))
-    if not report.has_baseline or report.baseline_run_id is None or not complete:
+    verdict = view.verdict
+    console.print(Text("Verdict: ", style="bold") + Text(verdict.sentence, style=VERDICT_STYLES.get(verdict.status, "bold")))
+    if not verdict.has_baseline or verdict.baseline_run_id is None or not view.run.result.complete:
         return
-    console.print(f"Baseline: run {report.baseline_run_id}")
-    if report.set_changes is not None and (report.set_changes.changed or report.set_changes.by_labels):
-        console.print(report.set_changes.sentence())
-    if report.verdict is Verdict.NOT_COMPARABLE:
+    console.print(f"Baseline: run {verdict.baseline_run_id}")
+    if view.set_change_line is not None:
+        console.print(view.set_change_line)
+    if not verdict.paired:
         return
-    if report.p95_latency_delta_ms is not None:
-        console.print(f"p95 latency: {signed(report.p95_latency_delta_ms)} ms against the baseline")
-    console.print(f"Flipped hit → miss ({len(report.flipped_to_miss)}): {id_sequence(report.flipped_to_miss)}")
-    console.print(f"Flipped miss → hit ({len(report.flipped_to_hit)}): {id_sequence(report.flipped_to_hit)}")
-    console.print(
-        f"Paired exact McNemar test against the baseline: top-1 {p_phrase(report.top1_p_value)}, "
-        f"top-3 {p_phrase(report.top3_p_value)}"
-    )
-    print_significance(console, report)
+    if view.latency_change is not None:
+        console.print(f"p95 latency: {view.latency_change_text} against the baseline")
+    console.print(f"Flipped hit → miss ({len(view.flipped_to_miss)}): {id_sequence(view.flipped_to_miss)}")
+    console.print(f"Flipped miss → hit ({len(view.flipped_to_hit)}): {id_sequence(view.flipped_to_hit)}")
+    tested = ", ".join(f"{row.title} {p_phrase(row.p_value)}" for row in view.run.tested)
+    console.print(f"Paired exact McNemar test against the baseline: {tested}")
+    print_significance(console, view)

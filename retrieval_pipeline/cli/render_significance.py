@@ -1,73 +1,41 @@
 """Rendering what the paired tests say: per-slice differences, which survive Holm's correction, and the
-smallest drop the set could detect. The figures all come from the core."""
+smallest drop the set could detect, as the core's views state them."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from retrieval_pipeline.cli.render import metric_label, p_value, signed_pp
-from retrieval_pipeline.core.scoring.regression import RegressionReport
-from retrieval_pipeline.core.scoring.slice_tests import SliceTest
+from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
+from retrieval_pipeline.core.services.views.slice_rows import SliceTests
 
 
-def slice_table(title: str, tests: Sequence[SliceTest], significance: float) -> Table:
-    table = Table(title=f"{title} (exact McNemar, Holm-corrected over {len(tests)} tests)", title_justify="left")
-    for header in ("slice", "key", "cut-off", "questions", "Δ", "p", "corrected p", f"≤ {significance:g}"):
+def slice_table(title: str, tests: SliceTests) -> Table:
+    table = Table(title=f"{title} (exact McNemar, Holm-corrected over {len(tests.rows)} tests)", title_justify="left")
+    for header in ("slice", "key", "cut-off", "questions", "Δ", "p", "corrected p", f"≤ {tests.significance_text}"):
         table.add_column(header, justify="left" if header in ("slice", "key") else "right")
-    for test in tests:
-        style = "" if abs(test.delta) < 1e-12 else ("green" if test.delta > 0 else "red")
-        survives = test.survives(significance)
+    for row in tests.rows:
+        delta = row.test.delta
+        style = "" if abs(delta) < 1e-12 else ("green" if delta > 0 else "red")
         table.add_row(
-            test.slice,
-            test.key,
-            f"top-{test.k}",
-            str(test.questions),
-            Text(signed_pp(test.delta), style=style),
-            p_value(test.p_value),
-            Text(p_value(test.corrected_p_value), style="bold" if survives else ""),
-            "survives" if survives else "—",
+            row.test.slice,
+            row.test.key,
+            row.figure.title,
+            str(row.test.questions),
+            Text(row.delta_text, style=style),
+            row.p_text,
+            Text(row.corrected_text, style="bold" if row.survives else ""),
+            "survives" if row.survives else "—",
         )
     return table
 
 
-def surviving_line(tests: Sequence[SliceTest], significance: float) -> str:
-    """Which differences survive the correction: the sentence a reader needs before any table."""
-    surviving = [t for t in tests if t.survives(significance)]
-    if not surviving:
-        return f"No difference survives Holm correction at {significance:g} over {len(tests)} tests."
-    listed = ", ".join(f"{_slice_name(t)} top-{t.k} {signed_pp(t.delta)}" for t in surviving)
-    return f"Surviving Holm correction at {significance:g} over {len(tests)} tests: {listed}."
-
-
-def detectable_line(report: RegressionReport) -> str:
-    tests = len(report.slice_tests)
-    paired = report.slice_tests[0].questions if report.slice_tests else 0
-    if report.minimum_detectable_drop is None:
-        return (
-            f"Set too small: on {paired} compared questions no drop can reach significance {report.significance:g} "
-            f"(Holm over {tests} tests)."
-        )
-    return (
-        f"Smallest detectable drop at {report.significance:g} (Holm over {tests} tests): "
-        f"{report.minimum_detectable_drop * 100:.1f} pp on {paired} compared questions."
-    )
-
-
-def print_significance(console: Console, report: RegressionReport) -> None:
-    if report.metric_deltas:
-        console.print(
-            "Ranking against the baseline: "
-            + " · ".join(f"{metric_label(name)} {round(delta, 3) + 0.0:+.3f}" for name, delta in report.metric_deltas)
-        )
-    if report.slice_tests:
-        console.print(slice_table("Paired tests by slice", report.slice_tests, report.significance))
-        console.print(surviving_line(report.slice_tests, report.significance))
-        console.print(detectable_line(report))
-
-
-def _slice_name(test: SliceTest) -> str:
-    return "overall" if test.slice == "overall" else f"{test.slice.replace('_', ' ')} {test.key}"
+def print_significance(console: Console, view: EvaluationView) -> None:
+    changes = view.run.ranking_changes
+    if changes:
+        console.print("Ranking against the baseline: " + " · ".join(f"{row.title} {row.checked_text}" for row in changes))
+    if view.slice_tests.rows:
+        console.print(slice_table("Paired tests by slice", view.slice_tests))
+        console.print(view.slice_tests.surviving_sentence)
+        console.print(view.detectable_sentence)

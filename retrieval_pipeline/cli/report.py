@@ -22,11 +22,11 @@ def markdown_option(function):
     )(function)
 
 
-def write_markdown(path: Path, evaluation, note: str | None = None) -> None:
+def write_markdown(path: Path, view, note: str | None = None) -> None:
     from retrieval_pipeline.core.base.durable import write_text_atomically
     from retrieval_pipeline.reports.markdown import markdown_summary
 
-    write_text_atomically(path, markdown_summary(evaluation, note))
+    write_text_atomically(path, markdown_summary(view, note))
 
 
 @click.command("report")
@@ -46,6 +46,7 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
     summaries. Without either, the Markdown summary is printed."""
     from retrieval_pipeline.core.services.chart_data import history_chart_data
     from retrieval_pipeline.core.services.evaluation import latest_evaluation
+    from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
     from retrieval_pipeline.core.storage.store import HistoryKey
 
     config = load_project(config_path)
@@ -59,9 +60,10 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
             f"stored: {stored}",
             EXIT_FAILED,
         )
+    view = evaluation_view(evaluation)
     stored = store.read_summary(evaluation.stored)["verdict"]
     note = None
-    if stored is not None and stored != evaluation.report.verdict.value:
+    if stored is not None and stored != view.verdict.status:
         note = (
             f"Judged again with the configuration's tolerances; the run's own check found "
             f"{stored.replace('_', ' ')} at the time (its tolerances may have differed)."
@@ -70,13 +72,13 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
         from retrieval_pipeline.core.base.durable import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
 
-        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=evaluation.report.baseline_run_id)
-        write_text_atomically(html_path, html_report(evaluation, history, store.uri, note))
+        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=view.verdict.baseline_run_id)
+        write_text_atomically(html_path, html_report(view, history, store.uri, note))
         click.echo(f"Wrote {html_path}", err=True)
     if markdown_path is not None:
-        write_markdown(markdown_path, evaluation, note)
+        write_markdown(markdown_path, view, note)
         click.echo(f"Wrote {markdown_path}", err=True)
     if html_path is None and markdown_path is None:
         from retrieval_pipeline.reports.markdown import markdown_summary
 
-        click.echo(markdown_summary(evaluation, note), nl=False)
+        click.echo(markdown_summary(view, note), nl=False)

@@ -102,16 +102,18 @@ def run(
             retriever = config.retriever(retriever_identifier)
         with progress_bar(len(question_set.questions), f"{set_identifier} × {retriever_identifier}") as advance:
             evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)
-    run_result, report = evaluation.run, evaluation.report
+    from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
+
+    run_result, report, view = evaluation.run, evaluation.report, evaluation_view(evaluation)
     if markdown_path is not None:
-        write_markdown(markdown_path, evaluation)
+        write_markdown(markdown_path, view)
 
     if as_json:
         from retrieval_pipeline.cli import payloads
 
-        payloads.emit(payloads.evaluation(run_result, report, settings.tolerances, store.uri, settings.baseline_policy.value))
+        payloads.emit(payloads.evaluation(view, settings.tolerances, store.uri, settings.baseline_policy.value))
     else:
-        _print_report(evaluation, store.uri, show)
+        _print_report(view, evaluation.stored.run_id, store.uri, show)
 
     if not run_result.complete:
         from retrieval_pipeline.core.scoring.failures import failure_summary
@@ -131,10 +133,10 @@ def run(
         warn(f"{report.summary} (pass --fail-on-inconclusive to make this fail)")
 
 
-def _print_report(evaluation, store_uri: str, show: str) -> None:
+def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     from retrieval_pipeline.cli import render
 
-    run_result, report = evaluation.run, evaluation.report
+    run_result = view.run.result
     console = stdout_console()
     console.print(
         f"[bold]{run_result.set_identifier}[/bold] × [bold]{run_result.retriever_identifier}[/bold] "
@@ -146,21 +148,15 @@ def _print_report(evaluation, store_uri: str, show: str) -> None:
     if note:
         console.print(note)
     console.print()
-    for line in render.rate_lines(run_result):
+    for line in render.rate_lines(view.run):
         console.print(line)
-    console.print(render.metrics_line(run_result))
-    latency = render.latency_line(run_result)
+    console.print(render.metrics_line(view.run))
+    latency = render.latency_line(view.run)
     if latency:
         console.print(latency)
-    with_deltas = report.has_baseline and run_result.complete
-    for title, groups, deltas, metrics in (
-        ("By form", run_result.by_form(), report.by_form, run_result.metrics_by_form()),
-        ("By hard class", run_result.by_hard_class(), report.by_hard_class, run_result.metrics_by_hard_class()),
-    ):
-        table = render.breakdown_table(title, groups, deltas if with_deltas else (), metrics)
-        if table is not None:
-            console.print(table)
+    for breakdown in view.run.breakdowns:
+        console.print(render.breakdown_table(breakdown))
     console.print()
     kind = "Saved run" if run_result.complete else "Saved incomplete run"
-    console.print(f"{kind} {evaluation.stored.run_id} to {store_uri}")
-    render.print_regression(console, report, run_result.complete)
+    console.print(f"{kind} {stored_run_id} to {store_uri}")
+    render.print_regression(console, view)

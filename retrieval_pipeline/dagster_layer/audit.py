@@ -31,6 +31,7 @@ from dagster import (
     asset,
 )
 
+from retrieval_pipeline.core.base.formatting import percent
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
 from retrieval_pipeline.core.services.label_audit import Finding
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
@@ -138,10 +139,10 @@ def audit_metadata(report: AuditReport) -> dict:
                 TableRecord(
                     {
                         "retriever": name,
-                        "top1": _pct(r["top1_hit_rate"]),
-                        "optimistic_top1": _pct(r["optimistic_top1_hit_rate"]),
-                        "top3": _pct(r["top3_hit_rate"]),
-                        "optimistic_top3": _pct(r["optimistic_top3_hit_rate"]),
+                        "top1": percent(r["top1_hit_rate"]),
+                        "optimistic_top1": percent(r["optimistic_top1_hit_rate"]),
+                        "top3": percent(r["top3_hit_rate"]),
+                        "optimistic_top3": percent(r["optimistic_top3_hit_rate"]),
                     }
                 )
                 for name, r in report.optimistic_rates.items()
@@ -167,7 +168,3 @@ def _missing_summary(findings: list[Finding]) -> str:
         f"{len(findings)} label(s) name documents no corpus holds, e.g. question '{first.question_id}': "
         f"'{first.as_dict()['document_id']}'."
     )
-
-
-def _pct(rate: float) -> str:
-    return f"{rate:.1%}"

@@ -35,12 +35,14 @@ from dagster import (
     TableSchema,
 )
 
-from retrieval_pipeline.core.base.formatting import p_value, percent, signed, signed_pp
-from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
+from retrieval_pipeline.core.base.formatting import as_written, milliseconds, p_value, points
+from retrieval_pipeline.core.scoring.measures import gated_figures
 from retrieval_pipeline.core.scoring.metric_gates import ranking_gate_options
-from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
+from retrieval_pipeline.core.services.views.breakdowns import Breakdown
+from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view
+from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
 from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
 CHECK_NAME = "no_regression"
@@ -73,84 +75,81 @@ def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpe
 
 
 def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, severity: str = "ERROR") -> AssetCheckResult:
-    report, run = evaluation.report, evaluation.run
+    view = evaluation_view(evaluation)
+    verdict, run, tested = view.verdict, view.run.result, view.run.tested
     # Text, not numbers: the UI would plot numbers across every partition as one zig-zagging line; the
     # pair's own history is the evaluation's `history_chart`.
     metadata = {
-        "verdict": MetadataValue.text(report.summary),
-        "verdict_status": MetadataValue.text(report.verdict.value),
-        "is_regression": MetadataValue.bool(report.is_regression),
+        "verdict": MetadataValue.text(verdict.sentence),
+        "verdict_status": MetadataValue.text(verdict.status),
+        "is_regression": MetadataValue.bool(verdict.is_regression),
         "complete": MetadataValue.bool(run.complete),
-        "has_baseline": MetadataValue.bool(report.has_baseline),
+        "has_baseline": MetadataValue.bool(verdict.has_baseline),
         "run_id": MetadataValue.text(run.run_id),
-        "baseline_run_id": MetadataValue.text(report.baseline_run_id or "none"),
-        "top1_change": MetadataValue.text(_change(evaluation, 1, report.top1_delta)),
-        "top3_change": MetadataValue.text(_change(evaluation, 3, report.top3_delta)),
-        "max_top1_drop": MetadataValue.text(f"{tolerances.max_top1_drop * 100:.1f} pp"),
-        "max_top3_drop": MetadataValue.text(f"{tolerances.max_top3_drop * 100:.1f} pp"),
-        "top1_p_value": MetadataValue.text(p_value(report.top1_p_value)),
-        "top3_p_value": MetadataValue.text(p_value(report.top3_p_value)),
-        "is_inconclusive": MetadataValue.bool(report.is_inconclusive),
-        **significance_metadata(report),
-        "flipped_to_miss_count": MetadataValue.text(str(len(report.flipped_to_miss))),
-        "flipped_to_hit_count": MetadataValue.text(str(len(report.flipped_to_hit))),
-        "flipped_to_miss": MetadataValue.json(list(report.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
-        "flipped_to_hit": MetadataValue.json(list(report.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
+        "baseline_run_id": MetadataValue.text(verdict.baseline_run_id or "none"),
+        **{f"{row.key}_change": MetadataValue.text(_change(view, row)) for row in tested},
+        **{
+            option: MetadataValue.text(points(getattr(tolerances, option)))
+            for figure, option in gated_figures(run.cutoffs)
+            if is_hit_rate(figure)
+        },
+        **{f"{row.key}_p_value": MetadataValue.text(p_value(row.p_value)) for row in tested},
+        "is_inconclusive": MetadataValue.bool(verdict.is_inconclusive),
+        **significance_metadata(view),
+        "flipped_to_miss_count": MetadataValue.text(str(len(view.flipped_to_miss))),
+        "flipped_to_hit_count": MetadataValue.text(str(len(view.flipped_to_hit))),
+        "flipped_to_miss": MetadataValue.json(list(view.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
+        "flipped_to_hit": MetadataValue.json(list(view.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
     }
-    for name, deltas in (("by_form_deltas", report.by_form), ("by_hard_class_deltas", report.by_hard_class)):
-        if deltas:
-            metadata[name] = _delta_table(deltas)
+    for breakdown in (view.run.by_form, view.run.by_hard_class):
+        if breakdown.changes:
+            metadata[f"by_{breakdown.name}_deltas"] = _delta_table(breakdown)
     for name in ("max_p95_latency_increase_ms", "min_significance", *ranking_gate_options()):
         value = getattr(tolerances, name)
         if value is not None:
-            metadata[name] = MetadataValue.text(f"{value:.1f} ms" if name.endswith("_ms") else f"{value:g}")
-    if report.p95_latency_delta_ms is not None:
-        metadata["p95_latency_change"] = MetadataValue.text(f"{signed(report.p95_latency_delta_ms)} ms")
-    if report.set_changes is not None:
-        changes = report.set_changes
+            metadata[name] = MetadataValue.text(milliseconds(value) if name.endswith("_ms") else as_written(value))
+    if view.latency_change is not None:
+        metadata["p95_latency_change"] = MetadataValue.text(view.latency_change_text)
+    if view.set_changes is not None:
+        changes = view.set_changes
         metadata["set_changes"] = MetadataValue.text(changes.sentence())
         metadata["compared_questions"] = MetadataValue.text(str(changes.compared))
         for name, ids in (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled)):
             metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
-    if report.excluded_unstable:
-        metadata["excluded_unstable_questions"] = MetadataValue.json(list(report.excluded_unstable[:MAX_LISTED_QUESTIONS]))
+    if view.excluded_unstable:
+        metadata["excluded_unstable_questions"] = MetadataValue.json(list(view.excluded_unstable[:MAX_LISTED_QUESTIONS]))
     if not run.complete:
         metadata["errored_question_count"] = MetadataValue.text(str(len(run.errored_question_ids)))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
-    warned = report.verdict in (Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE)
     return AssetCheckResult(
         check_name=CHECK_NAME,
-        passed=report.verdict not in (Verdict.REGRESSION, Verdict.INCOMPLETE),
+        passed=verdict.passed,
         # Not comparable, or a drop the set cannot tell from noise: passed, flagged WARN (the description says why).
-        severity=AssetCheckSeverity.WARN if warned else AssetCheckSeverity(severity),
-        description=report.summary,
+        severity=AssetCheckSeverity.WARN if verdict.warned else AssetCheckSeverity(severity),
+        description=verdict.sentence,
         metadata=metadata,
     )
 
 
-def _change(evaluation: Evaluation, k: int, delta: float) -> str:
+def _change(view: EvaluationView, row: FigureRow) -> str:
     """ "+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up.
     After a set edit the change is the check's, on the unchanged questions, and says so."""
-    report, now = evaluation.report, percent(evaluation.run.hit_rate(k))
-    if report.verdict not in (Verdict.PASS, Verdict.REGRESSION):
-        return f"not compared (now {now})"
-    changes = report.set_changes
-    scope = f" on the {changes.compared} unchanged questions" if changes is not None and changes.changed else ""
-    return f"{signed_pp(delta)}{scope} (baseline {percent(evaluation.baseline.hit_rate(k))}, now {now})"
+    if not view.verdict.judged:
+        return f"not compared (now {row.text})"
+    return f"{row.change_text}{view.scope} (baseline {row.baseline_text}, now {row.text})"
 
 
-def _delta_table(deltas: tuple[GroupDelta, ...]) -> MetadataValue:
+def _delta_table(breakdown: Breakdown) -> MetadataValue:
     return MetadataValue.table(
         records=[
             TableRecord(
                 {
-                    "key": delta.key,
-                    "questions": delta.questions,
-                    "top1_change": signed_pp(delta.top1_delta),
-                    "top3_change": signed_pp(delta.top3_delta),
+                    "key": change.key,
+                    "questions": change.questions,
+                    **{f"{delta.figure.key}_change": delta.text for delta in change.deltas},
                 }
             )
-            for delta in deltas
+            for change in breakdown.changes
         ],
         schema=DELTA_SCHEMA,
     )

@@ -10,20 +10,22 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from retrieval_pipeline.core.base.formatting import id_list, interval_text, percent, rate_with_counts, shortened
+from retrieval_pipeline.core.base.formatting import id_list, shortened
 from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, Measure, gated_figures
-from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult
+from retrieval_pipeline.core.scoring.results import QuestionResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
+from retrieval_pipeline.core.services.views.breakdowns import Breakdown
+from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
+from retrieval_pipeline.core.services.views.question_outcomes import misses_first, outcome
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.partition_steps import Pending
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.reports.chart_worker import ChartDrawer
 from retrieval_pipeline.reports.charts import leaderboard_chart_png, markdown_image, stored_history_chart_png
-from retrieval_pipeline.reports.rows import misses_first, outcome
 
 PREVIEW_ROWS = 20
 PREVIEW_IDS = 3
@@ -92,26 +94,27 @@ def evaluation_metadata(
 ) -> dict[str, Any]:
     """Text first (what a person reads: the verdict, the rates as percentages, the pair's own history
     chart, drawn by `drawer`), then the floats the UI plots, then tables and links."""
-    run, report = evaluation.run, evaluation.report
+    view = evaluation_view(evaluation)
+    run, verdict = view.run.result, view.verdict
     key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
-    chart = drawer.draw(stored_history_chart_png, store.uri, key, tolerances, report.baseline_run_id)
+    chart = drawer.draw(stored_history_chart_png, store.uri, key, tolerances, verdict.baseline_run_id)
     alt = f"top-k hit rates of {key.set_identifier} × {key.retriever_identifier}, last runs"
     metadata: dict[str, Any] = {
-        "verdict": MetadataValue.text(report.summary),
-        "verdict_status": MetadataValue.text(report.verdict.value),
-        **{f"top{k}": MetadataValue.text(_rate_text(run, k)) for k in run.cutoffs},
+        "verdict": MetadataValue.text(verdict.sentence),
+        "verdict_status": MetadataValue.text(verdict.status),
+        # "32.1% (77/240), 95% CI 26.5–38.2%": the rate a person reads, with how far it can be trusted
+        **{row.key: MetadataValue.text(row.now_text) for row in view.run.rates},
         "history_chart": Pending(chart, lambda png: MetadataValue.md(markdown_image(png, alt))),
-        **{f"top{k}_hit_rate": MetadataValue.float(round(run.hit_rate(k), 4)) for k in run.cutoffs},
+        **{f"{row.key}_hit_rate": MetadataValue.float(round(row.value, 4)) for row in view.run.rates},
         "question_count": MetadataValue.int(run.question_count),
         "dagster/row_count": MetadataValue.int(run.question_count),
-        "top1_hits": MetadataValue.int(run.top1_hit_count),
-        "top3_hits": MetadataValue.int(run.top3_hit_count),
+        **{f"{row.key}_hits": MetadataValue.int(row.count) for row in view.run.tested},
         "errored_questions": MetadataValue.int(len(run.errored_question_ids)),
         "complete": MetadataValue.bool(run.complete),
-        "is_regression": MetadataValue.bool(report.is_regression),
+        "is_regression": MetadataValue.bool(verdict.is_regression),
         "set_fingerprint": MetadataValue.text(run.set_fingerprint or "none"),
-        "by_form": _rates_table(run.by_form()),
-        "by_hard_class": _rates_table(run.by_hard_class()),
+        "by_form": _rates_table(view.run.by_form),
+        "by_hard_class": _rates_table(view.run.by_hard_class),
         "questions_preview_order": MetadataValue.text(
             f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: errors first, then top-3 misses, "
             "then top-1 misses, then hits (every question: result_uri)"
@@ -120,19 +123,20 @@ def evaluation_metadata(
         "result_uri": _uri_value(store.questions_uri(evaluation.stored)),
         "summary_uri": _uri_value(store.summary_uri(evaluation.stored)),
         "run_id": MetadataValue.text(run.run_id),
-        "baseline_run_id": MetadataValue.text(report.baseline_run_id or "none"),
+        "baseline_run_id": MetadataValue.text(verdict.baseline_run_id or "none"),
         # cut short so a 64-digit hash does not widen the page; the stored summary keeps it whole
         "index_version": MetadataValue.text(shortened(run.index_version, ID_WIDTH + 8) if run.index_version else "not reported"),
         "latency_mode": MetadataValue.text(run.latency_mode),
-        **{name: MetadataValue.float(round(value, 4)) for name, value in run.metrics().items()},
+        **{row.key: MetadataValue.float(round(row.value, 4)) for row in view.run.ranking},
     }
-    if not run.by_hard_class():
+    if not view.run.by_hard_class.rows:
         del metadata["by_hard_class"]
-    for name, (low, high) in run.intervals().items():
-        metadata[f"{name}_ci_low"] = MetadataValue.float(round(low, 4))
-        metadata[f"{name}_ci_high"] = MetadataValue.float(round(high, 4))
-    for name, value in run.latency_summary().items():
-        metadata[f"latency_{name}_ms"] = MetadataValue.float(round(value, 3))
+    for row in view.run.rates:
+        low, high = row.interval
+        metadata[f"{row.key}_ci_low"] = MetadataValue.float(round(low, 4))
+        metadata[f"{row.key}_ci_high"] = MetadataValue.float(round(high, 4))
+    for row in view.run.latency:
+        metadata[f"latency_{row.statistic}_ms"] = MetadataValue.float(round(row.value, 3))
     return metadata
 
 
@@ -204,14 +208,6 @@ def _rounded(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _rate_text(run, k: int) -> str:
-    """ "32.1% (77/240), 95% CI 26.5–38.2%": the rate a person reads, with how far it can be trusted."""
-    bounds = run.intervals().get(f"top{k}")
-    return rate_with_counts(run.hit_count(k), run.question_count, run.hit_rate(k)) + (
-        f", {interval_text(bounds)}" if bounds else ""
-    )
-
-
 def _uri_value(uri: str) -> MetadataValue:
     return MetadataValue.url(uri) if "://" in uri else MetadataValue.path(uri)
 
@@ -222,18 +218,11 @@ def _count_table(counts: Mapping[str, int]) -> MetadataValue:
     )
 
 
-def _rates_table(groups: Mapping[str, GroupRates]) -> MetadataValue:
+def _rates_table(breakdown: Breakdown) -> MetadataValue:
     return MetadataValue.table(
         records=[
-            TableRecord(
-                {
-                    "key": key,
-                    "questions": rates.questions,
-                    "top1": percent(rates.top1_hit_rate),
-                    "top3": percent(rates.top3_hit_rate),
-                }
-            )
-            for key, rates in groups.items()
+            TableRecord({"key": row.key, "questions": row.questions, **{cell.key: cell.text for cell in row.rates}})
+            for row in breakdown.rows
         ],
         schema=RATES_SCHEMA,
     )

@@ -1,5 +1,5 @@
 """The regression check's metadata on uncertainty and ranking: per-slice paired tests with Holm-corrected
-p-values, the smallest drop the set could detect, and the ranking-metric deltas, from the core's report."""
+p-values, the smallest drop the set could detect, and the ranking-metric changes, from the evaluation's view."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from retrieval_pipeline.core.scoring.regression import RegressionReport
+from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 
 SLICE_TEST_SCHEMA = TableSchema(
     columns=[
@@ -23,34 +23,35 @@ SLICE_TEST_SCHEMA = TableSchema(
 )
 
 
-def significance_metadata(report: RegressionReport) -> dict[str, Any]:
-    if not report.slice_tests:
+def significance_metadata(view: EvaluationView) -> dict[str, Any]:
+    tests = view.slice_tests
+    if not tests.rows:
         return {}
     metadata: dict[str, Any] = {
-        "significance": MetadataValue.float(report.significance),
+        "significance": MetadataValue.float(tests.significance),
         "slice_tests": MetadataValue.table(
             records=[
                 TableRecord(
                     {
-                        "slice": test.slice,
-                        "key": test.key,
-                        "k": test.k,
-                        "questions": test.questions,
-                        "delta_pp": round(test.delta * 100, 2),
-                        "p_value": test.p_value,
-                        "corrected_p_value": test.corrected_p_value,
-                        "survives": test.survives(report.significance),
+                        "slice": row.test.slice,
+                        "key": row.test.key,
+                        "k": row.test.k,
+                        "questions": row.test.questions,
+                        "delta_pp": row.delta_points,
+                        "p_value": row.test.p_value,
+                        "corrected_p_value": row.test.corrected_p_value,
+                        "survives": row.survives,
                     }
                 )
-                for test in report.slice_tests
+                for row in tests.rows
             ],
             schema=SLICE_TEST_SCHEMA,
         ),
-        "surviving_differences": MetadataValue.int(sum(t.survives(report.significance) for t in report.slice_tests)),
-        **{f"{name}_delta": MetadataValue.float(delta) for name, delta in report.metric_deltas},
+        "surviving_differences": MetadataValue.int(len(tests.surviving)),
+        **{f"{row.key}_delta": MetadataValue.float(row.checked) for row in view.run.ranking_changes},
     }
-    if report.minimum_detectable_drop is not None:
-        metadata["minimum_detectable_drop"] = MetadataValue.float(report.minimum_detectable_drop)
+    if view.minimum_detectable_drop is not None:
+        metadata["minimum_detectable_drop"] = MetadataValue.float(view.minimum_detectable_drop)
     else:
         metadata["minimum_detectable_drop"] = MetadataValue.text("none: the set is too small for any drop to be significant")
     return metadata

@@ -5,51 +5,54 @@ GitHub-flavoured Markdown, no images, so it reads the same in a job summary, a c
 from __future__ import annotations
 
 from retrieval_pipeline.core.base.formatting import id_list
-from retrieval_pipeline.core.services.evaluation import Evaluation
-from retrieval_pipeline.reports.rows import breakdowns, compared, rate_rows, set_change_line, verdict_label
+from retrieval_pipeline.core.services.views.breakdowns import Breakdown
+from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 
 FLIPPED_LISTED = 20
 
 
-def markdown_summary(evaluation: Evaluation, note: str | None = None) -> str:
+def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
     """`note`: a line under the verdict, e.g. that the run's own check found otherwise at the time."""
-    run, report = evaluation.run, evaluation.report
+    run = view.run.result
     lines = [
         f"### Retrieval quality: `{run.set_identifier}` × `{run.retriever_identifier}`",
         "",
-        f"**{verdict_label(evaluation)}**: {report.summary}",
+        f"**{view.verdict.label}**: {view.verdict.sentence}",
         *([f"_{note}_"] if note else []),
         "",
         "| metric | this run | baseline | change |",
         "|---|---:|---:|---:|",
-        *[f"| {row.metric} | {row.now} | {row.baseline} | {row.change} |" for row in rate_rows(evaluation)],
+        *[f"| {row.name} | {row.now_text} | {row.baseline_text} | {row.change_text} |" for row in view.reported],
         "",
-        _run_line(evaluation),
+        _run_line(view),
     ]
-    if set_change_line(evaluation):
-        lines += ["", set_change_line(evaluation)]
-    if compared(evaluation) and (report.flipped_to_miss or report.flipped_to_hit):
+    if view.set_change_line:
+        lines += ["", view.set_change_line]
+    if view.verdict.judged and (view.flipped_to_miss or view.flipped_to_hit):
         lines += [
             "",
-            f"Flipped hit → miss ({len(report.flipped_to_miss)}): {id_list(report.flipped_to_miss, FLIPPED_LISTED)}  ",
-            f"Flipped miss → hit ({len(report.flipped_to_hit)}): {id_list(report.flipped_to_hit, FLIPPED_LISTED)}",
+            f"Flipped hit → miss ({len(view.flipped_to_miss)}): {id_list(view.flipped_to_miss, FLIPPED_LISTED)}  ",
+            f"Flipped miss → hit ({len(view.flipped_to_hit)}): {id_list(view.flipped_to_hit, FLIPPED_LISTED)}",
         ]
-    for title, rows in breakdowns(evaluation):
-        lines += [
-            "",
-            f"<details><summary>{title}</summary>",
-            "",
-            "| group | questions | top-1 | Δ top-1 | top-3 | Δ top-3 |",
-            "|---|---:|---:|---:|---:|---:|",
-            *[f"| {r.group} | {r.questions} | {r.top1} | {r.top1_change} | {r.top3} | {r.top3_change} |" for r in rows],
-            "",
-            "</details>",
-        ]
+    for breakdown in view.run.breakdowns:
+        lines += ["", f"<details><summary>{breakdown.title}</summary>", "", *_group_table(breakdown), "", "</details>"]
     return "\n".join(lines) + "\n"
 
 
-def _run_line(evaluation: Evaluation) -> str:
-    run = evaluation.run
+def _group_table(breakdown: Breakdown) -> list[str]:
+    headings = "".join(f" {figure.title} | Δ {figure.title} |" for figure in breakdown.figures)
+    return [
+        f"| group | questions |{headings}",
+        "|---|---:|" + "---:|---:|" * len(breakdown.figures),
+        *[
+            f"| {row.key} | {row.questions} |" + "".join(f" {cell.text} | {cell.change_text} |" for cell in row.rates)
+            for row in breakdown.rows
+        ],
+    ]
+
+
+def _run_line(view: EvaluationView) -> str:
+    run, baseline_run_id = view.run.result, view.verdict.baseline_run_id
     errors = f", {len(run.errored_question_ids)} errored" if run.errored_question_ids else ""
-    against = f", compared with run `{evaluation.baseline.run_id}`" if evaluation.baseline is not None else ""
+    against = f", compared with run `{baseline_run_id}`" if baseline_run_id is not None else ""
     return f"Run `{run.run_id}` ({run.run_at:%Y-%m-%d %H:%M} UTC, {run.question_count} questions{errors}){against}."

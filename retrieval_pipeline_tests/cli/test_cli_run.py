@@ -402,7 +402,8 @@ def test_perfect_rankings_stay_perfect_for_sanity(cli, project):
 
 
 def test_long_flipped_lists_and_tiny_p_values_read_well():
-    from retrieval_pipeline.cli.render import id_sequence, p_phrase, signed_pp
+    from retrieval_pipeline.cli.render import id_sequence
+    from retrieval_pipeline.core.base.formatting import p_phrase, signed_pp
 
     assert id_sequence([f"q{i}" for i in range(25)]).endswith("q19 … (+5 more; --json lists all)")
     assert id_sequence([]) == "—"

@@ -1,4 +1,6 @@
-"""How rates, deltas and p-values read as text, the same in the terminal, the Dagster UI and the reports."""
+"""How rates, deltas, p-values and latencies read as text, the same in the terminal, the Dagster UI, the
+reports and the verdict sentences: one formatter per kind of figure, so no two outputs round or sign the
+same number differently."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ def percent(rate: float) -> str:
 
 
 def percent_or_blank(rate: float | None) -> str:
-    """A cell for a rate a run may not have recorded."""
+    """A table cell for a rate some rows lack (a cut-off only some runs have): blank, not a dash."""
     return "" if rate is None else percent(rate)
 
 
@@ -28,12 +30,39 @@ def signed(value: float) -> str:
     return f"{round(value, 1) + 0.0:+.1f}"
 
 
+def points(fraction: float) -> str:
+    """A drop or a tolerance in percentage points, unsigned: "5.0 pp"."""
+    return f"{fraction * 100:.1f} pp"
+
+
 def signed_pp(delta: float | None) -> str:
     return "—" if delta is None else f"{signed(delta * 100)} pp"
 
 
+def tenths(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def milliseconds(value: float) -> str:
+    return f"{tenths(value)} ms"
+
+
+def signed_milliseconds(delta: float | None) -> str:
+    return "—" if delta is None else f"{signed(delta)} ms"
+
+
+def as_written(value: float) -> str:
+    """A level or a tolerance as a person writes it: 0.05, 0.1, 0.02."""
+    return f"{value:g}"
+
+
 def p_value(value: float) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def p_phrase(value: float) -> str:
+    """A p-value in a sentence: "p = 0.250", "p < 0.001"."""
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
 
 
 def shortened(text: str, width: int) -> str:

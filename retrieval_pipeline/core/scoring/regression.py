@@ -13,6 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from retrieval_pipeline.core.base.formatting import points, signed_pp
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta, flipped_questions, group_deltas
 from retrieval_pipeline.core.scoring.failures import failure_summary
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
@@ -143,7 +144,9 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     drops, inconclusive = [], []
     for k, tolerance in hit_rate_gates(tolerances, current.cutoffs):
         if exceeds(exact_drop(baseline, current, k), tolerance):
-            drop = f"top-{k} hit rate dropped {_pp(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {_pp(tolerance)})"
+            drop = (
+                f"top-{k} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(tolerance)})"
+            )
             corrected = overall_test(tests, k).corrected_p_value
             if tolerances.min_significance is not None and corrected > tolerances.min_significance:
                 inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
@@ -187,17 +190,9 @@ def _summary(scope: str, drops: list[str], inconclusive: list[str], top1_delta: 
         return f"Regression{scope}: " + "; ".join(drops) + "." + (f" {doubt}" if inconclusive else "")
     if inconclusive:
         return doubt
-    return f"No regression{scope}: top-1 {_signed_pp(top1_delta)}, top-3 {_signed_pp(top3_delta)}."
+    return f"No regression{scope}: top-1 {signed_pp(top1_delta)}, top-3 {signed_pp(top3_delta)}."
 
 
 def _p95_delta(current: RunResult, baseline: RunResult) -> float | None:
     now, then = current.latency_percentiles().get("p95"), baseline.latency_percentiles().get("p95")
     return None if now is None or then is None else now - then
-
-
-def _pp(fraction: float) -> str:
-    return f"{fraction * 100:.1f} pp"
-
-
-def _signed_pp(fraction: float) -> str:
-    return f"{fraction * 100:+.1f} pp"

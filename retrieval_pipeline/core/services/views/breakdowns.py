@@ -1,0 +1,95 @@
+"""A run's breakdowns by form and by hard class: each group's rates and ranking figures, beside the
+check's change for the group where the check compared it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
+from retrieval_pipeline.core.scoring.results import GroupRates
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
+from retrieval_pipeline.core.services.views.figure_rows import FigureDelta, FigureRow
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One form or hard class: its top-1 and top-3 rates (all a breakdown counts) and every ranking figure."""
+
+    key: str
+    questions: int
+    rates: tuple[FigureRow, ...]
+    scores: tuple[FigureRow, ...]
+
+    @property
+    def headline_scores(self) -> tuple[FigureRow, ...]:
+        return tuple(row for row in self.scores if row.figure.measure.headline)
+
+
+@dataclass(frozen=True)
+class GroupChange:
+    """A group as the check compared it: its questions there (unchanged ones only) and its rate changes."""
+
+    key: str
+    questions: int
+    deltas: tuple[FigureDelta, ...]
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    name: str
+    """The question label it groups by: `form` or `hard_class`."""
+    title: str
+    figures: tuple[Figure, ...]
+    """The rates every row holds, in order."""
+    rows: tuple[GroupRow, ...]
+    changes: tuple[GroupChange, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.name.replace("_", " ")
+
+
+def breakdown(
+    name: str,
+    groups: dict[str, GroupRates],
+    metrics: dict[str, dict[str, float]],
+    ranking: list[Figure],
+    deltas: tuple[GroupDelta, ...],
+    judged: bool,
+) -> Breakdown:
+    """Each group beside the check's change for it where the check compared it (the terminal shows those
+    whenever they exist, the reports only for a judged run), then the check's groups on their own."""
+    rated = tuple(Figure(HIT_RATE, k) for k in TESTED_CUTOFFS)
+    by_key = {delta.key: _deltas(delta) for delta in deltas}
+    rows = []
+    for key, rates in groups.items():
+        counts, intervals, changes = _counts(rates), rates.intervals(), by_key.get(key, {})
+        cells = tuple(
+            FigureRow(
+                figure,
+                counts[figure.k][1],
+                rates.questions,
+                counts[figure.k][0],
+                intervals[figure.key],
+                change=changes.get(figure.k) if judged else None,
+                checked=changes.get(figure.k),
+            )
+            for figure in rated
+        )
+        scores = tuple(FigureRow(figure, metrics[key][figure.key], rates.questions) for figure in ranking)
+        rows.append(GroupRow(key, rates.questions, cells, scores))
+    changes = tuple(
+        GroupChange(delta.key, delta.questions, tuple(FigureDelta(figure, by_key[delta.key][figure.k]) for figure in rated))
+        for delta in deltas
+    )
+    return Breakdown(name, f"By {name.replace('_', ' ')}", rated, tuple(rows), changes)
+
+
+def _counts(rates: GroupRates) -> dict[int, tuple[int, float]]:
+    """(hits, rate) at each cut-off a breakdown counts: top-1 and top-3."""
+    return {1: (rates.top1_hits, rates.top1_hit_rate), 3: (rates.top3_hits, rates.top3_hit_rate)}
+
+
+def _deltas(delta: GroupDelta) -> dict[int, float]:
+    return {1: delta.top1_delta, 3: delta.top3_delta}

@@ -1,0 +1,120 @@
+"""A comparison of retrievers as one view: each run's figures beside its paired tests against the
+reference, the groups side by side, and each run's slice tests, for the terminal and the JSON alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from retrieval_pipeline.core.scoring.comparison import Comparison, Disagreement, GroupComparison
+from retrieval_pipeline.core.scoring.measures import Figure
+from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.services.views.breakdowns import Breakdown
+from retrieval_pipeline.core.services.views.figure_rows import FigureRow
+from retrieval_pipeline.core.services.views.run_view import RunView, run_view
+from retrieval_pipeline.core.services.views.slice_rows import SliceRow, SliceTests, slice_tests
+
+
+@dataclass(frozen=True)
+class ComparedRun:
+    run: RunView
+    overall: tuple[SliceRow | None, ...]
+    """The overall paired test against the reference at each tested figure (None: this is the reference)."""
+    ranking: tuple[FigureRow | None, ...]
+    """The run's figure for each of the comparison's ranking columns (None: this run lacks it)."""
+    slice_tests: SliceTests
+
+    @property
+    def identifier(self) -> str:
+        return self.run.result.retriever_identifier
+
+
+@dataclass(frozen=True)
+class ComparedGroup:
+    key: str
+    questions: int
+    rates: tuple[tuple[FigureRow, ...] | None, ...]
+    """Each run's rates in the group (None: the group is absent from that run)."""
+
+
+@dataclass(frozen=True)
+class GroupTable:
+    title: str
+    label: str
+    figures: tuple[Figure, ...]
+    """The rates each run has in a group, in order."""
+    groups: tuple[ComparedGroup, ...]
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    set_identifier: str
+    runs: tuple[ComparedRun, ...]
+    """The reference first."""
+    tested: tuple[Figure, ...]
+    ranking: tuple[Figure, ...]
+    """The reference's headline ranking figures: the comparison's ranking columns."""
+    set_changes: tuple[SetChanges, ...]
+    """One per run after the reference, against the reference's questions."""
+    group_tables: tuple[GroupTable, ...]
+    disagreements: tuple[Disagreement, ...]
+    significance: float
+
+    @property
+    def reference(self) -> ComparedRun:
+        return self.runs[0]
+
+    @property
+    def others(self) -> tuple[ComparedRun, ...]:
+        return self.runs[1:]
+
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        return tuple(compared.identifier for compared in self.runs)
+
+    @property
+    def set_change_lines(self) -> tuple[str, ...]:
+        return tuple(
+            f"{compared.identifier}: {changes.sentence(against='the reference run')}"
+            for compared, changes in zip(self.others, self.set_changes)
+            if changes.changed
+        )
+
+
+def comparison_view(comparison: Comparison) -> ComparisonView:
+    views = [run_view(run) for run in comparison.runs]
+    tested = tuple(row.figure for row in views[0].tested)
+    ranking = tuple(row.figure for row in views[0].headline_ranking)
+    runs = []
+    for view in views:
+        identifier = view.result.retriever_identifier
+        tests = slice_tests(comparison.tests_of(identifier), comparison.significance)
+        by_k = {row.test.k: row for row in tests.overall}
+        by_key = {row.key: row for row in view.ranking}
+        overall = tuple(by_k.get(figure.k) for figure in tested)
+        runs.append(ComparedRun(view, overall, tuple(by_key.get(figure.key) for figure in ranking), tests))
+    tables = (
+        (comparison.by_form, [view.by_form for view in views]),
+        (comparison.by_hard_class, [view.by_hard_class for view in views]),
+    )
+    return ComparisonView(
+        set_identifier=comparison.set_identifier,
+        runs=tuple(runs),
+        tested=tested,
+        ranking=ranking,
+        set_changes=comparison.set_changes,
+        group_tables=tuple(_group_table(groups, breakdowns) for groups, breakdowns in tables if groups),
+        disagreements=comparison.disagreements,
+        significance=comparison.significance,
+    )
+
+
+def _group_table(groups: tuple[GroupComparison, ...], breakdowns: list[Breakdown]) -> GroupTable:
+    """Each group's rates per run, read from that run's own breakdown rows."""
+    rows = [{row.key: row for row in breakdown.rows} for breakdown in breakdowns]
+    compared = []
+    for group in groups:
+        questions = next((rates.questions for rates in group.rates if rates is not None), 0)
+        cells = tuple(by_key[group.key].rates if group.key in by_key else None for by_key in rows)
+        compared.append(ComparedGroup(group.key, questions, cells))
+    first = breakdowns[0]
+    return GroupTable(first.title, first.label, first.figures, tuple(compared))

@@ -1,0 +1,125 @@
+"""An evaluation (a run, its check's report and its baseline) as one view: the verdict, the figure rows
+against the baseline, the flipped questions, the set changes and the paired tests, each shaped once for
+the terminal, the JSON, the reports and the Dagster metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from retrieval_pipeline.core.base.formatting import points, signed_milliseconds
+from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
+from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow
+from retrieval_pipeline.core.services.views.run_view import JUDGED, RunView, edited, run_view
+from retrieval_pipeline.core.services.views.slice_rows import SliceTests, slice_tests
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.services.evaluation import Evaluation
+
+PAIRED = (*JUDGED, Verdict.INCONCLUSIVE)
+"""Verdicts reached by comparing the runs question by question (flips, p-values, slice tests)."""
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    status: str
+    """The stored verdict: `pass`, `regression`, `not_comparable`, ..."""
+    sentence: str
+    has_baseline: bool
+    baseline_run_id: str | None
+    judged: bool
+    """Judged against the baseline (pass or regression): the reports show changes."""
+    paired: bool
+    """Compared question by question: judged, or a drop the set cannot tell from noise."""
+    passed: bool
+    """What the check reports: a regression or an incomplete run fails it."""
+    warned: bool
+    """Passed but flagged: not comparable, or a drop the set cannot tell from noise."""
+    is_regression: bool
+    is_inconclusive: bool
+
+    @property
+    def label(self) -> str:
+        """The outcome in capitals, for a reader to scan for: PASS, REGRESSION, NOT COMPARABLE, ..."""
+        return self.status.replace("_", " ").upper()
+
+
+@dataclass(frozen=True)
+class EvaluationView:
+    run: RunView
+    verdict: VerdictView
+    set_changes: SetChanges | None
+    """Present whenever there was a baseline: what the comparison left out."""
+    flipped_to_miss: tuple[str, ...]
+    flipped_to_hit: tuple[str, ...]
+    excluded_unstable: tuple[str, ...]
+    slice_tests: SliceTests
+    minimum_detectable_drop: float | None
+    latency_change: float | None
+    """The check's p95 change in ms, on the compared questions."""
+
+    @property
+    def reported(self) -> tuple[FigureRow | LatencyRow, ...]:
+        """The rows of a report's rates table: the headline figures, then the latency it shows."""
+        latency = self.run.reported_latency
+        return (*self.run.headline, *([latency] if latency is not None else []))
+
+    @property
+    def set_change_line(self) -> str | None:
+        """What the comparison left out when the set was edited since the baseline; None otherwise."""
+        return self.set_changes.sentence() if edited(self.set_changes) else None
+
+    @property
+    def scope(self) -> str:
+        """ " on the 6 unchanged questions" after a set edit: what the check's changes were measured on."""
+        changes = self.set_changes
+        return f" on the {changes.compared} unchanged questions" if changes is not None and changes.changed else ""
+
+    @property
+    def latency_change_text(self) -> str:
+        return signed_milliseconds(self.latency_change)
+
+    @property
+    def detectable_sentence(self) -> str:
+        """The smallest drop the compared questions could show at the level, or that none could."""
+        tests, paired, level = len(self.slice_tests.rows), self.slice_tests.paired_questions, self.slice_tests.significance_text
+        if self.minimum_detectable_drop is None:
+            return (
+                f"Set too small: on {paired} compared questions no drop can reach significance {level} (Holm over {tests} tests)."
+            )
+        return (
+            f"Smallest detectable drop at {level} (Holm over {tests} tests): "
+            f"{points(self.minimum_detectable_drop)} on {paired} compared questions."
+        )
+
+
+def verdict_view(report: RegressionReport) -> VerdictView:
+    verdict = report.verdict
+    return VerdictView(
+        status=verdict.value,
+        sentence=report.summary,
+        has_baseline=report.has_baseline,
+        baseline_run_id=report.baseline_run_id,
+        judged=verdict in JUDGED,
+        paired=verdict in PAIRED,
+        passed=verdict not in (Verdict.REGRESSION, Verdict.INCOMPLETE),
+        warned=verdict in (Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE),
+        is_regression=report.is_regression,
+        is_inconclusive=report.is_inconclusive,
+    )
+
+
+def evaluation_view(evaluation: Evaluation) -> EvaluationView:
+    report = evaluation.report
+    return EvaluationView(
+        run=run_view(evaluation.run, report, evaluation.baseline),
+        verdict=verdict_view(report),
+        set_changes=report.set_changes,
+        flipped_to_miss=report.flipped_to_miss,
+        flipped_to_hit=report.flipped_to_hit,
+        excluded_unstable=report.excluded_unstable,
+        slice_tests=slice_tests(report.slice_tests, report.significance),
+        minimum_detectable_drop=report.minimum_detectable_drop,
+        latency_change=report.p95_latency_delta_ms,
+    )

@@ -1,0 +1,156 @@
+"""A run as rows: every declared figure, its latency and its breakdowns by form and hard class; with the
+check's report and baseline, the baseline's figures and the changes beside them.
+
+The figures are the declarations' (`measures.figures`, read when the view is built), so a measure added
+there is a row here, and so a line, a column, a key or a cell in every output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
+from retrieval_pipeline.core.scoring.measures import Figure, figures
+from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
+from retrieval_pipeline.core.services.views.breakdowns import Breakdown, breakdown
+from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow, is_hit_rate
+
+JUDGED = (Verdict.PASS, Verdict.REGRESSION)
+"""Verdicts of a run judged against its baseline: the reports show its changes. An inconclusive run's
+changes stay in the check's own figures (`checked`), the terminal and the JSON."""
+REPORTED_LATENCY = ("p95", BATCH_MEAN)
+"""The latency a report shows: the p95 a tolerance gates, or a batched run's mean (it has no percentile)."""
+
+
+@dataclass(frozen=True)
+class RunView:
+    result: RunResult
+    rates: tuple[FigureRow, ...]
+    """The hit rate at every cut-off."""
+    ranking: tuple[FigureRow, ...]
+    """Every ranking figure, headline or not."""
+    latency: tuple[LatencyRow, ...]
+    by_form: Breakdown
+    by_hard_class: Breakdown
+
+    @property
+    def headline(self) -> tuple[FigureRow, ...]:
+        """What tables and reports show: the declarations' headline figures (Recall stays in JSON)."""
+        return tuple(row for row in (*self.rates, *self.ranking) if row.figure.measure.headline)
+
+    @property
+    def headline_ranking(self) -> tuple[FigureRow, ...]:
+        return tuple(row for row in self.ranking if row.figure.measure.headline)
+
+    @property
+    def tested(self) -> tuple[FigureRow, ...]:
+        """The methodology's two rates, top-1 and top-3: the ones with paired tests and exact gates."""
+        return tuple(row for row in self.rates if row.figure.k in TESTED_CUTOFFS)
+
+    @property
+    def ranking_changes(self) -> tuple[FigureRow, ...]:
+        """The ranking figures the check compared (both runs have them), each with its `checked` change."""
+        return tuple(row for row in self.ranking if row.checked is not None)
+
+    @property
+    def reported_latency(self) -> LatencyRow | None:
+        return next((row for row in self.latency if row.statistic in REPORTED_LATENCY), None)
+
+    @property
+    def breakdowns(self) -> tuple[Breakdown, ...]:
+        """The breakdowns the run has (a set without hard classes has no such table)."""
+        return tuple(shown for shown in (self.by_form, self.by_hard_class) if shown.rows)
+
+
+def edited(changes: SetChanges | None) -> bool:
+    """The set differs from the baseline's, or could not be checked question by question."""
+    return changes is not None and (changes.changed or changes.by_labels)
+
+
+@dataclass(frozen=True)
+class _Against:
+    """What a run's rows are set against: the baseline, the check's own figures, whether the reports show
+    changes at all (`judged`) and whether a figure the check did not measure may show a plain difference
+    (`unchanged`: after a set edit only the check's figures, on the unchanged questions, compare like with
+    like)."""
+
+    baseline: RunResult | None = None
+    judged: bool = False
+    unchanged: bool = True
+    tested: dict[int, tuple[float, float]] = field(default_factory=dict)
+    """The check's change and p-value at each tested cut-off."""
+    checked: dict[str, float] = field(default_factory=dict)
+    """The check's change of each ranking figure both runs have."""
+
+    def change(self, now: float, then: float | None, checked: float | None = None) -> float | None:
+        if not self.judged or then is None:
+            return None
+        if checked is not None:
+            return checked
+        return now - then if self.unchanged else None
+
+
+def run_view(run: RunResult, report: RegressionReport | None = None, baseline: RunResult | None = None) -> RunView:
+    """Without a report, the run's own figures; with the check's report and baseline, theirs beside them."""
+    against = _Against()
+    if report is not None:
+        against = _Against(
+            baseline,
+            report.verdict in JUDGED,
+            not edited(report.set_changes),
+            {1: (report.top1_delta, report.top1_p_value), 3: (report.top3_delta, report.top3_p_value)},
+            dict(report.metric_deltas),
+        )
+    declared = figures(run.cutoffs)
+    rated, ranking = [f for f in declared if is_hit_rate(f)], [f for f in declared if not is_hit_rate(f)]
+    form_deltas, class_deltas = (report.by_form, report.by_hard_class) if report is not None else ((), ())
+    return RunView(
+        result=run,
+        rates=_rate_rows(run, rated, against),
+        ranking=_ranking_rows(run, ranking, against),
+        latency=_latency(run, against),
+        by_form=breakdown("form", run.by_form(), run.metrics_by_form(), ranking, form_deltas, against.judged),
+        by_hard_class=breakdown(
+            "hard_class", run.by_hard_class(), run.metrics_by_hard_class(), ranking, class_deltas, against.judged
+        ),
+    )
+
+
+def _rate_rows(run: RunResult, rated: list[Figure], against: _Against) -> tuple[FigureRow, ...]:
+    baseline, intervals = against.baseline, run.intervals()
+    rows = []
+    for figure in rated:
+        k = figure.k
+        now, then = run.hit_rate(k), baseline.hit_rate(k) if baseline is not None and k in baseline.cutoffs else None
+        checked, p_value = against.tested.get(k, (None, None))
+        change = against.change(now, then, checked)
+        rows.append(
+            FigureRow(
+                figure, now, run.question_count, run.hit_count(k), intervals.get(figure.key), then, change, checked, p_value
+            )
+        )
+    return tuple(rows)
+
+
+def _ranking_rows(run: RunResult, ranking: list[Figure], against: _Against) -> tuple[FigureRow, ...]:
+    metrics = run.metrics()
+    before = against.baseline.metrics() if against.baseline is not None else {}
+    rows = []
+    for figure in ranking:
+        now, then = metrics[figure.key], before.get(figure.key)
+        change = against.change(now, then)
+        rows.append(
+            FigureRow(figure, now, run.question_count, baseline=then, change=change, checked=against.checked.get(figure.key))
+        )
+    return tuple(rows)
+
+
+def _latency(run: RunResult, against: _Against) -> tuple[LatencyRow, ...]:
+    then = against.baseline.latency_summary() if against.baseline is not None else {}
+    return tuple(
+        LatencyRow(name, value, then.get(name), value - then[name] if name in then and against.judged else None)
+        for name, value in run.latency_summary().items()
+    )

@@ -1,0 +1,81 @@
+"""The presentation model: rows read the measure declarations, and a change is shown only where the
+comparison behind it holds."""
+
+from __future__ import annotations
+
+from core_helpers import outcome, run_from_codes
+from measure_helpers import declare, throwaway_measure
+
+from retrieval_pipeline.core.scoring.regression import detect_regression
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.views.evaluation_view import verdict_view
+from retrieval_pipeline.core.services.views.run_view import run_view
+from retrieval_pipeline.core.services.views.slice_rows import slice_tests
+
+
+def fingerprinted(codes: str) -> RunResult:
+    """A run whose questions carry fingerprints, so the set reads as checked unchanged question by question."""
+    return RunResult("demo.set", "fixed", tuple(outcome(f"q{i}", code, fingerprint=f"f{i}") for i, code in enumerate(codes)))
+
+
+def test_rows_are_the_declared_figures_and_headline_decides_what_tables_show(monkeypatch):
+    declare(monkeypatch, throwaway_measure("shown"), throwaway_measure("kept", headline=False))
+
+    view = run_view(run_from_codes("13-", forms="mgm"))
+
+    assert [row.key for row in view.rates] == ["top1", "top3"]
+    assert [row.key for row in view.ranking] == ["mrr@3", "ndcg@3", "recall@1", "recall@3", "shown@3", "kept@3"]
+    assert [row.name for row in view.headline] == ["top-1 hit rate", "top-3 hit rate", "MRR@3", "nDCG@3", "Shown@3"]
+    assert [(row.title, row.now_text) for row in view.headline_ranking][-1] == ("Shown@3", "0.333")
+    [match] = [row for row in view.by_form.rows if row.key == "match"]
+    assert [cell.title for cell in match.headline_scores] == ["MRR@3", "nDCG@3", "Shown@3"]
+    assert view.rates[0].now_text == "33.3% (1/3), 95% CI 6.1–79.2%"
+
+
+def test_a_judged_run_shows_the_checks_changes_and_plain_differences():
+    baseline, current = fingerprinted("1111"), fingerprinted("1311")
+    report = detect_regression(current, baseline, Tolerances(max_top1_drop=0.5))
+
+    view = run_view(current, report, baseline)
+
+    top1, top3 = view.tested
+    assert (top1.change_text, top1.baseline_text, top3.change_text) == ("-25.0 pp", "100.0%", "+0.0 pp")
+    assert (top1.p_value, verdict_view(report).label) == (report.top1_p_value, "PASS")
+    mrr = view.ranking[0]
+    assert mrr.change == mrr.checked == current.metrics()["mrr@3"] - 1.0 and mrr.change_text == "-0.167"
+
+
+def test_an_inconclusive_run_keeps_its_changes_to_the_check():
+    baseline, current = run_from_codes("1111"), run_from_codes("1-11")
+    report = detect_regression(current, baseline, Tolerances(max_top1_drop=0.1, min_significance=0.05))
+
+    view = run_view(current, report, baseline)
+
+    assert verdict_view(report).label == "INCONCLUSIVE" and not verdict_view(report).judged
+    assert [row.change_text for row in view.headline] == ["—"] * 4
+    assert view.tested[0].checked == -0.25 and view.ranking_changes
+    [cell, _] = view.by_form.rows[0].rates
+    assert (cell.change, cell.checked_text) == (None, "-25.0 pp")
+
+
+def test_after_a_set_edit_only_the_checks_own_figures_show_a_change():
+    baseline = fingerprinted("111")
+    current = RunResult("demo.set", "fixed", (*baseline.questions, outcome("q9", "-", fingerprint="f9")))
+    report = detect_regression(current, baseline, Tolerances())
+
+    view = run_view(current, report, baseline)
+
+    assert [row.change_text for row in view.tested] == ["+0.0 pp", "+0.0 pp"]
+    assert [row.change for row in view.ranking] == [None] * len(view.ranking)
+
+
+def test_slice_rows_name_their_slice_and_say_what_survives():
+    baseline, current = run_from_codes("1111", forms="mmgg"), run_from_codes("---1", forms="mmgg")
+    report = detect_regression(current, baseline, Tolerances())
+
+    tests = slice_tests(report.slice_tests, 0.05)
+
+    assert [row.name for row in tests.rows[::2]] == ["overall", "form match", "form gap"]
+    assert (tests.rows[0].delta_text, tests.rows[0].delta_points, tests.paired_questions) == ("-75.0 pp", -75.0, 4)
+    assert tests.surviving_sentence == "No difference survives Holm correction at 0.05 over 6 tests."
