@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> c.Report:
 
             def ours():
                 run = run_question_set(golden, retriever, cutoffs=cutoffs)
-                return run, run.top1_hit_rate
+                return run, run.hit_rate(1)
 
             session = requests.Session()
             adapter = requests.adapters.HTTPAdapter(pool_maxsize=concurrency, pool_block=True)

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> c.Report:
             context = BuildContext(base_dir=scratch, source="bench_lexical", cache_dir=scratch / f"cache-{next(counter)}")
             retriever = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
             run = run_question_set(golden, retriever, cutoffs=cutoffs)
-            return run, run.top1_hit_rate, run.top3_hit_rate
+            return run, run.hit_rate(1), run.hit_rate(3)
 
         def bare():
             return bare_bm25s(corpus, texts, cutoffs.fetch_limit)

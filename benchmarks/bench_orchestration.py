@@ -70,7 +70,7 @@ with command_process():
         for retriever_identifier in config.retriever_identifiers:
             evaluation = evaluate_and_record(config.question_set(set_identifier), config.retriever(retriever_identifier), store,
                                              settings)
-            rates.append(evaluation.run.top1_hit_rate)
+            rates.append(evaluation.run.hit_rate(1))
 done = time.perf_counter()
 print(json.dumps({"import_s": imported - started, "work_s": done - imported, "evaluations": len(rates)}))
 """

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         def evaluate(retriever):
             def case():
                 run = run_question_set(golden, retriever, cutoffs=cutoffs)
-                return run, run.top1_hit_rate, run.top3_hit_rate
+                return run, run.hit_rate(1), run.hit_rate(3)
 
             return case
 

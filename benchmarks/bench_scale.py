@@ -176,7 +176,7 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
                 retriever, corpus, context, [q.question for q in golden.questions[:BACKEND_SAMPLE]]
             )
             run = RunResult(golden.identifier, retriever.identifier, tuple(answered), cutoffs=cutoffs.values)
-            out["top1"], out["top3"] = run.top1_hit_rate, run.top3_hit_rate
+            out["top1"], out["top3"] = run.hit_rate(1), run.hit_rate(3)
             store = ResultStore(str(scratch / f"store-{rep}"))
             started = time.perf_counter()
             stored = store.save(run)
@@ -184,7 +184,7 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
             started = time.perf_counter()
             loaded = store.load(stored)
             out["load_s"].append(time.perf_counter() - started)
-            assert loaded.top1_hit_count == run.top1_hit_count
+            assert loaded.hit_count(1) == run.hit_count(1)
             del retriever, run, loaded
             shutil.rmtree(cache, ignore_errors=True)
         out["peak_rss_bytes"] = c.peak_rss_self()

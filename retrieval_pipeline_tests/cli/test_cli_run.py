@@ -74,7 +74,7 @@ def test_a_perfect_run_prints_full_rates_and_persists_with_grader_and_retriever(
     assert f"Saved run {stored.run_id}" in result.stdout
     saved = store.load(stored)
     assert (saved.grader, saved.retriever_identifier, saved.set_identifier) == ("retrieval_hit_rate", "good", "cli.small")
-    assert saved.top1_hit_rate == 1.0 and saved.top3_hit_rate == 1.0
+    assert saved.hit_rate(1) == 1.0 and saved.hit_rate(3) == 1.0
 
 
 def test_the_first_run_is_recorded_as_the_baseline(cli, project):

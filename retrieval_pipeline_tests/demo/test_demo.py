@@ -135,7 +135,7 @@ def demo_runs(demo_set, tmp_path_factory):
 
 def test_the_demo_retrievers_differ_meaningfully(demo_runs):
     _, runs = demo_runs
-    rates = {identifier: (run.top1_hit_rate, run.top3_hit_rate) for identifier, run in runs.items()}
+    rates = {identifier: (run.hit_rate(1), run.hit_rate(3)) for identifier, run in runs.items()}
     assert all(run.complete for run in runs.values())
     assert len(set(rates.values())) == len(rates), f"the demo retrievers score alike: {rates}"
     for top1, top3 in rates.values():

@@ -161,7 +161,7 @@ def test_a_configured_fusion_of_lexical_retrievers_is_evaluated(tmp_path):
     assert titles.retrieve(question, 12)[0] == "p3" and texts.retrieve(question, 12)[:2] == ["p1", "p3"]
     assert hybrid.retrieve(question, 12)[:2] == ["p3", "p1"]
     result = run_question_set(config.question_set("plants"), hybrid)
-    assert (result.top1_hit_rate, result.top3_hit_rate) == (1.0, 1.0)
+    assert (result.hit_rate(1), result.hit_rate(3)) == (1.0, 1.0)
     assert result.index_version is not None
 
 

@@ -106,7 +106,7 @@ def test_runner_concurrency_is_bounded_by_the_retriever(service, token):
     result = run_question_set(questions, retriever)
 
     assert isinstance(retriever, ConcurrentRetriever) and retriever.concurrency == 4
-    assert result.complete and result.top1_hit_rate == 1.0
+    assert result.complete and result.hit_rate(1) == 1.0
     assert 1 < service.max_in_flight <= 4
 
 

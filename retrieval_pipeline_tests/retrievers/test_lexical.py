@@ -292,10 +292,10 @@ def test_configured_retrievers_are_scored_and_min_score_lets_silence_pass(tmp_pa
     config = load_config(config_file)
     question_set = config.question_set("tiny")
     result = run_question_set(question_set, config.retriever("bm25"))
-    assert (result.top1_hit_rate, result.top3_hit_rate) == (1.0, 1.0)  # q4 matches nothing, so it passes too
+    assert (result.hit_rate(1), result.hit_rate(3)) == (1.0, 1.0)  # q4 matches nothing, so it passes too
     assert result.index_version == config.retriever("bm25").index_version()
     strict = run_question_set(question_set, config.retriever("strict"))
-    assert (strict.top1_hit_rate, strict.top3_hit_rate) == (0.25, 0.25)  # only the empty-label question
+    assert (strict.hit_rate(1), strict.hit_rate(3)) == (0.25, 0.25)  # only the empty-label question
     assert (tmp_path / "cache" / "lexical" / result.index_version).is_dir()
 
 
@@ -310,4 +310,4 @@ def test_scifact_meets_the_reference_quality(shared_data, tmp_path):
     result = run_question_set(question_set, retriever)
     assert result.question_count == 300 and result.complete
     # Reference (bm25s lucene, k1 1.5, b 0.75, English stemmer and stopwords): 0.550 / 0.727.
-    assert result.top1_hit_rate >= 0.53 and result.top3_hit_rate >= 0.70
+    assert result.hit_rate(1) >= 0.53 and result.hit_rate(3) >= 0.70

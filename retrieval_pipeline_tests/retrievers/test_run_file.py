@@ -213,7 +213,7 @@ def test_question_text_resolves_through_the_named_set_of_a_configuration(tmp_pat
 
     assert retriever.retrieve("how do turbofan engines fail", 12) == ["d7", "d9", "d2", "d10", "d1"]
     assert [q.retrieved_document_ids for q in result.questions] == [("d7", "d9", "d2"), ("d5",)]
-    assert (result.top1_hit_rate, result.top3_hit_rate) == (0.5, 0.5)
+    assert (result.hit_rate(1), result.hit_rate(3)) == (0.5, 0.5)
 
 
 def test_text_in_several_sets_with_different_ids_is_ambiguous_only_when_asked(tmp_path):
@@ -317,11 +317,11 @@ def test_run_file_hit_rates_equal_ir_measures_success_at_1_and_3_with_ties(share
         [ir_measures.Success @ 1, ir_measures.Success @ 3], qrels, ir_measures.read_trec_run(str(run_path))
     )
     assert result.complete and result.question_count == 225
-    assert result.top1_hit_rate == pytest.approx(expected[ir_measures.Success @ 1], abs=1e-12)
-    assert result.top3_hit_rate == pytest.approx(expected[ir_measures.Success @ 3], abs=1e-12)
+    assert result.hit_rate(1) == pytest.approx(expected[ir_measures.Success @ 1], abs=1e-12)
+    assert result.hit_rate(3) == pytest.approx(expected[ir_measures.Success @ 3], abs=1e-12)
 
     # The test can tell tie orders apart: breaking ties by ascending document id scores differently.
     relevant = {q.id: set(q.expected_document_ids) for q in golden.questions}
     ascending = {qid: sorted(ranking, key=lambda item: (-item[1], item[0])) for qid, ranking in run.items()}
     top3_ascending = sum(bool(relevant[qid] & {doc for doc, _ in ascending[qid][:3]}) for qid in relevant) / len(relevant)
-    assert top3_ascending != pytest.approx(result.top3_hit_rate, abs=1e-12)
+    assert top3_ascending != pytest.approx(result.hit_rate(3), abs=1e-12)

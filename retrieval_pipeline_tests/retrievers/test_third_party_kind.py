@@ -95,7 +95,7 @@ def test_a_plugin_kind_is_built_from_configuration_and_evaluated(tmp_path, plugi
     assert retriever.retrieve("Which organ pumps blood through arteries?", 12) == ["m1", "m2", "m3"]
     result = run_question_set(config.question_set("body"), retriever)
     assert [q.retrieved_document_ids[:1] for q in result.questions] == [("m1",), ("m2",), ("m3",), ("m2",)]
-    assert (result.top1_hit_rate, result.top3_hit_rate) == (0.75, 1.0)
+    assert (result.hit_rate(1), result.hit_rate(3)) == (0.75, 1.0)
 
 
 def test_a_plugin_kind_can_be_fused_with_a_built_in_one(tmp_path, plugin):
@@ -109,7 +109,7 @@ def test_a_plugin_kind_can_be_fused_with_a_built_in_one(tmp_path, plugin):
     )
     result = run_question_set(config.question_set("body"), config.retriever("hybrid"))
     assert [q.retrieved_document_ids for q in result.questions] == [("m1", "m2", "m3"), ("m2",), ("m3",), ("m2", "m1", "m3")]
-    assert (result.top1_hit_rate, result.top3_hit_rate) == (0.75, 1.0)
+    assert (result.hit_rate(1), result.hit_rate(3)) == (0.75, 1.0)
 
 
 def test_an_unknown_kind_lists_the_known_ones(tmp_path):

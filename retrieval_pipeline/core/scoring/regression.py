@@ -1,4 +1,4 @@
-"""Regression detection (SPEC section 5): a pure comparison of a run with its baseline.
+"""Regression detection: a pure comparison of a run with its baseline.
 
 `detect_regression` is the one place a verdict is made. It first restricts both runs to the questions
 present in both with identical fingerprints (a golden-set edit is never a retriever regression), then
@@ -137,8 +137,8 @@ def incomplete_report(current: RunResult, baseline: RunResult | None) -> Regress
 
 def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, changes: SetChanges) -> RegressionReport:
     """Both runs over the same unchanged questions."""
-    top1_delta = current.top1_hit_rate - baseline.top1_hit_rate
-    top3_delta = current.top3_hit_rate - baseline.top3_hit_rate
+    top1_delta = current.hit_rate(1) - baseline.hit_rate(1)
+    top3_delta = current.hit_rate(3) - baseline.hit_rate(3)
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
     drops, inconclusive = [], []

@@ -112,22 +112,6 @@ class RunResult:
     def hit_rate(self, k: int) -> float:
         return hit_rate(self.hit_count(k), self.question_count)
 
-    @property
-    def top1_hit_count(self) -> int:
-        return self.hit_count(1)
-
-    @property
-    def top3_hit_count(self) -> int:
-        return self.hit_count(3)
-
-    @property
-    def top1_hit_rate(self) -> float:
-        return self.hit_rate(1)
-
-    @property
-    def top3_hit_rate(self) -> float:
-        return self.hit_rate(3)
-
     @cached_property
     def errored_question_ids(self) -> tuple[str, ...]:
         answered = self.questions.answered
@@ -210,9 +194,9 @@ class RunResult:
             model=self.retriever_identifier,
             grader=self.grader,
             total=self.question_count,
-            passed=self.top1_hit_count,
-            pass_rate=self.top1_hit_rate,
-            mean_score=self.top3_hit_rate,
+            passed=self.hit_count(1),
+            pass_rate=self.hit_rate(1),
+            mean_score=self.hit_rate(3),
             question_outcomes=tuple(
                 zip(self.questions.ids, self.questions.hits(1).tolist(), self.questions.hits(3).astype(float).tolist())
             ),

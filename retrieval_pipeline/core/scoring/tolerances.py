@@ -10,8 +10,9 @@ tolerance by the same exact rule.
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
 from fractions import Fraction
 
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, gated_figures
@@ -20,8 +21,9 @@ from retrieval_pipeline.core.scoring.results import RunResult
 DEFAULT_MAX_DROP = 0.1
 DEFAULT_MIN_COMPARED_QUESTIONS = 1
 
-FRACTION, MILLISECONDS, COUNT = "fraction", "milliseconds", "count"
-"""Units of tolerance fields, declared as `field(metadata={"unit": ...})`; a field without one is a fraction."""
+FRACTION, MILLISECONDS, COUNT, LEVEL = "fraction", "milliseconds", "count", "level"
+"""Units of tolerance fields, declared as `field(metadata={"unit": ...})`; a field without one is a fraction.
+A level is a fraction strictly between 0 and 1 (a significance level of 0 or 1 decides nothing)."""
 
 
 def tolerance_problem(name: str, value: object, unit: str | None = None) -> str | None:
@@ -42,7 +44,7 @@ def tolerance_problem(name: str, value: object, unit: str | None = None) -> str 
     if unit == MILLISECONDS:
         return None if math.isfinite(value) and value >= 0 else f"must be a finite number of milliseconds >= 0, got {value}"
     if math.isfinite(value) and 0 <= value <= 1:
-        return None
+        return f"must lie strictly between 0 and 1, got {value!r}" if unit == LEVEL and value in (0, 1) else None
     hint = ""
     if math.isfinite(value) and 1 < value <= 100:
         hint = f"; did you mean {value / 100:.2f}?" if value == int(value) else f"; did you mean {value / 100:g}?"
@@ -62,7 +64,7 @@ class Tolerances:
     max_mrr_drop: float | None = None
     max_ndcg_drop: float | None = None
     max_recall_drop: float | None = None
-    min_significance: float | None = None
+    min_significance: float | None = field(default=None, metadata={"unit": LEVEL})
     """When set, a hit-rate drop beyond tolerance whose Holm-corrected p-value is above it is inconclusive."""
 
     def __post_init__(self) -> None:
@@ -70,11 +72,15 @@ class Tolerances:
             problem = tolerance_problem(tolerance.name, getattr(self, tolerance.name), tolerance.metadata.get("unit", FRACTION))
             if problem:
                 raise ValueError(f"{tolerance.name} {problem}")
-        if self.min_significance is not None and not 0 < self.min_significance < 1:
-            raise ValueError(f"min_significance must lie strictly between 0 and 1, got {self.min_significance!r}")
 
 
 _UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}
+
+
+def tolerance_fields() -> list[tuple[Field, type]]:
+    """Each tolerance with its type: what the configuration's `tolerances` section is made of."""
+    hints = typing.get_type_hints(Tolerances)
+    return [(tolerance, hints[tolerance.name]) for tolerance in fields(Tolerances)]
 
 
 def hit_rate_gates(tolerances: Tolerances, cutoffs: tuple[int, ...]) -> list[tuple[int, float]]:

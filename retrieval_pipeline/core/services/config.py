@@ -20,6 +20,7 @@ from pydantic import (
     Tag,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -34,7 +35,7 @@ from retrieval_pipeline.core.golden.question_sets import (
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet, check_identifier
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
-from retrieval_pipeline.core.scoring.tolerances import DEFAULT_MIN_COMPARED_QUESTIONS, Tolerances, tolerance_problem
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, tolerance_fields, tolerance_problem
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
@@ -94,17 +95,8 @@ class RetrieverSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
-class ToleranceSection(_Section):
+class _ToleranceChecks(_Section):
     """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
-
-    max_top1_drop: float = 0.1
-    max_top3_drop: float = 0.1
-    max_p95_latency_increase_ms: float | None = None
-    min_compared_questions: int = DEFAULT_MIN_COMPARED_QUESTIONS
-    max_mrr_drop: float | None = None
-    max_ndcg_drop: float | None = None
-    max_recall_drop: float | None = None
-    min_significance: float | None = Field(None, gt=0, lt=1)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -114,6 +106,14 @@ class ToleranceSection(_Section):
         if problem:
             raise ValueError(problem)
         return value
+
+
+ToleranceSection = create_model(
+    "ToleranceSection",
+    __base__=_ToleranceChecks,
+    __doc__="The configuration's `tolerances`: exactly the fields and defaults of `Tolerances`, declared once there.",
+    **{tolerance.name: (hint, tolerance.default) for tolerance, hint in tolerance_fields()},
+)
 
 
 class DagsterSection(_Section):

@@ -69,13 +69,13 @@ def judge(
 
 def latest_evaluation(store: ResultStore, key: HistoryKey, tolerances: Tolerances = Tolerances()) -> Evaluation | None:
     """The key's latest stored run judged again, for reports made after the fact, against the run its check
-    compared it with (stored with it; for runs stored before that, the latest complete run before it).
+    compared it with (stored with it; for a run saved without a check, the latest complete run before it).
     None before the key's first run."""
     history = store.history(key)
     if not history:
         return None
     latest = history[0]
-    baseline_run_id = store.read_summary(latest).get("baseline_run_id")
+    baseline_run_id = store.read_summary(latest)["baseline_run_id"]
     if baseline_run_id is not None:
         earlier = next((stored for stored in history if stored.run_id == baseline_run_id), None)
     else:

@@ -180,8 +180,8 @@ def optimistic_rates(latest_runs: Sequence[RunResult], suspects: Sequence[Suspec
             for k in hits:
                 hits[k] += bool(result.hit_at(k)) or candidates.get(result.question_id) in result.retrieved_document_ids[:k]
         rates[run.retriever_identifier] = {
-            "top1_hit_rate": run.top1_hit_rate,
-            "top3_hit_rate": run.top3_hit_rate,
+            "top1_hit_rate": run.hit_rate(1),
+            "top3_hit_rate": run.hit_rate(3),
             "optimistic_top1_hit_rate": hits[1] / total,
             "optimistic_top3_hit_rate": hits[3] / total,
         }

@@ -152,12 +152,12 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "complete": run.complete,
         "question_count": run.question_count,
         "errored_count": len(run.errored_question_ids),
-        "top1_hit_count": run.top1_hit_count,
-        "top1_hit_rate": run.top1_hit_rate,
-        "top3_hit_count": run.top3_hit_count,
-        "top3_hit_rate": run.top3_hit_rate,
-        "pass_rate": run.top1_hit_rate,  # the generic model's names (see EvaluationSummary)
-        "mean_score": run.top3_hit_rate,
+        "top1_hit_count": run.hit_count(1),
+        "top1_hit_rate": run.hit_rate(1),
+        "top3_hit_count": run.hit_count(3),
+        "top3_hit_rate": run.hit_rate(3),
+        "pass_rate": run.hit_rate(1),  # the generic model's names (see EvaluationSummary)
+        "mean_score": run.hit_rate(3),
         "cutoffs": list(run.cutoffs),
         "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
         "by_form": _breakdown_rows(run.by_form()),

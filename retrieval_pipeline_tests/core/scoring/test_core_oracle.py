@@ -100,8 +100,8 @@ def test_core_hit_rates_equal_ir_measures_success_at_1_and_3(shared_data, collec
     top3 = sum(bool(q.top3_hit) for q in labelled) / len(labelled)
     assert top1 == pytest.approx(oracle[ir_measures.Success @ 1], abs=1e-12)
     assert top3 == pytest.approx(oracle[ir_measures.Success @ 3], abs=1e-12)
-    assert run.top1_hit_rate == pytest.approx(top1, abs=1e-12)
-    assert run.top3_hit_rate == pytest.approx(top3, abs=1e-12)
+    assert run.hit_rate(1) == pytest.approx(top1, abs=1e-12)
+    assert run.hit_rate(3) == pytest.approx(top3, abs=1e-12)
 
     per_query = defaultdict(dict)
     for metric in ir_measures.iter_calc([ir_measures.Success @ 1, ir_measures.Success @ 3], qrels, run_rows):
@@ -113,4 +113,4 @@ def test_core_hit_rates_equal_ir_measures_success_at_1_and_3(shared_data, collec
         ), q.question_id
 
     # A sanity bound: a real ranking is neither useless nor perfect on these collections.
-    assert 0.1 < run.top1_hit_rate < run.top3_hit_rate < 1.0
+    assert 0.1 < run.hit_rate(1) < run.hit_rate(3) < 1.0

@@ -131,7 +131,7 @@ def test_chunk_prefix_maps_a_chunk_to_its_document():
 
 def test_an_empty_result_has_rates_zero_and_empty_breakdowns():
     run = RunResult(set_identifier="demo.set", retriever_identifier="fixed", questions=())
-    assert run.top1_hit_rate == 0.0 and run.top3_hit_rate == 0.0
+    assert run.hit_rate(1) == 0.0 and run.hit_rate(3) == 0.0
     assert run.by_form() == {} and run.by_hard_class() == {}
     assert run.latency_percentiles() == {}
 
@@ -140,15 +140,15 @@ def test_four_questions_give_one_half_top1_and_three_quarters_top3():
     qs = question_set(question("q1"), question("q2"), question("q3"), question("q4"))
     retriever = retriever_for({"q1": ["t"], "q2": ["t", "a"], "q3": ["a", "b", "t"], "q4": ["a", "b", "c"]}, qs)
     run = run_question_set(qs, retriever, retry=NO_WAIT)
-    assert run.top1_hit_rate == 0.5
-    assert run.top3_hit_rate == 0.75
-    assert (run.top1_hit_count, run.top3_hit_count, run.question_count) == (2, 3, 4)
+    assert run.hit_rate(1) == 0.5
+    assert run.hit_rate(3) == 0.75
+    assert (run.hit_count(1), run.hit_count(3), run.question_count) == (2, 3, 4)
 
 
 def test_rates_count_empty_label_questions_in_the_denominator():
     qs = question_set(question("q1"), question("none", ()))
     run = run_question_set(qs, retriever_for({"q1": ["t"], "none": ["a"]}, qs), retry=NO_WAIT)
-    assert run.top1_hit_rate == 0.5
+    assert run.hit_rate(1) == 0.5
 
 
 def test_breakdown_by_form_splits_match_and_gap_in_first_seen_order():
@@ -197,8 +197,8 @@ def test_summary_maps_pass_rate_to_top1_and_mean_score_to_top3():
     assert summary.model == "bm25.small"
     assert summary.set_identifier == "demo.set"
     assert (summary.total, summary.passed) == (4, 1)
-    assert summary.pass_rate == run.top1_hit_rate == 0.25
-    assert summary.mean_score == run.top3_hit_rate == 0.75
+    assert summary.pass_rate == run.hit_rate(1) == 0.25
+    assert summary.mean_score == run.hit_rate(3) == 0.75
     assert summary.question_outcomes == (("q1", True, 1.0), ("q2", False, 1.0), ("q3", False, 1.0), ("q4", False, 0.0))
 
 

@@ -36,7 +36,7 @@ def test_the_first_run_is_recorded_as_the_baseline(store):
     assert evaluation.baseline is None
     assert evaluation.report.has_baseline is False
     assert evaluation.report.is_regression is False
-    assert (evaluation.run.top1_hit_rate, evaluation.run.top3_hit_rate) == (0.75, 1.0)
+    assert (evaluation.run.hit_rate(1), evaluation.run.hit_rate(3)) == (0.75, 1.0)
     assert store.history(HistoryKey("demo.set", "lexical")) == [evaluation.stored]
 
 

@@ -67,7 +67,7 @@ def test_an_errored_question_is_neither_hit_nor_miss():
     assert errored.top1_hit is None and errored.top3_hit is None
     assert errored.retrieved_document_ids == ()
     assert [q.top1_hit for q in run.questions] == [True, None, True]
-    assert run.top1_hit_count == 2
+    assert run.hit_count(1) == 2
 
 
 def test_a_retriever_that_recovers_on_the_second_attempt_gives_a_complete_run():
@@ -75,7 +75,7 @@ def test_a_retriever_that_recovers_on_the_second_attempt_gives_a_complete_run():
     run = run_question_set(QS, retriever, retry=NO_WAIT)
     assert retriever.attempts["second question"] == 2
     assert run.complete is True
-    assert run.top1_hit_rate == 1.0
+    assert run.hit_rate(1) == 1.0
     assert all(q.error is None for q in run.questions)
 
 
@@ -162,14 +162,14 @@ def test_a_batch_retriever_whose_batch_call_fails_falls_back_to_asking_per_quest
     assert retriever.batch_calls == 1
     assert retriever.single_calls == [(q.question, 12) for q in QS.questions]
     assert run.complete is True
-    assert run.top1_hit_rate == 1.0
+    assert run.hit_rate(1) == 1.0
 
 
 def test_a_working_batch_call_answers_every_question_at_once():
     retriever = BatchRetriever(lambda qs, limit: [["a", "t"] for _ in qs])
     run = run_question_set(QS, retriever, retry=NO_WAIT)
     assert retriever.batch_calls == 1 and retriever.single_calls == []
-    assert (run.top1_hit_rate, run.top3_hit_rate) == (0.0, 1.0)
+    assert (run.hit_rate(1), run.hit_rate(3)) == (0.0, 1.0)
 
 
 def test_a_concurrent_retriever_answers_every_question_in_set_order():
@@ -183,7 +183,7 @@ def test_a_concurrent_retriever_answers_every_question_in_set_order():
     many = question_set(*(question(f"q{i}", (f"question q{i}?",)) for i in range(40)))
     run = run_question_set(many, Remote(), retry=NO_WAIT)
     assert [q.question_id for q in run.questions] == [f"q{i}" for i in range(40)]
-    assert run.top1_hit_rate == 1.0
+    assert run.hit_rate(1) == 1.0
 
 
 def test_progress_reports_every_question():
@@ -208,7 +208,7 @@ def test_a_failing_index_version_report_does_not_stop_the_measurement():
 
     run = run_question_set(QS, BrokenVersion(), retry=NO_WAIT)
     assert run.complete and run.index_version is None
-    assert run.top1_hit_rate == 1.0
+    assert run.hit_rate(1) == 1.0
 
 
 # --- through evaluate_and_record --------------------------------------------------------------

@@ -46,7 +46,7 @@ def test_a_saved_run_loads_back_equal(store):
     loaded = store.load(stored)
     assert loaded == run
     assert loaded.questions[3].error == run.questions[3].error
-    assert loaded.top1_hit_rate == run.top1_hit_rate
+    assert loaded.hit_rate(1) == run.hit_rate(1)
 
 
 def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_cutoff(store):

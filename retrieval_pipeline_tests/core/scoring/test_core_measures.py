@@ -1,0 +1,59 @@
+"""The measure declarations: one registry every output and gate reads, failing fast on a bad declaration."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, UnknownIdentifierError
+from retrieval_pipeline.core.scoring.measures import (
+    HIT_RATE,
+    MEASURES,
+    Measure,
+    figure_of,
+    figures,
+    gated_figures,
+    measure_registry,
+)
+from retrieval_pipeline.core.scoring.ranking_metrics import recall
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.config import ToleranceSection
+
+
+def test_every_gate_a_measure_declares_is_a_tolerance_and_a_configuration_key():
+    options = {option for _, option in gated_figures((1, 3, 5, 10))}
+    assert options == {"max_top1_drop", "max_top3_drop", "max_mrr_drop", "max_ndcg_drop", "max_recall_drop"}
+    assert options <= {tolerance.name for tolerance in fields(Tolerances)}
+    assert options <= set(ToleranceSection.model_fields)
+
+
+def test_figures_come_in_declaration_order_each_at_its_cutoffs():
+    keys = [figure.key for figure in figures((1, 3, 10))]
+    assert keys == ["top1", "top3", "top10", "mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@10"]
+    assert [figure.short for figure in figures((1, 3), headline=True)] == ["top-1", "top-3", "mrr@3", "ndcg@3"]
+    assert [figure.title for figure in figures((1, 3), charted=True)] == ["top-1", "top-3", "MRR@3", "nDCG@3"]
+
+
+def test_a_figure_reads_as_its_measure_says():
+    top1, mrr = figures((1, 3))[0], figures((1, 3))[2]
+    assert (top1.text(0.321), top1.change_text(-0.0125), top1.column) == ("32.1%", "-1.2 pp", "top1_hit_rate")
+    assert (mrr.text(0.51549), mrr.change_text(0.0124), mrr.column) == ("0.515", "+0.012", "mrr@3")
+
+
+def test_a_stored_key_names_its_figure_and_an_unknown_key_none():
+    assert (figure_of("top10").measure, figure_of("top10").k) == (HIT_RATE, 10)
+    assert (figure_of("ndcg@12").measure.name, figure_of("ndcg@12").k) == ("ndcg", 12)
+    assert figure_of("precision@5") is None and figure_of("mrr@") is None
+
+
+def test_a_second_declaration_of_a_name_is_refused_and_an_unknown_name_lists_the_known():
+    with pytest.raises(DuplicateIdentifierError):
+        measure_registry((*MEASURES.values(), Measure("recall", "R", score=recall)))
+    with pytest.raises(UnknownIdentifierError, match="hit_rate"):
+        MEASURES["precision"]
+
+
+def test_a_declaration_with_an_unknown_depth_or_scale_is_refused():
+    with pytest.raises(ValueError, match="'sometimes'"):
+        Measure("odd", "Odd", depth="sometimes", score=recall)
