@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import io
 
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, SCORE, Figure
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.services.leaderboard import Leaderboard
@@ -205,7 +205,7 @@ def _legend(axes, data: HistoryChartData) -> None:
             Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=INCOMPLETE, linestyle="", label="incomplete")
         )
     axes.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    scores = any(not metric.startswith("top-") for metric in data.metrics)
+    scores = any(figure.measure.scale == SCORE for figure in data.figures)
     axes.set_ylabel("hit rate (%), metrics × 100" if scores else "hit rate (%)", fontsize=8)
     axes.set_ylim(0, 105)
     axes.grid(axis="y", alpha=0.3)

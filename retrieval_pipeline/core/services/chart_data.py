@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval_pipeline.core.scoring.measures import HIT_RATE
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, in_declared_order
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
 from retrieval_pipeline.core.services.history import HistoryEntry, run_history
@@ -62,9 +62,14 @@ class HistoryChartData:
     """The run the newest point was compared with (it may be older than the oldest point shown)."""
 
     @property
+    def figures(self) -> list[Figure]:
+        """Every charted figure some shown run carries, in declaration order (top-1 and top-3 first)."""
+        return in_declared_order({f.key: f for point in self.points for f in point.summary.recorded(charted=True)}.values())
+
+    @property
     def metrics(self) -> list[str]:
-        """Every figure some shown run carries, in first-seen order (top-1 and top-3 first)."""
-        return list(dict.fromkeys(name for point in self.points for name, _ in point.rates))
+        """The lines drawn, by name (`top-1`, ..., `mrr@10`)."""
+        return [figure.short for figure in self.figures]
 
     @property
     def baseline_index(self) -> int | None:
