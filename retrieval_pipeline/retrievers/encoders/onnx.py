@@ -1,0 +1,65 @@
+"""The light runtime: an ONNX export run by onnxruntime, its `tokenizer.json` by tokenizers (no torch).
+
+The tokenizer's own truncation and padding are replaced by `max_length` and pad-to-longest: a
+`tokenizer.json` often carries a fixed length of its own (MiniLM's pads and cuts at 128).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from retrieval_pipeline.retrievers.encoders import EncoderSettings, vector_fingerprint
+
+
+class OnnxEncoder:
+    def __init__(self, settings: EncoderSettings, model_fingerprint: str):
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.runtime = settings.runtime
+        self.model_fingerprint = model_fingerprint
+        self.fingerprint = vector_fingerprint(settings, model_fingerprint)
+        self._settings = settings
+        self._tokenizer = Tokenizer.from_file(str(settings.tokenizer))
+        padding = self._tokenizer.padding or {}
+        self._tokenizer.enable_truncation(settings.max_length)
+        self._tokenizer.enable_padding(pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]"))
+        self._session = onnxruntime.InferenceSession(settings.model, providers=["CPUExecutionProvider"])
+        self._inputs = {item.name for item in self._session.get_inputs()}
+        outputs = [item.name for item in self._session.get_outputs()]
+        self._output = outputs[settings.output] if isinstance(settings.output, int) else settings.output
+
+    def encode(self, texts: Sequence[str]):
+        """Batches of similar lengths (longest first) pad little; rows come back in the texts' order."""
+        import numpy as np
+
+        if not texts:
+            return np.empty((0, 0), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        size = self._settings.batch_size
+        rows = [self._encode_batch([texts[i] for i in order[start : start + size]]) for start in range(0, len(order), size)]
+        vectors = np.empty((len(texts), rows[0].shape[1]), dtype=np.float32)
+        vectors[order] = np.concatenate(rows)
+        return vectors
+
+    def _encode_batch(self, texts: list[str]):
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch(texts)
+        mask = np.array([item.attention_mask for item in encodings], dtype=np.int64)
+        feed = {
+            "input_ids": np.array([item.ids for item in encodings], dtype=np.int64),
+            "attention_mask": mask,
+            "token_type_ids": np.array([item.type_ids for item in encodings], dtype=np.int64),
+        }
+        (output,) = self._session.run([self._output], {name: value for name, value in feed.items() if name in self._inputs})
+        output = output.astype(np.float32)
+        if output.ndim == 3:  # token vectors: pooled here; a 2-D output is the model's own sentence vector
+            if self._settings.pooling == "cls":
+                output = output[:, 0]
+            else:
+                weights = mask[:, :, None].astype(np.float32)
+                output = (output * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        if self._settings.normalize:
+            output = output / np.maximum(np.linalg.norm(output, axis=1, keepdims=True), 1e-12)
+        return np.ascontiguousarray(output, dtype=np.float32)

@@ -1,0 +1,36 @@
+"""The heavy runtime, for models that exist only as safetensors: sentence-transformers on the CPU.
+
+The model is assembled from its transformer with this configuration's pooling and length, so `pooling`,
+`max_length` and `normalize` mean what they mean for ONNX; nothing is downloaded (the folder is local).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from retrieval_pipeline.retrievers.encoders import EncoderSettings, vector_fingerprint
+
+
+class SentenceTransformersEncoder:
+    def __init__(self, settings: EncoderSettings, model_fingerprint: str):
+        from sentence_transformers import SentenceTransformer, models
+
+        self.runtime = settings.runtime
+        self.model_fingerprint = model_fingerprint
+        self.fingerprint = vector_fingerprint(settings, model_fingerprint)
+        self._settings = settings
+        transformer = models.Transformer(settings.model, max_seq_length=settings.max_length)
+        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=settings.pooling)
+        self._model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
+
+    def encode(self, texts: Sequence[str]):
+        import numpy as np
+
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self._settings.batch_size,
+            normalize_embeddings=self._settings.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), -1)
