@@ -158,7 +158,9 @@ def retriever_metadata(spec, retriever: Retriever, build_seconds: float) -> dict
 def _report_values(report: Mapping[str, str | int | float | bool]) -> dict[str, Any]:
     """What the kind says building did, each value typed for the UI (a bool is an int to Python)."""
     typed = {bool: MetadataValue.bool, int: MetadataValue.int, float: MetadataValue.float}
-    return {f"build_{name}": typed.get(type(value), lambda v: MetadataValue.text(str(v)))(value) for name, value in report.items()}
+    return {
+        f"build_{name}": typed.get(type(value), lambda v: MetadataValue.text(str(v)))(value) for name, value in report.items()
+    }
 
 
 def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: ChartDrawer) -> dict[str, Any]:
