@@ -13,11 +13,12 @@ from retrieval_pipeline.retrievers.encoders import EncoderBase, EncoderSettings
 
 class SentenceTransformersEncoder(EncoderBase):
     def __init__(self, settings: EncoderSettings, model_fingerprint: str):
-        from sentence_transformers import SentenceTransformer, models
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
         super().__init__(settings, model_fingerprint)
-        transformer = models.Transformer(settings.model, max_seq_length=settings.max_length)
-        pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode=settings.pooling)
+        transformer = Transformer(settings.model, max_seq_length=settings.max_length)
+        pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode=settings.pooling)
         self._model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
 
     def encode(self, texts: Sequence[str]):
