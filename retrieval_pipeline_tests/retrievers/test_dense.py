@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -184,29 +183,59 @@ def test_a_damaged_cache_is_encoded_again(corpus, context, minilm, encoded, dama
     assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no staging folder left
 
 
-@pytest.mark.slow
-def test_retrieval_eval_run_with_a_dense_retriever(tmp_path, corpus, minilm, monkeypatch):
-    monkeypatch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp_path / "cache"))
+def write_project(tmp_path: Path, minilm) -> Path:
+    """A set of the five questions (labels from the demo set) and a configuration naming one dense retriever."""
     questions = [
         {"id": str(n), "question": text, "form": "gap", "expected_document_ids": expected}
         for n, (text, expected) in enumerate(zip(QUESTIONS, [["12", "29"], ["12", "15"], ["3", "141"], ["5"], []]))
     ]
     (tmp_path / "set.yaml").write_text(yaml.safe_dump({"identifier": "tiny.dense", "name": "tiny", "questions": questions}))
     model, tokenizer = minilm
-    (tmp_path / "config.yaml").write_text(
-        textwrap.dedent(f"""
-            store: results
-            question_sets: [{{file: set.yaml}}]
-            retrievers:
-              minilm: {{kind: dense, corpus: corpus.jsonl, model: '{model}', tokenizer: '{tokenizer}', max_length: 32}}
-            """)
-    )
-    result = CliRunner().invoke(main, ["run", "tiny.dense", "minilm", "--config", str(tmp_path / "config.yaml"), "--json"])
+    config = {
+        "store": "results",
+        "cache_dir": "cache",
+        "question_sets": [{"file": "set.yaml"}],
+        "retrievers": {
+            "minilm": {
+                "kind": "dense",
+                "corpus": "corpus.jsonl",
+                "model": str(model),
+                "tokenizer": str(tokenizer),
+                "max_length": 32,
+            }
+        },
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    return tmp_path / "config.yaml"
+
+
+@pytest.mark.slow
+def test_retrieval_eval_run_with_a_dense_retriever(tmp_path, corpus, minilm):
+    config = write_project(tmp_path, minilm)
+    result = CliRunner().invoke(main, ["run", "tiny.dense", "minilm", "--config", str(config), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert len(payload["questions"]) == 5 and payload["complete"] is True
     (vectors,) = (tmp_path / "cache" / "dense").iterdir()
     assert payload["index_version"] == vectors.name
+
+
+@pytest.mark.slow
+def test_the_retriever_config_asset_records_the_build_and_logs_its_progress(tmp_path, corpus, minilm):
+    from dagster import DagsterInstance
+
+    from retrieval_pipeline.dagster_layer.definitions import RETRIEVERS_JOB, build_definitions
+
+    defs = build_definitions(write_project(tmp_path, minilm))
+    with DagsterInstance.ephemeral() as instance:
+        result = defs.resolve_job_def(RETRIEVERS_JOB).execute_in_process(instance=instance, partition_key="minilm")
+        messages = [event.message for event in instance.all_logs(result.run_id)]
+    (materialization,) = result.get_asset_materialization_events()
+    metadata = materialization.materialization.metadata
+    assert (metadata["build_documents"].value, metadata["build_dimension"].value) == (150, 384)
+    assert metadata["build_vector_cache_hit"].value is False and metadata["build_encoding_seconds"].value > 0
+    assert len(metadata["build_model_fingerprint"].value) == 16
+    assert any(message.startswith("encoded 150/150 documents") for message in messages)
 
 
 def test_exact_search_breaks_ties_by_document_order_whatever_the_block():
