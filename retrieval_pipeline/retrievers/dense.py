@@ -8,15 +8,12 @@ and model encodes only its questions. Heavy libraries are imported inside functi
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.base.durable import file_sha256
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams, document_id_from_chunk
@@ -25,6 +22,7 @@ from retrieval_pipeline.retrievers.encoders import (
     EncoderConfigError,
     EncoderSettings,
     Pooling,
+    checksum_of,
     encoder_settings,
     open_encoder,
 )
@@ -68,12 +66,9 @@ class DenseRetriever:
     ) -> tuple[DenseParams, EncoderSettings]:
         """The parameters, the corpus and model files, and the runtime installed, with nothing loaded."""
         settings = DenseParams.parse(identifier, params, context)
-
-        def refuse(field: str, message: str) -> InvalidInputError:
-            return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)
-
         if not context.resolve(settings.corpus).is_file():
-            raise refuse("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
+            error = EncoderConfigError("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
+            raise _refused(error, identifier, context)
         local = context.resolve(settings.model)
         try:
             return settings, encoder_settings(
@@ -83,16 +78,18 @@ class DenseRetriever:
                 **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
             )
         except EncoderConfigError as error:
-            raise refuse(error.field, str(error)) from None
+            raise _refused(error, identifier, context) from None
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
         settings, encoding = cls.check_config(identifier, params, context)
         corpus = context.resolve(settings.corpus)
-        encoder = open_encoder(encoding)
-        recipe = {"corpus": file_sha256(corpus), "vectors": encoder.fingerprint}
-        recipe |= settings.model_dump(include={"fields", "document_prefix"})  # the query prefix: questions only
-        key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+        try:
+            encoder = open_encoder(encoding)
+        except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
+            raise _refused(error, identifier, context) from None
+        # The query prefix is left out: it changes no document vector.
+        key = checksum_of([corpus], vectors=encoder.fingerprint, **settings.model_dump(include={"fields", "document_prefix"}))
 
         def read_documents() -> tuple[list[str], list[str]]:
             ids, texts = read_corpus(corpus, settings.fields, f"retrievers.{identifier}")
@@ -136,3 +133,7 @@ class DenseRetriever:
         rankings = [[ids[i] for i in row] for row in top_positions(queries, self._vectors.vectors, limit).tolist()]
         separator = self.params.chunk_separator
         return rankings if separator is None else [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
+
+
+def _refused(error: EncoderConfigError, identifier: str, context: BuildContext) -> InvalidInputError:
+    return InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field=error.field)

@@ -278,6 +278,16 @@ def test_a_missing_runtime_names_the_extra(corpus, context, tmp_path, monkeypatc
         DenseRetriever.from_config("dense", {"corpus": corpus.name, "model": "model.onnx"}, context)
 
 
+@pytest.mark.parametrize(
+    ("params", "field"), [({"output": 3}, "output"), ({"output": "pooled"}, "output"), ({"model": "bad.onnx"}, "model")]
+)
+def test_a_model_the_runtime_cannot_use_names_its_key(corpus, context, tmp_path, minilm, params, field):
+    (tmp_path / "bad.onnx").write_bytes(b"not a model")
+    with pytest.raises(InvalidInputError, match=rf"retrievers\.dense: field '{field}'") as raised:
+        build(context, corpus, minilm, **params)
+    assert len(str(raised.value).splitlines()) == 1
+
+
 def test_the_retriever_config_metadata_shows_what_the_build_did():
     class Built:
         identifier = "built"

@@ -6,9 +6,10 @@ The tokenizer's own truncation and padding are replaced by `max_length` and pad-
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from retrieval_pipeline.retrievers.encoders import EncoderBase, EncoderSettings
+from retrieval_pipeline.retrievers.encoders import EncoderBase, EncoderConfigError, EncoderSettings
 
 
 class OnnxEncoder(EncoderBase):
@@ -17,14 +18,19 @@ class OnnxEncoder(EncoderBase):
         from tokenizers import Tokenizer
 
         super().__init__(settings, model_fingerprint)
-        self._tokenizer = Tokenizer.from_file(str(settings.tokenizer))
+        self._tokenizer = _loaded("tokenizer", str(settings.tokenizer), Tokenizer.from_file)
         padding = self._tokenizer.padding or {}
         self._tokenizer.enable_truncation(settings.max_length)
         self._tokenizer.enable_padding(pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]"))
-        self._session = onnxruntime.InferenceSession(settings.model, providers=["CPUExecutionProvider"])
+        self._session = _loaded(
+            "model", settings.model, lambda path: onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        )
         self._inputs = {item.name for item in self._session.get_inputs()}
         outputs = [item.name for item in self._session.get_outputs()]
-        self._output = outputs[settings.output] if isinstance(settings.output, int) else settings.output
+        chosen = settings.output
+        if chosen not in outputs and not (isinstance(chosen, int) and 0 <= chosen < len(outputs)):
+            raise EncoderConfigError("output", f"the model has no output {chosen!r}; its outputs: {', '.join(outputs)}")
+        self._output = outputs[chosen] if isinstance(chosen, int) else chosen
 
     def encode(self, texts: Sequence[str]):
         """Batches of similar lengths (longest first) pad little; rows come back in the texts' order."""
@@ -60,3 +66,12 @@ class OnnxEncoder(EncoderBase):
         if self._settings.normalize:
             output = output / np.maximum(np.linalg.norm(output, axis=1, keepdims=True), 1e-12)
         return np.ascontiguousarray(output, dtype=np.float32)
+
+
+def _loaded(field: str, path: str, load: Callable[[str], Any]) -> Any:
+    """A file the runtime cannot read is a configuration error (the libraries raise types of their own)."""
+    try:
+        return load(path)
+    except Exception as error:  # noqa: BLE001
+        detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise EncoderConfigError(field, f"cannot load {path}: {detail}") from None
