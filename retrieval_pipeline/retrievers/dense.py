@@ -36,7 +36,7 @@ class DenseParams(RetrieverParams):
     model: str
     tokenizer: str | None = None
     runtime: Literal["auto", "onnx", "sentence-transformers"] = "auto"
-    output: int | str = 0
+    output: int | str | None = None
     max_length: int = Field(256, ge=1, le=8192)
     pooling: Pooling = "mean"
     normalize: bool = True

@@ -66,7 +66,7 @@ class EncoderSettings:
     pooling: Pooling
     normalize: bool
     batch_size: int
-    output: str | int = 0  # ONNX only: which output holds the token (3-D) or sentence (2-D) vectors
+    output: str | int | None = None  # ONNX only: which output holds the token (3-D) or sentence (2-D) vectors
 
 
 def encoder_settings(

@@ -26,11 +26,7 @@ class OnnxEncoder(EncoderBase):
             "model", settings.model, lambda path: onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
         )
         self._inputs = {item.name for item in self._session.get_inputs()}
-        outputs = [item.name for item in self._session.get_outputs()]
-        chosen = settings.output
-        if chosen not in outputs and not (isinstance(chosen, int) and 0 <= chosen < len(outputs)):
-            raise EncoderConfigError("output", f"the model has no output {chosen!r}; its outputs: {', '.join(outputs)}")
-        self._output = outputs[chosen] if isinstance(chosen, int) else chosen
+        self._output = _output_name(self._session.get_outputs(), settings.output)
 
     def encode(self, texts: Sequence[str]):
         """Batches of similar lengths (longest first) pad little; rows come back in the texts' order."""
@@ -75,3 +71,21 @@ def _loaded(field: str, path: str, load: Callable[[str], Any]) -> Any:
     except Exception as error:  # noqa: BLE001
         detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise EncoderConfigError(field, f"cannot load {path}: {detail}") from None
+
+
+def _output_name(outputs: list[Any], chosen: str | int | None) -> str:
+    """The output asked for, or by default the first whose declared last dimension is a fixed number: the
+    vector width (exports also return masks or token ids, whose dimensions are all symbolic)."""
+    names = [item.name for item in outputs]
+    if chosen is None:
+        vectors = [item.name for item in outputs if len(item.shape) in (2, 3) and isinstance(item.shape[-1], int)]
+        if not vectors:
+            raise EncoderConfigError("output", f"no output of the model has a fixed vector width; name one of {', '.join(names)}")
+        return vectors[0]
+    if isinstance(chosen, int):
+        if not 0 <= chosen < len(names):
+            raise EncoderConfigError("output", f"the model has {len(names)} outputs ({', '.join(names)}), no output {chosen}")
+        return names[chosen]
+    if chosen not in names:
+        raise EncoderConfigError("output", f"the model has no output {chosen!r}; its outputs: {', '.join(names)}")
+    return chosen
