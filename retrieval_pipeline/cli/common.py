@@ -163,10 +163,11 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None]
 
 
 @contextmanager
-def status(message: str) -> Iterator[None]:
-    """A spinner on stderr for slow preparation (building an index), only on a terminal."""
+def status(message: str) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr for slow preparation (building an index), only on a terminal; the callable
+    yielded adds how it goes ("encoded 300/1,400 documents") to the spinner's text."""
     if not sys.stderr.isatty():
-        yield
+        yield lambda detail: None
         return
-    with stderr_console().status(message):
-        yield
+    with stderr_console().status(message) as spinner:
+        yield lambda detail: spinner.update(f"{message} {detail}")

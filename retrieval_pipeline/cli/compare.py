@@ -82,8 +82,8 @@ def compare(
     runs, saved = [], {}
     with redirect_stdout(sys.stderr):  # anything a retriever prints stays off stdout
         for identifier in retriever_identifiers:
-            with status(f"Preparing retriever {identifier}…"):
-                retriever = config.retriever(identifier)
+            with status(f"Preparing retriever {identifier}…") as progress:
+                retriever = config.retriever(identifier, progress=progress)
             with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
                 if store is not None:
                     evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)

@@ -98,8 +98,8 @@ def run(
     question_set = config.question_set(set_identifier)
     # Anything a retriever prints goes to stderr: stdout holds the report, or exactly one JSON object.
     with redirect_stdout(sys.stderr):
-        with status(f"Preparing retriever {retriever_identifier}…"):
-            retriever = config.retriever(retriever_identifier)
+        with status(f"Preparing retriever {retriever_identifier}…") as progress:
+            retriever = config.retriever(retriever_identifier, progress=progress)
         with progress_bar(len(question_set.questions), f"{set_identifier} × {retriever_identifier}") as advance:
             evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)
     from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view

@@ -116,7 +116,7 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
     def retriever_config(context: AssetExecutionContext, project: RetrievalProject):
         def build(identifier: str) -> PartitionDone:
             started = time.perf_counter()
-            retriever = project.config.retriever(identifier)
+            retriever = project.config.retriever(identifier, progress=context.log.info)
             spec = project.config.retriever_specs[identifier]
             return PartitionDone(retriever_metadata(spec, retriever, time.perf_counter() - started))
 

@@ -12,7 +12,7 @@ from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
 from retrieval_pipeline.core.base.formatting import id_list, shortened
 from retrieval_pipeline.core.base.redaction import fingerprint, redacted
-from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex
+from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildReport, Retriever, VersionedIndex
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, Measure, gated_figures
 from retrieval_pipeline.core.scoring.results import QuestionResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
@@ -151,6 +151,15 @@ def retriever_metadata(spec, retriever: Retriever, build_seconds: float) -> dict
         ),
         "batch_retrieval": MetadataValue.bool(isinstance(retriever, BatchRetriever)),
         "build_seconds": MetadataValue.float(round(build_seconds, 3)),
+        **(_report_values(retriever.build_report()) if isinstance(retriever, BuildReport) else {}),
+    }
+
+
+def _report_values(report: Mapping[str, str | int | float | bool]) -> dict[str, Any]:
+    """What the kind says building did, each value typed for the UI (a bool is an int to Python)."""
+    typed = {bool: MetadataValue.bool, int: MetadataValue.int, float: MetadataValue.float}
+    return {
+        f"build_{name}": typed.get(type(value), lambda v: MetadataValue.text(str(v)))(value) for name, value in report.items()
     }
 
 

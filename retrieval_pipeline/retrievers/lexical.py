@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.base.durable import sync
+from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
@@ -137,12 +135,8 @@ class LexicalRetriever:
 
 def _index_key(corpus: Path, params: LexicalParams) -> str:
     """Everything that changes the index, and nothing else: `min_score` and `backend` act at query time."""
-    digest = hashlib.sha256()
-    with corpus.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
     recipe = {
-        "corpus": digest.hexdigest(),
+        "corpus": file_sha256(corpus),
         "params": params.model_dump(exclude={"corpus", "min_score", "backend"}),
         "bm25s": version("bm25s"),
     }
@@ -152,27 +146,18 @@ def _index_key(corpus: Path, params: LexicalParams) -> str:
 def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier: str) -> _Index:
     """A cached index that cannot be used, whatever the loader raises (an empty file gives EOFError, a
     damaged one ValueError or a pickle error), is deleted and rebuilt: the cache is only ever a shortcut.
-
-    The folder appears by a rename once complete and synced to disk, so another process never reads a
-    half-written index and a power loss never leaves empty files under the final name."""
+    A new index is published whole (see `publish_folder`)."""
     cached = _load_cached(folder)
     if cached is not None:
         return cached
     document_ids, texts = read_corpus(corpus, params.fields, f"retrievers.{identifier}")
     index = _Index(_build_index(texts, params), document_ids)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
-    try:
+
+    def fill(staging: Path) -> None:
         index.bm25.save(staging, show_progress=False)
         (staging / IDS_FILE).write_text(json.dumps(document_ids), encoding="utf-8")
-        for path in [*staging.iterdir(), staging]:
-            sync(path)
-        os.rename(staging, folder)
-        sync(folder.parent)
-    except OSError:  # another process finished first, or the cache is full or read-only: serve from memory
-        pass
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    publish_folder(folder, fill)
     return index
 
 

@@ -4,13 +4,16 @@ A rename is atomic but not durable: after a power loss the new name can point at
 never reached the disk (a zero-byte run). Syncing the file before the rename and its folder after it
 closes that window; every writer that publishes a file or folder by renaming it uses `sync`. A text
 file the user asked for (a set file, a report) is written that way by `write_text_atomically`, so an
-error never leaves half of it.
+error never leaves half of it. A cache folder (an index, vectors) is published whole by `publish_folder`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
@@ -23,6 +26,34 @@ def sync(path: str | os.PathLike) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def publish_folder(folder: Path, fill: Callable[[Path], None]) -> None:
+    """`fill` writes into a staging folder beside `folder`, which appears by a rename once complete and
+    synced, so another process never reads a half-written cache and a power loss never leaves empty files
+    under the final name. When that fails (another process finished first, the cache is full or read-only)
+    nothing is published: a cache is only a shortcut, and the caller serves what it built from memory."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        fill(staging)
+        for path in [*staging.iterdir(), staging]:
+            sync(path)
+        os.rename(staging, folder)
+        sync(folder.parent)
+    except OSError:
+        pass
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def file_sha256(path: Path) -> str:
+    """A file's checksum, read a MiB at a time: what cache keys name a corpus or a model file by."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_text_atomically(path: Path, text: str) -> Path:

@@ -86,6 +86,16 @@ class FailFast(Protocol):
     fail_fast_after: int
 
 
+@runtime_checkable
+class BuildReport(Protocol):
+    """Optional: what building did (documents, cache hit or miss, seconds spent), shown with the retriever.
+
+    Plain values only (text, integers, floats, booleans), so a front end shows them without knowing the kind.
+    """
+
+    def build_report(self) -> Mapping[str, str | int | float | bool]: ...
+
+
 def document_id_from_chunk(chunk_id: str, separator: str = "_") -> str:
     """Chunk-grained stores label chunks `<document>_<n>`; labels are documents, so keep the prefix."""
     head, found, _ = chunk_id.rpartition(separator)
@@ -103,6 +113,11 @@ class BuildContext:
     build_retriever: Callable[[str], Retriever] | None = None
     fetch_limit: int | None = None  # documents per question the evaluation asks for; None: not known
     known_retrievers: Collection[str] | None = None  # the configuration's retrievers, for kinds naming others
+    progress: Callable[[str], None] | None = None  # told how a long build goes ("encoded 300/1400 documents")
+
+    def report(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
 
     def resolve(self, path: str | Path) -> Path:
         candidate = Path(path).expanduser()

@@ -250,15 +250,16 @@ class ProjectConfig:
     def retriever_identifiers(self) -> list[str]:
         return list(self.retriever_specs)
 
-    def retriever(self, identifier: str) -> Retriever:
-        """Built once per configuration; a kind such as fusion may ask for other named retrievers."""
+    def retriever(self, identifier: str, progress: Callable[[str], None] | None = None) -> Retriever:
+        """Built once per configuration; a kind such as fusion may ask for other named retrievers. A long
+        build (encoding a corpus) tells `progress` how it goes."""
         if identifier not in self._retrievers:
             from retrieval_pipeline.core.retrieval.retriever_kinds import build_retriever
 
             if identifier not in self.retriever_specs:
                 raise UnknownIdentifierError("retriever", identifier, self.retriever_specs)
             spec = self.retriever_specs[identifier]
-            self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, self._build_context())
+            self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, self._build_context(progress))
         return self._retrievers[identifier]
 
     def check_retrievers(self) -> None:
@@ -279,7 +280,7 @@ class ProjectConfig:
             self._corpora[identifier] = retriever_corpus(identifier, spec.kind, spec.params, self._build_context())
         return self._corpora[identifier]
 
-    def _build_context(self) -> BuildContext:
+    def _build_context(self, progress: Callable[[str], None] | None = None) -> BuildContext:
         return BuildContext(
             base_dir=self.base_dir,
             source=self.source,
@@ -288,6 +289,7 @@ class ProjectConfig:
             build_retriever=self.retriever,
             fetch_limit=self.cutoffs.fetch_limit,
             known_retrievers=tuple(self.retriever_specs),
+            progress=progress,
         )
 
 

@@ -1,0 +1,139 @@
+"""Dense retrieval over a JSONL corpus: an embedding model encodes documents and questions, exact search
+ranks by inner product (cosine with `normalize`), so an embedding swap is one configuration entry.
+
+Encoding a corpus is the cost: document vectors are cached (see vector_cache) under a key naming the
+corpus bytes, the model bytes and every setting that changes a vector, so a nightly with the same corpus
+and model encodes only its questions. Heavy libraries are imported inside functions (see encoders).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import Field
+
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.retrievers.encoders import (
+    Encoder,
+    EncoderConfigError,
+    EncoderSettings,
+    Pooling,
+    checksum_of,
+    encoder_settings,
+    open_encoder,
+)
+from retrieval_pipeline.retrievers.exact_search import top_positions
+from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_vectors
+
+
+class DenseParams(RetrieverParams):
+    corpus: str
+    fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
+    model: str
+    tokenizer: str | None = None
+    runtime: Literal["auto", "onnx", "sentence-transformers"] = "auto"
+    output: int | str | None = None
+    max_length: int = Field(256, ge=1, le=8192)
+    pooling: Pooling = "mean"
+    normalize: bool = True
+    query_prefix: str = ""
+    document_prefix: str = ""
+    batch_size: int = Field(32, ge=1, le=4096)
+    chunk_separator: str | None = Field(None, min_length=1)
+
+
+_VECTORS: dict[str, DocumentVectors] = {}
+_LOCK = threading.Lock()
+
+
+class DenseRetriever:
+    """The documents whose vectors are nearest a question's, best first; ties in corpus order."""
+
+    def __init__(self, identifier: str, params: DenseParams, encoder: Encoder, vectors: DocumentVectors, key: str):
+        self.identifier = identifier
+        self.params = params
+        self._encoder = encoder
+        self._vectors = vectors
+        self._key = key
+
+    @classmethod
+    def check_config(
+        cls, identifier: str, params: Mapping[str, Any], context: BuildContext
+    ) -> tuple[DenseParams, EncoderSettings]:
+        """The parameters, the corpus and model files, and the runtime installed, with nothing loaded."""
+        settings = DenseParams.parse(identifier, params, context)
+        if not context.resolve(settings.corpus).is_file():
+            error = EncoderConfigError("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
+            raise _refused(error, identifier, context)
+        local = context.resolve(settings.model)
+        try:
+            return settings, encoder_settings(
+                local if local.exists() else settings.model,
+                context.resolve(settings.tokenizer) if settings.tokenizer else None,
+                settings.runtime,
+                **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
+            )
+        except EncoderConfigError as error:
+            raise _refused(error, identifier, context) from None
+
+    @classmethod
+    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
+        settings, encoding = cls.check_config(identifier, params, context)
+        corpus = context.resolve(settings.corpus)
+        try:
+            encoder = open_encoder(encoding)
+        except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
+            raise _refused(error, identifier, context) from None
+        # The query prefix is left out: it changes no document vector.
+        key = checksum_of([corpus], vectors=encoder.fingerprint, **settings.model_dump(include={"fields", "document_prefix"}))
+
+        def read_documents() -> tuple[list[str], list[str]]:
+            ids, texts = read_corpus(corpus, settings.fields, f"retrievers.{identifier}")
+            return ids, [settings.document_prefix + text for text in texts]
+
+        with _LOCK:
+            if key not in _VECTORS:
+                folder = context.cache_dir / "dense" / key
+                _VECTORS[key] = cached_vectors(folder, read_documents, encoder.encode, context.report)
+            return cls(identifier, settings, encoder, _VECTORS[key], key)
+
+    @classmethod
+    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
+        settings, _ = cls.check_config(identifier, params, context)
+        return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
+
+    def index_version(self) -> str:
+        return self._key
+
+    def build_report(self) -> dict[str, str | int | float | bool]:
+        vectors = self._vectors
+        return {
+            "documents": len(vectors.document_ids),
+            "dimension": int(vectors.vectors.shape[1]),
+            "runtime": self._encoder.runtime,
+            "model_fingerprint": self._encoder.model_fingerprint,
+            "vector_cache_hit": vectors.cache_hit,
+            "documents_encoded": vectors.encoded,
+            "encoding_seconds": round(vectors.encoding_seconds, 3),
+        }
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        return self.retrieve_batch([question], limit)[0]
+
+    def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
+        """One encoding and one search for all questions."""
+        ids = self._vectors.document_ids
+        if min(limit, len(ids)) <= 0 or not questions:
+            return [[] for _ in questions]
+        queries = self._encoder.encode([self.params.query_prefix + question for question in questions])
+        rankings = [[ids[i] for i in row] for row in top_positions(queries, self._vectors.vectors, limit).tolist()]
+        separator = self.params.chunk_separator
+        return rankings if separator is None else [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
+
+
+def _refused(error: EncoderConfigError, identifier: str, context: BuildContext) -> InvalidInputError:
+    return InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field=error.field)

