@@ -9,10 +9,10 @@ protocol only checks that the method exists, so every instance having it would c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
 from retrieval_pipeline.retrievers.http_client import JsonService, at_path
 from retrieval_pipeline.retrievers.http_params import HttpParams, resolved_headers
@@ -31,7 +31,7 @@ class HttpRetriever:
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpParams:
         parsed = HttpParams.parse(identifier, params, context)
-        invalid = _invalid_input(identifier, context)
+        invalid = partial(context.invalid, identifier)
         if parsed.method == "GET" and parsed.extra_body is not None:
             raise invalid("a GET request has no body; use extra_params", "extra_body")
         if (parsed.version_url is None) != (parsed.version_path is None):
@@ -42,7 +42,7 @@ class HttpRetriever:
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
         parsed = cls.check_config(identifier, params, context)
         kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
-        return kind(identifier, parsed, resolved_headers(parsed, _invalid_input(identifier, context)))
+        return kind(identifier, parsed, resolved_headers(parsed, partial(context.invalid, identifier)))
 
     def __repr__(self) -> str:
         params, names = self._params, ", ".join(self._params.headers)
@@ -89,10 +89,3 @@ class VersionedHttpRetriever(HttpRetriever):
                 f"{params.version_url} has no version at '{params.version_path}': {self._service.preview(document)}"
             )
         return str(version)
-
-
-def _invalid_input(identifier: str, context: BuildContext) -> Callable[[str, str], InvalidInputError]:
-    def invalid(message: str, field: str) -> InvalidInputError:
-        return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)
-
-    return invalid
