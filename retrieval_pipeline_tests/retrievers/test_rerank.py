@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fixed_retrievers import Fixed
 from http_service import CORPUS, SECRET, TOKEN_VAR, Service, running
 from rerank_service import MiniLM, RerankHandler, tokenizer_folder
 
@@ -24,19 +25,6 @@ from retrieval_pipeline.retrievers.rerank_scorers import cross_encoder
 QUESTION = "which machines turn moving sea water into power"
 AUTH = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}
 FAST = {"timeout_seconds": 5, "retries": 2, "backoff_seconds": 0.01}
-
-
-class Fixed:
-    """A first stage with one ranking for every question, recording how deep it was asked."""
-
-    def __init__(self, ranking: Sequence[str], identifier: str = "first"):
-        self.identifier = identifier
-        self.ranking = list(ranking)
-        self.asked: list[int] = []
-
-    def retrieve(self, question: str, limit: int) -> list[str]:
-        self.asked.append(limit)
-        return self.ranking[:limit]
 
 
 class ByText:
@@ -86,7 +74,7 @@ def stubbed(first: Fixed, scorer: ByText, depth: int) -> RerankRetriever:
 
 
 def test_the_top_depth_are_rescored_and_the_rest_keep_the_first_stage_order():
-    first = Fixed(["a", "b", "a", "", "c", "d", "e", "f"])  # repeats and empty ids count once / not at all
+    first = Fixed("first", ["a", "b", "a", "", "c", "d", "e", "f"])  # repeats and empty ids count once / not at all
     scorer = ByText({"A": 0.1, "B": 0.5, "C": 0.5, "D": 0.9})
     reranked = stubbed(first, scorer, depth=4)
     # d first; b and c tie, so the first stage's order stands; a last of the four; e and f as they came.
@@ -98,7 +86,7 @@ def test_the_top_depth_are_rescored_and_the_rest_keep_the_first_stage_order():
 
 
 def test_a_document_the_corpus_lacks_is_a_fault_naming_it():
-    reranked = stubbed(Fixed(["a", "zz"]), ByText({"A": 1.0}), depth=5)
+    reranked = stubbed(Fixed("first", ["a", "zz"]), ByText({"A": 1.0}), depth=5)
     with pytest.raises(RetrieverFault, match=r"first returned document 'zz', which the corpus c\.jsonl does not hold"):
         reranked.retrieve("q", 5)
 
@@ -110,15 +98,15 @@ def test_the_index_version_follows_the_first_stage_and_the_scorer():
         def index_version(self) -> str:
             return self.version
 
-    first = Versioned(["a"])
+    first = Versioned("first", ["a"])
     scorer = ByText({"A": 1.0})
     reranked = stubbed(first, scorer, depth=5)
     before = reranked.index_version()
     first.version = "v2"
     assert reranked.index_version() != before
-    changed = first.version, reranked.index_version()
+    after_rebuild = reranked.index_version()
     scorer.version = lambda: "another model"
-    assert reranked.index_version() != changed[1]
+    assert reranked.index_version() != after_rebuild
 
 
 @pytest.mark.parametrize(
@@ -136,7 +124,7 @@ def test_bad_parameters_are_one_error_naming_the_retriever_and_key(tmp_path, par
     write_corpus(tmp_path)
     config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "http", "url": "http://127.0.0.1:9/"}, **params}
     with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.reranked: field '{field}': .*{expected}"):
-        RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed([])))
+        RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed("first", [])))
 
 
 def test_a_missing_extra_is_named_before_anything_is_built(tmp_path, monkeypatch):
@@ -151,7 +139,7 @@ def test_a_missing_extra_is_named_before_anything_is_built(tmp_path, monkeypatch
     with pytest.raises(
         InvalidInputError, match=r"field 'scorer': .*needs sentence-transformers: pip install 'retrieval-pipeline\[rerank\]'"
     ):
-        RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed([])))
+        RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed("first", [])))
 
 
 def test_a_rerank_over_itself_is_refused(tmp_path):
@@ -188,7 +176,7 @@ def http_scorer(service: Service, path: str = "/rerank", **params) -> dict:
 
 @pytest.mark.slow
 def test_the_order_is_the_first_stages_top_depth_sorted_by_the_services_scores(tmp_path, rerank_service, minilm, token):
-    first = Fixed(list(CORPUS))
+    first = Fixed("first", list(CORPUS))
     reranked = build(tmp_path, first, http_scorer(rerank_service), depth=3)
     head = list(CORPUS)[:3]
     scores = minilm.scores(QUESTION, [CORPUS[doc] for doc in head])
@@ -200,7 +188,7 @@ def test_the_order_is_the_first_stages_top_depth_sorted_by_the_services_scores(t
 
 @pytest.mark.slow
 def test_text_embeddings_inference_shape_through_the_configurable_paths(tmp_path, rerank_service, minilm, token):
-    first = Fixed(list(CORPUS))
+    first = Fixed("first", list(CORPUS))
     tei = http_scorer(rerank_service, "/tei", documents_field="texts", top_n_field=None, results_path="", score_field="score")
     scores = minilm.scores(QUESTION, list(CORPUS.values()))
     assert build(tmp_path, first, tei).retrieve(QUESTION, 5) == sorted(CORPUS, key=lambda doc: -scores[list(CORPUS).index(doc)])
@@ -209,7 +197,7 @@ def test_text_embeddings_inference_shape_through_the_configurable_paths(tmp_path
 
 @pytest.mark.slow
 def test_server_errors_are_retried_then_recorded_with_the_secret_masked(tmp_path, rerank_service, token):
-    first = Fixed(list(CORPUS))
+    first = Fixed("first", list(CORPUS))
     recovers = build(tmp_path, first, http_scorer(rerank_service, "/rerank-flaky?fail=2"))
     assert len(recovers.retrieve(QUESTION, 5)) == 5
     assert rerank_service.calls["/rerank-flaky"] == 3  # two 500s, then the answer: the HTTP kind's retries
@@ -221,7 +209,7 @@ def test_server_errors_are_retried_then_recorded_with_the_secret_masked(tmp_path
 
 @pytest.mark.slow
 def test_the_authorization_header_comes_from_the_environment(tmp_path, rerank_service, monkeypatch):
-    first = Fixed(list(CORPUS))
+    first = Fixed("first", list(CORPUS))
     monkeypatch.delenv(TOKEN_VAR, raising=False)
     with pytest.raises(
         InvalidInputError, match=rf"field 'scorer.headers.Authorization': the environment variable {TOKEN_VAR} is not set"
@@ -243,7 +231,7 @@ def test_an_unreachable_scorer_stops_the_run_as_the_http_kind_does(tmp_path, tok
 
     with running(Service()) as closed:
         url = closed.url("/rerank")
-    reranked = build(tmp_path, Fixed(list(CORPUS)), {"kind": "http", "url": url, "retries": 0, "fail_fast_after": 2})
+    reranked = build(tmp_path, Fixed("first", list(CORPUS)), {"kind": "http", "url": url, "retries": 0, "fail_fast_after": 2})
     result = run_question_set(golden_set(*[f"question {n}" for n in range(6)]), reranked)
     errors = [question.error for question in result.questions]
     assert isinstance(reranked, RerankRetriever) and reranked.fail_fast_after == 2
@@ -295,7 +283,7 @@ def test_a_local_cross_encoder_folder_rescores(tmp_path, monkeypatch):
     BertForSequenceClassification(config).eval().save_pretrained(model_dir)
     for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
         shutil.copy(tokens / name, model_dir / name)
-    first = Fixed(list(CORPUS))
+    first = Fixed("first", list(CORPUS))
     reranked = build(tmp_path, first, {"kind": "cross_encoder", "model": "tiny-cross-encoder", "max_length": 64}, depth=4)
     # The same model read directly through transformers: the rerank sorts the top four by its logits.
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
