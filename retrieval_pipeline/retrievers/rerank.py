@@ -29,6 +29,7 @@ from retrieval_pipeline.core.retrieval.retriever import (
     VersionedIndex,
 )
 from retrieval_pipeline.retrievers.members import build_members, check_known
+from retrieval_pipeline.retrievers.rerank_scorers import Scorer
 from retrieval_pipeline.retrievers.rerank_scorers.cross_encoder import CrossEncoderParams
 from retrieval_pipeline.retrievers.rerank_scorers.http import HttpScorerParams
 
@@ -45,7 +46,7 @@ class RerankParams(RetrieverParams):
 class RerankRetriever:
     """The first stage's top `depth` distinct documents by the scorer's relevance, then the rest in its order."""
 
-    def __init__(self, identifier: str, params: RerankParams, first_stage: Retriever, texts: Mapping[str, str], scorer):
+    def __init__(self, identifier: str, params: RerankParams, first_stage: Retriever, texts: Mapping[str, str], scorer: Scorer):
         self.identifier = identifier
         self.params = params
         self.first_stage = first_stage
