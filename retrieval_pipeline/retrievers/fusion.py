@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.retrieval.retriever import (
     BatchRetriever,
     BuildContext,
@@ -23,6 +22,7 @@ from retrieval_pipeline.core.retrieval.retriever import (
     VersionedIndex,
     batch_as_lists,
 )
+from retrieval_pipeline.retrievers.members import build_members, check_known
 
 
 class FusionParams(RetrieverParams):
@@ -38,17 +38,6 @@ class FusionParams(RetrieverParams):
         if repeated:
             raise ValueError(f"{', '.join(repeated)} listed more than once; use `weights` to favour a member")
         return identifiers
-
-
-class _Building(threading.local):
-    """Fusions being built on this thread, as (configuration, identifier): a member that leads back to
-    one of them is a cycle, which would otherwise recurse until the interpreter gives up."""
-
-    def __init__(self) -> None:
-        self.stack: list[tuple[str, str]] = []
-
-
-_building = _Building()
 
 
 class FusionRetriever:
@@ -70,36 +59,18 @@ class FusionRetriever:
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionParams:
         settings = FusionParams.parse(identifier, params, context)
         if settings.weights is not None and len(settings.weights) != len(settings.retrievers):
-            raise _invalid(
-                context, identifier, f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights"
+            raise context.invalid(
+                identifier, f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights"
             )
-        known = context.known_retrievers
-        unknown = [member for member in settings.retrievers if known is not None and member not in known]
-        if unknown:
-            raise _invalid(context, identifier, str(UnknownIdentifierError("retriever", unknown[0], known)))
+        check_known(settings.retrievers, context, partial(context.invalid, identifier, field="retrievers"))
         return settings
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionRetriever:
         settings = cls.check_config(identifier, params, context)
-
-        def invalid(message: str) -> InvalidInputError:
-            return _invalid(context, identifier, message)
-
-        if context.build_retriever is None:
-            raise invalid("fusion needs a configuration that can build the retrievers it names")
-        stack = _building.stack
-        if (context.source, identifier) in stack:
-            path = [name for source, name in stack if source == context.source]
-            cycle = " -> ".join([*path[path.index(identifier) :], identifier])
-            raise invalid(f"fusion includes itself: {cycle}")
-        stack.append((context.source, identifier))
-        try:
-            members = [context.build_retriever(member) for member in settings.retrievers]
-        except UnknownIdentifierError as error:
-            raise invalid(str(error)) from None
-        finally:
-            stack.pop()
+        members = build_members(
+            "fusion", identifier, settings.retrievers, context, partial(context.invalid, identifier, field="retrievers")
+        )
         return cls(identifier, settings, members)
 
     def retrieve(self, question: str, limit: int) -> list[str]:
@@ -131,7 +102,3 @@ class FusionRetriever:
                 contributions.setdefault(document_id, []).append(weight / (self.params.k + rank))
         fused = sorted(contributions, key=lambda document_id: -math.fsum(contributions[document_id]))
         return fused[:limit]
-
-
-def _invalid(context: BuildContext, identifier: str, message: str, field: str = "retrievers") -> InvalidInputError:
-    return InvalidInputError(message, source=context.source, key=f"retrievers.{identifier}", field=field)

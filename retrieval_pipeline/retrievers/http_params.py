@@ -29,29 +29,19 @@ class EnvHeader(BaseModel):
     prefix: str = ""
 
 
-class HttpParams(RetrieverParams):
+class HttpTransportParams(RetrieverParams):
+    """How any JSON service is asked: where, with which headers, how long, how often; shared by every
+    adapter that asks one (`http_client.JsonService`)."""
+
     url: str = Field(pattern=URL_PATTERN)
-    method: Literal["GET", "POST"] = "POST"
-    question_field: str = Field("query", min_length=1)
-    limit_field: str | None = Field("limit", min_length=1)
     extra_body: dict[str, Any] | None = None
     extra_params: dict[str, Any] | None = None
-    results_path: str = Field("results", description="dotted path to the list of hits; empty: the response itself")
-    id_field: str | None = Field(None, min_length=1, description="dotted path to the id in a hit; null: hits are ids")
-    chunk_separator: str | None = Field(None, min_length=1)
     headers: dict[str, str | EnvHeader] = {}
     timeout_seconds: float = Field(10.0, gt=0, description="caps each attempt whole: name lookup, connect, headers and body")
     retries: int = Field(3, ge=0)
     backoff_seconds: float = Field(0.2, ge=0)
     concurrency: int = Field(4, ge=1)
     fail_fast_after: int = Field(10, ge=0, description="stop when this many first questions cannot connect; 0: never")
-    version_url: str | None = Field(None, pattern=URL_PATTERN)
-    version_path: str | None = Field(None, min_length=1)
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper(cls, value: Any) -> Any:
-        return value.upper() if isinstance(value, str) else value
 
     @field_validator("headers", mode="before")
     @classmethod
@@ -63,7 +53,23 @@ class HttpParams(RetrieverParams):
         return headers
 
 
-def resolved_headers(params: HttpParams, invalid: Callable[[str, str], InvalidInputError]) -> dict[str, str]:
+class HttpParams(HttpTransportParams):
+    method: Literal["GET", "POST"] = "POST"
+    question_field: str = Field("query", min_length=1)
+    limit_field: str | None = Field("limit", min_length=1)
+    results_path: str = Field("results", description="dotted path to the list of hits; empty: the response itself")
+    id_field: str | None = Field(None, min_length=1, description="dotted path to the id in a hit; null: hits are ids")
+    chunk_separator: str | None = Field(None, min_length=1)
+    version_url: str | None = Field(None, pattern=URL_PATTERN)
+    version_path: str | None = Field(None, min_length=1)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+def resolved_headers(params: HttpTransportParams, invalid: Callable[[str, str], InvalidInputError]) -> dict[str, str]:
     """Header name to the value sent; environment values are remembered as secrets to scrub."""
     headers: dict[str, str] = {}
     for name, value in params.headers.items():

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from http_service import SECRET, TOKEN_VAR, Service
+from http_service import SECRET, TOKEN_VAR, Service, running
 
 
 @pytest.fixture
 def service():
-    server = Service()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with running(Service()) as server:
+        yield server
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -41,8 +43,8 @@ class Service(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), Handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler] | None = None):
+        super().__init__(("127.0.0.1", 0), handler or Handler)
         self.lock = threading.Lock()
         self.calls: Counter[str] = Counter()
         self.connections = 0
@@ -55,6 +57,18 @@ class Service(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address):
         """A client that gave up (timeout) breaks the pipe; that is the test's point, not a failure."""
+
+
+@contextmanager
+def running(server: Service) -> Iterator[Service]:
+    """Serves on a free port of 127.0.0.1 until the block ends, however it ends."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -8,25 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from fixed_retrievers import Fixed
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.core.services.runner import run_question_set
 from retrieval_pipeline.retrievers.fusion import FusionRetriever
-
-
-class Fixed:
-    """A member with a fixed ranking that records how deep it was asked."""
-
-    def __init__(self, identifier: str, ranking: Sequence[str]):
-        self.identifier = identifier
-        self.ranking = list(ranking)
-        self.asked: list[int] = []
-
-    def retrieve(self, question: str, limit: int) -> list[str]:
-        self.asked.append(limit)
-        return self.ranking[:limit]
 
 
 class FixedBatch(Fixed):

@@ -123,6 +123,10 @@ class BuildContext:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else (self.base_dir / candidate)
 
+    def invalid(self, identifier: str, message: str, field: str | None = None) -> InvalidInputError:
+        """A bad parameter, named by this configuration, the retriever and its key."""
+        return InvalidInputError(message, source=self.source, key=f"retrievers.{identifier}", field=field)
+
 
 def default_cache_dir() -> Path:
     """Built indexes are reused across runs and processes, so they live outside any one run."""

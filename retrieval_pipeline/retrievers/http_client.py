@@ -1,0 +1,154 @@
+"""One JSON service asked over HTTP with the HTTP kind's rules, for every adapter that talks to one.
+
+Retries live here, not only in the core runner, because only the adapter knows which failures are
+transient; every error raised is a `RetrieverFault`, so the runner records it instead of asking again and
+multiplying the load on a struggling service. A service that could not be reached at all raises
+`HttpServiceUnreachable`, which the runner's fail-fast counts. Secret header values are scrubbed from
+every message raised or logged here (`core.secrets`), since a service may echo its request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, ServiceUnreachable
+from retrieval_pipeline.retrievers.http_params import HttpTransportParams
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRY_AFTER_SECONDS = 30.0
+PREVIEW_CHARS = 200
+
+
+class HttpRetrieverError(RetrieverFault):
+    """Final: transient failures were already retried, the rest cannot be fixed by asking again."""
+
+
+class HttpServiceUnreachable(HttpRetrieverError, ServiceUnreachable):
+    """Every attempt failed before a connection was made: the runner may stop the run early."""
+
+
+class JsonService:
+    """A pool of `concurrency` connections to one service, each request under one whole deadline."""
+
+    def __init__(self, identifier: str, params: HttpTransportParams, headers: Mapping[str, str]):
+        from retrieval_pipeline.retrievers.http_transport import deadline_pool_manager
+
+        self.identifier = identifier
+        self._params = params
+        # A blocking pool of `concurrency` connections bounds in-flight requests whoever calls it.
+        # urllib3 directly rather than requests on top of it: far less CPU per request, which is
+        # what keeps a concurrent evaluation near N x latency / concurrency.
+        self._pool = deadline_pool_manager(
+            params.timeout_seconds,
+            maxsize=params.concurrency,
+            block=True,
+            retries=False,
+            headers={"Accept": "application/json", **headers},
+        )
+
+    def request_json(self, method: str, url: str, query: Mapping[str, Any] | None = None, body: Any = None) -> Any:
+        """Transient failures are retried with exponential backoff; anything else fails at once."""
+        from urllib.parse import urlencode
+
+        import urllib3
+
+        from retrieval_pipeline.retrievers.http_transport import deadline_after, unreachable_reason
+
+        target = f"{url}{'&' if '?' in url else '?'}{urlencode(query, doseq=True)}" if query else url
+        attempts = self._params.retries + 1
+        wait = self._params.backoff_seconds
+        unreachable = True
+        for attempt in range(1, attempts + 1):
+            delay = wait
+            try:
+                with deadline_after(self._params.timeout_seconds) as deadline:
+                    response = self._pool.request(method, target, json=body)
+            except urllib3.exceptions.HTTPError as error:  # connection refused or reset, timeouts, broken reads
+                reason = unreachable_reason(error)
+                unreachable = unreachable and reason is not None
+                problem = reason or f"{type(error).__name__}: {error}"
+                if reason is None and time.monotonic() >= deadline:
+                    limit = self._params.timeout_seconds
+                    problem = f"timed out: no complete answer within timeout_seconds={limit:g} (connect, headers and body)"
+            else:
+                unreachable = False
+                status = response.status
+                text = response.data.decode("utf-8", "replace")
+                if status < 400:
+                    try:
+                        return json.loads(text)
+                    except ValueError:
+                        preview = self.preview(text)
+                        raise self.fault(f"{method} {url} answered HTTP {status} with non-JSON: {preview}") from None
+                problem = f"HTTP {status}: {self.preview(text)}"
+                if status != 429 and status < 500:
+                    raise self.fault(f"{method} {url} answered {problem}")
+                retry_after = _retry_after_seconds(response.headers.get("Retry-After")) if status == 429 else None
+                if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
+                    raise self.fault(f"{method} {url} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
+                delay = max(delay, retry_after or 0.0)
+            tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+            if attempt == attempts and unreachable:  # the same words for every question, so failures group
+                raise self.fault(f"{problem} ({method} {url}, {tried})", unreachable=True)
+            if attempt == attempts:
+                raise self.fault(f"{method} {url} failed after {tried}; last: {problem}")
+            logger.warning(
+                "retriever %s: %s %s failed (%s); retry %d of %d in %.2f s",
+                self.identifier,
+                method,
+                url,
+                scrub(problem),
+                attempt,
+                attempts - 1,
+                delay,
+            )
+            time.sleep(delay)
+            wait *= 2
+        raise AssertionError("unreachable")
+
+    def fault(self, message: str, unreachable: bool = False) -> HttpRetrieverError:
+        return (HttpServiceUnreachable if unreachable else HttpRetrieverError)(scrub(message))
+
+    def preview(self, value: Any) -> str:
+        """What came back, secrets scrubbed before truncation so no fragment of one survives the cut."""
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+        text = scrub(text)
+        return repr(text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "...")
+
+
+def _retry_after_seconds(header: str | None) -> float | None:
+    """Retry-After is seconds or an HTTP date; anything unreadable is ignored in favour of the backoff."""
+    if header is None:
+        return None
+    try:
+        return max(0.0, float(header))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return max(0.0, (moment - datetime.now(timezone.utc)).total_seconds())
+
+
+MISSING = object()
+
+
+def at_path(document: Any, dotted_path: str) -> Any:
+    """Follow a dotted path through nested objects (empty: the document itself); `MISSING` when it leads nowhere."""
+    value = document
+    for part in dotted_path.split(".") if dotted_path else ():
+        if not isinstance(value, dict) or part not in value:
+            return MISSING
+        value = value[part]
+    return value
