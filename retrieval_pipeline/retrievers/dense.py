@@ -4,12 +4,15 @@ ranks by inner product (cosine with `normalize`), so an embedding swap is one co
 Encoding a corpus is the cost: document vectors are cached (see vector_cache) under a key naming the
 corpus bytes, the model bytes and every setting that changes a vector, so a nightly with the same corpus
 and model encodes only its questions. Heavy libraries are imported inside functions (see encoders).
+Instead of a local `model`, `encoder` names an embeddings endpoint or a function (encoders/openai.py,
+encoders/callable.py); the model's identity in the key is then the configured one.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field
@@ -26,6 +29,8 @@ from retrieval_pipeline.retrievers.encoders import (
     encoder_settings,
     open_encoder,
 )
+from retrieval_pipeline.retrievers.encoders.callable import CallableEncoderParams
+from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
 from retrieval_pipeline.retrievers.exact_search import top_positions
 from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_vectors
 
@@ -33,7 +38,8 @@ from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_v
 class DenseParams(RetrieverParams):
     corpus: str
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
-    model: str
+    model: str | None = None
+    encoder: OpenAIEncoderParams | CallableEncoderParams | None = Field(None, discriminator="kind")
     tokenizer: str | None = None
     runtime: Literal["auto", "onnx", "sentence-transformers"] = "auto"
     output: int | str | None = None
@@ -46,6 +52,7 @@ class DenseParams(RetrieverParams):
     chunk_separator: str | None = Field(None, min_length=1)
 
 
+LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling")
 _VECTORS: dict[str, DocumentVectors] = {}
 _LOCK = threading.Lock()
 
@@ -59,16 +66,32 @@ class DenseRetriever:
         self._encoder = encoder
         self._vectors = vectors
         self._key = key
+        if hasattr(encoder, "fail_fast_after"):  # an endpoint stops the run as the HTTP kind does
+            self.fail_fast_after = encoder.fail_fast_after
 
     @classmethod
     def check_config(
         cls, identifier: str, params: Mapping[str, Any], context: BuildContext
-    ) -> tuple[DenseParams, EncoderSettings]:
-        """The parameters, the corpus and model files, and the runtime installed, with nothing loaded."""
+    ) -> tuple[DenseParams, EncoderSettings | None]:
+        """The parameters, the corpus and model files, and the runtime installed, with nothing loaded;
+        no local settings when `encoder` names the model."""
         settings = DenseParams.parse(identifier, params, context)
         if not context.resolve(settings.corpus).is_file():
             error = EncoderConfigError("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
             raise _refused(error, identifier, context)
+        if (settings.model is None) == (settings.encoder is None):
+            error = EncoderConfigError(
+                "encoder", "give exactly one of model (a local model) and encoder (an endpoint or a function)"
+            )
+            raise _refused(error, identifier, context)
+        if settings.encoder is not None:
+            local_only = [name for name in LOCAL_MODEL_ONLY if name in settings.model_fields_set]
+            if local_only:
+                error = EncoderConfigError(local_only[0], f"{local_only[0]} applies to a local model, not to an encoder")
+                raise _refused(error, identifier, context)
+            if isinstance(settings.encoder, CallableEncoderParams):
+                settings.encoder.resolve(partial(context.invalid, identifier))
+            return settings, None
         local = context.resolve(settings.model)
         try:
             return settings, encoder_settings(
@@ -84,10 +107,15 @@ class DenseRetriever:
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
         settings, encoding = cls.check_config(identifier, params, context)
         corpus = context.resolve(settings.corpus)
-        try:
-            encoder = open_encoder(encoding)
-        except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
-            raise _refused(error, identifier, context) from None
+        if encoding is None:
+            encoder = settings.encoder.open(
+                identifier, settings.normalize, settings.batch_size, partial(context.invalid, identifier)
+            )
+        else:
+            try:
+                encoder = open_encoder(encoding)
+            except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
+                raise _refused(error, identifier, context) from None
         # The query prefix is left out: it changes no document vector.
         key = checksum_of([corpus], vectors=encoder.fingerprint, **settings.model_dump(include={"fields", "document_prefix"}))
 
@@ -98,7 +126,7 @@ class DenseRetriever:
         with _LOCK:
             if key not in _VECTORS:
                 folder = context.cache_dir / "dense" / key
-                _VECTORS[key] = cached_vectors(folder, read_documents, encoder.encode, context.report)
+                _VECTORS[key] = cached_vectors(folder, read_documents, encoder.encode, context.report, settings.batch_size)
             return cls(identifier, settings, encoder, _VECTORS[key], key)
 
     @classmethod

@@ -36,8 +36,10 @@ def cached_vectors(
     read_documents: Callable[[], tuple[list[str], list[str]]],
     encode: Callable[[Sequence[str]], Any],
     progress: Callable[[str], None],
+    batch_size: int = 1,
 ) -> DocumentVectors:
-    """`read_documents` gives ids and texts, read only when the cache misses."""
+    """`read_documents` gives ids and texts, read only when the cache misses. Progress steps are whole
+    batches, so an encoder that sends batches (an endpoint) sends ceil(texts / batch_size) of them."""
     import numpy as np
 
     cached = _load(folder)
@@ -45,7 +47,7 @@ def cached_vectors(
         return cached
     document_ids, texts = read_documents()
     started = time.perf_counter()
-    step = max(1, -(-len(texts) // PROGRESS_STEPS))
+    step = batch_size * max(1, -(-len(texts) // (PROGRESS_STEPS * batch_size)))
     parts = []
     for start in range(0, len(texts), step):
         parts.append(encode(texts[start : start + step]))
