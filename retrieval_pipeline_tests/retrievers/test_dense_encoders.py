@@ -4,12 +4,11 @@ named by its dotted path."""
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import json
 import math
 import sys
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -23,8 +22,7 @@ from retrieval_pipeline.retrievers import dense
 from retrieval_pipeline.retrievers.dense import DenseRetriever
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
 
-DEMO = Path(dense.__file__).resolve().parents[1] / "demo"
-DOCUMENTS = 100
+CORPUS_DOCUMENTS = 100  # read by conftest's `corpus`
 BATCH = 16
 QUESTIONS = [
     "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
@@ -40,7 +38,7 @@ class EmbeddingsHandler(Handler):
     """OpenAI's embeddings shape at /embeddings (items in reverse order: clients must sort by index);
     /embeddings-flaky answers 500 for its first `fail` calls, echoing the credentials it got."""
 
-    model: MiniLM  # set on the subclass a test serves
+    model: MiniLM | None = None  # loaded by `serving`
 
     def route_embeddings(self, query, body, call):
         if self.headers.get("Authorization") != f"Bearer {SECRET}":
@@ -60,29 +58,18 @@ def fresh_process(monkeypatch):
     monkeypatch.setattr(dense, "_VECTORS", {})
 
 
-@pytest.fixture(scope="module")
-def minilm() -> MiniLM:
-    return MiniLM()
-
-
 @pytest.fixture
-def embeddings(minilm):
-    with running(Service(type("Embedding", (EmbeddingsHandler,), {"model": minilm}))) as server:
+def embeddings():
+    with serving() as server:
         yield server
 
 
-@pytest.fixture
-def corpus(tmp_path) -> Path:
-    with gzip.open(DEMO / "cranfield-corpus.jsonl.gz", "rt", encoding="utf-8") as handle:
-        lines = list(itertools.islice(handle, DOCUMENTS))
-    path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def context(tmp_path) -> BuildContext:
-    return BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
+@contextmanager
+def serving() -> Iterator[Service]:
+    """The endpoint on a free port of 127.0.0.1, stopped however the block ends; the model loaded once."""
+    EmbeddingsHandler.model = EmbeddingsHandler.model or MiniLM()
+    with running(Service(EmbeddingsHandler)) as server:
+        yield server
 
 
 def endpoint(server: Service, path: str = "/embeddings", **params) -> dict:
@@ -98,7 +85,7 @@ def build(context: BuildContext, encoder: dict, **params) -> DenseRetriever:
 @pytest.mark.slow
 def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_hits_the_cache(corpus, context, embeddings, token):
     remote = build(context, endpoint(embeddings))
-    assert embeddings.calls["/embeddings"] == math.ceil(DOCUMENTS / BATCH)
+    assert embeddings.calls["/embeddings"] == math.ceil(CORPUS_DOCUMENTS / BATCH)
     first = embeddings.requests[0]["body"]
     assert first == {"model": "all-MiniLM-L6-v2", "input": first["input"], "encoding_format": "float"}
     assert len(first["input"]) == BATCH
@@ -111,7 +98,7 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
     )
     assert remote.retrieve_batch(QUESTIONS, 10) == local.retrieve_batch(QUESTIONS, 10)
     report = remote.build_report()
-    assert (report["runtime"], report["documents_encoded"], report["vector_cache_hit"]) == ("openai", DOCUMENTS, False)
+    assert (report["runtime"], report["documents_encoded"], report["vector_cache_hit"]) == ("openai", CORPUS_DOCUMENTS, False)
     assert len(report["model_fingerprint"]) == 16 and SECRET not in json.dumps(report) + remote.index_version()
 
     dense._VECTORS.clear()  # a new process
@@ -152,9 +139,9 @@ def test_the_authorization_header_comes_from_the_environment(corpus, context, em
 
 
 @pytest.mark.slow
-def test_a_dead_endpoint_fails_the_build_and_stops_a_run_as_the_http_kind_does(corpus, context, minilm, token):
+def test_a_dead_endpoint_fails_the_build_and_stops_a_run_as_the_http_kind_does(corpus, context, token):
     corpus.write_text("".join(corpus.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
-    with running(Service(type("Embedding", (EmbeddingsHandler,), {"model": minilm}))) as server:
+    with serving() as server:
         encoder = endpoint(server, retries=0, fail_fast_after=2)
         build(context, encoder)  # the documents' vectors are cached; the endpoint then goes away
     dense._VECTORS.clear()  # a new process, so no connection kept alive to the old server survives
