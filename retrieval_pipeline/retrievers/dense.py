@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -17,6 +18,7 @@ from pydantic import Field
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.encoders import (
     Encoder,
     EncoderConfigError,
@@ -44,6 +46,7 @@ class DenseParams(RetrieverParams):
     document_prefix: str = ""
     batch_size: int = Field(32, ge=1, le=4096)
     chunk_separator: str | None = Field(None, min_length=1)
+    chunking: Chunking | None = None  # size and overlap in tokens of the model's tokenizer
 
 
 _VECTORS: dict[str, DocumentVectors] = {}
@@ -59,6 +62,7 @@ class DenseRetriever:
         self._encoder = encoder
         self._vectors = vectors
         self._key = key
+        self._most_chunks = most_chunks(vectors.document_ids)
 
     @classmethod
     def check_config(
@@ -71,14 +75,17 @@ class DenseRetriever:
             raise _refused(error, identifier, context)
         local = context.resolve(settings.model)
         try:
-            return settings, encoder_settings(
+            encoding = encoder_settings(
                 local if local.exists() else settings.model,
                 context.resolve(settings.tokenizer) if settings.tokenizer else None,
                 settings.runtime,
                 **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
             )
+            if settings.chunking is not None:
+                _chunk_tokenizer(settings, encoding)
         except EncoderConfigError as error:
             raise _refused(error, identifier, context) from None
+        return settings, encoding
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
@@ -88,11 +95,14 @@ class DenseRetriever:
             encoder = open_encoder(encoding)
         except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
             raise _refused(error, identifier, context) from None
-        # The query prefix is left out: it changes no document vector.
-        key = checksum_of([corpus], vectors=encoder.fingerprint, **settings.model_dump(include={"fields", "document_prefix"}))
+        # The query prefix is left out: it changes no document vector; no chunking keeps the keys it had before.
+        recipe = settings.model_dump(include={"fields", "document_prefix", *(["chunking"] if settings.chunking else [])})
+        key = checksum_of([corpus], vectors=encoder.fingerprint, **recipe)
 
         def read_documents() -> tuple[list[str], list[str]]:
             ids, texts = read_corpus(corpus, settings.fields, f"retrievers.{identifier}")
+            if settings.chunking is not None:
+                ids, texts = split_documents(ids, texts, settings.chunking, _chunk_tokenizer(settings, encoding))
             return ids, [settings.document_prefix + text for text in texts]
 
         with _LOCK:
@@ -112,7 +122,7 @@ class DenseRetriever:
     def build_report(self) -> dict[str, str | int | float | bool]:
         vectors = self._vectors
         return {
-            "documents": len(vectors.document_ids),
+            **chunk_report(vectors.document_ids),
             "dimension": int(vectors.vectors.shape[1]),
             "runtime": self._encoder.runtime,
             "model_fingerprint": self._encoder.model_fingerprint,
@@ -125,14 +135,31 @@ class DenseRetriever:
         return self.retrieve_batch([question], limit)[0]
 
     def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
-        """One encoding and one search for all questions."""
+        """One encoding and one search for all questions. With chunking, enough chunks are ranked to fill
+        `limit` with distinct documents (see chunking)."""
         ids = self._vectors.document_ids
         if min(limit, len(ids)) <= 0 or not questions:
             return [[] for _ in questions]
         queries = self._encoder.encode([self.params.query_prefix + question for question in questions])
-        rankings = [[ids[i] for i in row] for row in top_positions(queries, self._vectors.vectors, limit).tolist()]
+        positions = top_positions(queries, self._vectors.vectors, limit * self._most_chunks).tolist()
+        rankings = [[ids[i] for i in row] for row in positions]
         separator = self.params.chunk_separator
-        return rankings if separator is None else [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
+        if separator is not None:
+            rankings = [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
+        return rankings if self.params.chunking is None else [best_documents(row, limit) for row in rankings]
+
+
+def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:
+    """Chunks are sized in the model's own tokens, so they fit `max_length` (special tokens aside)."""
+    folder = Path(encoding.model)
+    tokenizer = encoding.tokenizer or (folder / "tokenizer.json" if folder.is_dir() else None)
+    if tokenizer is None or not tokenizer.is_file():
+        raise EncoderConfigError("chunking", "chunking sizes chunks in the model's tokens: the model has no tokenizer.json")
+    if settings.chunking.size > settings.max_length:
+        raise EncoderConfigError(
+            "chunking.size", f"{settings.chunking.size} tokens exceed max_length {settings.max_length}: chunks would be cut"
+        )
+    return tokenizer
 
 
 def _refused(error: EncoderConfigError, identifier: str, context: BuildContext) -> InvalidInputError:

