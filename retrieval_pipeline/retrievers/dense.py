@@ -29,14 +29,15 @@ from retrieval_pipeline.retrievers.encoders import (
     open_encoder,
 )
 from retrieval_pipeline.retrievers.exact_search import top_positions
+from retrieval_pipeline.retrievers.package_files import PackageFile
 from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_vectors
 
 
 class DenseParams(RetrieverParams):
     corpus: str
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
-    model: str
-    tokenizer: str | None = None
+    model: str | PackageFile
+    tokenizer: str | PackageFile | None = None
     runtime: Literal["auto", "onnx", "sentence-transformers"] = "auto"
     output: int | str | None = None
     max_length: int = Field(256, ge=1, le=8192)
@@ -73,11 +74,11 @@ class DenseRetriever:
         if not context.resolve(settings.corpus).is_file():
             error = EncoderConfigError("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
             raise _refused(error, identifier, context)
-        local = context.resolve(settings.model)
         try:
+            local = _located(settings.model, "model", context)
             encoding = encoder_settings(
                 local if local.exists() else settings.model,
-                context.resolve(settings.tokenizer) if settings.tokenizer else None,
+                _located(settings.tokenizer, "tokenizer", context) if settings.tokenizer else None,
                 settings.runtime,
                 **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
             )
@@ -147,6 +148,16 @@ class DenseRetriever:
         if separator is not None:
             rankings = [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
         return rankings if self.params.chunking is None else [best_documents(row, limit) for row in rankings]
+
+
+def _located(value: str | PackageFile, field: str, context: BuildContext) -> Path:
+    """A path relative to the configuration, or a file of an installed package (see package_files)."""
+    if isinstance(value, str):
+        return context.resolve(value)
+    try:
+        return value.locate()
+    except FileNotFoundError as error:
+        raise EncoderConfigError(field, str(error)) from None
 
 
 def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:
