@@ -14,10 +14,12 @@ one numpy matrix product, a top 12. Targets: no document encoded; at most 1.2 ti
 (c) Exact search, 200 queries, top 12, over 1,000,000 x 384 float32 random unit vectors memory-mapped
 from benchmarks/.work: `exact_search.top_positions` against faiss `IndexFlatIP` (whose index holds its
 own copy, built before timing). Target: at most 1.5 times faiss; rankings identical, ties aside.
-Peak memory: each side runs once more alone in a child process (`--side NAME`) and reports that child's
-maximum RSS, since torch, onnxruntime and faiss allocate outside Python's allocator (tracemalloc would
-see none of it); the child also prints its file-backed and anonymous RSS at exit, because our search's
-RSS counts the pages of the memory-mapped file it read, which the kernel may drop, unlike faiss's copy.
+Peak memory: each side runs once more alone in a child process (`--side NAME`) and reports its own peak
+RSS (VmHWM), since torch, onnxruntime and faiss allocate outside Python's allocator (tracemalloc would
+see none of it). Not `ru_maxrss` from wait4: Linux carries the parent's RSS at fork into the child's
+across exec, so every child would report this (torch-loaded) parent's size. The child also prints its
+file-backed and anonymous RSS at exit, because our search's RSS counts the pages of the memory-mapped
+file it read, which the kernel may drop, unlike faiss's copy.
 """
 
 from __future__ import annotations
@@ -215,12 +217,13 @@ SIDES: dict[str, Callable[[], Callable]] = {
 
 
 def run_side(name: str) -> None:
-    """A child's whole job: prepare one side, run it once, print its resident memory split at exit."""
-    SIDES[name]()()
+    """A child's whole job: prepare one side, run it once, print its peak RSS and its RSS split at exit."""
+    call = SIDES[name]()
+    call()  # kept alive until its memory is read: faiss's index, the encoder's arena
     fields = {}
     for line in Path("/proc/self/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("RssAnon", "RssFile"):
+        if key in ("VmHWM", "RssAnon", "RssFile"):
             fields[key] = int(value.split()[0]) * 1024
     print(json.dumps(fields))
 
@@ -229,7 +232,7 @@ def peak_memory(report: c.Report, pair: tuple[str, str], case: str) -> None:
     """One child per side, run after the timings so that its page-cache reads are warm like theirs."""
     samples = {name: c.run_process([sys.executable, __file__, "--side", name], cwd=c.REPO_DIR) for name in pair}
     split = {name: json.loads(sample.stdout.strip().splitlines()[-1]) for name, sample in samples.items()}
-    ours, theirs = (samples[name].peak_rss_bytes for name in pair)
+    ours, theirs = (split[name]["VmHWM"] for name in pair)
     report.add(
         f"{case}: peak RSS of a process doing only that",
         c.fmt_bytes(ours),
@@ -240,7 +243,7 @@ def peak_memory(report: c.Report, pair: tuple[str, str], case: str) -> None:
             for name, s in split.items()
         ),
     )
-    report.details.setdefault("peak_rss_bytes", {}).update({name: s.peak_rss_bytes for name, s in samples.items()})
+    report.details.setdefault("peak_rss_bytes", {}).update({name: s["VmHWM"] for name, s in split.items()})
 
 
 def profile(call: Callable, lines: int = 8) -> str:
