@@ -116,7 +116,7 @@ def search_queries():
 
 
 class Rebuild:
-    """The second build's inputs: the demo set, the demo corpus and a cache folder warmed by a first build."""
+    """The second build's inputs: the demo set's questions, the 300 documents and a cache warmed by a first build."""
 
     def __init__(self) -> None:
         from retrieval_pipeline.core.golden.question_files import load_question_set_file
