@@ -21,7 +21,7 @@ from retrieval_pipeline.core.scoring.metric_gates import metric_deltas, metric_d
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds, hit_rate_gates
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
 
 
 class Verdict(str, Enum):
@@ -142,16 +142,17 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
     drops, inconclusive = [], []
-    for k, tolerance in hit_rate_gates(tolerances, current.cutoffs):
-        if exceeds(exact_drop(baseline, current, k), tolerance):
-            drop = (
-                f"top-{k} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(tolerance)})"
-            )
-            corrected = overall_test(tests, k).corrected_p_value
-            if tolerances.min_significance is not None and corrected > tolerances.min_significance:
-                inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
-            else:
-                drops.append(drop)
+    gates = dict(hit_rate_gates(tolerances, current.cutoffs))
+    counts = {
+        k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
+    }
+    for k in dropped_hit_rates(counts, tolerances):
+        drop = f"top-{k} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(gates[k])})"
+        corrected = overall_test(tests, k).corrected_p_value
+        if tolerances.min_significance is not None and corrected > tolerances.min_significance:
+            inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
+        else:
+            drops.append(drop)
     deltas = metric_deltas(current, baseline)
     drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in ranking_gate_options()})
     latency_delta = _p95_delta(current, baseline)
