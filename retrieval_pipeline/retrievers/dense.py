@@ -140,7 +140,9 @@ class DenseRetriever:
         with _LOCK:
             if key not in _VECTORS:
                 folder = context.cache_dir / "dense" / key
-                _VECTORS[key] = cached_vectors(folder, read_documents, encoder.encode, context.report, settings.batch_size)
+                _VECTORS[key] = cached_vectors(
+                    folder, read_documents, encoder.encode, context.report, settings.batch_size * encoder.concurrency
+                )
             return cls(identifier, settings, encoder, _VECTORS[key], key)
 
     @classmethod

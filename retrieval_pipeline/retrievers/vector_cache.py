@@ -36,10 +36,11 @@ def cached_vectors(
     read_documents: Callable[[], tuple[list[str], list[str]]],
     encode: Callable[[Sequence[str]], Any],
     progress: Callable[[str], None],
-    batch_size: int = 1,
+    texts_at_once: int = 1,
 ) -> DocumentVectors:
     """`read_documents` gives ids and texts, read only when the cache misses. Progress steps are whole
-    batches, so an encoder that sends batches (an endpoint) sends ceil(texts / batch_size) of them."""
+    multiples of `texts_at_once` (the texts an encoder works on at once: its batch times its concurrency),
+    so an endpoint still gets full batches, as many in flight as it allows."""
     import numpy as np
 
     cached = _load(folder)
@@ -47,7 +48,7 @@ def cached_vectors(
         return cached
     document_ids, texts = read_documents()
     started = time.perf_counter()
-    step = batch_size * max(1, -(-len(texts) // (PROGRESS_STEPS * batch_size)))
+    step = texts_at_once * max(1, -(-len(texts) // (PROGRESS_STEPS * texts_at_once)))
     parts = []
     for start in range(0, len(texts), step):
         parts.append(encode(texts[start : start + step]))

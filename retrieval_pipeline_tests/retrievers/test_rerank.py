@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from fixed_retrievers import Fixed
 from http_service import CORPUS, SECRET, TOKEN_VAR, Service, running
-from rerank_service import MiniLM, RerankHandler, tokenizer_folder
+from rerank_service import MINILM_TOKENIZER, MiniLM, RerankHandler
 
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
@@ -271,18 +270,16 @@ def test_retrieval_eval_run_reranks_a_lexical_first_stage_end_to_end(tmp_path, r
 def test_a_local_cross_encoder_folder_rescores(tmp_path, monkeypatch):
     pytest.importorskip("sentence_transformers", reason="the cross_encoder scorer needs the [rerank] extra")
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, BertTokenizerFast
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     torch.manual_seed(0)
-    tokens = tokenizer_folder()
     model_dir = tmp_path / "tiny-cross-encoder"
     config = BertConfig(
         vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37, num_labels=1
     )
     BertForSequenceClassification(config).eval().save_pretrained(model_dir)
-    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
-        shutil.copy(tokens / name, model_dir / name)
+    BertTokenizerFast(tokenizer_file=str(MINILM_TOKENIZER)).save_pretrained(model_dir)
     first = Fixed("first", list(CORPUS))
     reranked = build(tmp_path, first, {"kind": "cross_encoder", "model": "tiny-cross-encoder", "max_length": 64}, depth=4)
     # The same model read directly through transformers: the rerank sorts the top four by its logits.

@@ -36,12 +36,15 @@ class Encoder(Protocol):
     runtime: str  # a Runtime, or "openai" / "callable" for the encoders configured by `encoder`
     model_fingerprint: str  # the model files' checksums, or the configured model identity
     fingerprint: str  # the model files and the settings that change a vector (not the batch size)
+    concurrency: int  # batches `encode` works on at once (requests in flight for an endpoint)
 
     def encode(self, texts: Sequence[str]) -> numpy.ndarray: ...
 
 
 class EncoderBase:
     """What every runtime's encoder records of its settings; a runtime adds its model and `encode`."""
+
+    concurrency = 1  # the runtimes use every core on one batch
 
     def __init__(self, settings: EncoderSettings, model_fingerprint: str):
         self.runtime = settings.runtime

@@ -49,6 +49,7 @@ class CallableEncoder:
     """The function called once per `batch_size` texts, in order."""
 
     runtime = "callable"
+    concurrency = 1
 
     def __init__(self, params: CallableEncoderParams, function: Callable[[list[str]], Any], normalize: bool, batch_size: int):
         identity = params.model_dump(include={"function", "version"})

@@ -45,6 +45,7 @@ class OpenAIEncoder:
 
     def __init__(self, service: JsonService, params: OpenAIEncoderParams, normalize: bool, batch_size: int):
         self.fail_fast_after = params.fail_fast_after
+        self.concurrency = params.concurrency
         # What is sent besides the texts changes the vectors (extra_body may hold `input_type`, say); the
         # headers never enter the key: they hold the secrets, and a new key does not change the model.
         identity = params.model_dump(include={"url", "model", "dimensions", "version", "extra_body", "extra_params"})
@@ -55,7 +56,7 @@ class OpenAIEncoder:
         self._batch_size = batch_size
 
     def encode(self, texts: Sequence[str]):
-        return in_batches(texts, self._batch_size, self._encode_batch, self._service.fault, self._params.concurrency)
+        return in_batches(texts, self._batch_size, self._encode_batch, self._service.fault, self.concurrency)
 
     def _encode_batch(self, texts: list[str]):
         params = self._params
