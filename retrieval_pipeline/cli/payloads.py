@@ -140,6 +140,8 @@ def set_changes(changes: SetChanges) -> dict[str, Any]:
         "added": list(changes.added),
         "removed": list(changes.removed),
         "relabelled": list(changes.relabelled),
+        "rescored": list(changes.rescored),
+        "not_rescored": changes.not_rescored,
         "compared": changes.compared,
         "matched_by": "labels" if changes.by_labels else "fingerprint",
     }

@@ -52,7 +52,8 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
     config = load_project(config_path)
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
-    evaluation = latest_evaluation(store, key, config.tolerances)
+    labels = config.question_sets[set_identifier] if set_identifier in config.question_sets else None
+    evaluation = latest_evaluation(store, key, config.tolerances, labels)
     if evaluation is None:
         stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
         raise CommandError(

@@ -40,7 +40,9 @@ def test_json_reports_set_changes_only_when_there_is_a_baseline(cli, project):
         "added": ["q3"],
         "removed": [],
         "relabelled": ["q2"],
-        "compared": 1,
+        "rescored": ["q2"],
+        "not_rescored": None,
+        "compared": 2,
         "matched_by": "fingerprint",
     }
     assert second["regression"]["verdict"] == "pass" and second["regression"]["top1_delta"] == 0.0
@@ -55,12 +57,15 @@ def test_the_report_says_how_the_set_changed_since_the_baseline(cli, project):
     result = run(cli, project)
 
     assert result.exit_code == 0, result.stderr
-    assert "Set changed since the baseline: 1 added, 1 relabelled; compared on 1 unchanged questions." in result.stdout
-    assert "Verdict: No regression on the 1 unchanged questions: top-1 +0.0 pp, top-3 +0.0 pp." in result.stdout
+    assert (
+        "Set changed since the baseline: 1 added, 1 relabelled; compared on 2 questions. "
+        "Baseline rescored under the current labels: 1 relabelled question kept."
+    ) in " ".join(result.stdout.split())
+    assert "Verdict: No regression on the 2 compared questions: top-1 +0.0 pp, top-3 +0.0 pp." in result.stdout
 
 
 def test_too_few_unchanged_questions_exits_0_saying_the_runs_are_not_comparable(cli, project):
-    edit_config(project, tolerances={"min_compared_questions": 2})
+    edit_config(project, tolerances={"min_compared_questions": 3})
     run(cli, project)
     relabel_q2_and_add_q3(project)
 
@@ -69,7 +74,7 @@ def test_too_few_unchanged_questions_exits_0_saying_the_runs_are_not_comparable(
     assert result.exit_code == 0, result.stderr
     regression = json.loads(result.stdout)["regression"]
     assert regression["verdict"] == "not_comparable" and regression["is_regression"] is False
-    assert regression["summary"].startswith("Not comparable: only 1 unchanged question(s)")
+    assert regression["summary"].startswith("Not comparable: only 2 compared question(s)")
 
 
 def test_under_accepted_a_regression_keeps_failing_until_accepted(cli, project):
