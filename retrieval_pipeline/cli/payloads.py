@@ -228,6 +228,8 @@ def history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
             "accepted_by": e.acceptance.accepted_by if e.acceptance else None,
             "accepted_at": e.acceptance.accepted_at.isoformat() if e.acceptance else None,
             "is_baseline": e.is_baseline,
+            "rescored_questions": None if e.rescored is None else list(e.rescored),
+            "not_rescored": e.not_rescored,
         }
         for e in entries
     ]

@@ -73,7 +73,8 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
         from retrieval_pipeline.core.base.durable import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
 
-        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=view.verdict.baseline_run_id)
+        baseline = view.verdict.baseline_run_id
+        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=baseline, labels=labels)
         write_text_atomically(html_path, html_report(view, history, store.uri, note))
         click.echo(f"Wrote {html_path}", err=True)
     if markdown_path is not None:

@@ -137,3 +137,22 @@ def test_prune_keeps_the_accepted_baseline_however_old(cli, project):
     kept = [stored.run_id for stored in ResultStore(str(project.store)).history(KEY)]
     assert kept == [regressions[1], accepted]
     assert json.loads(run(cli, project, "--json").stdout)["regression"]["baseline_run_id"] == accepted
+
+
+def test_history_rescore_shows_every_run_under_the_current_labels_and_says_so(cli, project):
+    run(cli, project)
+    data = json.loads(json.dumps(SMALL_SET))
+    data["questions"][1]["expected_document_ids"] = ["nowhere"]
+    (project.root / "small.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    run(cli, project)
+    history = ("history", "cli.small", "good", "--config", str(project.config))
+
+    stored = json.loads(cli(*history, "--json").stdout)
+    rescored = json.loads(cli(*history, "--json", "--rescore").stdout)
+    table = cli(*history, "--rescore", env={"COLUMNS": "200"}).stdout
+
+    assert [row["top1_hit_rate"] for row in stored["runs"]] == [0.5, 1.0] and stored["labels"] == "stored"
+    assert [row["top1_hit_rate"] for row in rescored["runs"]] == [0.5, 0.5] and rescored["labels"] == "current"
+    assert [row["rescored_questions"] for row in rescored["runs"]] == [[], ["q2"]]
+    assert "Every run under the current labels of cli.small, rescored from its stored ids." in table
+    assert "1 relabelled rescored" in table

@@ -18,7 +18,7 @@ from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.set_versions import SetChanges, set_changes
+from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 
 LABEL_FIELDS = ("expected_document_ids", "form", "hard_class", "fingerprint")
 """What rescoring replaces on a relabelled question: everything its fingerprint covers but the text."""
@@ -66,6 +66,24 @@ def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[
         return Rescoring(run)
     columns = {name: labels[name] if name in labels else stored.column(name) for name in FIELDS}
     return Rescoring(replace(run, questions=QuestionColumns.of(**columns), cutoffs=cutoffs), tuple(relabelled))
+
+
+def under_current_labels(run: RunResult, question_set: GoldenQuestionSet) -> Rescoring:
+    """`run` as the current set scores it: relabelled questions rescored, and only the questions the set
+    still asks with the same text kept (a removed or reworded question has no current label for the
+    ranking stored). A run that cannot be rescored, or shares no question with the set, stays as stored."""
+    rescoring = rescored(run, question_set)
+    if rescoring.refused is not None:
+        return rescoring
+    current = {
+        q.id: question_fingerprint(q.question, q.expected_document_ids, q.form.value, q.hard_class)
+        for q in question_set.questions
+    }
+    questions = rescoring.run.questions
+    kept = [i for i, fingerprint in zip(questions.ids, questions.values("fingerprint")) if current.get(i) == fingerprint]
+    if not kept:
+        return Rescoring(run, refused="it shares no question with the current set")
+    return replace(rescoring, run=restrict(rescoring.run, kept))
 
 
 def rescored_baseline(current: RunResult, baseline: RunResult, question_set: GoldenQuestionSet) -> tuple[RunResult, SetChanges]:
