@@ -114,11 +114,11 @@ def test_after_a_relabel_the_summary_says_the_baseline_was_rescored_under_the_cu
 
     text = summary.read_text(encoding="utf-8")
     assert "**PASS**" in text
-    assert "**PASS**: No regression on the 2 compared questions: top-1 +0.0 pp, top-3 +0.0 pp." in text
     assert (
-        "Set changed since the baseline: 1 relabelled; compared on 2 questions. "
+        "**PASS**: No regression on the 2 compared questions: top-1 +0.0 pp, top-3 +0.0 pp. "
         "Baseline rescored under the current labels: 1 relabelled question kept."
     ) in text
+    assert "Set changed since the baseline: 1 relabelled; compared on 2 questions." in text
 
 
 def test_a_verdict_that_differs_from_the_runs_own_check_is_noted(cli, project, tmp_path):

@@ -108,7 +108,8 @@ def detect_regression(
             has_baseline=True,
             verdict=Verdict.NOT_COMPARABLE,
             summary=f"Not comparable: only {changes.compared} {changes.kept} question(s) in common with baseline run "
-            f"{baseline.run_id} (minimum {tolerances.min_compared_questions}). {changes.sentence()}",
+            f"{baseline.run_id} (minimum {tolerances.min_compared_questions}). {changes.sentence()}"
+            + (f" {changes.rescore_sentence}" if changes.rescore_sentence else ""),
             baseline_run_id=baseline.run_id,
             set_changes=changes,
         )

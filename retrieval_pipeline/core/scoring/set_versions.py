@@ -54,7 +54,8 @@ class SetChanges:
 
     @property
     def rescore_sentence(self) -> str | None:
-        """What rescoring did to the baseline, when questions were relabelled since it."""
+        """What rescoring did to the baseline, when questions were relabelled since it: the verdict ends
+        with it (the set-change line says only what changed)."""
         if self.rescored:
             count = len(self.rescored)
             return f"Baseline rescored under the current labels: {count} relabelled question{'s' if count != 1 else ''} kept."
@@ -74,7 +75,7 @@ class SetChanges:
             line = f"Set unchanged since {against}: compared on all {self.compared} questions"
         if self.by_labels:
             line += f" ({against} predates question fingerprints: matched by question id and labels, text not checked)"
-        return line + "." + (f" {self.rescore_sentence}" if self.rescore_sentence else "")
+        return line + "."
 
 
 def set_changes(current: RunResult, baseline: RunResult) -> SetChanges:
