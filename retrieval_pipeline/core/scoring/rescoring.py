@@ -54,12 +54,10 @@ def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[
             continue
         now = (tuple(question.expected_document_ids), question.form.value, question.hard_class)
         then = tuple(labels[name][position] for name in LABEL_FIELDS[:3])
-        fingerprint = labels["fingerprint"][position]
-        if fingerprint == question_fingerprint(question.question, *now) or fingerprint != question_fingerprint(
-            question.question, *then
-        ):
+        fingerprint, relabelled_to = labels["fingerprint"][position], question_fingerprint(question.question, *now)
+        if fingerprint == relabelled_to or fingerprint != question_fingerprint(question.question, *then):
             continue  # unchanged, or asked with another text
-        for name, value in zip(LABEL_FIELDS, (*now, question_fingerprint(question.question, *now))):
+        for name, value in zip(LABEL_FIELDS, (*now, relabelled_to)):
             labels[name][position] = value
         relabelled.append(question_id)
     if not relabelled and cutoffs == run.cutoffs:
