@@ -92,33 +92,35 @@ def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[in
 
 def _ranking_tests(first: RunResult, second: RunResult, now: np.ndarray, then: np.ndarray) -> list[SliceTest]:
     """Overall, each declared ranking figure both runs have, on the paired questions (an errored question
-    scores 0, as in the run's mean)."""
+    scores 0, as in the run's mean), all tested on the same sign assignments and resamples."""
     import numpy as np
 
     before, after = first.questions.metrics(first.cutoffs), second.questions.metrics(second.cutoffs)
     answered_before, answered_after = first.questions.answered[then], second.questions.answered[now]
-    tests = []
-    for figure in ranking_figures(second.cutoffs):
-        if figure.key not in before:
-            continue
-        scores_after = np.where(answered_after, after[figure.key][now], 0.0)
-        differences = scores_after - np.where(answered_before, before[figure.key][then], 0.0)
-        tests.append(
-            SliceTest(
-                OVERALL,
-                "all",
-                figure.k,
-                len(differences),
-                int((differences < 0).sum()),
-                int((differences > 0).sum()),
-                float(differences.mean()) if len(differences) else 0.0,
-                paired_randomization_p(differences),
-                1.0,
-                figure.measure.name,
-                bootstrap_interval(differences),
-            )
+    figures = [figure for figure in ranking_figures(second.cutoffs) if figure.key in before]
+    if not figures:
+        return []
+    differences = np.column_stack(
+        [np.where(answered_after, after[f.key][now], 0.0) - np.where(answered_before, before[f.key][then], 0.0) for f in figures]
+    )
+    p_values, intervals = paired_randomization_p(differences), bootstrap_interval(differences)
+    questions = len(differences)
+    return [
+        SliceTest(
+            OVERALL,
+            "all",
+            figure.k,
+            questions,
+            int((column < 0).sum()),
+            int((column > 0).sum()),
+            float(column.mean()) if questions else 0.0,
+            float(p_value),
+            1.0,
+            figure.measure.name,
+            (float(low), float(high)),
         )
-    return tests
+        for figure, column, p_value, (low, high) in zip(figures, differences.T, p_values, intervals)
+    ]
 
 
 def overall_test(tests: Sequence[SliceTest], k: int) -> SliceTest | None:
