@@ -51,6 +51,7 @@ def audit(
                 "retrievers": list(report.retrievers),
                 "optimistic_rates": report.optimistic_rates,
                 "window": report.window,
+                "power": _power(report.power),
                 "has_errors": report.has_errors,
             }
         )
@@ -79,6 +80,8 @@ def _render(report) -> None:
         console.print(table)
     else:
         console.print("No findings.")
+    if report.power is not None:
+        console.print(report.power.sentence)
     if any(rates["optimistic_top3_hit_rate"] != rates["top3_hit_rate"] for rates in report.optimistic_rates.values()):
         table = Table(title="If every suspect label's candidate were relevant", title_justify="left", show_edge=False)
         for header in ("retriever", "top-1", "optimistic top-1", "top-3", "optimistic top-3"):
@@ -92,3 +95,23 @@ def _render(report) -> None:
                 percent(rates["optimistic_top3_hit_rate"]),
             )
         console.print(table)
+
+
+def _power(power) -> dict | None:
+    if power is None:
+        return None
+    return {
+        "power": power.power,
+        "significance": power.significance,
+        "questions": power.questions,
+        "run_pairs": power.run_pairs,
+        **{
+            f"top{c.k}": {
+                "flip_rate": c.flip_rate,
+                "detectable_drop": c.detectable_drop,
+                "tolerance": c.tolerance,
+                "questions_needed": c.questions_needed,
+            }
+            for c in power.cutoffs
+        },
+    }

@@ -74,20 +74,34 @@ def list_command(config_path, as_json: bool) -> None:
 @config_option
 @store_option
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Runs to show (0 for all).")
+@click.option(
+    "--rescore",
+    is_flag=True,
+    help="Show every run under SET's current labels (from the configuration), rescored from its stored ids; "
+    "nothing stored is rewritten.",
+)
 @json_option
-def history(set_identifier: str, retriever_identifier: str, config_path, store_uri, limit: int, as_json: bool) -> None:
+def history(
+    set_identifier: str, retriever_identifier: str, config_path, store_uri, limit: int, rescore: bool, as_json: bool
+) -> None:
     """The stored runs of SET against RETRIEVER, newest first, with their rates, their deltas to the
     baseline each was checked against, and a status: the check's verdict (baseline, pass, regression,
     not comparable, incomplete), who accepted it, and which run is the current baseline."""
     from retrieval_pipeline.core.services.baselines import BaselinePolicy
     from retrieval_pipeline.core.services.history import run_history
+    from retrieval_pipeline.core.services.rescored_history import rescored_history
     from retrieval_pipeline.core.storage.store import HistoryKey
 
-    # With --store the configuration is optional; when there is one, its baseline policy marks the baseline.
-    config = load_project(config_path) if not store_uri or (config_path and config_path.exists()) else None
+    # With --store the configuration is optional (but --rescore reads the set from it); when there is one,
+    # its baseline policy marks the baseline.
+    config = load_project(config_path) if rescore or not store_uri or (config_path and config_path.exists()) else None
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
-    entries = run_history(store, key, limit or None, config.baseline_policy if config else BaselinePolicy.PREVIOUS)
+    policy = config.baseline_policy if config else BaselinePolicy.PREVIOUS
+    if rescore:
+        entries = rescored_history(store, key, config.question_set(set_identifier), limit or None, policy)
+    else:
+        entries = run_history(store, key, limit or None, policy)
     if not entries:
         stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
         raise CommandError(
@@ -104,6 +118,7 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
                 "retriever": retriever_identifier,
                 "grader": key.grader,
                 "store": store.uri,
+                "labels": "current" if rescore else "stored",
                 "runs": payloads.history(entries),
             }
         )
@@ -116,6 +131,8 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     console = stdout_console()
     questions = entries[0].summary.question_count
     console.print(f"{set_identifier} × {retriever_identifier} in {store.uri} ({questions} questions), newest first:")
+    if rescore:
+        console.print(f"Every run under the current labels of {set_identifier}, rescored from its stored ids.")
     table = Table(show_edge=False)
     table.add_column("run at (UTC)", no_wrap=True)
     table.add_column("run id", no_wrap=True)
@@ -131,6 +148,10 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
             notes.append("first run")
         if s.question_count != questions:
             notes.append(f"{s.question_count} questions")
+        if entry.rescored:
+            notes.append(f"{len(entry.rescored)} relabelled rescored")
+        if entry.not_rescored:
+            notes.append(f"not rescored: {entry.not_rescored}")
         table.add_row(
             s.run_at.strftime("%Y-%m-%d %H:%M:%S"),
             s.run_id,

@@ -140,6 +140,8 @@ def set_changes(changes: SetChanges) -> dict[str, Any]:
         "added": list(changes.added),
         "removed": list(changes.removed),
         "relabelled": list(changes.relabelled),
+        "rescored": list(changes.rescored),
+        "not_rescored": changes.not_rescored,
         "compared": changes.compared,
         "matched_by": "labels" if changes.by_labels else "fingerprint",
     }
@@ -174,11 +176,14 @@ def slice_tests(tests: SliceTests) -> list[dict[str, Any]]:
         {
             "slice": row.test.slice,
             "key": row.test.key,
+            "measure": row.figure.key,
             "k": row.test.k,
+            "test": row.test_name,
             "questions": row.test.questions,
             "first_only_hits": row.test.first_only,
             "second_only_hits": row.test.second_only,
             "delta": row.test.delta,
+            "delta_interval": None if row.test.interval is None else list(row.test.interval),
             "p_value": row.test.p_value,
             "corrected_p_value": row.test.corrected_p_value,
             "survives_correction": row.survives,
@@ -226,6 +231,8 @@ def history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
             "accepted_by": e.acceptance.accepted_by if e.acceptance else None,
             "accepted_at": e.acceptance.accepted_at.isoformat() if e.acceptance else None,
             "is_baseline": e.is_baseline,
+            "rescored_questions": None if e.rescored is None else list(e.rescored),
+            "not_rescored": e.not_rescored,
         }
         for e in entries
     ]

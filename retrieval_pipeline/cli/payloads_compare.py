@@ -26,10 +26,12 @@ def comparison(view: ComparisonView, saved: dict[str, tuple[str, str]] | None = 
             {
                 "reference": view.reference.identifier,
                 "retriever": compared.identifier,
+                "measure": row.figure.key,
                 "k": row.test.k,
                 "reference_only_hits": row.test.first_only,
                 "retriever_only_hits": row.test.second_only,
                 "delta": row.test.delta,
+                "delta_interval": None if row.test.interval is None else list(row.test.interval),
                 "p_value": row.test.p_value,
                 "corrected_p_value": row.test.corrected_p_value,
             }

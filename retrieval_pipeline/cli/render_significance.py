@@ -12,9 +12,21 @@ from retrieval_pipeline.core.services.views.slice_rows import SliceTests
 
 
 def slice_table(title: str, tests: SliceTests) -> Table:
-    table = Table(title=f"{title} (exact McNemar, Holm-corrected over {len(tests.rows)} tests)", title_justify="left")
-    for header in ("slice", "key", "cut-off", "questions", "Δ", "p", "corrected p", f"≤ {tests.significance_text}"):
-        table.add_column(header, justify="left" if header in ("slice", "key") else "right")
+    table = Table(title=f"{title} (Holm-corrected over {len(tests.rows)} tests)", title_justify="left")
+    headers = (
+        "slice",
+        "key",
+        "figure",
+        "questions",
+        "Δ",
+        "95% CI of Δ",
+        "test",
+        "p",
+        "corrected p",
+        f"≤ {tests.significance_text}",
+    )
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("slice", "key", "test") else "right")
     for row in tests.rows:
         delta = row.test.delta
         style = "" if abs(delta) < 1e-12 else ("green" if delta > 0 else "red")
@@ -24,6 +36,8 @@ def slice_table(title: str, tests: SliceTests) -> Table:
             row.figure.title,
             str(row.test.questions),
             Text(row.delta_text, style=style),
+            row.interval_text,
+            row.test_name,
             row.p_text,
             Text(row.corrected_text, style="bold" if row.survives else ""),
             "survives" if row.survives else "—",

@@ -52,7 +52,8 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
     config = load_project(config_path)
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
-    evaluation = latest_evaluation(store, key, config.tolerances)
+    labels = config.question_sets[set_identifier] if set_identifier in config.question_sets else None
+    evaluation = latest_evaluation(store, key, config.tolerances, labels)
     if evaluation is None:
         stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
         raise CommandError(
@@ -72,7 +73,8 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
         from retrieval_pipeline.core.base.durable import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
 
-        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=view.verdict.baseline_run_id)
+        baseline = view.verdict.baseline_run_id
+        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=baseline, labels=labels)
         write_text_atomically(html_path, html_report(view, history, store.uri, note))
         click.echo(f"Wrote {html_path}", err=True)
     if markdown_path is not None:

@@ -131,6 +131,13 @@ def audit_metadata(report: AuditReport) -> dict:
         "retrievers": MetadataValue.json(list(report.retrievers)),
         "corpora": MetadataValue.json(list(report.corpora)),
     }
+    if report.power is not None:
+        metadata["power"] = MetadataValue.text(report.power.sentence)
+        for cutoff in report.power.cutoffs:
+            if cutoff.detectable_drop is not None:
+                metadata[f"top{cutoff.k}_detectable_drop"] = MetadataValue.float(cutoff.detectable_drop)
+            if cutoff.questions_needed is not None:
+                metadata[f"top{cutoff.k}_questions_needed"] = MetadataValue.int(cutoff.questions_needed)
     if report.findings:
         metadata["findings"] = _findings_table(list(report.findings))
     if report.optimistic_rates:

@@ -114,8 +114,11 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         changes = view.set_changes
         metadata["set_changes"] = MetadataValue.text(changes.sentence())
         metadata["compared_questions"] = MetadataValue.text(str(changes.compared))
-        for name, ids in (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled)):
+        edits = (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled))
+        for name, ids in (*edits, ("rescored", changes.rescored)):
             metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
+        if changes.rescore_sentence:
+            metadata["baseline_rescoring"] = MetadataValue.text(changes.rescore_sentence)
     if view.excluded_unstable:
         metadata["excluded_unstable_questions"] = MetadataValue.json(list(view.excluded_unstable[:MAX_LISTED_QUESTIONS]))
     if not run.complete:

@@ -13,10 +13,12 @@ SLICE_TEST_SCHEMA = TableSchema(
     columns=[
         TableColumn("slice", "string", description="overall, form or hard_class"),
         TableColumn("key", "string"),
+        TableColumn("measure", "string", description="The figure compared: top1, top3, mrr@10, ..."),
         TableColumn("k", "int", description="Cut-off"),
         TableColumn("questions", "int"),
-        TableColumn("delta_pp", "float", description="Hit rate change, percentage points"),
-        TableColumn("p_value", "float", description="Exact McNemar, uncorrected"),
+        TableColumn("delta_pp", "float", description="Change: percentage points for a hit rate, the score for a ranking measure"),
+        TableColumn("delta_95_ci", "string", description="95% bootstrap interval of the change (ranking measures)"),
+        TableColumn("p_value", "float", description="Uncorrected: exact McNemar (hit rates), paired randomization (ranking)"),
         TableColumn("corrected_p_value", "float", description="Holm-corrected over every test of the table"),
         TableColumn("survives", "bool", description="Corrected p-value at or below the significance level"),
     ]
@@ -35,9 +37,11 @@ def significance_metadata(view: EvaluationView) -> dict[str, Any]:
                     {
                         "slice": row.test.slice,
                         "key": row.test.key,
+                        "measure": row.figure.key,
                         "k": row.test.k,
                         "questions": row.test.questions,
                         "delta_pp": row.delta_points,
+                        "delta_95_ci": row.interval_text,
                         "p_value": row.test.p_value,
                         "corrected_p_value": row.test.corrected_p_value,
                         "survives": row.survives,

@@ -73,7 +73,10 @@ def history_chart_png(data: HistoryChartData) -> bytes:
     axes.set_xlim(-0.5, max(len(points) - 0.5, 0.5))
     _legend(axes, data)
     # A given `y` spares matplotlib from measuring every tick label to place the title.
-    axes.set_title(f"{data.key.set_identifier} × {data.key.retriever_identifier}: last {len(points)} runs", fontsize=10, y=1.0)
+    key = data.key
+    axes.set_title(
+        f"{key.set_identifier} × {key.retriever_identifier}: last {len(points)} runs, {data.labels}", fontsize=10, y=1.0
+    )
     return _png(figure)
 
 

@@ -78,3 +78,20 @@ def test_audit_of_an_unknown_retriever_exits_1_listing_the_configured_ones(cli, 
 
     assert result.exit_code == 1
     assert "unknown retriever 'dense'" in result.stderr and "plain, stemmed" in result.stderr
+
+
+def test_audit_states_the_smallest_drops_the_set_detects_at_80_percent_power_and_the_size_it_needs(cli, audited):
+    for _ in range(3):
+        assert cli("run", "cli.audit", "stemmed", "--config", str(audited)).exit_code == 0
+
+    text = cli("audit", "cli.audit", "--config", str(audited), env={"COLUMNS": "300"}).stdout
+    power = json.loads(cli("audit", "cli.audit", "--config", str(audited), "--json").stdout)["power"]
+
+    assert (power["power"], power["significance"], power["questions"], power["run_pairs"]) == (0.8, 0.05, 4, 2)
+    assert power["top1"]["flip_rate"] == 0.0  # BM25 over an unchanged index flips nothing
+    assert power["top1"]["detectable_drop"] is None  # four questions: no drop reaches 0.05
+    assert (power["top1"]["tolerance"], power["top1"]["questions_needed"]) == (0.1, 77)
+    assert (
+        "Power 80.0% (McNemar, significance 0.05, flip rate top-1 0.0%, top-3 0.0% over 2 run pairs) on 4 questions: "
+        "top-1: no drop detectable on this many questions; 77 questions to detect the 10.0 pp tolerance"
+    ) in " ".join(text.split())

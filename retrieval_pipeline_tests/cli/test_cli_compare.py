@@ -70,18 +70,21 @@ def test_compare_json_has_runs_paired_tests_and_disagreements(cli, project):
     assert [run["retriever"] for run in document["runs"]] == ["good", "half"]
     assert [run["top1_hit_rate"] for run in document["runs"]] == [1.0, 0.5]
     assert document["runs"][0]["by_form"]["gap"]["top1_hit_rate"] == 1.0
-    tests = {(t["retriever"], t["k"]): t for t in document["paired_tests"]}
-    assert set(tests) == {("half", 1), ("half", 3)}
-    assert tests[("half", 1)] == {
+    tests = {(t["retriever"], t["measure"]): t for t in document["paired_tests"]}
+    assert set(tests) == {("half", key) for key in ("top1", "top3", "mrr@3", "ndcg@3", "recall@1", "recall@3")}
+    assert tests[("half", "top1")] == {
         "reference": "good",
         "retriever": "half",
+        "measure": "top1",
         "k": 1,
         "reference_only_hits": 1,
         "retriever_only_hits": 0,
         "delta": -0.5,
+        "delta_interval": None,
         "p_value": 1.0,
         "corrected_p_value": 1.0,
     }
+    assert tests[("half", "mrr@3")]["delta_interval"] == [-1.0, 0.0]  # resampling two questions, one lost
     assert document["significance"] == 0.05
     slices = document["slice_tests"]["half"]
     assert [(t["slice"], t["key"], t["k"]) for t in slices][:2] == [("overall", "all", 1), ("overall", "all", 3)]
@@ -108,7 +111,7 @@ def test_compare_with_three_retrievers_tests_each_against_the_first(cli, project
     assert result.exit_code == 3  # flaky errors on q2
     document = json.loads(result.stdout)
     assert {(t["reference"], t["retriever"]) for t in document["paired_tests"]} == {("half", "good"), ("half", "flaky")}
-    flaky = next(t for t in document["paired_tests"] if t["retriever"] == "flaky" and t["k"] == 1)
+    flaky = next(t for t in document["paired_tests"] if t["retriever"] == "flaky" and t["measure"] == "top1")
     assert (flaky["reference_only_hits"], flaky["retriever_only_hits"]) == (0, 0)  # q2 errored: left out
     assert "incomplete run: flaky: 1 of 2 questions failed (q2): returned NoneType None" in result.stderr
 

@@ -103,10 +103,10 @@ def test_an_incomplete_latest_run_is_reported_as_incomplete_not_compared(cli, pr
     assert "| top-1 hit rate | 50.0% (1/2), 95% CI 9.5–90.5% | 100.0% | — |" in text and "Flipped" not in text
 
 
-def test_after_a_set_edit_the_summary_says_what_the_comparison_left_out(cli, project, tmp_path):
+def test_after_a_relabel_the_summary_says_the_baseline_was_rescored_under_the_current_labels(cli, project, tmp_path):
     run(cli, project)
     small = yaml.safe_load((project.root / "small.yaml").read_text(encoding="utf-8"))
-    small["questions"][1]["expected_document_ids"] = ["d2"]  # relabelled: q2 is left out of the comparison
+    small["questions"][1]["expected_document_ids"] = ["d2"]  # relabelled: q2 stays compared, the baseline rescored
     (project.root / "small.yaml").write_text(yaml.safe_dump(small, sort_keys=False), encoding="utf-8")
     summary = tmp_path / "s.md"
 
@@ -114,7 +114,11 @@ def test_after_a_set_edit_the_summary_says_what_the_comparison_left_out(cli, pro
 
     text = summary.read_text(encoding="utf-8")
     assert "**PASS**" in text
-    assert "Set changed since the baseline: 1 relabelled; compared on 1 unchanged questions." in text
+    assert (
+        "**PASS**: No regression on the 2 compared questions: top-1 +0.0 pp, top-3 +0.0 pp. "
+        "Baseline rescored under the current labels: 1 relabelled question kept."
+    ) in text
+    assert "Set changed since the baseline: 1 relabelled; compared on 2 questions." in text
 
 
 def test_a_verdict_that_differs_from_the_runs_own_check_is_noted(cli, project, tmp_path):

@@ -40,7 +40,9 @@ def test_json_reports_set_changes_only_when_there_is_a_baseline(cli, project):
         "added": ["q3"],
         "removed": [],
         "relabelled": ["q2"],
-        "compared": 1,
+        "rescored": ["q2"],
+        "not_rescored": None,
+        "compared": 2,
         "matched_by": "fingerprint",
     }
     assert second["regression"]["verdict"] == "pass" and second["regression"]["top1_delta"] == 0.0
@@ -55,12 +57,15 @@ def test_the_report_says_how_the_set_changed_since_the_baseline(cli, project):
     result = run(cli, project)
 
     assert result.exit_code == 0, result.stderr
-    assert "Set changed since the baseline: 1 added, 1 relabelled; compared on 1 unchanged questions." in result.stdout
-    assert "Verdict: No regression on the 1 unchanged questions: top-1 +0.0 pp, top-3 +0.0 pp." in result.stdout
+    assert "Set changed since the baseline: 1 added, 1 relabelled; compared on 2 questions." in result.stdout
+    assert (
+        "Verdict: No regression on the 2 compared questions: top-1 +0.0 pp, top-3 +0.0 pp. "
+        "Baseline rescored under the current labels: 1 relabelled question kept."
+    ) in " ".join(result.stdout.split())
 
 
 def test_too_few_unchanged_questions_exits_0_saying_the_runs_are_not_comparable(cli, project):
-    edit_config(project, tolerances={"min_compared_questions": 2})
+    edit_config(project, tolerances={"min_compared_questions": 3})
     run(cli, project)
     relabel_q2_and_add_q3(project)
 
@@ -69,7 +74,7 @@ def test_too_few_unchanged_questions_exits_0_saying_the_runs_are_not_comparable(
     assert result.exit_code == 0, result.stderr
     regression = json.loads(result.stdout)["regression"]
     assert regression["verdict"] == "not_comparable" and regression["is_regression"] is False
-    assert regression["summary"].startswith("Not comparable: only 1 unchanged question(s)")
+    assert regression["summary"].startswith("Not comparable: only 2 compared question(s)")
 
 
 def test_under_accepted_a_regression_keeps_failing_until_accepted(cli, project):
@@ -132,3 +137,22 @@ def test_prune_keeps_the_accepted_baseline_however_old(cli, project):
     kept = [stored.run_id for stored in ResultStore(str(project.store)).history(KEY)]
     assert kept == [regressions[1], accepted]
     assert json.loads(run(cli, project, "--json").stdout)["regression"]["baseline_run_id"] == accepted
+
+
+def test_history_rescore_shows_every_run_under_the_current_labels_and_says_so(cli, project):
+    run(cli, project)
+    data = json.loads(json.dumps(SMALL_SET))
+    data["questions"][1]["expected_document_ids"] = ["nowhere"]
+    (project.root / "small.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    run(cli, project)
+    history = ("history", "cli.small", "good", "--config", str(project.config))
+
+    stored = json.loads(cli(*history, "--json").stdout)
+    rescored = json.loads(cli(*history, "--json", "--rescore").stdout)
+    table = cli(*history, "--rescore", env={"COLUMNS": "200"}).stdout
+
+    assert [row["top1_hit_rate"] for row in stored["runs"]] == [0.5, 1.0] and stored["labels"] == "stored"
+    assert [row["top1_hit_rate"] for row in rescored["runs"]] == [0.5, 0.5] and rescored["labels"] == "current"
+    assert [row["rescored_questions"] for row in rescored["runs"]] == [[], ["q2"]]
+    assert "Every run under the current labels of cli.small, rescored from its stored ids." in table
+    assert "1 relabelled rescored" in table

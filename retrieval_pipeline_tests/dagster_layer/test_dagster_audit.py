@@ -72,6 +72,9 @@ def test_label_audit_reports_the_suspect_labels_of_the_latest_runs(project, inst
     assert metadata["suspect_label_count"].value == 1
     [row] = [r.data for r in metadata["findings"].value.records if r.data["kind"] == "suspect_label"]
     assert row["question_id"] == "a1" and "'d7'" in row["what_is_wrong"]
+    assert metadata["power"].value.startswith("Power 80.0% (McNemar, significance 0.05, no repeated runs")
+    assert metadata["top1_questions_needed"].value == 77
+    assert metadata["top1_detectable_drop"].value > 0.9  # six questions: only losing almost all of them shows
 
 
 @pytest.mark.slow

@@ -113,8 +113,9 @@ def test_an_inconclusive_drop_passes_the_check_with_severity_warn_and_says_why(t
     assert check.metadata["is_inconclusive"].value is True and check.metadata["is_regression"].value is False
     assert check.description.startswith("Inconclusive: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp), corrected p")
     assert check.metadata["min_significance"].value == "0.05"
-    slices = {(r.data["slice"], r.data["key"], r.data["k"]): r.data for r in check.metadata["slice_tests"].value.records}
-    assert slices[("overall", "all", 1)]["delta_pp"] == -33.33 and not slices[("overall", "all", 1)]["survives"]
+    slices = {(r.data["slice"], r.data["measure"]): r.data for r in check.metadata["slice_tests"].value.records}
+    assert slices[("overall", "top1")]["delta_pp"] == -33.33 and not slices[("overall", "top1")]["survives"]
+    assert slices[("overall", "mrr@3")]["delta_95_ci"].endswith("to +0.000")  # the ranking figures' paired tests
     assert check.metadata["surviving_differences"].value == 0
     assert "none" in check.metadata["minimum_detectable_drop"].value  # six questions cannot show any drop
     assert check.metadata["mrr@3_delta"].value < 0

@@ -15,10 +15,16 @@ from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_d
 
 
 def relabel(project, *question_ids: str) -> None:
+    edit(project, question_ids, lambda question: {**question, "expected_document_ids": ["d99"]})
+
+
+def reword(project, *question_ids: str) -> None:
+    edit(project, question_ids, lambda question: {**question, "question": question["question"] + " (reworded)"})
+
+
+def edit(project, question_ids, change) -> None:
     data = yaml.safe_load(yaml.safe_dump(ALPHA))
-    for question in data["questions"]:
-        if question["id"] in question_ids:
-            question["expected_document_ids"] = ["d99"]
+    data["questions"] = [change(question) if question["id"] in question_ids else question for question in data["questions"]]
     (project.root / "sets" / "alpha.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
 
@@ -44,12 +50,12 @@ def test_relabelled_questions_pass_the_check_and_its_metadata_says_what_changed(
 
     assert check.passed
     assert check.metadata["verdict_status"].value == "pass"
-    assert (
-        check.metadata["set_changes"].value == "Set changed since the baseline: 2 relabelled; compared on 4 unchanged questions."
-    )
-    assert check.metadata["relabelled_questions"].value == ["a1", "a2"]
-    assert check.metadata["compared_questions"].value == "4"
-    assert check.metadata["top1_change"].value.startswith("+0.0 pp on the 4 unchanged questions")
+    rescoring = "Baseline rescored under the current labels: 2 relabelled questions kept."
+    assert check.metadata["set_changes"].value == "Set changed since the baseline: 2 relabelled; compared on 6 questions."
+    assert check.metadata["baseline_rescoring"].value == rescoring and check.description.endswith(rescoring)
+    assert check.metadata["relabelled_questions"].value == check.metadata["rescored_questions"].value == ["a1", "a2"]
+    assert check.metadata["compared_questions"].value == "6"
+    assert check.metadata["top1_change"].value.startswith("+0.0 pp on the 6 compared questions")
 
 
 @pytest.mark.slow
@@ -57,7 +63,7 @@ def test_too_few_unchanged_questions_pass_with_a_warning_saying_not_comparable(t
     project = write_project(tmp_path / "strict", tolerances={"min_compared_questions": 5})
     defs = build_definitions(project.config)
     evaluate(defs, instance, "alpha", "good")
-    relabel(project, "a1", "a2")
+    reword(project, "a1", "a2")
     project.write_run("good", degraded("a3", "a4"))
 
     check = only_check(evaluate(defs, instance, "alpha", "good"))

@@ -14,10 +14,12 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from retrieval_pipeline.core.base.formatting import points, signed_pp
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta, flipped_questions, group_deltas
 from retrieval_pipeline.core.scoring.failures import failure_summary
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.scoring.metric_gates import metric_deltas, metric_drops, ranking_gate_options
+from retrieval_pipeline.core.scoring.rescoring import rescored_baseline
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
@@ -82,22 +84,32 @@ class RegressionReport:
 
 
 def detect_regression(
-    current: RunResult, baseline: RunResult | None, tolerances: Tolerances, unstable: Collection[str] = ()
+    current: RunResult,
+    baseline: RunResult | None,
+    tolerances: Tolerances,
+    unstable: Collection[str] = (),
+    labels: GoldenQuestionSet | None = None,
 ) -> RegressionReport:
     """Headline rates stay the current run's own; the verdict looks only at the unchanged questions, less
-    those known to flip on their own (`unstable`), so a flaky question cannot fail a gate alone."""
+    those known to flip on their own (`unstable`), so a flaky question cannot fail a gate alone. Given the
+    set the current run measured (`labels`), questions relabelled since the baseline stay compared: the
+    baseline is rescored under the current labels (rescoring.py)."""
     if baseline is None:
         return RegressionReport(has_baseline=False, verdict=Verdict.BASELINE, summary="No baseline: recorded as the baseline.")
-    changes = set_changes(current, baseline)
+    if labels is not None:
+        baseline, changes = rescored_baseline(current, baseline, labels)
+    else:
+        changes = set_changes(current, baseline)
     excluded = tuple(i for i in changes.compared_ids if i in unstable)
     if excluded:
-        return _without_unstable(current, baseline, tolerances, excluded)
+        return _without_unstable(current, baseline, tolerances, excluded, changes)
     if changes.compared < tolerances.min_compared_questions:
         return RegressionReport(
             has_baseline=True,
             verdict=Verdict.NOT_COMPARABLE,
-            summary=f"Not comparable: only {changes.compared} unchanged question(s) in common with baseline run "
-            f"{baseline.run_id} (minimum {tolerances.min_compared_questions}). {changes.sentence()}",
+            summary=f"Not comparable: only {changes.compared} {changes.kept} question(s) in common with baseline run "
+            f"{baseline.run_id} (minimum {tolerances.min_compared_questions}). {changes.sentence()}"
+            + (f" {changes.rescore_sentence}" if changes.rescore_sentence else ""),
             baseline_run_id=baseline.run_id,
             set_changes=changes,
         )
@@ -106,9 +118,10 @@ def detect_regression(
 
 
 def _without_unstable(
-    current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...]
+    current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...], changes: SetChanges
 ) -> RegressionReport:
-    """The verdict on the runs less the unstable questions, which the report names."""
+    """The verdict on the runs less the unstable questions, which the report names (the baseline already
+    rescored, and its rescoring kept in the set changes)."""
     kept = tuple(question_id for question_id in current.questions.ids if question_id not in excluded)
     report = detect_regression(
         restrict(current, kept),
@@ -116,11 +129,20 @@ def _without_unstable(
         tolerances,
     )
     listed = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
+    rescore = f" {changes.rescore_sentence}" if changes.rescore_sentence else ""
     return replace(
         report,
         excluded_unstable=excluded,
-        summary=f"{report.summary} Left out as unstable: {len(excluded)} question(s) ({listed}).",
+        summary=f"{report.summary}{rescore} Left out as unstable: {len(excluded)} question(s) ({listed}).",
+        set_changes=_kept_rescoring(report.set_changes, changes),
     )
+
+
+def _kept_rescoring(found: SetChanges | None, rescoring: SetChanges) -> SetChanges | None:
+    """The changes found on the restricted runs, with what rescoring did to the whole baseline."""
+    if found is None:
+        return None
+    return replace(found, relabelled=rescoring.relabelled, rescored=rescoring.rescored, not_rescored=rescoring.not_rescored)
 
 
 def incomplete_report(current: RunResult, baseline: RunResult | None) -> RegressionReport:
@@ -159,8 +181,9 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
-    scope = f" on the {changes.compared} unchanged questions" if changes.changed else ""
-    summary = _summary(scope, drops, inconclusive, top1_delta, top3_delta)
+    summary = _summary(changes.scope, drops, inconclusive, top1_delta, top3_delta)
+    if changes.rescore_sentence:
+        summary += f" {changes.rescore_sentence}"
     to_miss, to_hit = flipped_questions(current, baseline)
     paired = overall_test(tests, 1).questions
     return RegressionReport(

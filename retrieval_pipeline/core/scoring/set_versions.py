@@ -19,7 +19,8 @@ from retrieval_pipeline.core.scoring.results import RunResult
 
 @dataclass(frozen=True)
 class SetChanges:
-    """How the current run's questions differ from the baseline's; `compared_ids` are the unchanged ones."""
+    """How the current run's questions differ from the baseline's; `compared_ids` are the unchanged ones
+    (and the relabelled ones a rescored baseline kept)."""
 
     added: tuple[str, ...]
     removed: tuple[str, ...]
@@ -27,6 +28,11 @@ class SetChanges:
     compared_ids: tuple[str, ...]
     by_labels: bool = False
     """Some question was matched by id and labels alone: a run stored before fingerprints, text unchecked."""
+    rescored: tuple[str, ...] = ()
+    """Relabelled questions kept in the comparison: the baseline was rescored under the current labels
+    (rescoring.py), so they are among `compared_ids`."""
+    not_rescored: str | None = None
+    """Why the baseline could not be rescored, when questions were relabelled: they are left out."""
 
     @property
     def compared(self) -> int:
@@ -36,13 +42,35 @@ class SetChanges:
     def changed(self) -> bool:
         return bool(self.added or self.removed or self.relabelled)
 
+    @property
+    def kept(self) -> str:
+        """What the compared questions are called: "unchanged", or "compared" once relabelled ones were kept."""
+        return "compared" if self.rescored else "unchanged"
+
+    @property
+    def scope(self) -> str:
+        """ " on the 6 unchanged questions" after a set edit: what a check's changes were measured on."""
+        return f" on the {self.compared} {self.kept} questions" if self.changed else ""
+
+    @property
+    def rescore_sentence(self) -> str | None:
+        """What rescoring did to the baseline, when questions were relabelled since it: the verdict ends
+        with it (the set-change line says only what changed)."""
+        if self.rescored:
+            count = len(self.rescored)
+            return f"Baseline rescored under the current labels: {count} relabelled question{'s' if count != 1 else ''} kept."
+        if self.not_rescored:
+            return f"Baseline not rescored under the current labels ({self.not_rescored}): relabelled questions left out."
+        return None
+
     def sentence(self, against: str = "the baseline") -> str:
         """One line for reports: "Set changed since the baseline: 1 added, 4 relabelled; compared on 6
         unchanged questions"."""
         kinds = (("added", self.added), ("removed", self.removed), ("relabelled", self.relabelled))
         edits = [f"{len(ids)} {what}" for what, ids in kinds if ids]
         if edits:
-            line = f"Set changed since {against}: {', '.join(edits)}; compared on {self.compared} unchanged questions"
+            kept = "" if self.rescored else " unchanged"
+            line = f"Set changed since {against}: {', '.join(edits)}; compared on {self.compared}{kept} questions"
         else:
             line = f"Set unchanged since {against}: compared on all {self.compared} questions"
         if self.by_labels:

@@ -4,16 +4,27 @@ A drop inside one class is what a team most wants to see, and what is most easil
 questions moves 9 points per question. Testing every slice at once would make some slice "significant"
 by chance alone, so the p-values are corrected together (Holm) over the whole family of one comparison,
 and a difference is said to survive only when its corrected p-value is at or below the level.
+
+Every declared ranking measure both runs have (measures.py: MRR, nDCG, Recall, ...) is tested overall in
+the same family, by a paired randomization test on its per-question scores, with a bootstrap interval on
+its delta: McNemar needs hits and misses, a score in 0..1 needs a test of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, ranking_figures
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.significance import discordant_pairs, holm_adjusted, mcnemar_exact_p
+from retrieval_pipeline.core.scoring.significance import (
+    bootstrap_interval,
+    discordant_pairs,
+    holm_adjusted,
+    mcnemar_exact_p,
+    paired_randomization_p,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,14 +44,19 @@ class SliceTest:
     k: int
     questions: int
     first_only: int
-    """Questions the first run hit and the second missed (errored questions left out)."""
+    """Questions the first run hit and the second missed (errored questions left out); for a ranking
+    measure, the questions the first run scored higher."""
     second_only: int
     delta: float
-    """The second run's hit rate minus the first's, on this slice's questions (errors count as misses)."""
+    """The second run's figure minus the first's, on this slice's questions (errors count as misses)."""
     p_value: float
-    """Two-sided exact McNemar p-value, uncorrected."""
+    """Two-sided, uncorrected: exact McNemar for a hit rate, paired randomization for a ranking measure."""
     corrected_p_value: float
     """Holm-adjusted over every test of the same comparison."""
+    measure: str = HIT_RATE.name
+    """The declared measure compared, at cut-off `k`."""
+    interval: tuple[float, float] | None = None
+    """The 95% bootstrap interval of `delta` (ranking measures)."""
 
     def survives(self, significance: float) -> bool:
         return self.corrected_p_value <= significance
@@ -68,12 +84,48 @@ def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[in
             raw.append(
                 (name, key, k, int(members.sum()), first_only, second_only, delta, mcnemar_exact_p(first_only, second_only))
             )
-    corrected = holm_adjusted([p for *_, p in raw])
-    return tuple(SliceTest(*test, adjusted) for test, adjusted in zip(raw, corrected))
+    ranking = _ranking_tests(first, second, now, then)
+    corrected = holm_adjusted([p for *_, p in raw] + [test.p_value for test in ranking])
+    hit_rates = tuple(SliceTest(*test, adjusted) for test, adjusted in zip(raw, corrected))
+    return hit_rates + tuple(replace(test, corrected_p_value=p) for test, p in zip(ranking, corrected[len(raw) :]))
+
+
+def _ranking_tests(first: RunResult, second: RunResult, now: np.ndarray, then: np.ndarray) -> list[SliceTest]:
+    """Overall, each declared ranking figure both runs have, on the paired questions (an errored question
+    scores 0, as in the run's mean), all tested on the same sign assignments and resamples."""
+    import numpy as np
+
+    before, after = first.questions.metrics(first.cutoffs), second.questions.metrics(second.cutoffs)
+    answered_before, answered_after = first.questions.answered[then], second.questions.answered[now]
+    figures = [figure for figure in ranking_figures(second.cutoffs) if figure.key in before]
+    if not figures:
+        return []
+    differences = np.column_stack(
+        [np.where(answered_after, after[f.key][now], 0.0) - np.where(answered_before, before[f.key][then], 0.0) for f in figures]
+    )
+    p_values, intervals = paired_randomization_p(differences), bootstrap_interval(differences)
+    questions = len(differences)
+    return [
+        SliceTest(
+            OVERALL,
+            "all",
+            figure.k,
+            questions,
+            int((column < 0).sum()),
+            int((column > 0).sum()),
+            float(column.mean()) if questions else 0.0,
+            float(p_value),
+            1.0,
+            figure.measure.name,
+            (float(low), float(high)),
+        )
+        for figure, column, p_value, (low, high) in zip(figures, differences.T, p_values, intervals)
+    ]
 
 
 def overall_test(tests: Sequence[SliceTest], k: int) -> SliceTest | None:
-    return next((t for t in tests if t.slice == OVERALL and t.k == k), None)
+    """The overall hit-rate test at `k`."""
+    return next((t for t in tests if t.slice == OVERALL and t.k == k and t.measure == HIT_RATE.name), None)
 
 
 def _slices(name: str, run: RunResult, paired: np.ndarray) -> list[tuple[str, str, np.ndarray]]:

@@ -27,6 +27,7 @@ from retrieval_pipeline.core.services.label_audit import (
     suspect_labels,
     unstable_findings,
 )
+from retrieval_pipeline.core.services.set_power import SetPower, set_power
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 if TYPE_CHECKING:  # the evaluation imports this module for the gate; it need not load the configuration
@@ -43,6 +44,8 @@ class AuditReport:
     """Retrievers whose latest complete run was judged; suspect labels need two or more."""
     optimistic_rates: dict[str, dict[str, float]]
     window: int
+    power: SetPower | None = None
+    """What the set can detect at 80% power, from its size and its history's flip rate."""
 
     @property
     def has_errors(self) -> bool:
@@ -116,4 +119,5 @@ def audit_set(
         retrievers=tuple(run.retriever_identifier for run in latest),
         optimistic_rates=optimistic_rates(latest, suspects),
         window=window,
+        power=set_power(question_set, histories, config.tolerances),
     )

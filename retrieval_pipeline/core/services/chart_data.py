@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, in_declared_order
 from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
 from retrieval_pipeline.core.services.history import HistoryEntry, run_history
+from retrieval_pipeline.core.services.rescored_history import rescored_history
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
@@ -60,6 +62,13 @@ class HistoryChartData:
     tolerances: Tolerances
     baseline: ChartPoint | None = None
     """The run the newest point was compared with (it may be older than the oldest point shown)."""
+    rescored: bool = False
+    """Every point under the current labels (rescored_history.py), rather than as stored."""
+
+    @property
+    def labels(self) -> str:
+        """Which labels the points are scored by, as the chart states it."""
+        return "current labels, every run rescored" if self.rescored else "labels as stored with each run"
 
     @property
     def figures(self) -> list[Figure]:
@@ -98,15 +107,17 @@ def history_chart_data(
     *,
     runs: int = HISTORY_CHART_RUNS,
     baseline_run_id: str | None = None,
+    labels: GoldenQuestionSet | None = None,
 ) -> HistoryChartData:
     """The last `runs` runs of `key`; the baseline is `baseline_run_id` when given (a pinned one), else the
-    run the newest was compared with, else the latest complete run before the newest."""
-    entries = list(reversed(run_history(store, key, runs)))
+    run the newest was compared with, else the latest complete run before the newest. Given the current
+    set (`labels`), every run is shown rescored under its labels."""
+    read = run_history(store, key, runs) if labels is None else rescored_history(store, key, labels, runs)
+    entries = list(reversed(read))
     summaries = _Summaries(store, key, {entry.summary.run_id: entry.summary for entry in entries})
     points = tuple(_point(entry, summaries, tolerances) for entry in entries)
-    return HistoryChartData(
-        key=key, points=points, tolerances=tolerances, baseline=_baseline(entries, summaries, baseline_run_id)
-    )
+    baseline = _baseline(entries, summaries, baseline_run_id)
+    return HistoryChartData(key=key, points=points, tolerances=tolerances, baseline=baseline, rescored=labels is not None)
 
 
 class _Summaries:

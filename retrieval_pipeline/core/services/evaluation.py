@@ -48,7 +48,7 @@ def evaluate_and_record(
     window = settings.unstable_window
     unstable = _unstable(store, key, question_set, window) if window else frozenset()
     run = run_question_set(question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
-    report = judge(run, baseline, settings.tolerances, unstable)
+    report = judge(run, baseline, settings.tolerances, unstable, question_set)
     stored = store.save(run, report)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
 
@@ -61,16 +61,25 @@ def _unstable(store: ResultStore, key: HistoryKey, question_set: GoldenQuestionS
 
 
 def judge(
-    run: RunResult, baseline: RunResult | None, tolerances: Tolerances, unstable: frozenset[str] = frozenset()
+    run: RunResult,
+    baseline: RunResult | None,
+    tolerances: Tolerances,
+    unstable: frozenset[str] = frozenset(),
+    labels: GoldenQuestionSet | None = None,
 ) -> RegressionReport:
-    """An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`)."""
-    return detect_regression(run, baseline, tolerances, unstable) if run.complete else incomplete_report(run, baseline)
+    """An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`);
+    given the set the run measured (`labels`), the baseline is rescored under its labels."""
+    if not run.complete:
+        return incomplete_report(run, baseline)
+    return detect_regression(run, baseline, tolerances, unstable, labels)
 
 
-def latest_evaluation(store: ResultStore, key: HistoryKey, tolerances: Tolerances = Tolerances()) -> Evaluation | None:
+def latest_evaluation(
+    store: ResultStore, key: HistoryKey, tolerances: Tolerances = Tolerances(), labels: GoldenQuestionSet | None = None
+) -> Evaluation | None:
     """The key's latest stored run judged again, for reports made after the fact, against the run its check
-    compared it with (stored with it; for a run saved without a check, the latest complete run before it).
-    None before the key's first run."""
+    compared it with (stored with it; for a run saved without a check, the latest complete run before it),
+    rescored under `labels` as the check did. None before the key's first run."""
     history = store.history(key)
     if not history:
         return None
@@ -82,7 +91,7 @@ def latest_evaluation(store: ResultStore, key: HistoryKey, tolerances: Tolerance
         earlier = next((stored for stored in history[1:] if stored.complete), None)
     run = store.load(latest)
     baseline = store.load(earlier) if earlier is not None else None
-    return Evaluation(run=run, report=judge(run, baseline, tolerances), stored=latest, baseline=baseline)
+    return Evaluation(run=run, report=judge(run, baseline, tolerances, labels=labels), stored=latest, baseline=baseline)
 
 
 def refuse_unmeasurable_tolerances(settings: EvaluationSettings, retriever: Retriever) -> None:

@@ -30,6 +30,11 @@ class HistoryEntry:
     acceptance: Acceptance | None = None
     is_baseline: bool = False
     """The run the next evaluation compares with, under the policy the history was read with."""
+    rescored: tuple[str, ...] | None = None
+    """Read under the current labels (rescored_history.py): the run's relabelled questions; None when
+    the figures are the stored ones."""
+    not_rescored: str | None = None
+    """Why the run could not be rescored: its figures are the stored ones."""
 
     @property
     def accepted(self) -> bool:

@@ -19,7 +19,13 @@ def test_slices_are_tested_overall_by_form_and_by_hard_class_with_holm_over_the_
     baseline = run_from_codes("11111111", forms="mmmmgggg", hard_classes=classes)
     current = run_from_codes("----1111", forms="mmmmgggg", hard_classes=classes)
     tests = paired_slice_tests(baseline, current)
-    assert [(t.slice, t.key, t.k) for t in tests] == [
+    assert [(t.slice, t.measure, t.k) for t in tests[10:]] == [  # then every declared ranking figure, overall
+        ("overall", "mrr", 3),
+        ("overall", "ndcg", 3),
+        ("overall", "recall", 1),
+        ("overall", "recall", 3),
+    ]
+    assert [(t.slice, t.key, t.k) for t in tests[:10]] == [
         (s, key, k)
         for s, key in [
             ("overall", "all"),
@@ -58,8 +64,9 @@ def test_with_min_significance_a_significant_drop_is_still_a_regression():
     report = detect_regression(current, baseline, GATED)
     assert report.is_regression and not report.is_inconclusive
     assert report.slice_tests[0].survives(0.05)
-    # Holm over 4 tests (overall and the one form, top-1 and top-3): 8 one-way flips, as 2^8 >= 2 * 4 / 0.05.
-    assert len(report.slice_tests) == 4 and report.minimum_detectable_drop == pytest.approx(8 / 40)
+    # Holm over 8 tests (overall and the one form at top-1 and top-3, and the four ranking figures):
+    # 9 one-way flips, as 2^9 >= 2 * 8 / 0.05.
+    assert len(report.slice_tests) == 8 and report.minimum_detectable_drop == pytest.approx(9 / 40)
     assert report.significance == 0.05
 
 

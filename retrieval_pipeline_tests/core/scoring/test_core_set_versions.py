@@ -85,12 +85,15 @@ def test_relabelling_questions_with_the_retriever_unchanged_is_never_a_regressio
     report = evaluation.report
     assert report.verdict is Verdict.PASS
     assert (report.top1_delta, report.top3_delta, report.flipped_to_miss) == (0.0, 0.0, ())
-    assert report.set_changes.relabelled == ("q1", "q2", "q3", "q4")
-    assert report.set_changes.compared == 4
-    assert report.set_changes.sentence() == "Set changed since the baseline: 4 relabelled; compared on 4 unchanged questions."
-    assert report.summary == "No regression on the 4 unchanged questions: top-1 +0.0 pp, top-3 +0.0 pp."
+    assert report.set_changes.relabelled == report.set_changes.rescored == ("q1", "q2", "q3", "q4")
+    assert report.set_changes.compared == 8  # the baseline rescored: the relabelled questions stay compared
+    assert report.set_changes.sentence() == "Set changed since the baseline: 4 relabelled; compared on 8 questions."
+    assert report.summary == (
+        "No regression on the 8 compared questions: top-1 +0.0 pp, top-3 +0.0 pp. "
+        "Baseline rescored under the current labels: 4 relabelled questions kept."
+    )
     row = store.read_summary(evaluation.stored)
-    assert (row["verdict"], row["compared_questions"], row["top1_delta"]) == ("pass", 4, 0.0)
+    assert (row["verdict"], row["compared_questions"], row["top1_delta"]) == ("pass", 8, 0.0)
     newest = run_history(store, HistoryKey("demo.set", "fixed"))[0]
     assert (newest.deltas["top1"], newest.status) == (0.0, "pass, baseline")  # not the headline's -50 pp
 
@@ -104,16 +107,18 @@ def test_a_real_drop_on_the_unchanged_questions_is_still_a_regression_whatever_e
 
     assert report.is_regression
     assert report.set_changes.sentence() == (
-        "Set changed since the baseline: 1 added, 1 removed, 2 relabelled; compared on 5 unchanged questions."
+        "Set changed since the baseline: 1 added, 1 removed, 2 relabelled; compared on 6 questions."
     )
-    assert report.top1_delta == pytest.approx(-2 / 5)
+    assert report.summary.endswith("Baseline rescored under the current labels: 1 relabelled question kept.")
+    assert report.set_changes.rescored == ("q1",)  # q3 was reworded: its ranking answered another text
+    assert report.top1_delta == pytest.approx(-2 / 6)
     assert report.flipped_to_miss == ("q5", "q6")
-    assert {group.key: group.questions for group in report.by_form} == {"gap": 2, "match": 3}
+    assert {group.key: group.questions for group in report.by_form} == {"gap": 3, "match": 3}
 
 
 def test_too_few_unchanged_questions_is_not_comparable_rather_than_a_verdict(store):
     evaluate_and_record(ORIGINAL, answering(HITS, ORIGINAL), store, NO_WAIT)
-    reworked = edited(relabel=tuple(f"q{i}" for i in range(1, 7)))
+    reworked = edited(reword=tuple(f"q{i}" for i in range(1, 7)))
     strict = Tolerances(min_compared_questions=3)
 
     evaluation = evaluate_and_record(reworked, retriever_for({}, reworked), store, replace(NO_WAIT, tolerances=strict))

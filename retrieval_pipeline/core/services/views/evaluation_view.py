@@ -73,8 +73,7 @@ class EvaluationView:
     @property
     def scope(self) -> str:
         """ " on the 6 unchanged questions" after a set edit: what the check's changes were measured on."""
-        changes = self.set_changes
-        return f" on the {changes.compared} unchanged questions" if changes is not None and changes.changed else ""
+        return self.set_changes.scope if self.set_changes is not None else ""
 
     @property
     def latency_change_text(self) -> str:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.formatting import as_written, p_value
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
+from retrieval_pipeline.core.scoring import measures
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, RATE, Figure
 from retrieval_pipeline.core.scoring.slice_tests import OVERALL, SliceTest
 
 
@@ -17,7 +18,7 @@ class SliceRow:
 
     test: SliceTest
     figure: Figure
-    """The hit rate at the test's cut-off: the figure the test compares."""
+    """The measure at the test's cut-off: the figure the test compares."""
     survives: bool
     """The corrected p-value is at or below the comparison's significance level."""
 
@@ -33,8 +34,22 @@ class SliceRow:
 
     @property
     def delta_points(self) -> float:
-        """The change in percentage points to two decimals, where a number (not a text) is shown."""
-        return round(self.test.delta * 100, 2)
+        """The change in percentage points to two decimals (a rate) or the score change to four, where a
+        number (not a text) is shown."""
+        return round(self.test.delta * 100, 2) if self.figure.measure.scale == RATE else round(self.test.delta, 4)
+
+    @property
+    def test_name(self) -> str:
+        """The exact McNemar test (hit rates) or the paired randomization test (ranking measures)."""
+        return "McNemar" if self.test.measure == HIT_RATE.name else "randomization"
+
+    @property
+    def interval_text(self) -> str:
+        """The delta's 95% bootstrap interval ("-0.050 to +0.010"), or "—" where the test has none."""
+        if self.test.interval is None:
+            return "—"
+        low, high = self.test.interval
+        return f"{self.figure.change_text(low)} to {self.figure.change_text(high)}"
 
     @property
     def p_text(self) -> str:
@@ -81,5 +96,6 @@ class SliceTests:
 
 def slice_tests(tests: Sequence[SliceTest], significance: float) -> SliceTests:
     return SliceTests(
-        tuple(SliceRow(test, Figure(HIT_RATE, test.k), test.survives(significance)) for test in tests), significance
+        tuple(SliceRow(test, Figure(measures.MEASURES[test.measure], test.k), test.survives(significance)) for test in tests),
+        significance,
     )
