@@ -1,5 +1,8 @@
 """The regression check's metadata on uncertainty and ranking: per-slice paired tests with Holm-corrected
-p-values, the smallest drop the set could detect, and the ranking-metric changes, from the evaluation's view."""
+p-values, the smallest drop the set could detect, and the ranking-metric changes, from the evaluation's view.
+
+Every figure is text, formatted as its measure reads (changes in pp, scores to three decimals, p-values
+to three): a person reads them, and a raw float such as -0.03954530423280406 says less than "-0.040"."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
+from retrieval_pipeline.core.base.formatting import as_written, points
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 
 SLICE_TEST_SCHEMA = TableSchema(
@@ -15,9 +19,9 @@ SLICE_TEST_SCHEMA = TableSchema(
         TableColumn("key", "string"),
         TableColumn("k", "int", description="Cut-off"),
         TableColumn("questions", "int"),
-        TableColumn("delta_pp", "float", description="Hit rate change, percentage points"),
-        TableColumn("p_value", "float", description="Exact McNemar, uncorrected"),
-        TableColumn("corrected_p_value", "float", description="Holm-corrected over every test of the table"),
+        TableColumn("change", "string", description="Hit rate change, percentage points"),
+        TableColumn("p_value", "string", description="Exact McNemar, uncorrected"),
+        TableColumn("corrected_p_value", "string", description="Holm-corrected over every test of the table"),
         TableColumn("survives", "bool", description="Corrected p-value at or below the significance level"),
     ]
 )
@@ -28,7 +32,7 @@ def significance_metadata(view: EvaluationView) -> dict[str, Any]:
     if not tests.rows:
         return {}
     metadata: dict[str, Any] = {
-        "significance": MetadataValue.float(tests.significance),
+        "significance": MetadataValue.text(as_written(tests.significance)),
         "slice_tests": MetadataValue.table(
             records=[
                 TableRecord(
@@ -37,9 +41,9 @@ def significance_metadata(view: EvaluationView) -> dict[str, Any]:
                         "key": row.test.key,
                         "k": row.test.k,
                         "questions": row.test.questions,
-                        "delta_pp": row.delta_points,
-                        "p_value": row.test.p_value,
-                        "corrected_p_value": row.test.corrected_p_value,
+                        "change": row.delta_text,
+                        "p_value": row.p_text,
+                        "corrected_p_value": row.corrected_text,
                         "survives": row.survives,
                     }
                 )
@@ -48,10 +52,10 @@ def significance_metadata(view: EvaluationView) -> dict[str, Any]:
             schema=SLICE_TEST_SCHEMA,
         ),
         "surviving_differences": MetadataValue.int(len(tests.surviving)),
-        **{f"{row.key}_delta": MetadataValue.float(row.checked) for row in view.run.ranking_changes},
+        **{f"{row.key}_change": MetadataValue.text(row.checked_text) for row in view.run.ranking_changes},
     }
     if view.minimum_detectable_drop is not None:
-        metadata["minimum_detectable_drop"] = MetadataValue.float(view.minimum_detectable_drop)
+        metadata["minimum_detectable_drop"] = MetadataValue.text(points(view.minimum_detectable_drop))
     else:
         metadata["minimum_detectable_drop"] = MetadataValue.text("none: the set is too small for any drop to be significant")
     return metadata

@@ -118,7 +118,7 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
                 axes.annotate(f"{rate:.1f}%", (rate, i + offset), xytext=(3, -3), textcoords="offset points", fontsize=7)
         axes.set_yticks(range(len(entries)), [e.retriever_identifier for e in entries], fontsize=8)
         axes.set_xlim(0, 105)
-        axes.set_title(set_identifier, fontsize=9, loc="left")
+        axes.set_title(f"{set_identifier}, {board.ranking}", fontsize=9, loc="left")
         axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     figure.axes[-1].set_xlabel("hit rate (%)", fontsize=8)
     return _png(figure)

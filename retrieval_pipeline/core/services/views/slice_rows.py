@@ -32,11 +32,6 @@ class SliceRow:
         return self.figure.change_text(self.test.delta)
 
     @property
-    def delta_points(self) -> float:
-        """The change in percentage points to two decimals, where a number (not a text) is shown."""
-        return round(self.test.delta * 100, 2)
-
-    @property
     def p_text(self) -> str:
         return p_value(self.test.p_value)
 
