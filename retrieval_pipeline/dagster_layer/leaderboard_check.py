@@ -55,7 +55,7 @@ def leaderboard_check_result(verdicts: PairVerdicts, severity: str) -> AssetChec
         severity=AssetCheckSeverity(severity) if failed else AssetCheckSeverity.WARN,
         description=verdicts.sentence,
         metadata={
-            "failed_pairs": MetadataValue.md("\n".join(f"- **{v.pair}** ({v.status}): {v.sentence}" for v in failed) or "none"),
+            "failed_pairs": MetadataValue.text("; ".join(f"{v.pair} ({v.status}): {v.sentence}" for v in failed) or "none"),
             "failed_pair_count": MetadataValue.text(f"{len(failed)} of {len(verdicts.verdicts)}"),
             "flagged_pairs": MetadataValue.text(", ".join(f"{v.pair} ({v.status})" for v in verdicts.warned) or "none"),
             "pairs": MetadataValue.table(

@@ -24,7 +24,7 @@ def test_one_regressed_pair_fails_the_leaderboard_check_which_names_it_and_its_v
         "1 of 4 pairs failed their latest check. alpha × good (regression): "
         "Regression: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp)"
     )
-    assert check.metadata["failed_pairs"].value.startswith("- **alpha × good** (regression): Regression: top-1")
+    assert check.metadata["failed_pairs"].value.startswith("alpha × good (regression): Regression: top-1")
     rows = {(r.data["set"], r.data["retriever"]): r.data["verdict"] for r in check.metadata["pairs"].records}
     first_runs = {("alpha", "other"): "baseline", **{("beta.small", r): "baseline" for r in RETRIEVERS}}
     assert rows == {("alpha", "good"): "regression", **first_runs}
