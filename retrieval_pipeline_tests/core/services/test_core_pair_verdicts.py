@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pyarrow.parquet as pq
 import pytest
 from core_helpers import run_from_codes, utc
 
 from retrieval_pipeline.core.scoring.regression import detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.results import GRADER
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.pair_verdicts import latest_verdicts
-from retrieval_pipeline.core.storage.store import ResultStore
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 TOLERANCES = Tolerances(max_top1_drop=0.1, max_top3_drop=0.1)
 
@@ -58,3 +60,13 @@ def test_a_pair_never_evaluated_or_saved_without_a_check_does_not_fail(store):
     ]
     assert verdicts.passed
     assert verdicts.sentence == "No pair failed its latest check (3 pairs); flagged: demo.set × later (not evaluated yet)."
+
+
+def test_a_run_stored_before_sentences_were_saved_is_named_by_its_verdict_and_baseline(store):
+    checked(store, "worse", ["1111", "11--"])
+    latest = store.history(HistoryKey("demo.set", "worse", GRADER))[0]
+    table = pq.read_table(store.summary_uri(latest))
+    pq.write_table(table.drop_columns(["verdict_sentence"]), store.summary_uri(latest))
+    [verdict] = latest_verdicts(store, ["demo.set"], ["worse"]).verdicts
+    baseline = table.column("baseline_run_id")[0].as_py()
+    assert (verdict.failed, verdict.sentence) == (True, f"regression against {baseline}")
