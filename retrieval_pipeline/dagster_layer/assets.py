@@ -6,6 +6,7 @@
       + check no_regression                  evaluated in the same step from the core's regression report
                                              (run tag retrieval_eval/baseline_run_id pins the baseline)
     leaderboard                              latest complete rates of every pair, side by side
+      + check every_pair_passes              every pair's latest stored verdict passed (leaderboard_check.py)
 
 The evaluation depends on its own set partition and its own retriever partition only (one-dimension
 partition mappings). Those are lineage dependencies: the evaluation step reads the set and builds the
@@ -54,6 +55,11 @@ from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
+from retrieval_pipeline.dagster_layer.leaderboard_check import (
+    LEADERBOARD_CHECK,
+    leaderboard_check_result,
+    leaderboard_check_spec,
+)
 from retrieval_pipeline.dagster_layer.metadata import (
     evaluation_metadata,
     leaderboard_metadata,
@@ -175,11 +181,18 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         deps=[retrieval_evaluation],
         group_name=GROUP,
         io_manager_key=RESULT_STORE_IO_MANAGER,
-        description="The latest complete rates of every set and retriever of the configuration, side by side.",
+        check_specs=[leaderboard_check_spec()],
+        description="The latest complete rates of every set and retriever of the configuration, side by side; "
+        f"its {LEADERBOARD_CHECK} check fails when any pair's latest run regressed or is incomplete.",
     )
     def leaderboard(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         with scrubbed_errors(), chart_drawer(1) as drawer:
-            return MaterializeResult(metadata=leaderboard_metadata(project.leaderboard(context.log), project, drawer))
+            return MaterializeResult(
+                metadata=leaderboard_metadata(project.leaderboard(context.log), project, drawer),
+                check_results=[
+                    leaderboard_check_result(project.latest_verdicts(context.log), project.config.dagster.check_severity)
+                ],
+            )
 
     return [golden_question_set, retriever_config, retrieval_evaluation, leaderboard]
 

@@ -53,7 +53,7 @@ PREVIEW_SCHEMA = TableSchema(
 
 
 def _leaderboard_schema(rates: list[Figure], ranking: list[Measure]) -> TableSchema:
-    """The rates a person compares as text, each ranking measure as a number under its own name (the
+    """The rates a person compares as text, each ranking measure as text too, under its own name (the
     depth may differ between sets), then latency and the run."""
     return TableSchema(
         columns=[
@@ -65,7 +65,7 @@ def _leaderboard_schema(rates: list[Figure], ranking: list[Measure]) -> TableSch
             TableColumn("p95_latency_ms", "float", description="Empty when the questions were timed in batches"),
             TableColumn("batch_mean_latency_ms", "float", description="Mean per question of batch calls (no percentiles)"),
             *[
-                TableColumn(measure.name, "float", description=f"{measure.label} at the run's deepest cut-off")
+                TableColumn(measure.name, "string", description=f"{measure.label} at the run's deepest cut-off")
                 for measure in ranking
             ],
             TableColumn("run_id", "string"),
@@ -127,7 +127,8 @@ def evaluation_metadata(
         # cut short so a 64-digit hash does not widen the page; the stored summary keeps it whole
         "index_version": MetadataValue.text(shortened(run.index_version, ID_WIDTH + 8) if run.index_version else "not reported"),
         "latency_mode": MetadataValue.text(run.latency_mode),
-        **{row.key: MetadataValue.float(round(row.value, 4)) for row in view.run.ranking},
+        # plotted, so numbers; to the three decimals a score reads with
+        **{row.key: MetadataValue.float(round(row.value, 3)) for row in view.run.ranking},
     }
     if not view.run.by_hard_class.rows:
         del metadata["by_hard_class"]
@@ -179,7 +180,7 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
                         "questions": entry.summary.question_count,
                         "p95_latency_ms": _rounded(entry.summary.latency.get("p95")),
                         "batch_mean_latency_ms": _rounded(entry.summary.latency.get("batch_mean")),
-                        **{measure.name: _rounded(_at_depth(entry, measure), 4) for measure in ranking},
+                        **{measure.name: _at_depth(entry, measure) for measure in ranking},
                         "run_id": entry.run_id,
                         "latest_run_complete": entry.latest_run_complete,
                     }
@@ -209,8 +210,10 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
     return metadata
 
 
-def _at_depth(entry: LeaderboardEntry, measure: Measure) -> float | None:
-    return entry.summary.figure(measure.key(entry.summary.cutoffs[-1]))
+def _at_depth(entry: LeaderboardEntry, measure: Measure) -> str:
+    """As the measure reads ("0.515"); empty where the run did not record it."""
+    value = entry.summary.figure(measure.key(entry.summary.cutoffs[-1]))
+    return "" if value is None else measure.text(value)
 
 
 def _rounded(value: float | None, digits: int = 2) -> float | None:

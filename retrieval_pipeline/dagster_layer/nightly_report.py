@@ -63,10 +63,10 @@ def print_results(report: NightlyReport, project, console) -> None:
 
     sets = list(dict.fromkeys(o.set_identifier for o in report.evaluations))
     retrievers = list(dict.fromkeys(o.retriever_identifier for o in report.evaluations))
-    board = build_leaderboard(ResultStore(report.store_uri), sets, retrievers)
+    board = build_leaderboard(ResultStore(report.store_uri), sets, retrievers, rank_by=project.config.rank_by)
     for set_identifier in board.set_identifiers:
         shown = board.figures(set_identifier)
-        table = Table(title=f"Leaderboard: {set_identifier}", title_justify="left")
+        table = Table(title=f"Leaderboard: {set_identifier}, {board.ranking}", title_justify="left")
         for column in ("#", "retriever", *[figure.short for figure in shown], "latency ms", "questions"):
             table.add_column(column, justify="left" if column == "retriever" else "right")
         for rank, entry in enumerate(board.for_set(set_identifier), start=1):

@@ -16,6 +16,7 @@ from pydantic import Field, PrivateAttr
 
 from retrieval_pipeline.core.services.config import ProjectConfig, default_config_path, load_config
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts, latest_verdicts
 from retrieval_pipeline.core.storage.store import ResultStore
 
 
@@ -65,4 +66,13 @@ class RetrievalProject(ConfigurableResource):
 
     def leaderboard(self, log=None) -> Leaderboard:
         """Every configured set against every configured retriever, as the `leaderboard` asset shows it."""
-        return build_leaderboard(self.store(log), list(self.config.question_sets), list(self.config.retriever_identifiers))
+        return build_leaderboard(
+            self.store(log),
+            list(self.config.question_sets),
+            list(self.config.retriever_identifiers),
+            rank_by=self.config.rank_by,
+        )
+
+    def latest_verdicts(self, log=None) -> PairVerdicts:
+        """Every configured pair's latest stored verdict, for the leaderboard's check."""
+        return latest_verdicts(self.store(log), list(self.config.question_sets), list(self.config.retriever_identifiers))

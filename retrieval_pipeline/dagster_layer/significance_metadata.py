@@ -1,5 +1,8 @@
 """The regression check's metadata on uncertainty and ranking: per-slice paired tests with Holm-corrected
-p-values, the smallest drop the set could detect, and the ranking-metric changes, from the evaluation's view."""
+p-values, the smallest drop the set could detect, and the ranking-metric changes, from the evaluation's view.
+
+Every figure is text, formatted as its measure reads (changes in pp, scores to three decimals, p-values
+to three): a person reads them, and a raw float such as -0.03954530423280406 says less than "-0.040"."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
+from retrieval_pipeline.core.base.formatting import as_written, points
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 
 SLICE_TEST_SCHEMA = TableSchema(
@@ -16,10 +20,10 @@ SLICE_TEST_SCHEMA = TableSchema(
         TableColumn("measure", "string", description="The figure compared: top1, top3, mrr@10, ..."),
         TableColumn("k", "int", description="Cut-off"),
         TableColumn("questions", "int"),
-        TableColumn("delta_pp", "float", description="Change: percentage points for a hit rate, the score for a ranking measure"),
+        TableColumn("change", "string", description="Change: percentage points for a hit rate, the score for a ranking measure"),
         TableColumn("delta_95_ci", "string", description="95% bootstrap interval of the change (ranking measures)"),
-        TableColumn("p_value", "float", description="Uncorrected: exact McNemar (hit rates), paired randomization (ranking)"),
-        TableColumn("corrected_p_value", "float", description="Holm-corrected over every test of the table"),
+        TableColumn("p_value", "string", description="Uncorrected: exact McNemar (hit rates), paired randomization (ranking)"),
+        TableColumn("corrected_p_value", "string", description="Holm-corrected over every test of the table"),
         TableColumn("survives", "bool", description="Corrected p-value at or below the significance level"),
     ]
 )
@@ -30,7 +34,7 @@ def significance_metadata(view: EvaluationView) -> dict[str, Any]:
     if not tests.rows:
         return {}
     metadata: dict[str, Any] = {
-        "significance": MetadataValue.float(tests.significance),
+        "significance": MetadataValue.text(as_written(tests.significance)),
         "slice_tests": MetadataValue.table(
             records=[
                 TableRecord(
@@ -40,10 +44,10 @@ def significance_metadata(view: EvaluationView) -> dict[str, Any]:
                         "measure": row.figure.key,
                         "k": row.test.k,
                         "questions": row.test.questions,
-                        "delta_pp": row.delta_points,
+                        "change": row.delta_text,
                         "delta_95_ci": row.interval_text,
-                        "p_value": row.test.p_value,
-                        "corrected_p_value": row.test.corrected_p_value,
+                        "p_value": row.p_text,
+                        "corrected_p_value": row.corrected_text,
                         "survives": row.survives,
                     }
                 )
@@ -52,10 +56,10 @@ def significance_metadata(view: EvaluationView) -> dict[str, Any]:
             schema=SLICE_TEST_SCHEMA,
         ),
         "surviving_differences": MetadataValue.int(len(tests.surviving)),
-        **{f"{row.key}_delta": MetadataValue.float(row.checked) for row in view.run.ranking_changes},
+        **{f"{row.key}_change": MetadataValue.text(row.checked_text) for row in view.run.ranking_changes},
     }
     if view.minimum_detectable_drop is not None:
-        metadata["minimum_detectable_drop"] = MetadataValue.float(view.minimum_detectable_drop)
+        metadata["minimum_detectable_drop"] = MetadataValue.text(points(view.minimum_detectable_drop))
     else:
         metadata["minimum_detectable_drop"] = MetadataValue.text("none: the set is too small for any drop to be significant")
     return metadata

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import io
+from collections import Counter
+from datetime import datetime
 
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, SCORE, Figure
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
@@ -67,9 +69,8 @@ def history_chart_png(data: HistoryChartData) -> bytes:
         )
     # At most ten dates under the axis, so they never overlap (every run keeps its tick).
     every = -(-len(points) // MAX_DATE_LABELS)
-    axes.set_xticks(
-        list(xs), [f"{p.summary.run_at:%m-%d\n%H:%M}" if x % every == 0 else "" for x, p in zip(xs, points)], fontsize=7
-    )
+    labels = run_labels([point.summary.run_at for point in points])
+    axes.set_xticks(list(xs), [label if x % every == 0 else "" for x, label in enumerate(labels)], fontsize=7)
     axes.set_xlim(-0.5, max(len(points) - 0.5, 0.5))
     _legend(axes, data)
     # A given `y` spares matplotlib from measuring every tick label to place the title.
@@ -82,6 +83,11 @@ def history_chart_png(data: HistoryChartData) -> bytes:
 
 def leaderboard_chart_png(board: Leaderboard) -> bytes:
     """Latest complete rates of every retriever, one panel per set, top-1 and top-3 bars side by side."""
+    return _png(leaderboard_chart(board))
+
+
+def leaderboard_chart(board: Leaderboard):
+    """The matplotlib figure of `leaderboard_chart_png`, for a test to measure where its texts fall."""
     sets = board.set_identifiers
     rows = max((len(board.for_set(s)) for s in sets), default=1)
     panels = max(len(sets), 1)
@@ -107,24 +113,42 @@ def leaderboard_chart_png(board: Leaderboard) -> bytes:
         for offset, bar in ((0.2, Figure(HIT_RATE, 1)), (-0.2, Figure(HIT_RATE, 3))):
             metric = bar.short
             rates = [100 * e.summary.figures[bar.key] for e in entries]
+            errors = _error_bars(entries, bar, rates)
             axes.barh(
                 [i + offset for i in range(len(entries))],
                 rates,
                 height=0.38,
                 color=COLOURS[metric],
                 label=metric,
-                xerr=_error_bars(entries, bar, rates),
+                xerr=errors,
                 capsize=3,
                 error_kw={"elinewidth": 1, "ecolor": "#333333"},
             )
-            for i, rate in enumerate(rates):
-                axes.annotate(f"{rate:.1f}%", (rate, i + offset), xytext=(3, -3), textcoords="offset points", fontsize=7)
+            # Each value right of its whisker's end (or of the bar), so the text never sits on the whisker.
+            ends = [rate + (errors[1][i] if errors else 0.0) for i, rate in enumerate(rates)]
+            for i, (rate, end) in enumerate(zip(rates, ends)):
+                axes.annotate(
+                    f"{rate:.1f}%", (end, i + offset), xytext=(4, 0), textcoords="offset points", fontsize=7, va="center"
+                )
         axes.set_yticks(range(len(entries)), [e.retriever_identifier for e in entries], fontsize=8)
-        axes.set_xlim(0, 105)
-        axes.set_title(set_identifier, fontsize=9, loc="left")
+        axes.set_xlim(0, 115)  # room right of a 100% whisker for its value
+        axes.set_title(f"{set_identifier}, {board.ranking}", fontsize=9, loc="left")
         axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     figure.axes[-1].set_xlabel("hit rate (%)", fontsize=8)
-    return _png(figure)
+    return figure
+
+
+def run_labels(times: list[datetime]) -> list[str]:
+    """A tick label per run, "MM-DD HH:MM" on two lines; runs that share a minute show their seconds, and
+    runs that share a second are numbered, so no two runs ever read alike."""
+    minutes = Counter(f"{t:%m-%d %H:%M}" for t in times)
+    labels = [f"{t:%m-%d\n%H:%M:%S}" if minutes[f"{t:%m-%d %H:%M}"] > 1 else f"{t:%m-%d\n%H:%M}" for t in times]
+    repeated, seen = Counter(labels), Counter()
+    numbered = []
+    for label in labels:
+        seen[label] += 1
+        numbered.append(f"{label} #{seen[label]}" if repeated[label] > 1 else label)
+    return numbered
 
 
 def _error_bars(entries, bar: Figure, rates: list[float]):

@@ -1,4 +1,5 @@
-"""The Dagster UI in a real browser, as a person sees it after two nightly runs on a fresh instance.
+"""The Dagster UI in a real browser, as a person sees it after two nightly runs on a fresh instance: the
+regressed pair found from the asset catalog, then the pair's own partition, chart and check.
 
 Debian's Chromium and chromedriver (installed by `.ci/run`), driven headless by Selenium; no browser is
 ever downloaded. The webserver is started outside the checkout with `-m retrieval_pipeline.definitions`,
@@ -9,7 +10,6 @@ a failure can be looked at.
 from __future__ import annotations
 
 import io
-import shutil
 import time
 from pathlib import Path
 
@@ -60,10 +60,9 @@ def browser(tmp_path):
         driver.quit()
 
 
-@pytest.fixture
-def two_nightly_runs(tmp_path):
-    """One set, one retriever (one partition keeps it quick); the second night the retriever lost a1 and a2."""
-    project = write_project(tmp_path / "project", sets=("alpha",), retrievers=("good",))
+def nightly_twice(tmp_path, retrievers: tuple[str, ...]):
+    """Two nightlies of set alpha on a fresh instance; before the second, `good` lost a1 and a2."""
+    project = write_project(tmp_path / "project", sets=("alpha",), retrievers=retrievers)
     home = fresh_dagster_home(tmp_path / "dagster_home")
     output = io.StringIO()
     with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
@@ -74,12 +73,46 @@ def two_nightly_runs(tmp_path):
     return project, home
 
 
+@pytest.fixture
+def two_nightly_runs(tmp_path):
+    """One set, one retriever: one partition keeps it quick."""
+    return nightly_twice(tmp_path, ("good",))
+
+
+@pytest.fixture
+def one_of_two_pairs_regressed(tmp_path):
+    """Two retrievers on one set; `other` answered the second night as the first."""
+    return nightly_twice(tmp_path, ("good", "other"))
+
+
+@pytest.mark.slow
+def test_a_person_finds_the_regressed_pair_from_the_asset_catalog_without_opening_partitions(
+    one_of_two_pairs_regressed, browser, tmp_path
+):
+    project, home = one_of_two_pairs_regressed
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    target = ["-m", "retrieval_pipeline.definitions"]
+    with running_webserver(home, project.config, tmp_path / "webserver.log", target, cwd=tmp_path) as url:
+        browser.get(f"{url}/assets")
+        page_text_once_shown(browser, "leaderboard", "retrieval_evaluation")
+        failed = assets_with_failed_checks(browser)
+        browser.save_screenshot(str(ARTIFACTS / "catalog.png"))
+        assert failed == ["leaderboard"]  # the one red asset of the catalog
+
+        click_once_clickable(browser, "(//a[@href='/assets/leaderboard'])[1]")
+        page_text_once_shown(browser, "Latest check results")
+        click_once_clickable(browser, "//a[normalize-space()='Checks']")
+        page = page_text_once_shown(browser, "every_pair_passes", "Latest execution", "alpha × good")
+        browser.save_screenshot(str(ARTIFACTS / "leaderboard-check.png"))
+        assert "Failed" in page and "Partition" in page
+        assert f"1 of 2 pairs failed their latest check. alpha × good (regression): {REGRESSION}" in page
+        assert "alpha × other" not in page.split("Latest execution")[1].split("Metadata")[0]
+
+
 @pytest.mark.slow
 def test_a_person_sees_the_history_chart_the_rates_and_the_check_verdict(two_nightly_runs, browser, tmp_path):
     project, home = two_nightly_runs
-    if ARTIFACTS.exists():
-        shutil.rmtree(ARTIFACTS)
-    ARTIFACTS.mkdir(parents=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     target = ["-m", "retrieval_pipeline.definitions"]
     with running_webserver(home, project.config, tmp_path / "webserver.log", target, cwd=tmp_path) as url:
         browser.get(f"{url}/assets/retrieval_evaluation?view=partitions&partition=good%7Calpha")
@@ -118,6 +151,45 @@ def page_text_once_shown(browser, *texts: str) -> str:
         time.sleep(0.5)
     browser.save_screenshot(str(ARTIFACTS / "timed-out.png"))
     pytest.fail(f"{texts} not shown within {PAGE_TIMEOUT_SECONDS}s; the page showed:\n{page[-2000:]}")
+
+
+def click_once_clickable(browser, xpath: str) -> None:
+    """Clicked as a person would once it is drawn and the first-visit dialog, which may open late, is
+    dismissed (Skip)."""
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
+
+    deadline = time.monotonic() + PAGE_TIMEOUT_SECONDS
+    while True:
+        page_text_once_shown(browser)
+        try:
+            browser.find_element("xpath", xpath).click()
+            return
+        except (ElementClickInterceptedException, NoSuchElementException, StaleElementReferenceException):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def assets_with_failed_checks(browser) -> list[str]:
+    """The catalog rows marked with Dagster's failed-check icon, by asset name, once any is drawn (the
+    statuses load after the rows)."""
+    deadline = time.monotonic() + PAGE_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        names = browser.execute_script(
+            "return Array.from(document.querySelectorAll(\"[aria-label='check_failed']\")).map(icon => {"
+            "  let row = icon;"
+            "  while (row && !row.querySelector(\"a[href^='/assets/']\")) row = row.parentElement;"
+            "  return row ? row.querySelector(\"a[href^='/assets/']\").getAttribute('href').slice(8) : null;"
+            "});"
+        )
+        if names:
+            return names
+        time.sleep(0.5)
+    return []
 
 
 def loaded_image_size(browser, alt_prefix: str) -> tuple[int, int]:

@@ -6,7 +6,7 @@ import json
 import logging
 
 import pytest
-from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey
+from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey, TableMetadataValue
 from dagster_runs import evaluate, only_check, only_materialization
 from dagster_test_project import PERFECT, degraded, write_project
 
@@ -114,11 +114,21 @@ def test_an_inconclusive_drop_passes_the_check_with_severity_warn_and_says_why(t
     assert check.description.startswith("Inconclusive: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp), corrected p")
     assert check.metadata["min_significance"].value == "0.05"
     slices = {(r.data["slice"], r.data["measure"]): r.data for r in check.metadata["slice_tests"].value.records}
-    assert slices[("overall", "top1")]["delta_pp"] == -33.33 and not slices[("overall", "top1")]["survives"]
+    assert slices[("overall", "top1")]["change"] == "-33.3 pp" and not slices[("overall", "top1")]["survives"]
     assert slices[("overall", "mrr@3")]["delta_95_ci"].endswith("to +0.000")  # the ranking figures' paired tests
     assert check.metadata["surviving_differences"].value == 0
     assert "none" in check.metadata["minimum_detectable_drop"].value  # six questions cannot show any drop
-    assert check.metadata["mrr@3_delta"].value < 0
+    assert check.metadata["mrr@3_change"].value.startswith("-0.")
+    assert raw_floats(check.metadata) == []  # every figure reads as its measure does: pp, three decimals
+
+
+def raw_floats(metadata) -> list[str]:
+    """The keys (and table cells) holding a float a person would have to round in their head."""
+    found = [key for key, value in metadata.items() if isinstance(value.value, float)]
+    for key, value in metadata.items():
+        if isinstance(value, TableMetadataValue):
+            found += [f"{key}.{name}" for r in value.records for name, cell in r.data.items() if isinstance(cell, float)]
+    return found
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""A user's own asset downstream of the evaluation (examples/downstream_asset.py, the README's example)
+"""A user's own asset downstream of the evaluation (examples/downstream_asset.py, the example of docs/dagster.md)
 receives the evaluation and the golden questions as tables and materializes, on the test project and
 on the embedded demo."""
 
@@ -90,7 +90,7 @@ def test_the_users_asset_materializes_on_the_demo(tmp_path, instance, example, m
     assert evaluation.num_rows == 240 and {"top5_hit", "top10_hit"} <= set(evaluation.column_names)
 
 
-def test_the_readme_shows_the_example_exactly_as_shipped_and_tested():
+def test_the_dagster_docs_show_the_example_exactly_as_shipped_and_tested():
     code = EXAMPLE.read_text(encoding="utf-8").split('"""', 2)[2].strip()
-    readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
-    assert f"```python\n{code}\n```" in readme
+    page = (EXAMPLE.parents[1] / "docs" / "dagster.md").read_text(encoding="utf-8")
+    assert f"```python\n{code}\n```" in page

@@ -15,7 +15,13 @@ from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChart
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey
-from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
+from retrieval_pipeline.reports.charts import (
+    history_chart_png,
+    leaderboard_chart,
+    leaderboard_chart_png,
+    markdown_image,
+    run_labels,
+)
 
 
 def test_a_history_chart_is_a_small_png(store):
@@ -76,3 +82,30 @@ def test_importing_the_chart_module_does_not_import_matplotlib():
     code = "import retrieval_pipeline.reports.charts, sys; print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_leaderboard_values_sit_clear_of_their_error_whiskers(store):
+    board = build_leaderboard(store)
+    intervals = {"top1": (0.1, 0.9), "top3": (0.3, 0.95)}
+    figure = leaderboard_chart(
+        Leaderboard(tuple(replace(e, summary=replace(e.summary, intervals=intervals)) for e in board.entries))
+    )
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    for axes in figure.axes:
+        whiskers = [box for lines in axes.collections for box in _segment_boxes(lines)]
+        values = [text.get_window_extent(renderer) for text in axes.texts if text.get_text().endswith("%")]
+        assert whiskers and values
+        assert not [(v, w) for v in values for w in whiskers if v.overlaps(w)]
+
+
+def _segment_boxes(lines):
+    from matplotlib.transforms import Bbox
+
+    return [Bbox(lines.get_transform().transform(segment)) for segment in lines.get_segments()]
+
+
+def test_runs_in_the_same_minute_get_distinct_labels():
+    minute = datetime(2026, 12, 1, 13, 5, tzinfo=timezone.utc)
+    times = [minute.replace(hour=12), minute.replace(second=7), minute.replace(second=41), minute.replace(second=41)]
+    assert run_labels(times) == ["12-01\n12:05", "12-01\n13:05:07", "12-01\n13:05:41 #1", "12-01\n13:05:41 #2"]

@@ -190,6 +190,15 @@ def figure_of(key: str) -> Figure | None:
     return None
 
 
+def figure_names(cutoffs: Sequence[int]) -> dict[str, Figure]:
+    """Every declared figure at `cutoffs` by the names a person may write for it in a configuration: its
+    stored key (`top1`, `ndcg@10`) and measure@k (`hit_rate@1`)."""
+    named = {}
+    for figure in figures(cutoffs):
+        named[figure.key] = named[f"{figure.measure.name}@{figure.k}"] = figure
+    return named
+
+
 def in_declared_order(found: Iterable[Figure]) -> list[Figure]:
     """Measures in declaration order; each measure's cut-offs in increasing order, and figures of one
     measure at the deepest cut-off (taken from runs of several depths) in the order given."""

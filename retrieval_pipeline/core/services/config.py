@@ -34,6 +34,7 @@ from retrieval_pipeline.core.golden.question_sets import (
 )
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet, check_identifier
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
+from retrieval_pipeline.core.scoring.measures import Figure, figure_names
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, tolerance_fields, tolerance_problem
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
@@ -125,6 +126,12 @@ class DagsterSection(_Section):
     check_severity: Literal["ERROR", "WARN"] = "ERROR"
 
 
+class LeaderboardSection(_Section):
+    rank_by: str = "top1"
+    """A figure key of the configured cut-offs (`top1`, `ndcg@10`, `hit_rate@3`); top-1 by default, the
+    methodology's primary figure. Checked against the cut-offs in `ProjectConfig`, which knows them."""
+
+
 class AuditSection(_Section):
     """How the label audit reads the history: the last `unstable_window` complete runs of each pair."""
 
@@ -144,6 +151,7 @@ class _ConfigFile(_Section):
     retrievers: dict[str, RetrieverSpec] = {}
     dagster: DagsterSection = DagsterSection()
     audit: AuditSection = AuditSection()
+    leaderboard: LeaderboardSection = LeaderboardSection()
 
     @field_validator("retrievers")
     @classmethod
@@ -185,6 +193,7 @@ class ProjectConfig:
         self.retention_days = data.retention_days
         self.dagster = data.dagster
         self.audit = data.audit
+        self.rank_by = _ranking_figure(data.leaderboard.rank_by, self.cutoffs.values, path)
         self.retriever_specs = data.retrievers
         self._retrievers: dict[str, Retriever] = {}
         self._corpora: dict[str, frozenset[str] | None] = {}
@@ -291,6 +300,18 @@ class ProjectConfig:
             known_retrievers=tuple(self.retriever_specs),
             progress=progress,
         )
+
+
+def _ranking_figure(name: str, cutoffs: tuple[int, ...], path: Path) -> Figure:
+    known = figure_names(cutoffs)
+    if name not in known:
+        raise InvalidInputError(
+            f"unknown figure {quoted(name)} to rank by; known at cut-offs {list(cutoffs)}: {', '.join(known)}",
+            source=str(path),
+            key="leaderboard",
+            field="rank_by",
+        )
+    return known[name]
 
 
 def load_config(path: str | Path) -> ProjectConfig:

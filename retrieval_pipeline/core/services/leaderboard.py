@@ -8,6 +8,7 @@ shown are then older than the last attempt. Pure: no Dagster, no printing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,9 @@ from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, in_declar
 from retrieval_pipeline.core.scoring.results import GRADER
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+
+TOP1 = Figure(HIT_RATE, 1)
+"""The default ranking: the methodology's primary figure."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,13 @@ class Leaderboard:
     """Grouped by set (first-seen order of the requested sets), best first inside a set."""
     missing: tuple[tuple[str, str], ...] = ()
     """Requested (set, retriever) pairs without any complete run yet."""
+    rank_by: Figure = TOP1
+    """The figure entries are ranked by inside a set (ties: top-1, then top-3, then the name)."""
+
+    @property
+    def ranking(self) -> str:
+        """What every table and chart title says, so nobody has to guess the order: "ranked by top-1"."""
+        return f"ranked by {self.rank_by.short}"
 
     @property
     def set_identifiers(self) -> list[str]:
@@ -67,26 +78,33 @@ class Leaderboard:
         ranking measures in declaration order."""
         return recorded_figures(self.for_set(set_identifier), headline=True)
 
+    def compared_figures(self, set_identifier: str) -> list[Figure]:
+        """The columns a person compares, narrow enough for a normal window: top-1, top-3, the ranking
+        figure and the headline ranking measures (deeper hit rates, counts and run ids stay in `to_table`)."""
+        return [
+            figure
+            for figure in recorded_figures(self.for_set(set_identifier), headline=True, always=[self.rank_by])
+            if figure.measure is not HIT_RATE or figure.k in (1, 3) or figure == self.rank_by
+        ]
+
     def to_markdown(self) -> str:
         """One ranked table per set, then (with several sets) a retriever-by-set matrix of top-1 / top-3."""
         if not self.entries:
             return "No complete evaluation run yet."
         blocks = []
         for set_identifier in self.set_identifiers:
-            shown = self.figures(set_identifier)
-            header = ["#", "retriever", *[figure.short for figure in shown], "latency ms", "questions", "run"]
+            shown = self.compared_figures(set_identifier)
+            header = ["#", "retriever", *[figure.short for figure in shown], "latency ms"]
             rows = [
                 [
                     str(rank),
-                    f"`{entry.retriever_identifier}`",
+                    f"`{entry.retriever_identifier}`{'' if entry.latest_run_complete else ' (latest run incomplete)'}",
                     *figure_cells(entry.summary, shown),
                     entry.summary.latency_text,
-                    str(entry.summary.question_count),
-                    f"{entry.summary.run_at:%Y-%m-%d %H:%M} UTC{'' if entry.latest_run_complete else ' (latest run incomplete)'}",
                 ]
                 for rank, entry in enumerate(self.for_set(set_identifier), start=1)
             ]
-            blocks.append(f"### `{set_identifier}`\n\n" + _table(header, rows))
+            blocks.append(f"### `{set_identifier}`, {self.ranking}\n\n" + _table(header, rows))
         if len(self.set_identifiers) > 1:
             header = ["retriever", *[f"`{s}` top-1 / top-3" for s in self.set_identifiers]]
             rows = []
@@ -168,8 +186,10 @@ def build_leaderboard(
     set_identifiers: Sequence[str] | None = None,
     retriever_identifiers: Sequence[str] | None = None,
     grader: str = GRADER,
+    rank_by: Figure = TOP1,
 ) -> Leaderboard:
-    """Every pair of the given sets and retrievers (default: every pair the store holds)."""
+    """Every pair of the given sets and retrievers (default: every pair the store holds), best `rank_by`
+    first; a run that did not record `rank_by` ranks last."""
     stored_keys = [key for key in store.keys() if key.grader == grader]
     sets = list(set_identifiers) if set_identifiers is not None else _unique(k.set_identifier for k in stored_keys)
     retrievers = (
@@ -184,9 +204,15 @@ def build_leaderboard(
                 missing.append((set_identifier, retriever_identifier))
             else:
                 found.append(entry)
-        found.sort(key=lambda e: (-e.summary.hit_rate(1), -e.summary.hit_rate(3), e.retriever_identifier))
+        found.sort(key=functools.partial(_rank, rank_by))
         entries.extend(found)
-    return Leaderboard(entries=tuple(entries), missing=tuple(missing))
+    return Leaderboard(entries=tuple(entries), missing=tuple(missing), rank_by=rank_by)
+
+
+def _rank(rank_by: Figure, entry: LeaderboardEntry) -> tuple:
+    value = entry.summary.figure(rank_by.key)
+    summary = entry.summary
+    return (value is None, -(value or 0.0), -summary.hit_rate(1), -summary.hit_rate(3), entry.retriever_identifier)
 
 
 def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None:

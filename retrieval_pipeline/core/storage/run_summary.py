@@ -38,6 +38,8 @@ class RunSummary:
     set_fingerprint: str | None = None
     verdict: str | None = None
     """What the run's check found; None for a run saved without a check."""
+    verdict_sentence: str | None = None
+    """The check's own sentence; None for a run saved without a check or before the sentence was stored."""
     baseline_run_id: str | None = None
     deltas: Mapping[str, float] = field(default_factory=dict)
     """The check's changes by key (`top1`, `top3`), on the questions it compared; empty when not compared."""
@@ -98,6 +100,7 @@ class RunSummary:
             index_version=row["index_version"],
             set_fingerprint=row["set_fingerprint"],
             verdict=row["verdict"],
+            verdict_sentence=row["verdict_sentence"],
             baseline_run_id=row["baseline_run_id"],
             deltas={name: value for name, value in deltas.items() if value is not None},
             schema_version=row["schema_version"],

@@ -98,6 +98,7 @@ def _schemas():
             ("by_hard_class_metrics", group_metrics),
             ("set_fingerprint", pa.string()),
             ("verdict", pa.string()),
+            ("verdict_sentence", pa.string()),
             ("baseline_run_id", pa.string()),
             ("compared_questions", pa.int64()),
             ("top1_delta", pa.float64()),
@@ -175,6 +176,9 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "by_hard_class_metrics": _group_metric_rows(run.metrics_by_hard_class()),
         "set_fingerprint": run.set_fingerprint,
         "verdict": report.verdict.value if report else None,
+        # what the check said, so a reader of the store (the leaderboard's check) quotes it, not a rewording;
+        # an incomplete run's sentence quotes the retriever's error, hence scrubbed
+        "verdict_sentence": scrub(report.summary) if report else None,
         "baseline_run_id": report.baseline_run_id if report else None,
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         "top1_delta": report.top1_delta if compared else None,

@@ -70,13 +70,15 @@ def test_ties_rank_by_top3_then_name_and_sets_keep_their_order(store):
     assert "| `beta` | 50.0% / 100.0% |" in markdown
 
 
-def test_deeper_cutoffs_appear_as_extra_columns(store):
+def test_deeper_cutoffs_stay_in_the_table_not_in_the_markdown_a_person_compares(store):
     questions = (outcome("q1", "1"),)
     store.save(RunResult("demo.set", "deep", questions, run_at=START, cutoffs=(1, 3, 10)))
     board = build_leaderboard(store)
     summary = board.entries[0].summary
     assert [(k, summary.hit_rate(k)) for k in summary.cutoffs] == [(1, 1.0), (3, 1.0), (10, 1.0)]
-    assert "top-10" in board.to_markdown()
+    header = board.to_markdown().splitlines()[2]
+    assert header == "| # | retriever | top-1 | top-3 | mrr@10 | ndcg@10 | latency ms |"
+    assert board.to_table().column("top10_hit_rate").to_pylist() == [1.0]
 
 
 def test_other_graders_histories_stay_off_the_leaderboard(store):

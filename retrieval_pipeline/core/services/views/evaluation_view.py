@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 PAIRED = (*JUDGED, Verdict.INCONCLUSIVE)
 """Verdicts reached by comparing the runs question by question (flips, p-values, slice tests)."""
+FAILING = frozenset({Verdict.REGRESSION, Verdict.INCOMPLETE})
+"""Verdicts that fail a check: a regression, or a run that cannot be compared because questions failed."""
+WARNED = frozenset({Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE})
+"""Verdicts that pass a check, flagged: not comparable, or a drop the set cannot tell from noise."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +106,8 @@ def verdict_view(report: RegressionReport) -> VerdictView:
         baseline_run_id=report.baseline_run_id,
         judged=verdict in JUDGED,
         paired=verdict in PAIRED,
-        passed=verdict not in (Verdict.REGRESSION, Verdict.INCOMPLETE),
-        warned=verdict in (Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE),
+        passed=verdict not in FAILING,
+        warned=verdict in WARNED,
         is_regression=report.is_regression,
         is_inconclusive=report.is_inconclusive,
     )

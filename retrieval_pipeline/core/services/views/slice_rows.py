@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.formatting import as_written, p_value
 from retrieval_pipeline.core.scoring import measures
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, RATE, Figure
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
 from retrieval_pipeline.core.scoring.slice_tests import OVERALL, SliceTest
 
 
@@ -31,12 +31,6 @@ class SliceRow:
     @property
     def delta_text(self) -> str:
         return self.figure.change_text(self.test.delta)
-
-    @property
-    def delta_points(self) -> float:
-        """The change in percentage points to two decimals (a rate) or the score change to four, where a
-        number (not a text) is shown."""
-        return round(self.test.delta * 100, 2) if self.figure.measure.scale == RATE else round(self.test.delta, 4)
 
     @property
     def test_name(self) -> str:
