@@ -24,7 +24,6 @@ from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, 
 from retrieval_pipeline.retrievers.exact_search import top_positions
 from retrieval_pipeline.retrievers.query_encoder import (
     QueryEncoderParams,
-    checked_callable,
     checked_encoder,
     opened_encoder,
     refused,
@@ -68,12 +67,10 @@ class DenseRetriever:
             error = EncoderConfigError("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
             raise refused(error, identifier, context)
         encoding = checked_encoder(settings, identifier, context)
-        if encoding is None:
-            if settings.chunking is not None:
-                error = EncoderConfigError("chunking", "chunking sizes chunks in a local model's tokens: give model, not encoder")
-                raise refused(error, identifier, context)
-            checked_callable(settings, identifier, context)
-        elif settings.chunking is not None:
+        if encoding is None and settings.chunking is not None:
+            error = EncoderConfigError("chunking", "chunking sizes chunks in a local model's tokens: give model, not encoder")
+            raise refused(error, identifier, context)
+        if settings.chunking is not None:
             try:
                 _chunk_tokenizer(settings, encoding)
             except EncoderConfigError as error:

@@ -18,8 +18,8 @@ from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.encoders import Encoder
 from retrieval_pipeline.retrievers.pgvector_params import OPERATORS, PgvectorParams, connection_settings
-from retrieval_pipeline.retrievers.query_encoder import checked_callable, checked_encoder, opened_encoder
-from retrieval_pipeline.retrievers.vector_store import StoreFault, StoreUnreachable, query_vector, require_modules
+from retrieval_pipeline.retrievers.query_encoder import checked_encoder
+from retrieval_pipeline.retrievers.vector_store import StoreFault, StoreUnreachable, query_vector, require_modules, store_encoder
 
 MODULES = ("psycopg", "pgvector")
 
@@ -47,15 +47,13 @@ class PgvectorRetriever:
         if not (settings.dsn or settings.host or settings.dbname):
             raise context.invalid(identifier, "give dsn, or the connection's parts (host, port, dbname, user)", "dsn")
         checked_encoder(settings, identifier, context)
-        checked_callable(settings, identifier, context)
         return settings
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> PgvectorRetriever:
         settings = cls.check_config(identifier, params, context)
-        connect = connection_settings(settings, identifier, context)
-        encoder = opened_encoder(settings, checked_encoder(settings, identifier, context), identifier, context)
-        retriever = cls(identifier, settings, encoder, connect)
+        encoder = store_encoder(settings, identifier, context)
+        retriever = cls(identifier, settings, encoder, connection_settings(settings, identifier, context))
         retriever._columns_checked(context)
         return retriever
 

@@ -46,7 +46,8 @@ class QueryEncoderParams(RetrieverParams):
 def checked_encoder(
     settings: QueryEncoderParams, identifier: str, context: BuildContext, within: str = ""
 ) -> EncoderSettings | None:
-    """The local model's settings with nothing loaded (None when `encoder` names the model); `within` is
+    """The local model's settings with nothing loaded (None when `encoder` names the model, an encoder
+    function imported); `within` is
     the key the settings sit under (`query_encoder.` on the http kind), so a refusal names the right field."""
     try:
         if (settings.model is None) == (settings.encoder is None):
@@ -57,6 +58,8 @@ def checked_encoder(
             local_only = [name for name in LOCAL_MODEL_ONLY if name in settings.model_fields_set]
             if local_only:
                 raise EncoderConfigError(local_only[0], f"{local_only[0]} applies to a local model, not to an encoder")
+            if isinstance(settings.encoder, CallableEncoderParams):  # a function that cannot be imported is refused now
+                settings.encoder.resolve(partial(_invalid_within, context, identifier, within))
             return None
         local = located(settings.model, "model", context)
         return encoder_settings(
@@ -80,12 +83,6 @@ def opened_encoder(
         return open_encoder(encoding)
     except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
         raise refused(error, identifier, context, within) from None
-
-
-def checked_callable(settings: QueryEncoderParams, identifier: str, context: BuildContext, within: str = "") -> None:
-    """An encoder function that cannot be imported is refused when the configuration is checked."""
-    if isinstance(settings.encoder, CallableEncoderParams):
-        settings.encoder.resolve(partial(_invalid_within, context, identifier, within))
 
 
 def refused(error: EncoderConfigError, identifier: str, context: BuildContext, within: str = "") -> InvalidInputError:

@@ -17,7 +17,7 @@ from retrieval_pipeline.core.base import secrets
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.query_encoder import QueryEncoderParams
+from retrieval_pipeline.retrievers.query_encoder import QueryEncoderParams, checked_encoder, opened_encoder
 
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_$]*$"
 
@@ -60,3 +60,8 @@ def require_modules(modules: Sequence[str], extra: str, identifier: str, context
 def query_vector(encoder: Encoder, params: QueryEncoderParams, question: str):
     """The question's vector, prefixed as the configuration says (documents get their own prefix when embedded)."""
     return encoder.encode([params.query_prefix + question])[0]
+
+
+def store_encoder(params: QueryEncoderParams, identifier: str, context: BuildContext) -> Encoder:
+    """The question encoder a store kind embeds with, opened as the `dense` kind opens it."""
+    return opened_encoder(params, checked_encoder(params, identifier, context), identifier, context)
