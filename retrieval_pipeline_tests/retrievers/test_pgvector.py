@@ -137,3 +137,46 @@ def test_a_store_gone_away_mid_run_is_an_unreachable_service_the_runner_counts(t
     store.close()
     with pytest.raises(StoreUnreachable, match="cannot connect to PostgreSQL for table chunks"):
         store.retrieve(QUESTIONS[0], 3)
+
+
+def test_a_password_from_the_environment_authenticates_and_a_wrong_one_fails_without_being_shown(
+    pgvector_server, table, minilm, context, monkeypatch
+):
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    with psycopg.connect(pgvector_server.get_uri(), autocommit=True) as connection:
+        if connection.execute("SELECT 1 FROM pg_roles WHERE rolname = 'evaluator'").fetchone() is None:
+            connection.execute(f"CREATE ROLE evaluator LOGIN PASSWORD '{PASSWORD}'")
+        connection.execute("GRANT SELECT ON chunks TO evaluator")
+        hba = pgvector_server.pgdata / "pg_hba.conf"
+        if "evaluator" not in hba.read_text():
+            hba.write_text("local all evaluator scram-sha-256\n" + hba.read_text())
+            connection.execute("SELECT pg_reload_conf()")
+    socket_dir = conninfo_to_dict(pgvector_server.get_uri())["host"]
+    params = {"host": socket_dir, "dbname": "postgres", "user": "evaluator", "password": {"env": PASSWORD_VAR}}
+    password_required(socket_dir)
+    monkeypatch.setenv(PASSWORD_VAR, PASSWORD)
+    store = build(context, None, minilm, **params)
+    assert len(store.retrieve(QUESTIONS[0], 3)) == 3
+    store.close()
+    monkeypatch.setenv(PASSWORD_VAR, PASSWORD + "-wrong")
+    with pytest.raises(InvalidInputError, match='password authentication failed for user "evaluator"') as refused:
+        build(context, None, minilm, **params)
+    assert PASSWORD not in str(refused.value)
+
+
+def password_required(socket_dir: str) -> None:
+    """The server rereads pg_hba.conf a moment after being told to: wait until a wrong password is refused."""
+    import time
+
+    import psycopg
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            psycopg.connect(host=socket_dir, dbname="postgres", user="evaluator", password="not-it").close()
+        except psycopg.OperationalError:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the server still lets evaluator in without its password")

