@@ -170,9 +170,12 @@ class QdrantRetriever:
 
 
 def _filter(params: QdrantParams):
+    """The client's own model checks the filter; the client is imported only when there is one."""
+    if params.filter is None:
+        return None
     from qdrant_client import models
 
-    return None if params.filter is None else models.Filter.model_validate(params.filter)
+    return models.Filter.model_validate(params.filter)
 
 
 def _client(params: QdrantParams, identifier: str, context: BuildContext):

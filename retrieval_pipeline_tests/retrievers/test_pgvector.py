@@ -13,7 +13,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.dense import DenseRetriever
 from retrieval_pipeline.retrievers.pgvector import PgvectorRetriever
-from retrieval_pipeline.retrievers.vector_store import StoreUnreachable
+from retrieval_pipeline.retrievers.vector_store import StoreFault, StoreUnreachable
 
 CORPUS_DOCUMENTS = 80
 PASSWORD = "pg-secret-5b1e9d0c"
@@ -180,3 +180,15 @@ def password_required(socket_dir: str) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("the server still lets evaluator in without its password")
+
+
+def test_vectors_of_another_model_fail_the_question_naming_the_table_and_column(pgvector_dsn, minilm, context):
+    import numpy as np
+
+    load_table(pgvector_dsn, "chunks", ["d1"], np.ones((1, 3), dtype=np.float32))
+    store = build(context, pgvector_dsn, minilm)
+    with pytest.raises(
+        StoreFault, match=r"table chunks \(id_column doc_id, vector_column embedding\): .*different vector dimensions"
+    ):
+        store.retrieve(QUESTIONS[0], 3)
+    store.close()
