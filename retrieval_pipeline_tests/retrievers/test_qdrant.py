@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_params
+from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_params, load_collection
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
@@ -20,36 +20,13 @@ API_KEY = "qd-key-71c0a9e4b2"
 API_KEY_VAR = "RETRIEVAL_EVAL_TEST_QDRANT_KEY"
 
 pytestmark = pytest.mark.slow
-qdrant_client = pytest.importorskip("qdrant_client", reason="needs pip install 'retrieval-pipeline[qdrant]'")
+pytest.importorskip("qdrant_client", reason="needs pip install 'retrieval-pipeline[qdrant]'")
 
 
 @pytest.fixture(autouse=True)
 def closed_clients():
     yield
     qdrant.close_local_clients()
-
-
-def load_collection(folder: Path, name: str, ids: list[str], vectors, alias: str | None = None) -> None:
-    """The collection created anew: integer point ids, the document id in the payload, cosine distance."""
-    from qdrant_client import models
-
-    qdrant.close_local_clients()  # a local folder opens once per process
-    client = qdrant_client.QdrantClient(path=str(folder))
-    try:
-        if client.collection_exists(name):
-            client.delete_collection(name)
-        client.create_collection(name, vectors_config=models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE))
-        points = [
-            models.PointStruct(id=n, vector=vector.tolist(), payload={"doc_id": i, "tenant": "acme" if n % 2 else "other"})
-            for n, (i, vector) in enumerate(zip(ids, vectors))
-        ]
-        client.upsert(name, points)
-        if alias is not None:
-            client.update_collection_aliases(
-                [models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=name, alias_name=alias))]
-            )
-    finally:
-        client.close()
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from dagster import DagsterInstance, build_sensor_context
-from test_qdrant import load_collection
-from vector_stores import QUESTIONS, document_vectors, encoder_params, load_table
+from vector_stores import QUESTIONS, document_vectors, encoder_params, load_collection, load_table
 
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
@@ -22,6 +21,7 @@ SET = "stores.small"
 
 # Dagster 1.13 itself tags multi-partition runs `dagster/partition/<dimension>` and warns about such keys.
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:Non-compliant tag keys:DeprecationWarning")]
+pytest.importorskip("qdrant_client", reason="needs pip install 'retrieval-pipeline[qdrant]'")
 
 
 @pytest.fixture

