@@ -12,51 +12,33 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
 from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
-from retrieval_pipeline.retrievers.encoders import (
-    Encoder,
-    EncoderConfigError,
-    EncoderSettings,
-    Pooling,
-    checksum_of,
-    encoder_settings,
-    open_encoder,
-)
-from retrieval_pipeline.retrievers.encoders.callable import CallableEncoderParams
-from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
+from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
 from retrieval_pipeline.retrievers.exact_search import top_positions
-from retrieval_pipeline.retrievers.package_files import PackageFile
+from retrieval_pipeline.retrievers.query_encoder import (
+    QueryEncoderParams,
+    checked_encoder,
+    opened_encoder,
+    refused,
+)
 from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_vectors
 
 
-class DenseParams(RetrieverParams):
+class DenseParams(QueryEncoderParams):
     corpus: str
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
-    model: str | PackageFile | None = None
-    encoder: OpenAIEncoderParams | CallableEncoderParams | None = Field(None, discriminator="kind")
-    tokenizer: str | PackageFile | None = None
-    runtime: Literal["auto", "onnx", "sentence-transformers"] = "auto"
-    output: int | str | None = None
-    max_length: int = Field(256, ge=1, le=8192)
-    pooling: Pooling = "mean"
-    normalize: bool = True
-    query_prefix: str = ""
     document_prefix: str = ""
-    batch_size: int = Field(32, ge=1, le=4096)
     chunk_separator: str | None = Field(None, min_length=1)
     chunking: Chunking | None = None  # size and overlap in tokens of the model's tokenizer
 
 
-LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling")
 _VECTORS: dict[str, DocumentVectors] = {}
 _LOCK = threading.Lock()
 
@@ -83,50 +65,23 @@ class DenseRetriever:
         settings = DenseParams.parse(identifier, params, context)
         if not context.resolve(settings.corpus).is_file():
             error = EncoderConfigError("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
-            raise _refused(error, identifier, context)
-        if (settings.model is None) == (settings.encoder is None):
-            error = EncoderConfigError(
-                "encoder", "give exactly one of model (a local model) and encoder (an endpoint or a function)"
-            )
-            raise _refused(error, identifier, context)
-        if settings.encoder is not None:
-            local_only = [name for name in LOCAL_MODEL_ONLY if name in settings.model_fields_set]
-            if local_only:
-                error = EncoderConfigError(local_only[0], f"{local_only[0]} applies to a local model, not to an encoder")
-                raise _refused(error, identifier, context)
-            if settings.chunking is not None:
-                error = EncoderConfigError("chunking", "chunking sizes chunks in a local model's tokens: give model, not encoder")
-                raise _refused(error, identifier, context)
-            if isinstance(settings.encoder, CallableEncoderParams):
-                settings.encoder.resolve(partial(context.invalid, identifier))
-            return settings, None
-        try:
-            local = _located(settings.model, "model", context)
-            encoding = encoder_settings(
-                local if local.exists() else settings.model,
-                _located(settings.tokenizer, "tokenizer", context) if settings.tokenizer else None,
-                settings.runtime,
-                **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
-            )
-            if settings.chunking is not None:
+            raise refused(error, identifier, context)
+        encoding = checked_encoder(settings, identifier, context)
+        if encoding is None and settings.chunking is not None:
+            error = EncoderConfigError("chunking", "chunking sizes chunks in a local model's tokens: give model, not encoder")
+            raise refused(error, identifier, context)
+        if settings.chunking is not None:
+            try:
                 _chunk_tokenizer(settings, encoding)
-        except EncoderConfigError as error:
-            raise _refused(error, identifier, context) from None
+            except EncoderConfigError as error:
+                raise refused(error, identifier, context) from None
         return settings, encoding
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
         settings, encoding = cls.check_config(identifier, params, context)
         corpus = context.resolve(settings.corpus)
-        if encoding is None:
-            encoder = settings.encoder.open(
-                identifier, settings.normalize, settings.batch_size, partial(context.invalid, identifier)
-            )
-        else:
-            try:
-                encoder = open_encoder(encoding)
-            except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
-                raise _refused(error, identifier, context) from None
+        encoder = opened_encoder(settings, encoding, identifier, context)
         # The query prefix is left out: it changes no document vector; no chunking keeps the keys it had before.
         recipe = settings.model_dump(include={"fields", "document_prefix", *(["chunking"] if settings.chunking else [])})
         key = checksum_of([corpus], vectors=encoder.fingerprint, **recipe)
@@ -181,20 +136,6 @@ class DenseRetriever:
         if separator is not None:
             rankings = [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
         return rankings if self.params.chunking is None else [best_documents(row, limit) for row in rankings]
-
-
-def _refused(error: EncoderConfigError, identifier: str, context: BuildContext) -> InvalidInputError:
-    return InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field=error.field)
-
-
-def _located(value: str | PackageFile, field: str, context: BuildContext) -> Path:
-    """A path relative to the configuration, or a file of an installed package (see package_files)."""
-    if isinstance(value, str):
-        return context.resolve(value)
-    try:
-        return value.locate()
-    except FileNotFoundError as error:
-        raise EncoderConfigError(field, str(error)) from None
 
 
 def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:

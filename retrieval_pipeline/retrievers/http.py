@@ -14,35 +14,47 @@ from functools import partial
 from typing import Any
 
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
+from retrieval_pipeline.retrievers.body_template import HttpSearchParams, checked_template, filled
+from retrieval_pipeline.retrievers.encoders import Encoder
 from retrieval_pipeline.retrievers.http_client import JsonService, at_path
-from retrieval_pipeline.retrievers.http_params import HttpParams, resolved_headers
+from retrieval_pipeline.retrievers.http_params import resolved_headers
+from retrieval_pipeline.retrievers.query_encoder import opened_encoder
+from retrieval_pipeline.retrievers.vector_store import query_vector
 
 
 class HttpRetriever:
     """One request per question; `concurrency` tells the runner how many questions to ask at once."""
 
-    def __init__(self, identifier: str, params: HttpParams, headers: Mapping[str, str]):
+    def __init__(self, identifier: str, params: HttpSearchParams, headers: Mapping[str, str], encoder: Encoder | None = None):
         self.identifier = identifier
         self.concurrency = params.concurrency
         self.fail_fast_after = params.fail_fast_after
         self._params = params
         self._service = JsonService(identifier, params, headers)
+        self._encoder = encoder
 
     @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpParams:
-        parsed = HttpParams.parse(identifier, params, context)
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpSearchParams:
+        parsed = HttpSearchParams.parse(identifier, params, context)
         invalid = partial(context.invalid, identifier)
         if parsed.method == "GET" and parsed.extra_body is not None:
             raise invalid("a GET request has no body; use extra_params", "extra_body")
         if (parsed.version_url is None) != (parsed.version_path is None):
             raise invalid("version_url and version_path go together", "version_path")
+        checked_template(parsed, identifier, context)
         return parsed
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
         parsed = cls.check_config(identifier, params, context)
         kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
-        return kind(identifier, parsed, resolved_headers(parsed, partial(context.invalid, identifier)))
+        headers = resolved_headers(parsed, partial(context.invalid, identifier))
+        if parsed.query_encoder is None:
+            return kind(identifier, parsed, headers)
+        encoding = checked_template(parsed, identifier, context)
+        return kind(
+            identifier, parsed, headers, opened_encoder(parsed.query_encoder, encoding, identifier, context, "query_encoder.")
+        )
 
     def __repr__(self) -> str:
         params, names = self._params, ", ".join(self._params.headers)
@@ -53,7 +65,11 @@ class HttpRetriever:
         fields: dict[str, Any] = {params.question_field: question}
         if params.limit_field is not None:
             fields[params.limit_field] = limit
-        if params.method == "GET":
+        if params.body_template is not None:
+            vector = None if self._encoder is None else query_vector(self._encoder, params.query_encoder, question).tolist()
+            body = filled(params.body_template, question, limit, vector)
+            document = self._service.request_json("POST", params.url, query=params.extra_params, body=body)
+        elif params.method == "GET":
             document = self._service.request_json("GET", params.url, query={**(params.extra_params or {}), **fields})
         else:
             body = {**(params.extra_body or {}), **fields}

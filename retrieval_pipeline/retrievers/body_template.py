@@ -1,0 +1,109 @@
+"""A search engine's own request body with the question put in: `{question}`, `{limit}` and `{vector}`
+anywhere in nested JSON (an Elasticsearch or OpenSearch `_search` query, a Vespa YQL request, a Weaviate
+GraphQL query), so an engine is measured by its real request shape with no service in front of it.
+
+Placeholders are recognised only in string values, never in keys, and only as these exact tokens
+(other braces, like YQL's `{targetHits: 10}`, stay as written):
+
+- a string that is exactly `"{question}"` becomes the question, `"{limit}"` the number of hits wanted
+  (a JSON number), `"{vector}"` the question's embedding (a JSON array of numbers);
+- inside a longer string, `{question}` is inserted escaped as the content of a JSON string (`"` as `\\"`,
+  `\\` as `\\\\`, control characters as `\\n`, `\\u0001`), so a question stays one string literal of a
+  query embedded in the string (GraphQL and YQL share JSON's escapes); `{limit}` is inserted as digits;
+  `{vector}` is refused there.
+
+The body is then sent as JSON, so every value is escaped once more as JSON requires.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.retrievers.encoders import EncoderSettings
+from retrieval_pipeline.retrievers.http_params import HttpParams
+from retrieval_pipeline.retrievers.query_encoder import QueryEncoderParams, checked_encoder
+
+PLACEHOLDERS = ("{question}", "{limit}", "{vector}")
+WHOLE_ONLY = "{vector}"
+_EMBEDDED = re.compile(r"\{question\}|\{limit\}")
+
+
+def placeholders_in(template: Any) -> set[str]:
+    """Every placeholder the template holds, whole or inside a string."""
+    if isinstance(template, dict):
+        return set().union(*(placeholders_in(value) for value in template.values()))
+    if isinstance(template, list):
+        return set().union(*(placeholders_in(value) for value in template))
+    if isinstance(template, str):
+        return {token for token in PLACEHOLDERS if token in template}
+    return set()
+
+
+def embedded_vector_path(template: Any, path: str = "") -> str | None:
+    """Where `{vector}` sits inside a longer string (where it cannot be filled), if anywhere."""
+    if isinstance(template, dict):
+        items: Sequence[tuple[str, Any]] = [(f"{path}.{key}" if path else str(key), value) for key, value in template.items()]
+    elif isinstance(template, list):
+        items = [(f"{path}[{index}]", value) for index, value in enumerate(template)]
+    else:
+        return path if isinstance(template, str) and WHOLE_ONLY in template and template != WHOLE_ONLY else None
+    return next((found for key, value in items if (found := embedded_vector_path(value, key)) is not None), None)
+
+
+def filled(template: Any, question: str, limit: int, vector: Sequence[float] | None = None) -> Any:
+    """A new body: the template with its placeholders replaced, the template itself untouched."""
+    if isinstance(template, dict):
+        return {key: filled(value, question, limit, vector) for key, value in template.items()}
+    if isinstance(template, list):
+        return [filled(value, question, limit, vector) for value in template]
+    if not isinstance(template, str):
+        return template
+    whole = {"{question}": question, "{limit}": limit, "{vector}": vector}
+    if template in whole:
+        return whole[template]
+    escaped = json.dumps(question, ensure_ascii=False)[1:-1]
+    # One pass, so a question that itself says "{limit}" is left as the user typed it.
+    return _EMBEDDED.sub(lambda match: escaped if match.group() == "{question}" else str(limit), template)
+
+
+class HttpSearchParams(HttpParams):
+    """The http kind's parameters: `body_template` replaces the body built from `question_field` and
+    `limit_field`; `query_encoder` (the `dense` kind's encoder settings) embeds the question for `{vector}`."""
+
+    body_template: dict[str, Any] | list[Any] | None = None
+    query_encoder: QueryEncoderParams | None = None
+
+
+def checked_template(params: HttpSearchParams, identifier: str, context: BuildContext) -> EncoderSettings | None:
+    """What the template cannot do, refused before any request: the local encoder settings when `{vector}` is used."""
+
+    def invalid(message: str, field: str = "body_template") -> InvalidInputError:
+        return context.invalid(identifier, message, field)
+
+    if params.body_template is None:
+        if params.query_encoder is not None:
+            raise invalid("query_encoder embeds the question for a body_template's {vector}: give body_template", "query_encoder")
+        return None
+    if params.method == "GET":
+        raise invalid("body_template is a POST body; a GET request has none", "method")
+    replaced = [name for name in ("extra_body", "question_field", "limit_field") if name in params.model_fields_set]
+    if replaced:
+        raise invalid(f"body_template replaces {replaced[0]}: put that into the template", replaced[0])
+    found = placeholders_in(params.body_template)
+    if not found & {"{question}", "{vector}"}:
+        raise invalid("body_template has neither {question} nor {vector}: every question would send the same body")
+    embedded = embedded_vector_path(params.body_template)
+    if embedded is not None:
+        raise invalid(f'{{vector}} must be a whole value ("{{vector}}"), not inside the string at {embedded}')
+    if ("{vector}" in found) != (params.query_encoder is not None):
+        raise invalid(
+            "{vector} and query_encoder go together: the vector is the question embedded by query_encoder", "query_encoder"
+        )
+    if params.query_encoder is None:
+        return None
+    return checked_encoder(params.query_encoder, identifier, context, within="query_encoder.")

@@ -1,0 +1,98 @@
+"""kind: qdrant against qdrant-client's local mode (the client's real API, in process), holding the
+vectors the `dense` kind's model gives the demo corpus's first documents."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_params, load_collection
+
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.retrievers import qdrant
+from retrieval_pipeline.retrievers.dense import DenseRetriever
+from retrieval_pipeline.retrievers.qdrant import QdrantRetriever
+
+CORPUS_DOCUMENTS = 80
+API_KEY = "qd-key-71c0a9e4b2"
+API_KEY_VAR = "RETRIEVAL_EVAL_TEST_QDRANT_KEY"
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("qdrant_client", reason="needs pip install 'retrieval-pipeline[qdrant]'")
+
+
+@pytest.fixture(autouse=True)
+def closed_clients():
+    yield
+    qdrant.close_local_clients()
+
+
+@pytest.fixture
+def local(tmp_path, corpus, minilm) -> Path:
+    ids, vectors = document_vectors(corpus, minilm)
+    folder = tmp_path / "qdrant"
+    load_collection(folder, "docs", ids, vectors)
+    return folder
+
+
+def settings(folder: Path, minilm, **params) -> dict:
+    return {"path": str(folder), "collection": "docs", "id_payload_field": "doc_id", **encoder_params(minilm), **params}
+
+
+def test_the_top_3_per_question_equals_the_dense_kind_on_the_same_corpus_and_model(local, corpus, minilm, context):
+    dense = DenseRetriever.from_config("dense", {"corpus": corpus.name, **encoder_params(minilm)}, context)
+    store = QdrantRetriever.from_config("qd", settings(local, minilm), context)
+    assert [store.retrieve(question, 3) for question in QUESTIONS] == dense.retrieve_batch(QUESTIONS, 3)
+    assert store.concurrency == 1
+
+
+def test_the_filter_applies_to_every_search_and_to_the_corpus_the_label_audit_reads(local, corpus, minilm, context):
+    acme = {"must": [{"key": "tenant", "match": {"value": "acme"}}]}
+    store = QdrantRetriever.from_config("qd", settings(local, minilm, filter=acme), context)
+    wanted = set(corpus_ids(corpus)[1::2])
+    assert all(set(store.retrieve(question, 10)) <= wanted for question in QUESTIONS)
+    assert QdrantRetriever.corpus_document_ids("qd", settings(local, minilm, filter=acme), context) == wanted
+    assert QdrantRetriever.corpus_document_ids("qd", settings(local, minilm), context) == frozenset(corpus_ids(corpus))
+
+
+def test_a_changed_collection_or_a_switched_alias_reports_a_new_index_version(local, corpus, minilm, context):
+    ids, vectors = document_vectors(corpus, minilm)
+    first = QdrantRetriever.from_config("qd", settings(local, minilm), context).index_version()
+    assert QdrantRetriever.from_config("qd", settings(local, minilm), context).index_version() == first
+    load_collection(local, "docs", ids[:-1], vectors[:-1])
+    assert QdrantRetriever.from_config("qd", settings(local, minilm), context).index_version() != first
+    load_collection(local, "docs_v2", ids, vectors, alias="live")
+    switched = QdrantRetriever.from_config("qd", settings(local, minilm, collection="live"), context).index_version()
+    assert switched.startswith("docs_v2, 80 points")
+
+
+def test_a_missing_collection_or_payload_field_names_it(local, minilm, context):
+    with pytest.raises(InvalidInputError, match="collection nope: Collection nope not found"):
+        QdrantRetriever.from_config("qd", settings(local, minilm, collection="nope"), context)
+    store = QdrantRetriever.from_config("qd", settings(local, minilm, id_payload_field="document"), context)
+    with pytest.raises(qdrant.StoreFault, match="collection docs, point .* has no document id at payload field 'document'"):
+        store.retrieve(QUESTIONS[0], 3)
+
+
+def test_check_config_connects_nowhere_and_refuses_a_bad_filter_or_place(tmp_path, minilm, context):
+    server = {"url": "http://192.0.2.1:6333", "collection": "docs", "id_payload_field": "doc_id", **encoder_params(minilm)}
+    assert QdrantRetriever.check_config("qd", server, context).url == server["url"]
+    with pytest.raises(InvalidInputError, match="not a Qdrant filter"):
+        QdrantRetriever.check_config("qd", {**server, "filter": {"must": "tenant"}}, context)
+    with pytest.raises(InvalidInputError, match="exactly one of url .* and path"):
+        QdrantRetriever.check_config("qd", {**server, "path": str(tmp_path)}, context)
+
+
+def test_the_api_key_comes_from_the_environment_and_no_error_shows_it(monkeypatch, minilm, context: BuildContext):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    params = {"url": f"http://127.0.0.1:{port}", "collection": "docs", "id_payload_field": "doc_id", **encoder_params(minilm)}
+    with pytest.raises(InvalidInputError, match=f"{API_KEY_VAR} is not set"):
+        QdrantRetriever.from_config("qd", {**params, "api_key": {"env": API_KEY_VAR}}, context)
+    monkeypatch.setenv(API_KEY_VAR, API_KEY)
+    with pytest.raises(InvalidInputError, match="cannot reach Qdrant for collection docs") as unreachable:
+        QdrantRetriever.from_config("qd", {**params, "api_key": {"env": API_KEY_VAR}, "timeout_seconds": 2}, context)
+    assert API_KEY not in str(unreachable.value) and "retrievers.qd" in str(unreachable.value)
