@@ -123,10 +123,13 @@ def command_process() -> Iterator[None]:
 def main() -> None:
     """Measure retrieval quality: golden question sets, top-1/top-3 document hit rates, history, regressions.
 
-    The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else
-    the embedded demo (set demo.cranfield over the public Cranfield abstracts).
+    The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else a
+    retrieval-eval.yaml in the current folder or the nearest parent, else the embedded demo (set
+    demo.cranfield over the public Cranfield abstracts); any but --config is named on stderr.
 
     Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set,
     retriever or run (accept refuses an incomplete run too), or a regression with --fail-on-regression; 2 usage error or invalid input (files,
-    configuration, tolerances, unreachable store); 3 incomplete run (retriever errors); 4 internal error.
+    configuration, tolerances, unreachable or unwritable store; list: a retriever with a problem); 3 incomplete
+    run (retriever errors); 4 internal error; 130 interrupted (Ctrl-C): nothing half-written, one line says what
+    was finished.
     """

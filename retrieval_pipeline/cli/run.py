@@ -96,6 +96,7 @@ def run(
     )
     store = open_store(store_uri, config)
     question_set = config.question_set(set_identifier)
+    store.check_writable()  # before the retriever is built: its index may take long, and its run longer
     # Anything a retriever prints goes to stderr: stdout holds the report, or exactly one JSON object.
     with redirect_stdout(sys.stderr):
         with status(f"Preparing retriever {retriever_identifier}…") as progress:

@@ -85,15 +85,17 @@ def run_nightly(
     workspace file; `instance` defaults to the local one (see the module doc). `demo` names a shipped
     demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`."""
     from dagster import DagsterInstance
-    from rich.console import Console
 
+    from retrieval_pipeline.cli.common import stdout_console
+    from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
     from retrieval_pipeline.reports.chart_worker import shared_drawer
 
-    console = console or Console()
+    console = console or stdout_console()
     config_path = DEMOS[demo].config_path() if demo else config_path
     defs = build_definitions(config_path, store_uri)  # invalid configuration: raised before anything runs
     project = defs.resources["project"]
+    ResultStore(project.resolved_store_uri).check_writable()  # before anything is built, asked or launched
     home = None
     if instance is None:
         home, seeded_from = prepare_dagster_home(cwd)

@@ -34,7 +34,8 @@ def evaluate_and_record(
     progress: Progress | None = None,
 ) -> Evaluation:
     """The baseline (the run `settings` pins, else the one its policy picks) is read before the run is
-    saved, so a run never compares with itself, and an unknown pinned run fails before any work. The
+    saved, so a run never compares with itself, and an unknown pinned run or a store that cannot be written
+    fails before any work. The
     verdict is saved with the run: under the `accepted` policy it decides whether the run can be the next
     baseline.
 
@@ -43,6 +44,7 @@ def evaluate_and_record(
     show.
     """
     refuse_unmeasurable_tolerances(settings, retriever)
+    store.check_writable()
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, settings.baseline_policy, settings.baseline_run_id)
     window = settings.unstable_window

@@ -48,6 +48,7 @@ from retrieval_pipeline.core.storage.store_files import (
     file_system,
     footer_problem,
     foreign_reason,
+    probe_writable,
     read_table,
     run_file,
     summary_row,
@@ -100,6 +101,11 @@ class ResultStore:
             discard(self.fs, questions)
             raise
         return stored
+
+    def check_writable(self) -> None:
+        """A StoreError unless a run could be saved here now: asked before any retriever is built or asked,
+        because an evaluation whose save then fails has thrown its work away (an hour, on a slow service)."""
+        probe_writable(self.fs, self._local, self._root, self.uri)
 
     def save_acceptance(self, key: HistoryKey, name: str, table) -> None:
         """A new file each time, never a rewrite: acceptances are an append-only record."""
