@@ -34,8 +34,11 @@ from pathlib import Path
 
 import click
 
+from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
 from retrieval_pipeline.core.base.formatting import percent_or_blank
+from retrieval_pipeline.core.scoring.results import utc_now
 from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
+from retrieval_pipeline.dagster_layer.interruption import raise_if_interrupted, settle
 from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, print_results
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
@@ -51,7 +54,13 @@ concurrency:
   runs:
     max_concurrent_runs: 2
 """
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+LAUNCHED_INTERRUPTED = (
+    "interrupted (Ctrl-C): stopped waiting; the runs already submitted go on on the instance's workers, each "
+    "recording its own partition (see the Dagster UI)"
+)
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""Each failure is one line here (its message); Dagster's own console log would add its traceback, which
+the run's event log keeps for the UI."""
 
 
 def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
@@ -108,9 +117,9 @@ def run_nightly(
     console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
     if demo and launch is None:
         build_dense_retrievers(project.config, console)
+    keys, started = _partition_keys(defs), utc_now()
     try:
         if launch is None:
-            keys = _partition_keys(defs)
             # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
             with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1):
                 _run_all(defs, _in_process(defs, instance, project), report, console)
@@ -118,9 +127,15 @@ def run_nightly(
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
             with run_submitter(instance, launch, defs, console) as submitter:
-                submitter.check_partitions(_partition_keys(defs))
+                submitter.check_partitions(keys)
                 console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
                 _run_all(defs, submitter, report, console)
+    except KeyboardInterrupt:
+        if launch is not None:
+            raise CommandError(LAUNCHED_INTERRUPTED, EXIT_INTERRUPTED) from None
+        pairs = [(s, r) for s in keys["golden_question_set"] for r in keys["retriever_config"]]
+        settled = settle(instance, ResultStore(project.resolved_store_uri), pairs, started)
+        raise CommandError(settled.sentence(), EXIT_INTERRUPTED) from None
     finally:
         if home is not None:
             instance.dispose()
@@ -204,6 +219,7 @@ def _execute(defs, instance, job_name: str, partition_keys: list) -> list[Partit
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
     )
+    raise_if_interrupted(result.all_events)
     return outcomes_from_events(job_name, partition_keys, result.success, result.all_events)
 
 

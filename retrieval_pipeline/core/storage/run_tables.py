@@ -192,6 +192,22 @@ def summary_table(run: RunResult, report: RegressionReport | None = None, tolera
     return from_rows([row], _schemas()[0])
 
 
+def incomplete_summary(summary, reason: str):
+    """A complete run's summary marked incomplete, its verdict `incomplete` with `reason` for sentence."""
+    import pyarrow as pa
+
+    marks = (
+        ("complete", False, pa.bool_()),
+        ("verdict", Verdict.INCOMPLETE.value, pa.string()),
+        ("verdict_summary", reason, pa.string()),
+    )
+    for name, value, kind in marks:
+        column = pa.array([value], kind)
+        index = summary.schema.get_field_index(name)
+        summary = summary.set_column(index, name, column) if index >= 0 else summary.append_column(name, column)
+    return summary
+
+
 def recorded_tolerances(row: dict) -> Tolerances | None:
     """The tolerances a stored run was judged with; None for a run saved without them (before they were
     recorded, or outside an evaluation)."""

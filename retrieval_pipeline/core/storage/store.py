@@ -29,6 +29,7 @@ from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.run_tables import (
+    incomplete_summary,
     question_set_table,
     question_table,
     run_from_tables,
@@ -98,10 +99,19 @@ class ResultStore:
         self._write(questions, question_table(run))
         try:
             self._write(summary, summary_table(run, report, tolerances))
-        except StoreError:
+        except BaseException:  # a full disk, or an interrupt (Ctrl-C) between the two files
             discard(self.fs, questions)
             raise
         return stored
+
+    def mark_incomplete(self, stored: StoredRun, reason: str) -> StoredRun:
+        """The complete run `stored` kept for inspection as incomplete, never again a baseline, with
+        `reason` as its verdict's sentence: a run saved by a command interrupted before the run was
+        recorded elsewhere (Dagster). Its incomplete summary lands before the complete one goes."""
+        demoted = StoredRun(stored.key, stored.run_id, complete=False)
+        self._write(self.run_files(demoted)[0], incomplete_summary(self._summary_table(stored), reason))
+        self.delete(self.run_files(stored)[0])
+        return demoted
 
     def check_writable(self) -> None:
         """A StoreError unless a run could be saved here now: asked before any retriever is built or asked,

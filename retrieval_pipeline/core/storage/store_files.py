@@ -223,6 +223,9 @@ def write_table(fs, local: bool, path: str, table, shown: str) -> None:
     except OSError as error:
         discard(fs, partial)
         raise StoreError(f"cannot write to the result store: {shown}: {first_line(error)}") from None
+    except BaseException:  # an interrupt (Ctrl-C) mid-write leaves no partial file either
+        discard(fs, partial)
+        raise
 
 
 def probe_writable(fs, local: bool, root: str, shown: str) -> None:
