@@ -92,6 +92,7 @@ def test_the_probe_leaves_nothing_in_a_store_that_can_be_written(cli, project):
     assert sorted(path.name for path in project.store.iterdir()) == ["questions", "summaries"]
 
 
+@pytest.mark.slow
 def test_long_retriever_names_are_never_cut_when_stdout_is_a_pipe(project, plugins):
     long_names = ["bm25_stemmed_titles_and_abstracts_v2", "bm25_stemmed_titles_and_abstracts_v3"]
     config = yaml.safe_load(project.config.read_text(encoding="utf-8"))
