@@ -44,6 +44,10 @@ class HttpRetriever:
         kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
         return kind(identifier, parsed, resolved_headers(parsed, partial(context.invalid, identifier)))
 
+    def retries(self) -> dict[str, int]:
+        """Its service's retries since the last call, by cause (`CountsRetries`): one line each per run."""
+        return self._service.retries()
+
     def __repr__(self) -> str:
         params, names = self._params, ", ".join(self._params.headers)
         return f"{type(self).__name__}({self.identifier!r}, {params.method} {params.url}, headers=[{names}])"
