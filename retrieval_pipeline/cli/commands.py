@@ -151,7 +151,7 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
     table.add_column("status")
     for entry in entries:
         s = entry.summary
-        notes = [entry.status] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
+        notes = [entry.status] if s.complete else [_incomplete_note(s.errored_count)]
         if s.complete and s.verdict is None and entry.baseline_run_id is None:
             notes.append("first run")
         if s.question_count != questions:
@@ -163,6 +163,13 @@ def history(set_identifier: str, retriever_identifier: str, config_path, store_u
             "; ".join(note for note in notes if note),
         )
     console.print(table)
+
+
+def _incomplete_note(errors: int) -> str:
+    """A run without errors is incomplete only when an interrupted `nightly` saved it unrecorded by Dagster."""
+    if errors == 0:
+        return "incomplete: interrupted before Dagster recorded it"
+    return f"incomplete: {errors} error{'s' if errors != 1 else ''}"
 
 
 @click.command("prune")
