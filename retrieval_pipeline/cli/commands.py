@@ -59,11 +59,10 @@ def list_command(config_path, as_json: bool) -> None:
         emit({"config": config.source, "store": config.store_uri, "question_sets": rows, "retrievers": retrievers})
     else:
         _print_listing(config, rows, retrievers)
-    broken = [retriever["identifier"] for retriever in retrievers if retriever["problem"]]
-    if broken:
-        raise CommandError(
-            f"{len(broken)} of {len(retrievers)} retrievers cannot be run: {', '.join(broken)} (each problem is named in the listing)"
-        )
+    problems = [retriever["problem"] for retriever in retrievers if retriever["problem"]]
+    if problems:  # the listing shows every retriever; stderr names each problem, as `run` would
+        many = f"{len(problems)} of {len(retrievers)} retrievers cannot be run: " if len(problems) > 1 else ""
+        raise CommandError(many + "; ".join(problems))
 
 
 def _print_listing(config, rows: list[dict], retrievers: list[dict]) -> None:

@@ -9,12 +9,16 @@ inspection as incomplete, never a baseline (`ResultStore.mark_incomplete`). Ctrl
 so a second one cannot leave that half done.
 
 Dagster turns SIGINT inside a step into DagsterExecutionInterruptedError and a failed run, then returns
-as from any failure; `raise_if_interrupted` turns that back into the interrupt it was.
+as from any failure, and one that arrives between steps it only notes, then forgets when the run ends;
+`InterruptWatch` notices both (Python's signal wake-up file descriptor receives every signal whoever
+handles it) and turns them back into the interrupt they were.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,14 +30,42 @@ INTERRUPTED_ERROR = "DagsterExecutionInterruptedError"
 NOT_RECORDED = "interrupted (Ctrl-C) before Dagster recorded this run; kept for inspection, never a baseline"
 
 
-def raise_if_interrupted(events: Iterable) -> None:
-    """A KeyboardInterrupt when a run's failure events say Dagster interrupted it (DagsterEvents)."""
-    for event in events:
-        error = _failure_error(event)
-        while error is not None:
-            if error.cls_name == INTERRUPTED_ERROR:
-                raise KeyboardInterrupt
-            error = error.cause
+class InterruptWatch:
+    """Whether SIGINT arrived since the watch began, whatever handler Dagster had installed meanwhile."""
+
+    def __enter__(self) -> InterruptWatch:
+        self._seen, self._read, self._write = False, None, None
+        if threading.current_thread() is threading.main_thread():  # signals reach only the main thread
+            self._read, self._write = os.pipe()
+            os.set_blocking(self._read, False)
+            os.set_blocking(self._write, False)
+            self._previous = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._read is not None:
+            signal.set_wakeup_fd(self._previous)
+            os.close(self._read)
+            os.close(self._write)
+
+    def raise_if_interrupted(self, events: Iterable = ()) -> None:
+        """A KeyboardInterrupt after a SIGINT, or when a run's failure events (DagsterEvents) say Dagster
+        interrupted it."""
+        try:
+            self._seen = self._seen or (self._read is not None and signal.SIGINT in os.read(self._read, 4096))
+        except BlockingIOError:  # nothing arrived
+            pass
+        if self._seen or any(_interrupted(event) for event in events):
+            raise KeyboardInterrupt
+
+
+def _interrupted(event) -> bool:
+    error = _failure_error(event)
+    while error is not None:
+        if error.cls_name == INTERRUPTED_ERROR:
+            return True
+        error = error.cause
+    return False
 
 
 def _failure_error(event):

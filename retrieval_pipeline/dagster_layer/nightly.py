@@ -21,8 +21,9 @@ instance configuration from DAGSTER_HOME, not from the folder `dagster dev` is s
 
 Exit codes (the command line's): 0 every check passed; 1 a regression failed a check of severity
 ERROR; 2 invalid input (configuration, a set, a retriever that cannot be built); 3 an incomplete run
-(the retriever failed on some questions); 4 an unexpected error. With several outcomes, the first
-that applies in the order 4, 2, 1, 3 wins.
+(the retriever failed on some questions); 4 an unexpected error; 130 interrupted (Ctrl-C: the store is
+first made to agree with the instance, see interruption.py). With several outcomes, the first that
+applies in the order 4, 2, 1, 3 wins.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
 from retrieval_pipeline.core.base.formatting import percent_or_blank
 from retrieval_pipeline.core.scoring.results import utc_now
 from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
-from retrieval_pipeline.dagster_layer.interruption import raise_if_interrupted, settle
+from retrieval_pipeline.dagster_layer.interruption import InterruptWatch, settle
 from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, print_results
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
@@ -121,8 +122,8 @@ def run_nightly(
     try:
         if launch is None:
             # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
-            with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1):
-                _run_all(defs, _in_process(defs, instance, project), report, console)
+            with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1), InterruptWatch() as watch:
+                _run_all(defs, _in_process(defs, instance, project, watch), report, console)
         else:
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
@@ -191,7 +192,7 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
     report.outcomes.extend(run_batch([(LEADERBOARD_JOB, [None])], "leaderboard"))
 
 
-def _in_process(defs, instance, project):
+def _in_process(defs, instance, project, watch: InterruptWatch):
     """`run_batch` for `_run_all`: each request run here, the leaderboard's chart started in the chart
     worker before Dagster sets up the leaderboard's run (its step then finds it drawn)."""
     from retrieval_pipeline.dagster_layer.definitions import LEADERBOARD_JOB
@@ -205,12 +206,12 @@ def _in_process(defs, instance, project):
                 if board.entries:
                     with chart_drawer(1) as drawer:
                         drawer.draw_ahead(leaderboard_chart_png, board)
-            yield from _execute(defs, instance, job_name, partition_keys)
+            yield from _execute(defs, instance, job_name, partition_keys, watch)
 
     return run_batch
 
 
-def _execute(defs, instance, job_name: str, partition_keys: list) -> list[PartitionOutcome]:
+def _execute(defs, instance, job_name: str, partition_keys: list, watch: InterruptWatch) -> list[PartitionOutcome]:
     """One run for the whole range: the stage's bookkeeping is paid once, not once per partition."""
     if len(partition_keys) == 1:
         where = {"partition_key": partition_keys[0]}
@@ -219,7 +220,7 @@ def _execute(defs, instance, job_name: str, partition_keys: list) -> list[Partit
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
     )
-    raise_if_interrupted(result.all_events)
+    watch.raise_if_interrupted(result.all_events)
     return outcomes_from_events(job_name, partition_keys, result.success, result.all_events)
 
 
@@ -262,7 +263,7 @@ def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, l
     `dagster dev` shows it. With --launch, the runs go to the instance's run coordinator and launcher
     (a team's daemon and Celery workers, see docs/production.md) and this command waits for them.
     Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run; 4 an
-    unexpected error.
+    unexpected error; 130 interrupted (every run it saved is then one Dagster recorded, or incomplete).
     """
     if demo and config_path:
         raise click.UsageError("give --config or --demo, not both")

@@ -70,7 +70,7 @@ def test_an_interrupted_compare_exits_130_on_one_line(tmp_path):
     assert alpha.complete and store.history(HistoryKey("slow.set", "beta")) == []
 
 
-@pytest.mark.parametrize("asked", [3, 30, 47, 75])
+@pytest.mark.parametrize("asked", [3, 30, 47, 75, 80])  # 80: every question answered, the last saves and stages left
 def test_an_interrupted_nightly_leaves_the_store_agreeing_with_dagster(tmp_path, asked):
     with slow_search() as search:
         config = interrupt_project(tmp_path / "project", search.url, RETRIEVERS, QUESTIONS)
