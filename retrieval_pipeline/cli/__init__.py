@@ -9,10 +9,14 @@ error handling (`errors.py`); the exit codes are listed in the main group's help
 
 from __future__ import annotations
 
+import _thread
 import atexit
+import functools
 import gc
 import importlib
 import os
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,6 +24,7 @@ import click
 
 from retrieval_pipeline.cli.errors import reported_errors
 
+REINTERRUPT_SECONDS = 0.05
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("retrieval_pipeline.cli.run:run", "Run a question set against a retriever, save it, check for regressions."),
     "compare": ("retrieval_pipeline.cli.compare:compare", "Compare retrievers side by side on one set, with paired tests."),
@@ -108,10 +113,25 @@ def command_process() -> Iterator[None]:
     gc.set_threshold(50_000, 10, 10)
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_interrupt_again, unraisable)
     try:
         yield
     finally:
         gc.set_threshold(*threshold)
+        sys.unraisablehook = unraisable
+
+
+def _interrupt_again(hook, unraisable) -> None:
+    """A Ctrl-C that lands in a finalizer or a garbage-collection callback is printed as "Exception ignored"
+    and lost, so the command would go on: it is raised again in the main thread, where it stops the command."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        # From another thread, a moment later: raised in this hook, it would be ignored once more.
+        timer = threading.Timer(REINTERRUPT_SECONDS, _thread.interrupt_main)
+        timer.daemon = True
+        timer.start()
+        return
+    hook(unraisable)
 
 
 @click.group(
