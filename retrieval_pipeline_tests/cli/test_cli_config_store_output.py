@@ -116,3 +116,15 @@ def test_long_retriever_names_are_never_cut_when_stdout_is_a_pipe(project, plugi
         assert "…" not in output
         for name in long_names:
             assert name in output
+
+
+@pytest.mark.slow
+def test_nightly_with_a_store_that_cannot_be_written_stops_before_any_dagster_run(cli, project, tmp_path, monkeypatch):
+    project.store.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+
+    result = cli("nightly", "--config", str(project.config))
+
+    assert result.exit_code == EXIT_INVALID
+    assert result.stderr.startswith(f"error: cannot write to the result store {project.store}")
+    assert not (tmp_path / "dagster_home").exists()
