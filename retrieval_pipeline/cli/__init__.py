@@ -9,10 +9,14 @@ error handling (`errors.py`); the exit codes are listed in the main group's help
 
 from __future__ import annotations
 
+import _thread
 import atexit
+import functools
 import gc
 import importlib
 import os
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,6 +24,7 @@ import click
 
 from retrieval_pipeline.cli.errors import reported_errors
 
+REINTERRUPT_SECONDS = 0.05
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("retrieval_pipeline.cli.run:run", "Run a question set against a retriever, save it, check for regressions."),
     "compare": ("retrieval_pipeline.cli.compare:compare", "Compare retrievers side by side on one set, with paired tests."),
@@ -108,10 +113,25 @@ def command_process() -> Iterator[None]:
     gc.set_threshold(50_000, 10, 10)
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_interrupt_again, unraisable)
     try:
         yield
     finally:
         gc.set_threshold(*threshold)
+        sys.unraisablehook = unraisable
+
+
+def _interrupt_again(hook, unraisable) -> None:
+    """A Ctrl-C that lands in a finalizer or a garbage-collection callback is printed as "Exception ignored"
+    and lost, so the command would go on: it is raised again in the main thread, where it stops the command."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        # From another thread, a moment later: raised in this hook, it would be ignored once more.
+        timer = threading.Timer(REINTERRUPT_SECONDS, _thread.interrupt_main)
+        timer.daemon = True
+        timer.start()
+        return
+    hook(unraisable)
 
 
 @click.group(
@@ -123,10 +143,13 @@ def command_process() -> Iterator[None]:
 def main() -> None:
     """Measure retrieval quality: golden question sets, top-1/top-3 document hit rates, history, regressions.
 
-    The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else
-    the embedded demo (set demo.cranfield over the public Cranfield abstracts).
+    The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else a
+    retrieval-eval.yaml in the current folder or the nearest parent, else the embedded demo (set
+    demo.cranfield over the public Cranfield abstracts); any but --config is named on stderr.
 
     Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set,
     retriever or run (accept refuses an incomplete run too), or a regression with --fail-on-regression; 2 usage error or invalid input (files,
-    configuration, tolerances, unreachable store); 3 incomplete run (retriever errors); 4 internal error.
+    configuration, tolerances, unreachable or unwritable store; list: a retriever with a problem); 3 incomplete
+    run (retriever errors); 4 internal error; 130 interrupted (Ctrl-C): nothing half-written, one line says what
+    was finished.
     """

@@ -8,6 +8,7 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    identifier_column,
     identifiers,
     json_option,
     load_project,
@@ -22,13 +23,17 @@ from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
 @config_option
 @json_option
 def list_command(config_path, as_json: bool) -> None:
-    """List the question sets (questions by form) and retrievers (kind) of the configuration.
+    """List the question sets (questions by form) and retrievers (kind, status) of the configuration.
 
     Everything listed is validated as `run` validates it (set files, retriever kinds and parameters,
-    files they name), without building any index, so `list` is a quick check of a configuration."""
+    files they name), without building any index, so `list` is a quick check of a configuration. Each
+    retriever's problem (a run file not written yet) is named on its own row, the others listed as ok;
+    exit 2 when any has one."""
+    from retrieval_pipeline.core.base.errors import RetrievalEvalError
+    from retrieval_pipeline.core.base.secrets import scrub
+
     config = load_project(config_path)
     sets = config.question_sets
-    config.check_retrievers()
     rows = [
         {
             "identifier": identifier,
@@ -40,19 +45,36 @@ def list_command(config_path, as_json: bool) -> None:
         }
         for identifier, question_set in sets.items()
     ]
-    retrievers = [{"identifier": name, "kind": spec.kind} for name, spec in config.retriever_specs.items()]
+    retrievers = []
+    for name, spec in config.retriever_specs.items():
+        try:
+            config.check_retriever(name)
+            problem = None
+        except RetrievalEvalError as error:
+            problem = scrub(str(error))
+        retrievers.append({"identifier": name, "kind": spec.kind, "status": "problem" if problem else "ok", "problem": problem})
     if as_json:
         from retrieval_pipeline.cli.payloads import emit
 
         emit({"config": config.source, "store": config.store_uri, "question_sets": rows, "retrievers": retrievers})
-        return
+    else:
+        _print_listing(config, rows, retrievers)
+    problems = [retriever["problem"] for retriever in retrievers if retriever["problem"]]
+    if problems:  # the listing shows every retriever; stderr names each problem, as `run` would
+        many = f"{len(problems)} of {len(retrievers)} retrievers cannot be run: " if len(problems) > 1 else ""
+        raise CommandError(many + "; ".join(problems))
+
+
+def _print_listing(config, rows: list[dict], retrievers: list[dict]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     console = stdout_console()
     console.print(f"Configuration: {config.source}")
     console.print(f"Result store: {config.store_uri}")
     table = Table(title="Question sets", title_justify="left")
-    for header, justify in (("set", "left"), ("questions", "right"), ("match", "right"), ("gap", "right"), ("name", "left")):
+    identifier_column(table, "set")
+    for header, justify in (("questions", "right"), ("match", "right"), ("gap", "right"), ("name", "left")):
         table.add_column(header, justify=justify)
     for row in rows:
         forms = row["by_form"]
@@ -61,10 +83,12 @@ def list_command(config_path, as_json: bool) -> None:
         )
     console.print(table if rows else "No question sets configured.")
     table = Table(title="Retrievers", title_justify="left")
-    table.add_column("retriever")
+    identifier_column(table, "retriever")
     table.add_column("kind")
+    table.add_column("status")
     for retriever in retrievers:
-        table.add_row(retriever["identifier"], retriever["kind"])
+        status = "ok" if retriever["problem"] is None else f"[red]problem:[/red] {escape(retriever['problem'])}"
+        table.add_row(retriever["identifier"], retriever["kind"], status)
     console.print(table if retrievers else "No retrievers configured.")
 
 
@@ -143,7 +167,7 @@ def history(
     table.add_column("status")
     for entry in entries:
         s = entry.summary
-        notes = [entry.status] if s.complete else [f"incomplete: {s.errored_count} error{'s' if s.errored_count != 1 else ''}"]
+        notes = [entry.status] if s.complete else [_incomplete_note(s.errored_count)]
         if s.complete and s.verdict is None and entry.baseline_run_id is None:
             notes.append("first run")
         if s.question_count != questions:
@@ -159,6 +183,13 @@ def history(
             "; ".join(note for note in notes if note),
         )
     console.print(table)
+
+
+def _incomplete_note(errors: int) -> str:
+    """A run without errors is incomplete only when an interrupted `nightly` saved it unrecorded by Dagster."""
+    if errors == 0:
+        return "incomplete: interrupted before Dagster recorded it"
+    return f"incomplete: {errors} error{'s' if errors != 1 else ''}"
 
 
 @click.command("prune")

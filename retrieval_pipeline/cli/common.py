@@ -22,8 +22,11 @@ if TYPE_CHECKING:
     from retrieval_pipeline.core.services.config import ProjectConfig
     from retrieval_pipeline.core.storage.store import ResultStore
 
-CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same name as retrieval_pipeline.core.services.config.CONFIG_ENV_VAR
-NON_TTY_WIDTH = 120
+CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same names as in retrieval_pipeline.core.services.config
+CONFIG_FILE_NAME = "retrieval-eval.yaml"
+NON_TTY_WIDTH = 10_000
+"""Off a terminal (CI logs, pipes) nothing wraps lines, so tables take their natural width: an
+identifier is never squeezed into `bm25_…`. Rich tables only grow to what their cells need."""
 
 
 def config_option(function):
@@ -33,7 +36,7 @@ def config_option(function):
         type=click.Path(dir_okay=False, path_type=Path),
         envvar=CONFIG_ENV_VAR,
         show_envvar=True,
-        help="The project configuration (YAML). Default: the embedded demo.",
+        help=f"The project configuration (YAML). Default: {CONFIG_FILE_NAME} in the current folder or a parent, else the embedded demo.",
     )(function)
 
 
@@ -51,6 +54,8 @@ def json_option(function):
 
 
 def load_project(config_path: Path | None) -> ProjectConfig:
+    """A configuration not given with --config is named on stderr, one line, so a run never silently uses
+    a file found in a parent folder, or the demo."""
     from retrieval_pipeline.core.services.config import default_config_path, load_config
 
     path = config_path or default_config_path()
@@ -58,7 +63,22 @@ def load_project(config_path: Path | None) -> ProjectConfig:
         raise CommandError(
             f"no configuration given and the embedded demo is missing at {path}; pass --config FILE or set {CONFIG_ENV_VAR}"
         )
-    return load_config(path)
+    config = load_config(path)
+    origin = config_origin(config_path, config)
+    if origin is not None:
+        click.echo(f"configuration: {config.source} ({origin})", err=True)
+    return config
+
+
+def config_origin(config_path: Path | None, config: ProjectConfig) -> str | None:
+    """Where the configuration came from, when it was not `--config`; None when it was."""
+    if config.is_demo:
+        return f"the embedded demo: no --config, no ${CONFIG_ENV_VAR}, no {CONFIG_FILE_NAME} here or in a parent folder"
+    if os.environ.get(CONFIG_ENV_VAR) and (config_path is None or str(config_path) == os.environ[CONFIG_ENV_VAR]):
+        return f"from ${CONFIG_ENV_VAR}"
+    if config_path is None:
+        return f"found {CONFIG_FILE_NAME} from {Path.cwd()}"
+    return None
 
 
 def store_location(store_uri: str | None, config: ProjectConfig | None) -> str:
@@ -121,12 +141,17 @@ def tolerance(ctx: click.Context, param: click.Parameter, value: float | None) -
 
 
 def stdout_console() -> Console:
-    """Tables for people; off a terminal (CI logs, pipes) a fixed width keeps rows from wrapping."""
+    """Tables for people; off a terminal (CI logs, pipes) they keep their natural width (NON_TTY_WIDTH),
+    whatever COLUMNS says, so no cell is cut; on a terminal identifier columns fold (`identifier_column`)."""
     from rich.console import Console
 
-    terminal = sys.stdout.isatty()
-    width = None if terminal else int(os.environ.get("COLUMNS") or NON_TTY_WIDTH)
+    width = None if sys.stdout.isatty() else NON_TTY_WIDTH
     return Console(file=sys.stdout, width=width, highlight=False, soft_wrap=True)
+
+
+def identifier_column(table, header: str, **options) -> None:
+    """A column of identifiers: folded onto a second line in a narrow terminal, never cut to `bm25_…`."""
+    table.add_column(header, overflow="fold", **options)
 
 
 def stderr_console() -> Console:

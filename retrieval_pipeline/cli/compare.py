@@ -18,7 +18,7 @@ from retrieval_pipeline.cli.common import (
     stdout_console,
     store_option,
 )
-from retrieval_pipeline.cli.errors import EXIT_INCOMPLETE, CommandError
+from retrieval_pipeline.cli.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, INTERRUPTED, CommandError
 
 
 @click.command("compare")
@@ -79,22 +79,33 @@ def compare(
     for identifier in retriever_identifiers:
         if identifier not in config.retriever_specs:
             config.retriever(identifier)  # raises the unknown-retriever error listing the known ones
+    if store is not None:
+        store.check_writable()  # before any retriever is built or asked
     runs, saved = [], {}
-    with redirect_stdout(sys.stderr):  # anything a retriever prints stays off stdout
-        for identifier in retriever_identifiers:
-            with status(f"Preparing retriever {identifier}…") as progress:
-                retriever = config.retriever(identifier, progress=progress)
-            with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
-                if store is not None:
-                    evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)
-                    runs.append(evaluation.run)
-                    saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
-                else:
-                    runs.append(
-                        run_question_set(
-                            question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=advance
+    try:
+        with redirect_stdout(sys.stderr):  # anything a retriever prints stays off stdout
+            for identifier in retriever_identifiers:
+                with status(f"Preparing retriever {identifier}…") as progress:
+                    retriever = config.retriever(identifier, progress=progress)
+                with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
+                    if store is not None:
+                        evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)
+                        runs.append(evaluation.run)
+                        saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
+                    else:
+                        runs.append(
+                            run_question_set(
+                                question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=advance
+                            )
                         )
-                    )
+    except KeyboardInterrupt:
+        done = ", ".join(f"{identifier} (run {run_id})" for identifier, (run_id, _) in saved.items()) or "none"
+        unfinished = ", ".join(retriever_identifiers[len(runs) :])
+        saved_note = f"; saved whole: {done}" if store is not None else "; nothing is saved without --save"
+        raise CommandError(
+            f"{INTERRUPTED}: {len(runs)} of {len(retriever_identifiers)} retrievers evaluated, not {unfinished}{saved_note}",
+            EXIT_INTERRUPTED,
+        ) from None
     comparison = compare_runs(
         runs,
         min_compared_questions=settings.tolerances.min_compared_questions,

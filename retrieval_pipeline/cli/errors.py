@@ -13,6 +13,8 @@ EXIT_FAILED = 1  # unknown set, retriever or run; regression with --fail-on-regr
 EXIT_INVALID = 2  # usage errors and invalid input (click uses 2 for its usage errors too)
 EXIT_INCOMPLETE = 3  # the retriever failed on some questions
 EXIT_INTERNAL = 4  # a bug: an exception nobody anticipated
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report a command a signal 2 ended
+INTERRUPTED = "interrupted (Ctrl-C)"
 DEBUG_ENV_VAR = "RETRIEVAL_EVAL_DEBUG"
 
 
@@ -51,8 +53,13 @@ def reported_errors() -> Iterator[None]:
         yield
     except click.UsageError as error:
         raise usage_error(error) from None
-    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
         raise
+    except KeyboardInterrupt:  # a command that writes in steps says itself what it finished (run, nightly)
+        raise CommandError(
+            f"{INTERRUPTED}: stopped before it finished; nothing was half-written (every file is written whole or not at all)",
+            EXIT_INTERRUPTED,
+        ) from None
     except (UnknownIdentifierError, NotAcceptableError) as error:
         raise CommandError(str(error), EXIT_FAILED) from None
     except RetrievalEvalError as error:  # invalid input, duplicate identifiers, an unreachable store

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_pipeline.cli.common import identifier_column
 from retrieval_pipeline.cli.render import hit_mark
 from retrieval_pipeline.cli.render_significance import slice_table
 from retrieval_pipeline.core.base.formatting import id_list
@@ -39,7 +40,7 @@ def print_comparison(console: Console, view: ComparisonView, limit: int) -> None
 
 def overall_table(view: ComparisonView) -> Table:
     table = Table(title="Overall", title_justify="left")
-    table.add_column("retriever", no_wrap=True)
+    identifier_column(table, "retriever")
     for figure in view.tested:
         table.add_column(figure.title, justify="right")
         table.add_column(f"Δ {figure.title}", justify="right")
@@ -70,7 +71,7 @@ def group_table(table: GroupTable, view: ComparisonView) -> Table:
     shown.add_column(table.label)
     shown.add_column("questions", justify="right")
     for identifier in view.identifiers:
-        shown.add_column(identifier, justify="right")
+        identifier_column(shown, identifier, justify="right")
     for group in table.groups:
         cells = [MISSING if rates is None else " / ".join(cell.text for cell in rates) for rates in group.rates]
         shown.add_row(group.key, str(group.questions), *cells)
@@ -87,7 +88,7 @@ def print_disagreements(console: Console, view: ComparisonView, limit: int) -> N
     for header in ("id", "form", "class"):
         table.add_column(header, no_wrap=True)
     for identifier in view.identifiers:
-        table.add_column(identifier, justify="center")
+        identifier_column(table, identifier, justify="center")
     table.add_column("expected")
     for disagreement in shown:
         cells = []

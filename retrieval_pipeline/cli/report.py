@@ -37,10 +37,18 @@ def write_markdown(path: Path, view, note: str | None = None) -> None:
 @click.option("--html", "html_path", type=FILE, metavar="FILE", help="Write a self-contained HTML page to FILE.")
 @markdown_option
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True, help="Runs drawn in the history chart.")
-def report(set_identifier: str, retriever_identifier: str, config_path, store_uri, html_path, markdown_path, runs: int) -> None:
-    """Report the latest stored run of SET against RETRIEVER: its verdict against the run its check compared
-    it with (judged again with the configuration's tolerances; a different verdict at the time is noted),
-    rates, breakdowns, flipped questions, and the pair's history chart.
+@click.option(
+    "--rejudge",
+    is_flag=True,
+    help="Judge the run again with the configuration's tolerances of today instead of showing the verdict "
+    "recorded with it; the output says it was re-judged.",
+)
+def report(
+    set_identifier: str, retriever_identifier: str, config_path, store_uri, html_path, markdown_path, runs: int, rejudge: bool
+) -> None:
+    """Report the latest stored run of SET against RETRIEVER: the verdict recorded with it (the one CI acted
+    on) against the run its check compared it with, rates, breakdowns, flipped questions, and the pair's
+    history chart. --rejudge judges it again with today's tolerances, labelled as such.
 
     --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
     summaries. Without either, the Markdown summary is printed."""
@@ -53,7 +61,7 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
     labels = config.question_sets[set_identifier] if set_identifier in config.question_sets else None
-    evaluation = latest_evaluation(store, key, config.tolerances, labels)
+    evaluation = latest_evaluation(store, key, config.tolerances, labels, rejudge=rejudge)
     if evaluation is None:
         stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
         raise CommandError(
@@ -62,13 +70,13 @@ def report(set_identifier: str, retriever_identifier: str, config_path, store_ur
             EXIT_FAILED,
         )
     view = evaluation_view(evaluation)
-    stored = store.read_summary(evaluation.stored)["verdict"]
     note = None
-    if stored is not None and stored != view.verdict.status:
-        note = (
-            f"Judged again with the configuration's tolerances; the run's own check found "
-            f"{stored.replace('_', ' ')} at the time (its tolerances may have differed)."
+    if rejudge:
+        recorded = store.read_summary(evaluation.stored)["verdict"]
+        at_the_time = (
+            f"the verdict recorded with the run was {recorded.replace('_', ' ')}" if recorded else "no verdict was recorded"
         )
+        note = f"Re-judged (--rejudge) with the configuration's tolerances of today; {at_the_time}."
     if html_path is not None:
         from retrieval_pipeline.core.base.durable import write_text_atomically
         from retrieval_pipeline.reports.html import html_report

@@ -21,8 +21,9 @@ instance configuration from DAGSTER_HOME, not from the folder `dagster dev` is s
 
 Exit codes (the command line's): 0 every check passed; 1 a regression failed a check of severity
 ERROR; 2 invalid input (configuration, a set, a retriever that cannot be built); 3 an incomplete run
-(the retriever failed on some questions); 4 an unexpected error. With several outcomes, the first
-that applies in the order 4, 2, 1, 3 wins.
+(the retriever failed on some questions); 4 an unexpected error; 130 interrupted (Ctrl-C: the store is
+first made to agree with the instance, see interruption.py). With several outcomes, the first that
+applies in the order 4, 2, 1, 3 wins.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ from pathlib import Path
 
 import click
 
+from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
 from retrieval_pipeline.core.base.formatting import percent_or_blank
+from retrieval_pipeline.core.scoring.results import utc_now
 from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
+from retrieval_pipeline.dagster_layer.interruption import InterruptWatch, settle
 from retrieval_pipeline.dagster_layer.nightly_report import NightlyReport, PartitionOutcome, print_results
 from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
 from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
@@ -51,7 +55,13 @@ concurrency:
   runs:
     max_concurrent_runs: 2
 """
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+LAUNCHED_INTERRUPTED = (
+    "interrupted (Ctrl-C): stopped waiting; the runs already submitted go on on the instance's workers, each "
+    "recording its own partition (see the Dagster UI)"
+)
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""Each failure is one line here (its message); Dagster's own console log would add its traceback, which
+the run's event log keeps for the UI."""
 
 
 def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
@@ -85,15 +95,17 @@ def run_nightly(
     workspace file; `instance` defaults to the local one (see the module doc). `demo` names a shipped
     demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`."""
     from dagster import DagsterInstance
-    from rich.console import Console
 
+    from retrieval_pipeline.cli.common import stdout_console
+    from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
     from retrieval_pipeline.reports.chart_worker import shared_drawer
 
-    console = console or Console()
+    console = console or stdout_console()
     config_path = DEMOS[demo].config_path() if demo else config_path
     defs = build_definitions(config_path, store_uri)  # invalid configuration: raised before anything runs
     project = defs.resources["project"]
+    ResultStore(project.resolved_store_uri).check_writable()  # before anything is built, asked or launched
     home = None
     if instance is None:
         home, seeded_from = prepare_dagster_home(cwd)
@@ -106,19 +118,25 @@ def run_nightly(
     console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
     if demo and launch is None:
         build_dense_retrievers(project.config, console)
+    keys, started = _partition_keys(defs), utc_now()
     try:
         if launch is None:
-            keys = _partition_keys(defs)
             # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
-            with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1):
-                _run_all(defs, _in_process(defs, instance, project), report, console)
+            with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1), InterruptWatch() as watch:
+                _run_all(defs, _in_process(defs, instance, project, watch), report, console)
         else:
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
             with run_submitter(instance, launch, defs, console) as submitter:
-                submitter.check_partitions(_partition_keys(defs))
+                submitter.check_partitions(keys)
                 console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
                 _run_all(defs, submitter, report, console)
+    except KeyboardInterrupt:
+        if launch is not None:
+            raise CommandError(LAUNCHED_INTERRUPTED, EXIT_INTERRUPTED) from None
+        pairs = [(s, r) for s in keys["golden_question_set"] for r in keys["retriever_config"]]
+        settled = settle(instance, ResultStore(project.resolved_store_uri), pairs, started)
+        raise CommandError(settled.sentence(), EXIT_INTERRUPTED) from None
     finally:
         if home is not None:
             instance.dispose()
@@ -174,7 +192,7 @@ def _run_all(defs, run_batch, report: NightlyReport, console) -> None:
     report.outcomes.extend(run_batch([(LEADERBOARD_JOB, [None])], "leaderboard"))
 
 
-def _in_process(defs, instance, project):
+def _in_process(defs, instance, project, watch: InterruptWatch):
     """`run_batch` for `_run_all`: each request run here, the leaderboard's chart started in the chart
     worker before Dagster sets up the leaderboard's run (its step then finds it drawn)."""
     from retrieval_pipeline.dagster_layer.definitions import LEADERBOARD_JOB
@@ -188,12 +206,12 @@ def _in_process(defs, instance, project):
                 if board.entries:
                     with chart_drawer(1) as drawer:
                         drawer.draw_ahead(leaderboard_chart_png, board)
-            yield from _execute(defs, instance, job_name, partition_keys)
+            yield from _execute(defs, instance, job_name, partition_keys, watch)
 
     return run_batch
 
 
-def _execute(defs, instance, job_name: str, partition_keys: list) -> list[PartitionOutcome]:
+def _execute(defs, instance, job_name: str, partition_keys: list, watch: InterruptWatch) -> list[PartitionOutcome]:
     """One run for the whole range: the stage's bookkeeping is paid once, not once per partition."""
     if len(partition_keys) == 1:
         where = {"partition_key": partition_keys[0]}
@@ -202,6 +220,7 @@ def _execute(defs, instance, job_name: str, partition_keys: list) -> list[Partit
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
     )
+    watch.raise_if_interrupted(result.all_events)
     return outcomes_from_events(job_name, partition_keys, result.success, result.all_events)
 
 
@@ -244,7 +263,7 @@ def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, l
     `dagster dev` shows it. With --launch, the runs go to the instance's run coordinator and launcher
     (a team's daemon and Celery workers, see docs/production.md) and this command waits for them.
     Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run; 4 an
-    unexpected error.
+    unexpected error; 130 interrupted (every run it saved is then one Dagster recorded, or incomplete).
     """
     if demo and config_path:
         raise click.UsageError("give --config or --demo, not both")

@@ -58,6 +58,7 @@ class NightlyReport:
 def print_results(report: NightlyReport, project, console) -> None:
     from rich.table import Table
 
+    from retrieval_pipeline.cli.common import identifier_column
     from retrieval_pipeline.core.services.leaderboard import build_leaderboard, figure_cells
     from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -67,8 +68,10 @@ def print_results(report: NightlyReport, project, console) -> None:
     for set_identifier in board.set_identifiers:
         shown = board.figures(set_identifier)
         table = Table(title=f"Leaderboard: {set_identifier}, {board.ranking}", title_justify="left")
-        for column in ("#", "retriever", *[figure.short for figure in shown], "latency ms", "questions"):
-            table.add_column(column, justify="left" if column == "retriever" else "right")
+        table.add_column("#", justify="right")
+        identifier_column(table, "retriever")
+        for column in (*[figure.short for figure in shown], "latency ms", "questions"):
+            table.add_column(column, justify="right")
         for rank, entry in enumerate(board.for_set(set_identifier), start=1):
             summary = entry.summary
             table.add_row(
@@ -80,8 +83,10 @@ def print_results(report: NightlyReport, project, console) -> None:
             )
         console.print(table)
     checks = Table(title="Regression checks (retrieval_evaluation / no_regression)", title_justify="left")
-    for column in ("set", "retriever", "check", "verdict"):
-        checks.add_column(column)
+    identifier_column(checks, "set")
+    identifier_column(checks, "retriever")
+    checks.add_column("check")
+    checks.add_column("verdict")
     for outcome in report.evaluations:
         if not outcome.success:
             status, verdict = "[red]RUN FAILED[/red]", outcome.error or ""

@@ -19,7 +19,9 @@ range. A run of one partition lets its error through unchanged, traceback includ
 
 A partition's metadata may hold `Pending` values, charts still being drawn in a worker process
 (reports/chart_worker.py): its events are recorded once they are ready, in partition order, while the
-body goes on computing the next partitions.
+body goes on computing the next partitions. An interrupted step (Ctrl-C) records the partitions it
+computed before it ends, without their pending charts, so their runs are not left in the store
+unrecorded (`retrieval-eval nightly` marks any that still are as incomplete: interruption.py).
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ class PartitionDone:
     def ready(self) -> bool:
         return all(value.drawing.ready() for value in self.metadata.values() if isinstance(value, Pending))
 
+    def without_pending(self) -> PartitionDone:
+        """The same without the values still being drawn: what an interrupted step can still record
+        (the chart worker got the same Ctrl-C)."""
+        kept = {name: value for name, value in self.metadata.items() if not isinstance(value, Pending)}
+        return PartitionDone(kept, self.check)
+
     def resolved_metadata(self) -> dict[str, Any]:
         return {
             name: value.value(value.drawing.result()) if isinstance(value, Pending) else value
@@ -106,14 +114,20 @@ def materialize_each(context: AssetExecutionContext, asset: str, compute: Callab
             if evaluation.blocking and not evaluation.passed:
                 attempt(key, lambda: _blocked(evaluation))
 
-    for key in keys:
-        done = attempt(key, lambda key=key: compute(key))
-        if done is not None:
-            waiting.append((key, done))
-        while waiting and waiting[0][1].ready():
+    try:
+        for key in keys:
+            done = attempt(key, lambda key=key: compute(key))
+            if done is not None:
+                waiting.append((key, done))
+            while waiting and waiting[0][1].ready():
+                yield from record(*waiting.popleft())
+        while waiting:
             yield from record(*waiting.popleft())
-    while waiting:
-        yield from record(*waiting.popleft())
+    except BaseException:  # an interrupt (Ctrl-C): the partitions already computed are recorded first
+        while waiting:
+            key, done = waiting.popleft()
+            yield from record(key, done.without_pending())
+        raise
     if failed:
         raise Failure(
             description=f"{len(failed)} of {len(keys)} partitions failed: "

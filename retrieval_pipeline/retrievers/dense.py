@@ -105,6 +105,11 @@ class DenseRetriever:
         settings, _ = cls.check_config(identifier, params, context)
         return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
 
+    def retries(self) -> dict[str, int]:
+        """The retries its encoder made, when the encoder is a service that retries (`CountsRetries`)."""
+        counted = getattr(self._encoder, "retries", None)
+        return counted() if counted is not None else {}
+
     def index_version(self) -> str:
         return self._key
 

@@ -56,6 +56,10 @@ class HttpRetriever:
             identifier, parsed, headers, opened_encoder(parsed.query_encoder, encoding, identifier, context, "query_encoder.")
         )
 
+    def retries(self) -> dict[str, int]:
+        """Its service's retries since the last call, by cause (`CountsRetries`): one line each per run."""
+        return self._service.retries()
+
     def __repr__(self) -> str:
         params, names = self._params, ", ".join(self._params.headers)
         return f"{type(self).__name__}({self.identifier!r}, {params.method} {params.url}, headers=[{names}])"

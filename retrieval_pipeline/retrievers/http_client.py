@@ -10,18 +10,17 @@ every message raised or logged here (`core.secrets`), since a service may echo i
 from __future__ import annotations
 
 import json
-import logging
+import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 from retrieval_pipeline.core.base.secrets import scrub
-from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, ServiceUnreachable
+from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.retrievers.http_params import HttpTransportParams
-
-logger = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER_SECONDS = 30.0
 PREVIEW_CHARS = 200
@@ -43,6 +42,8 @@ class JsonService:
 
         self.identifier = identifier
         self._params = params
+        self._retries: Counter[str] = Counter()
+        self._lock = threading.Lock()
         # A blocking pool of `concurrency` connections bounds in-flight requests whoever calls it.
         # urllib3 directly rather than requests on top of it: far less CPU per request, which is
         # what keeps a concurrent evaluation near N x latency / concurrency.
@@ -63,6 +64,7 @@ class JsonService:
         from retrieval_pipeline.retrievers.http_transport import deadline_after, unreachable_reason
 
         target = f"{url}{'&' if '?' in url else '?'}{urlencode(query, doseq=True)}" if query else url
+        endpoint = url.split("?", 1)[0]  # errors and retries name it without a query, which may hold a key
         attempts = self._params.retries + 1
         wait = self._params.backoff_seconds
         unreachable = True
@@ -86,33 +88,36 @@ class JsonService:
                     try:
                         return json.loads(text)
                     except ValueError:
-                        preview = self.preview(text)
-                        raise self.fault(f"{method} {url} answered HTTP {status} with non-JSON: {preview}") from None
-                problem = f"HTTP {status}: {self.preview(text)}"
+                        answer = self.preview(text)
+                        raise self.fault(
+                            f"{method} {endpoint} answered HTTP {status} with non-JSON{ANSWER_MARK}{answer}"
+                        ) from None
+                problem = f"HTTP {status}{ANSWER_MARK}{self.preview(text)}"
                 if status != 429 and status < 500:
-                    raise self.fault(f"{method} {url} answered {problem}")
+                    raise self.fault(f"{method} {endpoint} answered {problem}")
                 retry_after = _retry_after_seconds(response.headers.get("Retry-After")) if status == 429 else None
                 if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
-                    raise self.fault(f"{method} {url} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
+                    raise self.fault(f"{method} {endpoint} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
                 delay = max(delay, retry_after or 0.0)
             tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
             if attempt == attempts and unreachable:  # the same words for every question, so failures group
-                raise self.fault(f"{problem} ({method} {url}, {tried})", unreachable=True)
+                raise self.fault(f"{problem} ({method} {endpoint}, {tried})", unreachable=True)
             if attempt == attempts:
-                raise self.fault(f"{method} {url} failed after {tried}; last: {problem}")
-            logger.warning(
-                "retriever %s: %s %s failed (%s); retry %d of %d in %.2f s",
-                self.identifier,
-                method,
-                url,
-                scrub(problem),
-                attempt,
-                attempts - 1,
-                delay,
-            )
+                raise self.fault(f"{method} {endpoint} failed after {tried}; last: {problem}")
+            self._count_retry(f"{method} {endpoint}: {scrub(problem).split(ANSWER_MARK, 1)[0]}")
             time.sleep(delay)
             wait *= 2
         raise AssertionError("unreachable")
+
+    def _count_retry(self, cause: str) -> None:
+        with self._lock:
+            self._retries[cause] += 1
+
+    def retries(self) -> dict[str, int]:
+        """The retries since the last call, by cause: what `CountsRetries` asks of the adapter."""
+        with self._lock:
+            counted, self._retries = dict(self._retries), Counter()
+        return counted
 
     def fault(self, message: str, unreachable: bool = False) -> HttpRetrieverError:
         return (HttpServiceUnreachable if unreachable else HttpRetrieverError)(scrub(message))

@@ -94,6 +94,11 @@ class RerankRetriever:
         rescored = sorted(range(len(head)), key=lambda rank: -scores[rank])  # stable: ties keep the first stage's order
         return ([head[rank] for rank in rescored] + distinct[depth:])[:limit]
 
+    def retries(self) -> dict[str, int]:
+        """The retries its scorer made, when the scorer is a service that retries (`CountsRetries`)."""
+        counted = getattr(self._scorer, "retries", None)
+        return counted() if counted is not None else {}
+
     def index_version(self) -> str:
         """Changes when the first stage's index or the scorer's model does."""
         first = self.first_stage.index_version() if isinstance(self.first_stage, VersionedIndex) else "not reported"

@@ -27,7 +27,7 @@ def test_list_json(cli, project):
     [question_set] = document["question_sets"]
     assert question_set["identifier"] == "cli.small" and question_set["by_form"] == {"match": 1, "gap": 1}
     assert question_set["source"].endswith("small.yaml")
-    assert document["retrievers"][0] == {"identifier": "good", "kind": "cli_table"}
+    assert document["retrievers"][0] == {"identifier": "good", "kind": "cli_table", "status": "ok", "problem": None}
 
 
 def test_list_with_a_duplicate_set_identifier_exits_2_naming_both_files(cli, project):
@@ -49,7 +49,7 @@ def test_list_with_a_duplicate_set_identifier_exits_2_naming_both_files(cli, pro
     ],
     ids=["unknown-kind", "bad-parameter", "misspelt-parameter"],
 )
-def test_list_reports_a_bad_retriever_as_run_would_on_one_line_without_building_any(cli, project, retriever, named):
+def test_list_names_a_bad_retrievers_problem_as_run_would_lists_the_others_and_builds_none(cli, project, retriever, named):
     (project.root / "corpus.jsonl").write_text('{"_id": "d1", "text": "alpha"}\n', encoding="utf-8")
     project.config.write_text(project.config.read_text() + f"  bad: {retriever}\n", encoding="utf-8")
 
@@ -57,8 +57,31 @@ def test_list_reports_a_bad_retriever_as_run_would_on_one_line_without_building_
     ran = cli("run", "cli.small", "bad", "--config", str(project.config))
 
     assert listed.exit_code == ran.exit_code == 2
-    assert listed.stderr == ran.stderr and listed.stderr.count("\n") == 1 and named in listed.stderr
+    assert named in ran.stderr and ran.stderr.removeprefix("error: ").strip() in listed.stdout
+    rows = {line.split()[1]: line for line in listed.stdout.splitlines() if line.startswith("│")}
+    assert all(rows[name].rstrip(" │").endswith("ok") for name in ("good", "half", "flaky"))
+    assert listed.stderr == ran.stderr and listed.stderr.count("\n") == 1
     assert not (project.root.parent / "cache").exists() and not project.store.exists()
+
+
+def test_list_with_a_run_file_not_yet_written_lists_every_retriever_and_exits_2(cli, project):
+    later = "  later: {kind: run_file, path: later.run}\n  later_too: {kind: run_file, path: later_too.run}\n"
+    project.config.write_text(project.config.read_text() + later, encoding="utf-8")
+
+    listed = cli("list", "--config", str(project.config), "--json")
+    ran_another = cli("run", "cli.small", "good", "--config", str(project.config))
+
+    assert listed.exit_code == 2 and ran_another.exit_code == 0
+    statuses = {r["identifier"]: (r["status"], r["problem"]) for r in json.loads(listed.stdout)["retrievers"]}
+    assert statuses["good"] == statuses["half"] == statuses["flaky"] == ("ok", None)
+    assert statuses["later"][0] == "problem"
+    assert (
+        "later.run" in statuses["later"][1]
+        and "retrievers.later" in statuses["later"][1]
+        and "no such file" in statuses["later"][1]
+    )
+    [line] = listed.stderr.splitlines()
+    assert line == f"error: 2 of 5 retrievers cannot be run: {statuses['later'][1]}; {statuses['later_too'][1]}"
 
 
 def test_list_names_a_misspelt_configuration_key_with_the_key_it_stands_for(cli, project):

@@ -121,10 +121,33 @@ def test_after_a_relabel_the_summary_says_the_baseline_was_rescored_under_the_cu
     assert "Set changed since the baseline: 1 relabelled; compared on 2 questions." in text
 
 
-def test_a_verdict_that_differs_from_the_runs_own_check_is_noted(cli, project, tmp_path):
+def test_report_shows_the_verdict_recorded_with_the_run_not_todays(cli, project):
+    run(cli, project)
+    project.rankings("good", HALF)
+    gate = run(cli, project, "good", "--fail-on-regression")  # the CI gate: failed with the configuration's 10 pp
+    config = yaml.safe_load(project.config.read_text(encoding="utf-8"))
+    config["tolerances"] = {"max_top1_drop": 0.6, "max_top3_drop": 0.6}  # relaxed afterwards
+    project.config.write_text(yaml.safe_dump(config), encoding="utf-8")
+
+    result = cli("report", "cli.small", "good", "--config", str(project.config))
+
+    assert gate.exit_code == 1
+    assert result.exit_code == 0, result.stderr
+    assert "**REGRESSION**: Regression: top-1 hit rate dropped 50.0 pp (tolerance 10.0 pp)" in result.stdout
+    assert "PASS" not in result.stdout and "Re-judged" not in result.stdout
+
+
+def test_rejudge_judges_with_todays_tolerances_and_says_so(cli, project):
     run(cli, project)
     project.rankings("good", HALF)
     run(cli, project, "good", "--max-top1-drop", "0.6", "--max-top3-drop", "0.6")  # passed its own check
-    result = cli("report", "cli.small", "good", "--config", str(project.config))
-    assert "**REGRESSION**" in result.stdout  # with the configuration's 10 pp
-    assert "the run's own check found pass at the time" in result.stdout
+
+    recorded = cli("report", "cli.small", "good", "--config", str(project.config))
+    rejudged = cli("report", "cli.small", "good", "--config", str(project.config), "--rejudge")
+
+    assert "**PASS**: No regression: top-1 -50.0 pp, top-3 -50.0 pp." in recorded.stdout
+    assert "**REGRESSION**" in rejudged.stdout  # with the configuration's 10 pp
+    assert (
+        "_Re-judged (--rejudge) with the configuration's tolerances of today; the verdict recorded with the run was pass._"
+        in rejudged.stdout
+    )

@@ -73,8 +73,8 @@ def test_a_dead_service_fails_fast_with_exit_3_and_the_cause(tmp_path, as_json):
     result = run_cli(config, *(["--json"] if as_json else []), env={TOKEN_VAR: "tok-dead"})
 
     cause = (
-        f"40 of 40 questions failed: connection refused (POST {url}, 2 attempts); the run stopped early, "
-        "30 were not asked: the first questions could not reach the service"
+        f"10 of 40 questions failed (q1, q2, q3, q4, q5 and 5 more), 30 not asked: connection refused (POST {url}, "
+        "2 attempts); the run stopped early: the first questions could not reach the service"
     )
     assert result.returncode == 3, result.stderr
     assert result.stderr.splitlines()[-1].startswith(f"error: incomplete run: {cause}; stored as run ")

@@ -80,12 +80,13 @@ def test_secret_reaches_the_service_but_never_repr_errors_results_or_logs(servic
             broken.retrieve("turbofan engines", 12)
         errors.append(str(raised.value))
     result = run_question_set(golden_set("turbofan engines", "bees"), echoing[0])
+    run_question_set(golden_set("turbofan engines"), echoing[2])  # reports the retries of both its calls
 
     assert "non-JSON" in errors[0] and "bad gateway for Bearer ***" in errors[0]
     assert "HTTP 404" in errors[1] and "***" in errors[1]
     assert "after 3 attempts" in errors[2]
     assert all(question.error and "***" in question.error for question in result.questions)
-    assert "retry 1 of 2" in caplog.text
+    assert f"retriever {echoing[2].identifier}: 4 retries after POST {service.url('/flaky')}: HTTP 500" in caplog.text
     for text in (repr(retriever), str(retriever), *map(repr, echoing), *errors, repr(result), caplog.text):
         assert SECRET not in text
     assert "Authorization" in repr(retriever)

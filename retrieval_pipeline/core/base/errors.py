@@ -58,12 +58,12 @@ class InvalidInputError(RetrievalEvalError, ValueError):
 class UnknownIdentifierError(RetrievalEvalError, KeyError):
     """A set, retriever or kind that is not registered; the message lists the known ones."""
 
-    def __init__(self, what: str, identifier: str, known: Iterable[str]):
+    def __init__(self, what: str, identifier: str, known: Iterable[str], note: str | None = None):
         self.what = what
         self.identifier = identifier
         self.known = sorted(known)
         listing = ", ".join(self.known) if self.known else "none"
-        super().__init__(f"unknown {what} {quoted(identifier)}; available: {listing}")
+        super().__init__(f"unknown {what} {quoted(identifier)}; available: {listing}" + (f" ({note})" if note else ""))
 
     def __str__(self) -> str:
         return self.args[0]

@@ -31,6 +31,19 @@ class RetrieverFault(Exception):
     """
 
 
+ANSWER_MARK = "; answer: "
+"""An error text may end with what the service answered after this mark (a response body, which differs
+from question to question): a run's failures are grouped by the text before it, and one answer quoted."""
+
+
+@runtime_checkable
+class CountsRetries(Protocol):
+    """Optional: the retries an adapter made itself since the last call, by cause (a status and an
+    endpoint, no body), so a run reports one line per cause instead of one per retry."""
+
+    def retries(self) -> Mapping[str, int]: ...
+
+
 class ServiceUnreachable(RetrieverFault):
     """The service could not be reached at all (refused, unresolvable, no connection in time).
 

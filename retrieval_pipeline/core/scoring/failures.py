@@ -2,7 +2,8 @@
 
 A dead service used to cost every question its full retries (minutes for a few hundred questions) and
 ended with a count of failures but no cause. Now the first questions decide: when the first N of them all
-fail to reach the service, the rest are not asked, and every incomplete run names its most common error.
+fail to reach the service, the rest are not asked (and counted apart from the failed), and every
+incomplete run names its causes, each counted, with one answer of the service quoted.
 Both the CLI and Dagster show the sentence built here.
 """
 
@@ -11,11 +12,13 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
+from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK
 from retrieval_pipeline.core.scoring.results import RunResult
 
 DEFAULT_FAIL_FAST_AFTER = 10
 NOT_ASKED = "not asked, the run stopped early: "
 _LISTED_IDS = 5
+_LISTED_CAUSES = 3
 
 
 class FailFastGate:
@@ -48,17 +51,47 @@ class FailFastGate:
 
 
 def failure_summary(run: RunResult) -> str:
-    """'3 of 300 questions failed (q1, q7, q9): <most common error>', naming how many it hit when not all."""
+    """'13 of 300 questions failed (q1, ...), 287 not asked: <cause>', the causes counted when several, and
+    one answer the service gave quoted: error texts differ by their answers (`ANSWER_MARK`), not their causes."""
     errors = [error for error in run.questions.values("error") if error is not None]
     if not errors:
         return f"none of {run.question_count} questions failed"
-    ids = run.errored_question_ids
-    listed = ", ".join(ids[:_LISTED_IDS]) + (f" and {len(ids) - _LISTED_IDS} more" if len(ids) > _LISTED_IDS else "")
-    cause, count = Counter(error.removeprefix(NOT_ASKED) for error in errors).most_common(1)[0]
-    sentence = f"{len(errors)} of {run.question_count} questions failed"
-    sentence += "" if len(errors) == run.question_count else f" ({listed})"
-    sentence += f": {cause}" if count == len(errors) else f"; the most common error ({count} of them): {cause}"
-    skipped = sum(error.startswith(NOT_ASKED) for error in errors)
+    failed = [error for error in errors if not error.startswith(NOT_ASKED)]
+    skipped = len(errors) - len(failed)
+    sentence = f"{len(failed)} of {run.question_count} questions failed"
+    ids = [
+        question_id
+        for question_id, error in zip(run.questions.ids, run.questions.values("error"))
+        if error and not error.startswith(NOT_ASKED)
+    ]
+    if len(failed) < run.question_count:
+        sentence += f" ({_listed(ids)})"
     if skipped:
-        sentence += f"; the run stopped early, {skipped} were not asked: the first questions could not reach the service"
+        sentence += f", {skipped} not asked"
+    causes = Counter(_cause(error) for error in failed or [error.removeprefix(NOT_ASKED) for error in errors])
+    (cause, count), *others = causes.most_common()
+    if not others:
+        sentence += f": {cause}"
+    else:
+        shown = [f"{n} × {text}" for text, n in causes.most_common(_LISTED_CAUSES)]
+        more = len(causes) - _LISTED_CAUSES
+        sentence += "; by cause: " + ", ".join(shown) + (f" and {more} other cause(s)" if more > 0 else "")
+    answer = next((_answer(error) for error in failed if _cause(error) == cause and _answer(error)), None)
+    if answer is not None:
+        sentence += f"; one answer{' (' + cause + ')' if others else ''}: {answer}"
+    if skipped:
+        sentence += "; the run stopped early: the first questions could not reach the service"
     return sentence
+
+
+def _listed(ids: list[str]) -> str:
+    return ", ".join(ids[:_LISTED_IDS]) + (f" and {len(ids) - _LISTED_IDS} more" if len(ids) > _LISTED_IDS else "")
+
+
+def _cause(error: str) -> str:
+    return error.split(ANSWER_MARK, 1)[0]
+
+
+def _answer(error: str) -> str | None:
+    _, mark, answer = error.partition(ANSWER_MARK)
+    return answer if mark else None

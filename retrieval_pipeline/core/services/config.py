@@ -40,6 +40,11 @@ from retrieval_pipeline.core.scoring.tolerances import Tolerances, tolerance_fie
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
+CONFIG_FILE_NAME = "retrieval-eval.yaml"
+DEMO_NOTE = (
+    f"no configuration was named, so the embedded demo is in use; name yours with --config FILE, "
+    f"${CONFIG_ENV_VAR}, or a {CONFIG_FILE_NAME} in the current folder or a parent"
+)
 DEFAULT_RETENTION_DAYS = 30.0
 
 
@@ -252,8 +257,18 @@ class ProjectConfig:
                     lambda s=source, path=path: [import_beir(path, identifier=s.identifier, split=s.split, name=s.name)],
                 )
 
+    @property
+    def is_demo(self) -> bool:
+        return self.path == demo_config_path().resolve()
+
     def question_set(self, identifier: str) -> GoldenQuestionSet:
-        return self.question_sets[identifier]
+        """On the embedded demo an unknown set most likely means no configuration was named: said so."""
+        try:
+            return self.question_sets[identifier]
+        except UnknownIdentifierError as error:
+            if not self.is_demo:
+                raise
+            raise UnknownIdentifierError(error.what, identifier, error.known, DEMO_NOTE) from None
 
     @property
     def retriever_identifiers(self) -> list[str]:
@@ -266,18 +281,22 @@ class ProjectConfig:
             from retrieval_pipeline.core.retrieval.retriever_kinds import build_retriever
 
             if identifier not in self.retriever_specs:
-                raise UnknownIdentifierError("retriever", identifier, self.retriever_specs)
+                raise UnknownIdentifierError("retriever", identifier, self.retriever_specs, DEMO_NOTE if self.is_demo else None)
             spec = self.retriever_specs[identifier]
             self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, self._build_context(progress))
         return self._retrievers[identifier]
 
     def check_retrievers(self) -> None:
         """Every retriever's kind and parameters, refused as building it would refuse them, with no index built."""
+        for identifier in self.retriever_specs:
+            self.check_retriever(identifier)
+
+    def check_retriever(self, identifier: str) -> None:
+        """One retriever checked as `check_retrievers` checks each: `list` reports each one's problem apart."""
         from retrieval_pipeline.core.retrieval.retriever_kinds import check_retriever
 
-        context = self._build_context()
-        for identifier, spec in self.retriever_specs.items():
-            check_retriever(identifier, spec.kind, spec.params, context)
+        spec = self.retriever_specs[identifier]
+        check_retriever(identifier, spec.kind, spec.params, self._build_context())
 
     def retriever_corpus(self, identifier: str) -> frozenset[str] | None:
         """The documents retriever `identifier` can return, when its kind knows them (see retriever_kinds).
@@ -336,6 +355,18 @@ def demo_config_path() -> Path:
     return Path(__file__).resolve().parents[2] / "demo" / "config.yaml"
 
 
-def default_config_path() -> Path:
+def find_config_file(start: Path) -> Path | None:
+    """`retrieval-eval.yaml` in `start` or the nearest parent holding one, as ruff and pytest find theirs."""
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_FILE_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def default_config_path(cwd: Path | None = None) -> Path:
+    """$RETRIEVAL_EVAL_CONFIG, else a `retrieval-eval.yaml` found from `cwd` up, else the embedded demo."""
     explicit = os.environ.get(CONFIG_ENV_VAR)
-    return Path(explicit) if explicit else demo_config_path()
+    if explicit:
+        return Path(explicit)
+    return find_config_file((cwd or Path.cwd()).resolve()) or demo_config_path()

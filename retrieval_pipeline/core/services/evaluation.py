@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.core.scoring.regression import RegressionReport, detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict, detect_regression, incomplete_report
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.baselines import load_baseline
 from retrieval_pipeline.core.services.runner import Progress, latency_mode, run_question_set
 from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.storage.run_tables import recorded_tolerances
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -34,7 +35,8 @@ def evaluate_and_record(
     progress: Progress | None = None,
 ) -> Evaluation:
     """The baseline (the run `settings` pins, else the one its policy picks) is read before the run is
-    saved, so a run never compares with itself, and an unknown pinned run fails before any work. The
+    saved, so a run never compares with itself, and an unknown pinned run or a store that cannot be written
+    fails before any work. The
     verdict is saved with the run: under the `accepted` policy it decides whether the run can be the next
     baseline.
 
@@ -43,13 +45,14 @@ def evaluate_and_record(
     show.
     """
     refuse_unmeasurable_tolerances(settings, retriever)
+    store.check_writable()
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, settings.baseline_policy, settings.baseline_run_id)
     window = settings.unstable_window
     unstable = _unstable(store, key, question_set, window) if window else frozenset()
     run = run_question_set(question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
     report = judge(run, baseline, settings.tolerances, unstable, question_set)
-    stored = store.save(run, report)
+    stored = store.save(run, report, settings.tolerances)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
 
 
@@ -75,23 +78,47 @@ def judge(
 
 
 def latest_evaluation(
-    store: ResultStore, key: HistoryKey, tolerances: Tolerances = Tolerances(), labels: GoldenQuestionSet | None = None
+    store: ResultStore,
+    key: HistoryKey,
+    tolerances: Tolerances = Tolerances(),
+    labels: GoldenQuestionSet | None = None,
+    *,
+    rejudge: bool = False,
 ) -> Evaluation | None:
-    """The key's latest stored run judged again, for reports made after the fact, against the run its check
-    compared it with (stored with it; for a run saved without a check, the latest complete run before it),
-    rescored under `labels` as the check did. None before the key's first run."""
+    """The key's latest stored run, for reports made after the fact, against the run its check compared it
+    with (stored with it; for a run saved without a check, the latest complete run before it), rescored
+    under `labels` as the check did. None before the key's first run.
+
+    Its verdict is the one recorded with the run, the one CI acted on; the details are computed with the
+    tolerances recorded with it (`tolerances` for a run saved before they were recorded). `rejudge` judges
+    it again with `tolerances` instead: today's, which may say otherwise."""
     history = store.history(key)
     if not history:
         return None
     latest = history[0]
-    baseline_run_id = store.read_summary(latest)["baseline_run_id"]
-    if baseline_run_id is not None:
-        earlier = next((stored for stored in history if stored.run_id == baseline_run_id), None)
+    row = store.read_summary(latest)
+    if row["baseline_run_id"] is not None:
+        earlier = next((stored for stored in history if stored.run_id == row["baseline_run_id"]), None)
     else:
         earlier = next((stored for stored in history[1:] if stored.complete), None)
     run = store.load(latest)
     baseline = store.load(earlier) if earlier is not None else None
-    return Evaluation(run=run, report=judge(run, baseline, tolerances, labels=labels), stored=latest, baseline=baseline)
+    recorded = recorded_tolerances(row)
+    report = judge(run, baseline, tolerances if rejudge or recorded is None else recorded, labels=labels)
+    if not rejudge and row["verdict"] is not None:
+        report = _as_recorded(report, Verdict(row["verdict"]), row["verdict_summary"])
+    return Evaluation(run=run, report=report, stored=latest, baseline=baseline)
+
+
+def _as_recorded(report: RegressionReport, verdict: Verdict, sentence: str | None) -> RegressionReport:
+    """The report with the verdict the run's check recorded. A run recorded without its sentence (saved
+    before sentences were) keeps today's sentence when it agrees, and says both when it does not."""
+    if sentence is None and verdict is not report.verdict:
+        sentence = (
+            f"{verdict.value.replace('_', ' ').capitalize()} when checked (its tolerances were not recorded); "
+            f"judged with today's: {report.summary}"
+        )
+    return replace(report, verdict=verdict, summary=sentence or report.summary)
 
 
 def refuse_unmeasurable_tolerances(settings: EvaluationSettings, retriever: Retriever) -> None:

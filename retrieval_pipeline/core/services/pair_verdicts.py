@@ -97,7 +97,7 @@ def _verdict(key: HistoryKey, summary: RunSummary | None) -> PairVerdict:
         status = Verdict.INCOMPLETE.value
     else:
         status = summary.verdict or UNCHECKED
-    sentence = summary.verdict_sentence or _unstated(summary, status)
+    sentence = summary.verdict_summary or _unstated(summary, status)
     return PairVerdict(*pair, status, sentence, summary.run_id)
 
 

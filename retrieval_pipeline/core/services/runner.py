@@ -22,6 +22,7 @@ from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
 from retrieval_pipeline.core.retrieval.retriever import (
     BatchRetriever,
     ConcurrentRetriever,
+    CountsRetries,
     FailFast,
     Retriever,
     RetrieverFault,
@@ -104,6 +105,7 @@ def run_question_set(
             for question in questions
         ],
     )
+    _report_retries(retriever)
     return RunResult(
         set_identifier=question_set.identifier,
         retriever_identifier=retriever.identifier,
@@ -113,6 +115,15 @@ def run_question_set(
         index_version=index_version,
         latency_mode=latency_mode(retriever),
     )
+
+
+def _report_retries(retriever: Retriever) -> None:
+    """One warning per cause of the retries the adapter made itself, with their count, not one per retry."""
+    if isinstance(retriever, CountsRetries):
+        for cause, count in retriever.retries().items():
+            logger.warning(
+                "retriever %s: %d retr%s after %s", retriever.identifier, count, "y" if count == 1 else "ies", scrub(cause)
+            )
 
 
 def latency_mode(retriever: Retriever) -> str:

@@ -38,7 +38,7 @@ class RunSummary:
     set_fingerprint: str | None = None
     verdict: str | None = None
     """What the run's check found; None for a run saved without a check."""
-    verdict_sentence: str | None = None
+    verdict_summary: str | None = None
     """The check's own sentence; None for a run saved without a check or before the sentence was stored."""
     baseline_run_id: str | None = None
     deltas: Mapping[str, float] = field(default_factory=dict)
@@ -100,7 +100,7 @@ class RunSummary:
             index_version=row["index_version"],
             set_fingerprint=row["set_fingerprint"],
             verdict=row["verdict"],
-            verdict_sentence=row["verdict_sentence"],
+            verdict_summary=row["verdict_summary"],
             baseline_run_id=row["baseline_run_id"],
             deltas={name: value for name, value in deltas.items() if value is not None},
             schema_version=row["schema_version"],

@@ -7,7 +7,9 @@ run and the run it came from are the same value.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 
 from retrieval_pipeline.core.base.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.base.secrets import scrub
@@ -15,6 +17,7 @@ from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
 from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns, question_schema
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.store_files import summary_row
 
 RUN_COLUMNS_PER_QUESTION = (
@@ -98,7 +101,8 @@ def _schemas():
             ("by_hard_class_metrics", group_metrics),
             ("set_fingerprint", pa.string()),
             ("verdict", pa.string()),
-            ("verdict_sentence", pa.string()),
+            ("verdict_summary", pa.string()),
+            ("tolerances", pa.string()),
             ("baseline_run_id", pa.string()),
             ("compared_questions", pa.int64()),
             ("top1_delta", pa.float64()),
@@ -133,10 +137,11 @@ def _group_metric_rows(groups: dict[str, dict[str, float]]) -> list[dict]:
     return [{"key": key, "metric": name, "value": value} for key, metrics in groups.items() for name, value in metrics.items()]
 
 
-def summary_table(run: RunResult, report: RegressionReport | None = None):
-    """With the run's check (`report`): its verdict, baseline, how many questions it compared and the
-    deltas it found on them, so the accepted-baseline policy and the history read them back without
-    opening any per-question file. Without one (a run saved outside an evaluation) they are null."""
+def summary_table(run: RunResult, report: RegressionReport | None = None, tolerances: Tolerances | None = None):
+    """With the run's check (`report`): its verdict and sentence, baseline, how many questions it compared
+    and the deltas it found on them, so the accepted-baseline policy and the history read them back without
+    opening any per-question file. Without one (a run saved outside an evaluation) they are null. The
+    `tolerances` it was judged with (JSON) let a later report show that very verdict, not today's."""
 
     unjudged = (Verdict.BASELINE, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE)
     compared = report is not None and report.verdict not in unjudged
@@ -176,9 +181,10 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "by_hard_class_metrics": _group_metric_rows(run.metrics_by_hard_class()),
         "set_fingerprint": run.set_fingerprint,
         "verdict": report.verdict.value if report else None,
-        # what the check said, so a reader of the store (the leaderboard's check) quotes it, not a rewording;
-        # an incomplete run's sentence quotes the retriever's error, hence scrubbed
-        "verdict_sentence": scrub(report.summary) if report else None,
+        # what the check said, so a reader of the store (`report`, the leaderboard's check) quotes it, not a
+        # rewording; an incomplete run's sentence quotes the retriever's error, hence scrubbed
+        "verdict_summary": scrub(report.summary) if report else None,
+        "tolerances": json.dumps(dataclasses.asdict(tolerances)) if tolerances else None,
         "baseline_run_id": report.baseline_run_id if report else None,
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         "top1_delta": report.top1_delta if compared else None,
@@ -186,6 +192,28 @@ def summary_table(run: RunResult, report: RegressionReport | None = None):
         "schema_version": SCHEMA_VERSION,
     }
     return from_rows([row], _schemas()[0])
+
+
+def incomplete_summary(summary, reason: str):
+    """A complete run's summary marked incomplete, its verdict `incomplete` with `reason` for sentence."""
+    import pyarrow as pa
+
+    marks = (
+        ("complete", False, pa.bool_()),
+        ("verdict", Verdict.INCOMPLETE.value, pa.string()),
+        ("verdict_summary", reason, pa.string()),
+    )
+    for name, value, kind in marks:
+        column = pa.array([value], kind)
+        index = summary.schema.get_field_index(name)
+        summary = summary.set_column(index, name, column) if index >= 0 else summary.append_column(name, column)
+    return summary
+
+
+def recorded_tolerances(row: dict) -> Tolerances | None:
+    """The tolerances a stored run was judged with; None for a run saved without them (before they were
+    recorded, or outside an evaluation)."""
+    return Tolerances(**json.loads(row["tolerances"])) if row.get("tolerances") else None
 
 
 def question_table(run: RunResult):

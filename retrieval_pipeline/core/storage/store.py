@@ -27,7 +27,9 @@ from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierErr
 from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.storage.run_tables import (
+    incomplete_summary,
     question_set_table,
     question_table,
     run_from_tables,
@@ -48,6 +50,7 @@ from retrieval_pipeline.core.storage.store_files import (
     file_system,
     footer_problem,
     foreign_reason,
+    probe_writable,
     read_table,
     run_file,
     summary_row,
@@ -86,20 +89,34 @@ class ResultStore:
             f"{self._dir('questions', stored.key)}/{stored.questions_name}",
         )
 
-    def save(self, run: RunResult, report: RegressionReport | None = None) -> StoredRun:
-        """Questions first, summary last (with `report`, what the run's check found): the run appears whole
-        or not at all. A failed save takes back the question file it already wrote, so a full disk leaves
-        nothing behind."""
+    def save(self, run: RunResult, report: RegressionReport | None = None, tolerances: Tolerances | None = None) -> StoredRun:
+        """Questions first, summary last (with `report`, what the run's check found, under `tolerances`): the
+        run appears whole or not at all. A failed save takes back the question file it already wrote, so a
+        full disk leaves nothing behind."""
         key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
         stored = StoredRun(key, run.run_id, run.complete)
         summary, questions = self.run_files(stored)
         self._write(questions, question_table(run))
         try:
-            self._write(summary, summary_table(run, report))
-        except StoreError:
+            self._write(summary, summary_table(run, report, tolerances))
+        except BaseException:  # a full disk, or an interrupt (Ctrl-C) between the two files
             discard(self.fs, questions)
             raise
         return stored
+
+    def mark_incomplete(self, stored: StoredRun, reason: str) -> StoredRun:
+        """The complete run `stored` kept for inspection as incomplete, never again a baseline, with
+        `reason` as its verdict's sentence: a run saved by a command interrupted before the run was
+        recorded elsewhere (Dagster). Its incomplete summary lands before the complete one goes."""
+        demoted = StoredRun(stored.key, stored.run_id, complete=False)
+        self._write(self.run_files(demoted)[0], incomplete_summary(self._summary_table(stored), reason))
+        self.delete(self.run_files(stored)[0])
+        return demoted
+
+    def check_writable(self) -> None:
+        """A StoreError unless a run could be saved here now: asked before any retriever is built or asked,
+        because an evaluation whose save then fails has thrown its work away (an hour, on a slow service)."""
+        probe_writable(self.fs, self._local, self._root, self.uri)
 
     def save_acceptance(self, key: HistoryKey, name: str, table) -> None:
         """A new file each time, never a rewrite: acceptances are an append-only record."""

@@ -223,6 +223,43 @@ def write_table(fs, local: bool, path: str, table, shown: str) -> None:
     except OSError as error:
         discard(fs, partial)
         raise StoreError(f"cannot write to the result store: {shown}: {first_line(error)}") from None
+    except BaseException:  # an interrupt (Ctrl-C) mid-write leaves no partial file either
+        discard(fs, partial)
+        raise
+
+
+def probe_writable(fs, local: bool, root: str, shown: str) -> None:
+    """Create and remove an empty file in the store's root. A local root is made first, as a first save
+    would make it, and the folders made for the probe alone are removed again: the store is left as found."""
+    import uuid
+
+    import pyarrow as pa
+
+    made = _missing_folders(root) if local else []
+    probe = f"{root}/{PARTIAL_PREFIX}write-probe-{uuid.uuid4().hex}"
+    try:
+        if local:
+            _create_dir(fs, local, root)
+        with fs.open_output_stream(probe):
+            pass
+    except (OSError, pa.ArrowException) as error:
+        raise StoreError(f"cannot write to the result store {shown}: {first_line(error)}") from None
+    finally:
+        discard(fs, probe)
+        for folder in made:
+            try:
+                os.rmdir(folder)
+            except OSError:  # never made, or a concurrent save has written into it since
+                break
+
+
+def _missing_folders(folder: str) -> list[str]:
+    """`folder` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
 
 
 def discard(fs, path: str) -> None:

@@ -55,6 +55,9 @@ class OpenAIEncoder:
         self._normalize = normalize
         self._batch_size = batch_size
 
+    def retries(self) -> dict[str, int]:
+        return self._service.retries()
+
     def encode(self, texts: Sequence[str]):
         return in_batches(texts, self._batch_size, self._encode_batch, self._service.fault, self.concurrency)
 

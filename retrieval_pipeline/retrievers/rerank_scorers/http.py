@@ -71,6 +71,9 @@ class HttpScorer:
             raise self._service.fault(f"the rerank answer scored {len(scores)} of the {len(texts)} documents sent")
         return [scores[index] for index in range(len(texts))]
 
+    def retries(self) -> dict[str, int]:
+        return self._service.retries()
+
     def version(self) -> str:
         """The endpoint and what is sent with every request (a model name in `extra_body`): the service's
         model cannot be seen from here, so naming a new one is what changes the version."""

@@ -66,7 +66,7 @@ def test_a_run_stored_before_sentences_were_saved_is_named_by_its_verdict_and_ba
     checked(store, "worse", ["1111", "11--"])
     latest = store.history(HistoryKey("demo.set", "worse", GRADER))[0]
     table = pq.read_table(store.summary_uri(latest))
-    pq.write_table(table.drop_columns(["verdict_sentence"]), store.summary_uri(latest))
+    pq.write_table(table.drop_columns(["verdict_summary"]), store.summary_uri(latest))
     [verdict] = latest_verdicts(store, ["demo.set"], ["worse"]).verdicts
     baseline = table.column("baseline_run_id")[0].as_py()
     assert (verdict.failed, verdict.sentence) == (True, f"regression against {baseline}")

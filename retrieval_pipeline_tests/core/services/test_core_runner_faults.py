@@ -325,8 +325,9 @@ def test_a_run_whose_first_questions_cannot_connect_stops_and_says_why(tmp_path)
     assert len(retriever.attempts) == DEFAULT_FAIL_FAST_AFTER
     assert evaluation.stored.complete is False
     assert evaluation.report.summary.startswith(
-        "Incomplete run: 30 of 30 questions failed: ConnectionRefusedError: connection refused "
-        "(http://127.0.0.1:9/search) (after 3 attempts); the run stopped early, 20 were not asked"
+        "Incomplete run: 10 of 30 questions failed (q0, q1, q2, q3, q4 and 5 more), 20 not asked: ConnectionRefusedError: "
+        "connection refused (http://127.0.0.1:9/search) (after 3 attempts); the run stopped early: the first questions "
+        "could not reach the service"
     )
 
 
@@ -341,14 +342,14 @@ def test_how_many_questions_are_asked_before_the_run_stops(retriever, asked):
     assert len(retriever.attempts) == asked
 
 
-def test_an_incomplete_run_names_its_most_common_error_and_how_many_questions_it_hit():
+def test_an_incomplete_run_counts_each_cause_and_how_many_questions_it_hit():
     class Mixed(FlakyRetriever):
         def retrieve(self, question, limit):
             raise RetrieverFault("HTTP 500" if question == "first question" else "HTTP 503")
 
     run = run_question_set(QS, Mixed(), retry=NO_WAIT)
 
-    assert failure_summary(run) == "3 of 3 questions failed; the most common error (2 of them): HTTP 503"
+    assert failure_summary(run) == "3 of 3 questions failed; by cause: 2 × HTTP 503, 1 × HTTP 500"
     other = run_question_set(QS, FlakyRetriever("third question", failures=99), retry=NO_WAIT)
     assert failure_summary(other) == (
         "1 of 3 questions failed (q3): ConnectionError: search service unavailable (after 3 attempts)"

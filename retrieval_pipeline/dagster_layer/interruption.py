@@ -1,0 +1,146 @@
+"""What an interrupted `retrieval-eval nightly` (Ctrl-C) leaves behind, made consistent before it exits.
+
+An evaluation saves its run in the result store first and Dagster records it after (its materialization,
+then its check evaluation, partition_steps.py): an interrupt in between, or while a chart is still being
+drawn for a finished partition, would leave a complete run in the store, the next run's baseline, that
+Dagster never recorded. So after an interrupt every run this command saved is compared with what the
+instance recorded: one with both its materialization and its check stays as it is; any other is kept for
+inspection as incomplete, never a baseline (`ResultStore.mark_incomplete`). Ctrl-C is ignored meanwhile,
+so a second one cannot leave that half done.
+
+Dagster turns SIGINT inside a step into DagsterExecutionInterruptedError and a failed run, then returns
+as from any failure, and one that arrives between steps it only notes, then forgets when the run ends;
+`InterruptWatch` notices both (Python's signal wake-up file descriptor receives every signal whoever
+handles it) and turns them back into the interrupt they were.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+
+INTERRUPTED_ERROR = "DagsterExecutionInterruptedError"
+NOT_RECORDED = "interrupted (Ctrl-C) before Dagster recorded this run; kept for inspection, never a baseline"
+
+
+class InterruptWatch:
+    """Whether SIGINT arrived since the watch began, whatever handler Dagster had installed meanwhile."""
+
+    def __enter__(self) -> InterruptWatch:
+        self._seen, self._read, self._write = False, None, None
+        if threading.current_thread() is threading.main_thread():  # signals reach only the main thread
+            self._read, self._write = os.pipe()
+            os.set_blocking(self._read, False)
+            os.set_blocking(self._write, False)
+            self._previous = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._read is not None:
+            signal.set_wakeup_fd(self._previous)
+            os.close(self._read)
+            os.close(self._write)
+
+    def raise_if_interrupted(self, events: Iterable = ()) -> None:
+        """A KeyboardInterrupt after a SIGINT, or when a run's failure events (DagsterEvents) say Dagster
+        interrupted it."""
+        try:
+            self._seen = self._seen or (self._read is not None and signal.SIGINT in os.read(self._read, 4096))
+        except BlockingIOError:  # nothing arrived
+            pass
+        if self._seen or any(_interrupted(event) for event in events):
+            raise KeyboardInterrupt
+
+
+def _interrupted(event) -> bool:
+    error = _failure_error(event)
+    while error is not None:
+        if error.cls_name == INTERRUPTED_ERROR:
+            return True
+        error = error.cause
+    return False
+
+
+def _failure_error(event):
+    if event.is_step_failure:
+        return event.step_failure_data.error
+    if event.is_run_failure and event.event_specific_data is not None:
+        return event.event_specific_data.error
+    return None
+
+
+@dataclass(frozen=True)
+class InterruptedNightly:
+    finished: tuple[str, ...]
+    """The pairs whose run Dagster recorded, materialization and check, as `set × retriever`."""
+    unfinished: tuple[str, ...]
+    marked_incomplete: tuple[str, ...]
+    """Runs this command saved that Dagster had not recorded, now stored as incomplete."""
+
+    def sentence(self) -> str:
+        total = len(self.finished) + len(self.unfinished)
+        parts = [f"{len(self.finished)} of {total} evaluations finished and recorded in Dagster"]
+        if self.finished:
+            parts[0] += f" ({', '.join(self.finished)})"
+        if self.unfinished:
+            parts.append(f"not finished: {', '.join(self.unfinished)}")
+        if self.marked_incomplete:
+            parts.append(
+                f"{len(self.marked_incomplete)} run(s) saved but not recorded by Dagster kept as incomplete, never a "
+                f"baseline ({', '.join(self.marked_incomplete)})"
+            )
+        return "interrupted (Ctrl-C): " + "; ".join(parts)
+
+
+def settle(instance, store: ResultStore, pairs: Iterable[tuple[str, str]], started: datetime) -> InterruptedNightly:
+    """Every run saved since `started` for `pairs` (set, retriever) either recorded by Dagster or marked incomplete."""
+    with interrupts_ignored():
+        recorded = recorded_run_ids(instance, started)
+        finished, unfinished, marked = [], [], []
+        for set_identifier, retriever_identifier in pairs:
+            label = f"{set_identifier} × {retriever_identifier}"
+            saved = [run for run in store.history(HistoryKey(set_identifier, retriever_identifier)) if run.run_at >= started]
+            for run in saved:
+                if run.complete and run.run_id not in recorded:
+                    store.mark_incomplete(run, NOT_RECORDED)
+                    marked.append(run.run_id)
+            (finished if any(run.run_id in recorded for run in saved) else unfinished).append(label)
+    return InterruptedNightly(tuple(finished), tuple(unfinished), tuple(marked))
+
+
+def recorded_run_ids(instance, since: datetime) -> set[str]:
+    """Store run ids with both a materialization and a check evaluation in the instance's runs since `since`."""
+    from dagster import AssetKey, DagsterEventType, RunsFilter
+
+    from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET
+
+    materialized, checked = set(), set()
+    kinds = {DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_CHECK_EVALUATION}
+    for run in instance.get_runs(filters=RunsFilter(created_after=since)):
+        for entry in instance.all_logs(run.run_id, of_type=kinds):
+            event = entry.dagster_event
+            if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+                materialization = event.step_materialization_data.materialization
+                if materialization.asset_key == AssetKey(EVALUATION_ASSET) and "run_id" in materialization.metadata:
+                    materialized.add(materialization.metadata["run_id"].value)
+            else:
+                evaluation = event.asset_check_evaluation_data
+                if evaluation.asset_check_key.name == CHECK_NAME and "run_id" in evaluation.metadata:
+                    checked.add(evaluation.metadata["run_id"].value)
+    return materialized & checked
+
+
+@contextmanager
+def interrupts_ignored() -> Iterator[None]:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
