@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.formatting import percent, signed_pp
 from retrieval_pipeline.core.base.registry import Registry
-from retrieval_pipeline.core.scoring.ranking_metrics import ndcg, recall, reciprocal_rank
+from retrieval_pipeline.core.scoring.ranking_metrics import judged, ndcg, recall, reciprocal_rank
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,6 +45,9 @@ class Measure:
     """The tolerance option that gates the figure at the deepest cut-off, or (cut-off, option) pairs."""
     score: Callable[[Ranked, int], np.ndarray] | None = None
     """Each question's score at depth k; None for the hit rate, which is counted from first-hit ranks."""
+    scores_silence: bool = True
+    """A question with no expected ids scores 1 on an empty ranking and 0 otherwise, the hit's rule; False
+    for a measure of the ranking itself (judged@k), which scores every question by `score`."""
     key_pattern: str = "{name}@{k}"
     """How stores, JSON and metadata name the figure."""
     title_pattern: str = "{label}@{k}"
@@ -150,6 +153,7 @@ MEASURES: Registry[Measure] = measure_registry(
         Measure("mrr", "MRR", charted=True, gate="max_mrr_drop", score=reciprocal_rank),
         Measure("ndcg", "nDCG", charted=True, gate="max_ndcg_drop", score=ndcg),
         Measure("recall", "Recall", EVERY_CUTOFF, headline=False, gate="max_recall_drop", score=recall),
+        Measure("judged", "Judged", EVERY_CUTOFF, RATE, score=judged, scores_silence=False),
     )
 )
 

@@ -30,8 +30,27 @@ def test_every_gate_a_measure_declares_is_a_tolerance_and_a_configuration_key():
 
 def test_figures_come_in_declaration_order_each_at_its_cutoffs():
     keys = [figure.key for figure in figures((1, 3, 10))]
-    assert keys == ["top1", "top3", "top10", "mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@10"]
-    assert [figure.short for figure in figures((1, 3), headline=True)] == ["top-1", "top-3", "mrr@3", "ndcg@3"]
+    assert keys == [
+        "top1",
+        "top3",
+        "top10",
+        "mrr@10",
+        "ndcg@10",
+        "recall@1",
+        "recall@3",
+        "recall@10",
+        "judged@1",
+        "judged@3",
+        "judged@10",
+    ]
+    assert [figure.short for figure in figures((1, 3), headline=True)] == [
+        "top-1",
+        "top-3",
+        "mrr@3",
+        "ndcg@3",
+        "judged@1",
+        "judged@3",
+    ]
     assert [figure.title for figure in figures((1, 3), charted=True)] == ["top-1", "top-3", "MRR@3", "nDCG@3"]
 
 
