@@ -161,6 +161,7 @@ def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
         "summary": verdict.sentence,
         "flipped_to_miss": list(view.flipped_to_miss),
         "flipped_to_hit": list(view.flipped_to_hit),
+        "unjudged_lost_hits": list(view.unjudged_lost_hits),
         **{f"by_{b.name}": group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
         **{f"{row.key}_p_value": row.p_value for row in tested},
         "is_inconclusive": verdict.is_inconclusive,
