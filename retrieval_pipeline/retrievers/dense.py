@@ -11,7 +11,7 @@ encoders/callable.py); the model's identity in the key is then the configured on
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
+from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.encoders import (
@@ -147,6 +147,13 @@ class DenseRetriever:
     def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
         settings, _ = cls.check_config(identifier, params, context)
         return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
+
+    @classmethod
+    def corpus_texts(
+        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
+    ) -> dict[str, tuple[str, str]]:
+        settings, _ = cls.check_config(identifier, params, context)
+        return read_document_texts(context.resolve(settings.corpus), wanted, f"retrievers.{identifier}")
 
     def index_version(self) -> str:
         return self._key
