@@ -41,11 +41,11 @@ def _apply(judging_file: Path, set_file: Path) -> None:
     changes = apply_judgements(judging_file, set_file)
     console = stdout_console()
     if not changes:
-        console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.")
+        console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)
         return
-    console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:")
+    console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
     for change in changes:
-        console.print(f"  {change.line()}", highlight=False)
+        console.print(f"  {change.line()}", highlight=False, markup=False)
 
 
 def _session(path: Path) -> None:
@@ -55,7 +55,7 @@ def _session(path: Path) -> None:
     console = stdout_console()
     position = next((index for index, row in enumerate(rows) if not row["judgement"]), len(rows))
     if position == len(rows):
-        console.print(f"All {len(rows)} candidate(s) in {path} are judged; merge them with --apply SET_FILE.")
+        console.print(f"All {len(rows)} candidate(s) in {path} are judged; merge them with --apply SET_FILE.", markup=False)
         return
     while position < len(rows):
         _show(console, rows, position)
@@ -71,18 +71,21 @@ def _session(path: Path) -> None:
         if key is not None:
             position += 1
     judged = sum(1 for row in rows if row["judgement"])
-    console.print(f"{judged} of {len(rows)} judged, saved in {path}.", highlight=False)
+    console.print(f"{judged} of {len(rows)} judged, saved in {path}.", highlight=False, markup=False)
 
 
 def _show(console, rows: list[dict], position: int) -> None:
+    """Without markup: a question or a document may hold brackets that rich would read as styles."""
+    from rich.text import Text
+
     row = rows[position]
     labelled = row["expected_title"] or ", ".join(row["expected_document_ids"]) or "nothing (no document answers it)"
     answer = f" (now: {row['judgement']})" if row["judgement"] else ""
-    console.rule(f"{position + 1} of {len(rows)}{answer}")
-    console.print(f"Question {row['question_id']}: {row['question']}", highlight=False)
-    console.print(f"Labelled answer: {labelled}", highlight=False)
+    console.rule(Text(f"{position + 1} of {len(rows)}{answer}"))
+    console.print(f"Question {row['question_id']}: {row['question']}", highlight=False, markup=False)
+    console.print(f"Labelled answer: {labelled}", highlight=False, markup=False)
     ranked = ", ".join(row["ranked_by"]) if isinstance(row["ranked_by"], list) else row["ranked_by"]
-    console.print(f"Candidate {row['document_id']} (ranked by {ranked}): {row['title']}", highlight=False)
+    console.print(f"Candidate {row['document_id']} (ranked by {ranked}): {row['title']}", highlight=False, markup=False)
     if row["text"]:
-        console.print(row["text"], highlight=False)
-    console.print(PROMPT, highlight=False)
+        console.print(row["text"], highlight=False, markup=False)
+    console.print(PROMPT, highlight=False, markup=False)
