@@ -116,7 +116,8 @@ class Relevance:
         """`retrieved` holds collapsed rankings (distinct ids); `expected` and `rejected` the labels, question
         by question (no rejected ids when None)."""
         relevant, lengths, labels = _matches(retrieved, expected)
-        judged = relevant if rejected is None else relevant | _matches(retrieved, rejected)[0]
+        unrejected = rejected is None or not len(_flattened(rejected)[0])  # most sets: no second pass
+        judged = relevant if unrejected else relevant | _matches(retrieved, rejected)[0]
         return cls(relevant, lengths, labels, judged)
 
     def first_hit_ranks(self) -> np.ndarray:
