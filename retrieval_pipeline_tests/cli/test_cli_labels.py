@@ -147,6 +147,8 @@ def test_pool_judge_apply_lifts_the_new_retriever_by_exactly_the_documents_judge
     # exactly the two yeses: n1 makes q1 a top-1 hit (it was a top-3 hit by d1), n3 makes q3 a hit; q2 stays a miss
     assert (after["top1_hit_count"], after["top3_hit_count"]) == (2, 2)
     assert [q["unjudged_document_ids"] for q in after["questions"]] == [[], ["d1"], []]
+    assert pool(cli, desk, "again.csv", "new").exit_code == 0  # today's labels: only the unanswered one is left
+    assert [(r["question_id"], r["document_id"]) for r in read_csv(desk / "again.csv")] == [("q2", "d1")]
     assert after["metrics"]["judged@3"] > before["metrics"]["judged@3"]
 
 
