@@ -168,12 +168,15 @@ class QuestionColumns(Sequence["QuestionResult"]):
 
     def unjudged_ids(self, k: int) -> list[tuple[str, ...]]:
         """Each question's documents in its top `k` that nobody judged (neither expected nor rejected): what
-        a person should look at before trusting a miss."""
-        judged = self.relevance.judged
-        return [
-            tuple(document for rank, document in enumerate(ranking[:k]) if not judged[position, rank])
-            for position, ranking in enumerate(self.values("retrieved_document_ids"))
-        ]
+        a person should look at before trusting a miss. Read once per cut-off: a table asks row by row."""
+        cache = self.__dict__.setdefault("_unjudged", {})
+        if k not in cache:
+            judged = self.relevance.judged
+            cache[k] = [
+                tuple(document for rank, document in enumerate(ranking[:k]) if not judged[position, rank])
+                for position, ranking in enumerate(self.values("retrieved_document_ids"))
+            ]
+        return cache[k]
 
     def groups(self, name: str) -> tuple[list[str], np.ndarray]:
         """The keys of a label column in first-seen order, and each question's key number (-1: none)."""
