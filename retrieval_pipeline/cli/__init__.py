@@ -34,6 +34,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("retrieval_pipeline.cli.report:report", "Report the latest run of a set and retriever as HTML or Markdown."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
     "audit": ("retrieval_pipeline.cli.audit:audit", "Audit a golden set's labels: missing documents, suspect labels, flips."),
+    "pool": ("retrieval_pipeline.cli.pool:pool", "Write a judging file of the unjudged documents the latest runs ranked."),
+    "judge": (
+        "retrieval_pipeline.cli.judge:judge",
+        "Judge a pooled file in the terminal, or merge its judgements into a set file.",
+    ),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
     "nightly": (
         "retrieval_pipeline.dagster_layer.nightly:nightly",

@@ -72,7 +72,8 @@ def breakdown(view: Breakdown) -> dict[str, dict[str, Any]]:
 
 def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
     """One row per question (those at `positions`, else all), read from the run's columns a column at a
-    time: no object per question is built on the way."""
+    time: no object per question is built on the way. `unjudged_document_ids` are the ids in its top D
+    (the deepest cut-off) that are neither expected nor rejected: what to judge before trusting a miss."""
     columns = run.questions if positions is None else run.questions.take(positions)
     metrics = columns.metrics(run.cutoffs)
     names = list(metrics)
@@ -85,14 +86,18 @@ def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterato
         zip(*(values.tolist() for values in metrics.values())),
         columns.values("latency_ms"),
         columns.values("error"),
+        columns.values("rejected_document_ids"),
+        columns.unjudged_ids(run.cutoffs[-1]),
     )
-    for question_id, form, hard_class, expected, retrieved, top1, top3, scores, latency_ms, error in rows:
+    for question_id, form, hard_class, expected, retrieved, top1, top3, scores, latency_ms, error, rejected, unjudged in rows:
         yield {
             "id": question_id,
             "form": form,
             "hard_class": hard_class,
             "expected_document_ids": expected,  # tuples: JSON arrays all the same
             "retrieved_document_ids": retrieved,
+            "rejected_document_ids": rejected,
+            "unjudged_document_ids": unjudged,
             "top1_hit": top1,
             "top3_hit": top3,
             "metrics": None if error is not None else dict(zip(names, scores)),
@@ -158,6 +163,7 @@ def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
         "summary": verdict.sentence,
         "flipped_to_miss": list(view.flipped_to_miss),
         "flipped_to_hit": list(view.flipped_to_hit),
+        "unjudged_lost_hits": list(view.unjudged_lost_hits),
         **{f"by_{b.name}": group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
         **{f"{row.key}_p_value": row.p_value for row in tested},
         "is_inconclusive": verdict.is_inconclusive,

@@ -48,7 +48,7 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     "--fail-on-inconclusive",
     is_flag=True,
     help="Exit 1 on an inconclusive verdict (a drop beyond tolerance that tolerances.min_significance cannot "
-    "tell from noise) instead of only warning.",
+    "tell from noise, or that tolerances.max_unjudged_share lays on unjudged documents) instead of only warning.",
 )
 @click.option(
     "--baseline",

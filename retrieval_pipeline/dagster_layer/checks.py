@@ -70,7 +70,8 @@ def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpe
             partitions_def=partitions_def,
             description="Top-1 and top-3 hit rates dropped no more than the configured tolerances since the "
             "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
-            "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN.",
+            "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN; with "
+            "tolerances.max_unjudged_share, so does a drop whose lost hits mostly have unjudged documents in their place.",
         )
 
 
@@ -100,11 +101,13 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "flipped_to_hit_count": MetadataValue.text(str(len(view.flipped_to_hit))),
         "flipped_to_miss": MetadataValue.json(list(view.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
         "flipped_to_hit": MetadataValue.json(list(view.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
+        "unjudged_lost_hit_count": MetadataValue.text(str(len(view.unjudged_lost_hits))),
+        "unjudged_lost_hits": MetadataValue.json(list(view.unjudged_lost_hits[:MAX_LISTED_QUESTIONS])),
     }
     for breakdown in (view.run.by_form, view.run.by_hard_class):
         if breakdown.changes:
             metadata[f"by_{breakdown.name}_deltas"] = _delta_table(breakdown)
-    for name in ("max_p95_latency_increase_ms", "min_significance", *ranking_gate_options()):
+    for name in ("max_p95_latency_increase_ms", "min_significance", "max_unjudged_share", *ranking_gate_options()):
         value = getattr(tolerances, name)
         if value is not None:
             metadata[name] = MetadataValue.text(milliseconds(value) if name.endswith("_ms") else as_written(value))

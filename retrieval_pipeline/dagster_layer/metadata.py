@@ -48,6 +48,7 @@ PREVIEW_SCHEMA = TableSchema(
         TableColumn("class", "string", description="Hard class"),
         TableColumn("expected", "string", description="Expected document ids (any one is a hit)"),
         TableColumn("retrieved", "string", description="Distinct document ids retrieved, best first"),
+        TableColumn("unjudged", "string", description="Retrieved ids nobody judged (neither expected nor rejected)"),
     ]
 )
 
@@ -119,7 +120,7 @@ def evaluation_metadata(
             f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: errors first, then top-3 misses, "
             "then top-1 misses, then hits (every question: result_uri)"
         ),
-        "questions_preview": _preview_table(run.questions),
+        "questions_preview": _preview_table(run.questions, run.cutoffs[-1]),
         "result_uri": _uri_value(store.questions_uri(evaluation.stored)),
         "summary_uri": _uri_value(store.summary_uri(evaluation.stored)),
         "run_id": MetadataValue.text(run.run_id),
@@ -240,7 +241,7 @@ def _rates_table(breakdown: Breakdown) -> MetadataValue:
     )
 
 
-def _preview_table(questions: Sequence[QuestionResult]) -> MetadataValue:
+def _preview_table(questions: Sequence[QuestionResult], depth: int) -> MetadataValue:
     """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits. Ids are
     cut short and lists capped so the table fits the page; the stored result has them whole."""
     shown = misses_first(questions)[:PREVIEW_ROWS]
@@ -254,6 +255,7 @@ def _preview_table(questions: Sequence[QuestionResult]) -> MetadataValue:
                     "class": q.hard_class,
                     "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
                     "retrieved": id_list(q.retrieved_document_ids, PREVIEW_IDS, ID_WIDTH),
+                    "unjudged": id_list(q.unjudged_document_ids(depth), PREVIEW_IDS, ID_WIDTH),
                 }
             )
             for q in shown

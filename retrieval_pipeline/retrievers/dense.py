@@ -11,13 +11,13 @@ encoders/callable.py); the model's identity in the key is then the configured on
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
+from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
 from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
@@ -109,6 +109,13 @@ class DenseRetriever:
         """The retries its encoder made, when the encoder is a service that retries (`CountsRetries`)."""
         counted = getattr(self._encoder, "retries", None)
         return counted() if counted is not None else {}
+
+    @classmethod
+    def corpus_texts(
+        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
+    ) -> dict[str, tuple[str, str]]:
+        settings, _ = cls.check_config(identifier, params, context)
+        return read_document_texts(context.resolve(settings.corpus), wanted, f"retrievers.{identifier}")
 
     def index_version(self) -> str:
         return self._key

@@ -11,7 +11,7 @@ import hashlib
 import json
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -21,7 +21,7 @@ from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
-from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
+from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
 from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
 from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
@@ -122,6 +122,13 @@ class LexicalRetriever:
     def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
         settings = cls.check_config(identifier, params, context)
         return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
+
+    @classmethod
+    def corpus_texts(
+        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
+    ) -> dict[str, tuple[str, str]]:
+        settings = cls.check_config(identifier, params, context)
+        return read_document_texts(context.resolve(settings.corpus), wanted, f"retrievers.{identifier}")
 
     def build_report(self) -> dict[str, int]:
         return chunk_report(self._index.document_ids)

@@ -9,7 +9,7 @@ trec_eval's order, is `core/retrieval/run_files.py`'s job.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted
-from retrieval_pipeline.core.retrieval.corpus import read_document_ids
+from retrieval_pipeline.core.retrieval.corpus import read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
 
@@ -112,6 +112,15 @@ class RunFileRetriever:
         if parsed.corpus is None:
             return None
         return read_document_ids(context.resolve(parsed.corpus), f"retrievers.{identifier}.corpus")
+
+    @classmethod
+    def corpus_texts(
+        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
+    ) -> dict[str, tuple[str, str]] | None:
+        parsed = cls.check_config(identifier, params, context)
+        if parsed.corpus is None:
+            return None
+        return read_document_texts(context.resolve(parsed.corpus), wanted, f"retrievers.{identifier}.corpus")
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         ranking = self._rankings_for(limit).top(self._query_id(question), limit)

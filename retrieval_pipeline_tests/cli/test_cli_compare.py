@@ -9,7 +9,7 @@ from cli_helpers import HALF, PERFECT
 
 
 def compare(cli, project, *arguments):
-    return cli("compare", "cli.small", *arguments, "--config", str(project.config))
+    return cli("compare", "cli.small", *arguments, "--config", str(project.config), env={"COLUMNS": "200"})
 
 
 def test_compare_shows_rates_breakdowns_disagreements_and_p_values(cli, project):

@@ -41,7 +41,7 @@ def test_a_declared_measure_is_in_the_terminal_lines_and_tables(cli, project, th
     assert "· Throwaway@3 0.250" in next(line for line in out.splitlines() if line.startswith("Ranking: "))
     assert "Throwaway@3 -0.250" in next(line for line in out.splitlines() if line.startswith("Ranking against"))
     header = next(line for line in out.splitlines() if line.startswith("┃ form"))
-    assert "nDCG@3 ┃ Throwaway@3 ┃" in header
+    assert "nDCG@3 ┃ Judged@3 ┃ Throwaway@3 ┃" in header
 
 
 def test_a_declared_measure_is_a_row_of_the_markdown_summary(cli, project, throwaway, tmp_path):
@@ -57,4 +57,4 @@ def test_a_declared_measure_is_a_row_of_the_markdown_summary(cli, project, throw
 def test_a_declared_measure_is_a_column_of_the_comparison(cli, project, throwaway):
     out = cli("compare", "cli.small", "good", "half", "--config", str(project.config), env={"COLUMNS": "200"}).stdout
 
-    assert "nDCG@3 ┃ Throwaway@3 ┃" in next(line for line in out.splitlines() if "┃ retriever" in line)
+    assert "nDCG@3 ┃ Judged@3 ┃ Throwaway@3 ┃" in next(line for line in out.splitlines() if "┃ retriever" in line)

@@ -219,8 +219,8 @@ def test_json_is_exactly_one_object_with_every_field(cli, project):
     one_of_one = [pytest.approx(0.2065, abs=1e-4), 1.0]  # Wilson 95% on 1 hit of 1 question
     # q2 (gap) expects d2 and d3 and gets d3, d2: only one of its two documents is in the top 1.
     metrics = {
-        "match": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 1.0, "recall@3": 1.0},
-        "gap": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.5, "recall@3": 1.0},
+        "match": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 1.0, "recall@3": 1.0, "judged@1": 1.0, "judged@3": 0.5},
+        "gap": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.5, "recall@3": 1.0, "judged@1": 1.0, "judged@3": 1.0},
     }
     assert document["by_form"] == {
         form: {
@@ -236,7 +236,15 @@ def test_json_is_exactly_one_object_with_every_field(cli, project):
         "top1": [pytest.approx(0.3424, abs=1e-4), 1.0],
         "top3": [pytest.approx(0.3424, abs=1e-4), 1.0],
     }
-    assert document["metrics"] == {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.75, "recall@3": 1.0}
+    assert document["metrics"] == {
+        "mrr@3": 1.0,
+        "ndcg@3": 1.0,
+        "recall@1": 0.75,
+        "recall@3": 1.0,
+        "judged@1": 1.0,
+        "judged@3": 0.75,  # q1's second document, x, was never judged
+    }
+    assert [q["unjudged_document_ids"] for q in document["questions"]] == [["x"], []]
     assert [q["metrics"] for q in document["questions"]] == [metrics["match"], metrics["gap"]]
     assert list(document["by_hard_class"]) == ["normal", "near-duplicate"]
     assert [set(q) >= QUESTION_FIELDS for q in document["questions"]] == [True, True]

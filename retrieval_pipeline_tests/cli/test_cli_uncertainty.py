@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import yaml
+from cli_helpers import PERFECT
 
 
 def configure(project, **changes) -> None:
@@ -96,3 +97,22 @@ def test_history_says_how_each_run_measured_latency(cli, project):
     [entry] = json.loads(cli("history", "cli.small", "bm25", "--config", str(project.config), "--json").stdout)["runs"]
     assert entry["latency_mode"] == "batch_mean" and entry["latency_p95_ms"] is None
     assert entry["latency_batch_mean_ms"] >= 0
+
+
+def test_a_drop_explained_by_unjudged_documents_is_inconclusive_with_the_exit_codes_of_any_inconclusive(cli, project):
+    configure(project, tolerances={"max_unjudged_share": 0.5})
+    run(cli, project, "good")
+    project.rankings("good", {"alpha question": ["new-1", "new-2"], "beta question": ["d3"]})  # q1's hit lost to new documents
+
+    warned = run(cli, project, "good", "--json")
+    document = json.loads(warned.stdout)
+    assert warned.exit_code == 0 and warned.stderr.startswith("warning: Inconclusive: unjudged: top-1 hit rate dropped 50.0 pp")
+    assert "1 of the 1 lost hits have unjudged documents in their new top 3: judge them before trusting this." in warned.stderr
+    assert document["regression"]["unjudged_lost_hits"] == ["q1"] and document["regression"]["is_inconclusive"] is True
+    assert document["questions"][0]["unjudged_document_ids"] == ["new-1", "new-2"]
+
+    project.rankings("good", PERFECT)
+    run(cli, project, "good")  # the baseline is the latest run: back to the perfect one
+    project.rankings("good", {"alpha question": ["new-1", "new-2"], "beta question": ["d3"]})
+    failed = run(cli, project, "good", "--fail-on-inconclusive", "--fail-on-regression")
+    assert failed.exit_code == 1 and failed.stderr.startswith("error: Inconclusive: unjudged:")

@@ -55,6 +55,7 @@ def test_evaluation_metadata_is_readable_at_a_glance(defs, instance, project):
     assert [c.name for c in metadata["by_hard_class"].schema.columns] == ["key", "questions", "top1", "top3"]
     preview = metadata["questions_preview"].value.records
     assert (preview[0].data["question"], preview[0].data["outcome"]) == ("a3", "miss")
+    assert preview[0].data["unjudged"] == preview[0].data["retrieved"] == "d90, d91, d92"  # none of them labelled
     assert metadata["questions_preview_order"].value.startswith("6 of 6 questions: errors first, then top-3 misses")
     assert len(preview) == 6
     assert list(metadata)[:5] == ["verdict", "verdict_status", "top1", "top3", "history_chart"]  # read first
@@ -141,7 +142,9 @@ def test_the_leaderboard_puts_every_pair_side_by_side(defs, instance):
     assert all(r["p95_latency_ms"] is None and r["batch_mean_latency_ms"] is not None for r in rows)
     assert rows[0]["mrr"] == "1.000" and "0.000" < rows[0]["ndcg"] <= "1.000"  # `good` has every top-1 hit: MRR 1
     assert "### `alpha`, ranked by top-1" in metadata["summary"].value
-    assert "| # | retriever | top-1 | top-3 | mrr@3 | ndcg@3 | latency ms |" in metadata["summary"].value
+    assert "| # | retriever | top-1 | top-3 | mrr@3 | ndcg@3 | judged@3 | latency ms |" in metadata["summary"].value
+    assert rows[0]["judged"] not in ("0.0%", "100.0%")  # `good` ranks documents beside its labels that nobody judged
+    assert rows[0]["judged"].endswith("%")
 
 
 @pytest.mark.slow

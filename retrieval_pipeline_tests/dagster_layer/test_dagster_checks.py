@@ -162,3 +162,21 @@ def test_the_check_alone_is_refused_with_what_to_materialize_and_stores_nothing(
     failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data.error
     assert "materialize retrieval_evaluation" in failure.message
     assert not (project.store / "summaries").exists()
+
+
+@pytest.mark.slow
+def test_a_drop_lost_to_unjudged_documents_passes_with_warn_and_names_the_questions_to_judge(tmp_path, instance):
+    project = write_project(tmp_path / "labels", tolerances={"max_unjudged_share": 0.5})
+    defs = build_definitions(project.config)
+    evaluate(defs, instance, "alpha", "good")
+    project.write_run("good", degraded("a1", "a2"))  # both lost hits now rank documents nobody judged
+
+    check = only_check(evaluate(defs, instance, "alpha", "good"))
+
+    assert check.passed and check.severity == AssetCheckSeverity.WARN
+    assert check.metadata["is_inconclusive"].value is True and check.metadata["is_regression"].value is False
+    assert check.description.startswith("Inconclusive: unjudged: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp)")
+    assert "2 of the 2 lost hits have unjudged documents in their new top 3" in check.description
+    assert check.metadata["unjudged_lost_hits"].value == ["a1", "a2"]
+    assert check.metadata["unjudged_lost_hit_count"].value == "2"
+    assert check.metadata["max_unjudged_share"].value == "0.5"

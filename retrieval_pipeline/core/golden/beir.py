@@ -1,7 +1,8 @@
 """Import a BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`) as a golden set.
 
 Only queries with at least one judgement of score > 0 become questions: BEIR leaves unjudged queries
-out of the qrels, and an unjudged query is not a claim that nothing answers it.
+out of the qrels, and an unjudged query is not a claim that nothing answers it. Documents judged with a
+score of 0 or less become the question's rejected ids: judged, and found not to answer it.
 """
 
 from __future__ import annotations
@@ -34,8 +35,13 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
 
 def read_qrels(path: Path) -> dict[str, list[str]]:
     """Relevant document ids per query, in file order; a header line is allowed."""
+    return read_judged_qrels(path)[0]
+
+
+def read_judged_qrels(path: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Relevant and rejected document ids per query (see `judged_documents`)."""
     rows = csv.reader((line for _, line in text_lines(path, "qrels file")), delimiter="\t")
-    return relevant_documents(_beir_judgements(rows, path))
+    return judged_documents(_beir_judgements(rows, path))
 
 
 def _beir_judgements(rows, path: Path) -> Iterator[tuple[str, str, str, str]]:
@@ -47,21 +53,28 @@ def _beir_judgements(rows, path: Path) -> Iterator[tuple[str, str, str, str]]:
         yield f"{path}:{number}", *row
 
 
-def relevant_documents(judgements: Iterable[tuple[str, str, str, str]]) -> dict[str, list[str]]:
-    """(where, query id, document id, relevance) to the relevant documents of each query, in file order.
+def judged_documents(judgements: Iterable[tuple[str, str, str, str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(where, query id, document id, relevance) to each query's relevant and rejected documents, in file order.
 
-    Relevance > 0 counts. A query judged only non-relevant is left out: unjudged is not "nothing answers".
+    Relevance > 0 is relevant; 0 and below (the negative grades some tracks use for spam and junk) is
+    judged not relevant, unless another line of the same pair says relevant. A query judged only
+    non-relevant is left out of both: unjudged is not "nothing answers".
     """
-    relevant: dict[str, list[str]] = {}
+    relevant: dict[str, dict[str, None]] = {}
+    rejected: dict[str, dict[str, None]] = {}
     for where, query_id, document_id, relevance in judgements:
         try:
             is_relevant = float(relevance) > 0
         except ValueError:
             raise InvalidInputError(f"relevance {quoted(relevance)} is not a number", source=where) from None
-        targets = relevant.setdefault(query_id, [])
-        if is_relevant and document_id not in targets:
-            targets.append(document_id)
-    return {query_id: targets for query_id, targets in relevant.items() if targets}
+        (relevant if is_relevant else rejected).setdefault(query_id, {})[document_id] = None
+        relevant.setdefault(query_id, {})
+    kept = {query_id: list(targets) for query_id, targets in relevant.items() if targets}
+    return kept, {
+        query_id: [d for d in rejected.get(query_id, ()) if d not in relevant[query_id]]
+        for query_id in kept
+        if query_id in rejected
+    }
 
 
 def read_corpus_texts(path: Path, wanted: Collection[str]) -> dict[str, str]:
@@ -86,13 +99,16 @@ def question_set_from_judgements(
     name: str,
     description: str,
     source: str,
+    rejected: Mapping[str, list[str]] | None = None,
 ) -> GoldenQuestionSet:
     """The set of the judged queries, in `queries` order, each tagged by the documented form rule.
 
     Shared by every importer of judgements (BEIR, TREC): `queries` yields (query id, text) pairs and
     may validate lazily; queries absent from `qrels` are skipped. A judged document missing from the
     corpus is an error, because its form cannot be tagged and no retriever over that corpus can find it.
+    `rejected` holds each query's documents judged not relevant, kept as its rejected ids.
     """
+    rejected = rejected or {}
     wanted = {document_id for targets in qrels.values() for document_id in targets}
     texts = read_corpus_texts(corpus_path, wanted)
     questions = []
@@ -112,6 +128,7 @@ def question_set_from_judgements(
                 "question": text,
                 "form": tag_form(text, (texts[d] for d in targets)),
                 "expected_document_ids": targets,
+                "rejected_document_ids": rejected.get(query_id, []),
             }
         )
     return question_set_from_mapping(
@@ -140,11 +157,12 @@ def import_beir(folder: str | Path, *, identifier: str, split: str = "test", nam
                 raise InvalidInputError("missing query text", source=f"{queries_path}:{number}", field="text")
             yield query_id, text
 
-    qrels = read_qrels(qrels_path)
+    qrels, rejected = read_judged_qrels(qrels_path)
     return question_set_from_judgements(
         queries(),
         qrels,
         folder / "corpus.jsonl",
+        rejected=rejected,
         qrels_source=str(qrels_path),
         identifier=identifier,
         name=name or f"{folder.name} ({split})",

@@ -2,7 +2,8 @@
 
 A question's fingerprint covers everything that decides whether a ranking hits it: its text, its
 expected ids (as a set: listing the same answers in another order is no edit), its form and its hard
-class. The answer gist documents the label and is never scored, so editing it is no edit either.
+class, and its rejected ids (as a set) when it has any: a question without them keeps the fingerprint it
+had before rejected ids existed, so stored runs stay comparable. The answer gist documents the label and is never scored, so editing it is no edit either.
 """
 
 from __future__ import annotations
@@ -21,10 +22,16 @@ def _digest(value: object) -> str:
     return hashlib.sha256(_CANONICAL.encode(value).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
-def question_fingerprint(text: str, expected_document_ids: Iterable[str], form: str, hard_class: str | None) -> str:
-    return _digest(
-        {"question": text, "expected_document_ids": sorted(expected_document_ids), "form": form, "hard_class": hard_class}
-    )
+def question_fingerprint(
+    text: str,
+    expected_document_ids: Iterable[str],
+    form: str,
+    hard_class: str | None,
+    rejected_document_ids: Iterable[str] = (),
+) -> str:
+    labels = {"question": text, "expected_document_ids": sorted(expected_document_ids), "form": form, "hard_class": hard_class}
+    rejected = sorted(rejected_document_ids)
+    return _digest({**labels, "rejected_document_ids": rejected} if rejected else labels)
 
 
 def set_fingerprint(question_fingerprints: Iterable[tuple[str, str | None]]) -> str | None:

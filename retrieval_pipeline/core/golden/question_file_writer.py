@@ -20,8 +20,12 @@ HEADER_FIELDS = ("identifier", "name", "description")
 
 
 def question_set_document(question_set: GoldenQuestionSet) -> dict[str, Any]:
-    """The mapping a set file holds; optional fields that are unset are left out."""
-    return question_set.model_dump(mode="json", exclude_none=True)
+    """The mapping a set file holds; optional fields that are unset (or, for rejected ids, empty) are left out."""
+    document = question_set.model_dump(mode="json", exclude_none=True)
+    for question in document["questions"]:
+        if not question["rejected_document_ids"]:
+            del question["rejected_document_ids"]
+    return document
 
 
 def dump_question_set(question_set: GoldenQuestionSet, suffix: str) -> str:

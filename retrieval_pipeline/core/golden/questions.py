@@ -40,7 +40,9 @@ class GoldenQuestion(_Frozen):
     """One labelled question; an empty `expected_document_ids` says no indexed document answers it.
 
     `hard_class` is free-form; the methodology's known classes are near-duplicate, specific-vs-general,
-    prose-free, boilerplate and normal.
+    prose-free, boilerplate and normal. `rejected_document_ids` are documents a person judged and found
+    not to answer it: never scored as hits, they tell a miss on a judged document from a miss on one
+    nobody looked at (judged@k, the verdict's unjudged count).
     """
 
     id: NonEmpty
@@ -49,6 +51,7 @@ class GoldenQuestion(_Frozen):
     expected_document_ids: tuple[NonEmpty, ...]
     hard_class: NonEmpty | None = None
     answer_gist: str | None = None
+    rejected_document_ids: tuple[NonEmpty, ...] = ()
 
     @field_validator("id", "question", "hard_class")
     @classmethod
@@ -57,17 +60,31 @@ class GoldenQuestion(_Frozen):
             raise ValueError("must not be blank")
         return value
 
-    @field_validator("expected_document_ids")
+    @field_validator("expected_document_ids", "rejected_document_ids")
     @classmethod
-    def _distinct(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
+    def _distinct(cls, ids: tuple[str, ...], info) -> tuple[str, ...]:
         if len(set(ids)) == len(ids):  # the common case, at C speed; the loop names the repeat
             return ids
         seen: set[str] = set()
         for document_id in ids:
             if document_id in seen:
-                raise ValueError(f"duplicate expected document id {quoted(document_id)}")
+                raise ValueError(f"duplicate {info.field_name.split('_')[0]} document id {quoted(document_id)}")
             seen.add(document_id)
         return ids
+
+    @field_validator("rejected_document_ids")
+    @classmethod
+    def _disjoint(cls, ids: tuple[str, ...], info) -> tuple[str, ...]:
+        """A document cannot both answer a question and not answer it."""
+        expected = set(info.data.get("expected_document_ids", ()))
+        both = next((document_id for document_id in ids if document_id in expected), None)
+        if both is not None:
+            raise ValueError(f"{quoted(both)} is also an expected document id")
+        return ids
+
+    @property
+    def judged_document_ids(self) -> tuple[str, ...]:
+        return self.expected_document_ids + self.rejected_document_ids
 
 
 class GoldenQuestionSet(_Frozen):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.base.text_files import read_text
-from retrieval_pipeline.core.golden.beir import question_set_from_judgements, relevant_documents
+from retrieval_pipeline.core.golden.beir import judged_documents, question_set_from_judgements
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
 TOPIC_FIELDS = ("title", "description")
@@ -34,8 +34,13 @@ def read_trec_qrels(path: str | Path) -> dict[str, list[str]]:
     A query judged only non-relevant is left out, as BEIR's importer leaves it out: it asks nothing
     the set could score.
     """
+    return read_judged_trec_qrels(path)[0]
+
+
+def read_judged_trec_qrels(path: str | Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Relevant and rejected (relevance 0 or below) document ids per query, as `read_trec_qrels` orders them."""
     path = Path(path)
-    return relevant_documents(_trec_judgements(read_text(path), path))
+    return judged_documents(_trec_judgements(read_text(path), path))
 
 
 def _trec_judgements(text: str, path: Path) -> Iterator[tuple[str, str, str, str]]:
@@ -168,7 +173,7 @@ def import_trec(
             "against their judged documents",
             field="corpus",
         )
-    qrels = read_trec_qrels(qrels_path)
+    qrels, rejected = read_judged_trec_qrels(qrels_path)
     topics = read_trec_topics(topics_path, field)
     by_value = {_canonical(topic_id): question for topic_id, question in topics.items()}
     queries = []
@@ -185,6 +190,7 @@ def import_trec(
         queries,
         qrels,
         Path(corpus),
+        rejected=rejected,
         qrels_source=str(qrels_path),
         identifier=identifier,
         name=name or topics_path.name,

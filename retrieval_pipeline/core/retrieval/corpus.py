@@ -7,7 +7,7 @@ document (a typo, a deleted page) from a label the retriever merely missed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,20 @@ def answerable_documents(corpus_ids: Iterable[str]) -> frozenset[str]:
     label matches a chunk-grained corpus too."""
     ids = frozenset(corpus_ids)
     return ids | {document_id_from_chunk(chunk_id) for chunk_id in ids}
+
+
+def read_document_texts(path: Path, wanted: Collection[str], key: str) -> dict[str, tuple[str, str]]:
+    """(title, text) of the wanted documents: what a person judging a candidate reads. A chunk-grained
+    corpus gives a document its first chunk's title and its chunks' texts in file order."""
+    columns = _columnar(path) or _line_by_line(path, key)
+    found: dict[str, tuple[str, str]] = {}
+    for first, second, title, text in zip(columns["_id"], columns["id"], columns["title"], columns["text"]):
+        corpus_id = first or second
+        document_id = corpus_id if corpus_id in wanted else document_id_from_chunk(corpus_id)
+        if document_id in wanted:
+            before = found.get(document_id, (title or "", ""))
+            found[document_id] = (before[0], " ".join(part for part in (before[1], text or "") if part))
+    return found
 
 
 def read_corpus(path: Path, fields: Sequence[str], key: str) -> tuple[list[str], list[str]]:

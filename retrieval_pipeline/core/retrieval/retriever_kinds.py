@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -57,6 +57,16 @@ def retriever_corpus(identifier: str, kind: str, params: Mapping[str, Any], cont
     label a retriever missed."""
     documents = getattr(_kind_class(identifier, kind, context), "corpus_document_ids", None)
     return None if documents is None else documents(identifier, params, context)
+
+
+def retriever_corpus_texts(
+    identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
+) -> Mapping[str, tuple[str, str]] | None:
+    """(title, text) of the wanted documents, from the kind's optional classmethod
+    `corpus_texts(identifier, params, context, wanted)`, read without building anything: None when the
+    kind cannot know, so a judging file still lists the candidate by id."""
+    texts = getattr(_kind_class(identifier, kind, context), "corpus_texts", None)
+    return None if texts is None else texts(identifier, params, context, wanted)
 
 
 def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:

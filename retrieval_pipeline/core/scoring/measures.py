@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.formatting import percent, signed_pp
 from retrieval_pipeline.core.base.registry import Registry
-from retrieval_pipeline.core.scoring.ranking_metrics import ndcg, recall, reciprocal_rank
+from retrieval_pipeline.core.scoring.ranking_metrics import judged, ndcg, recall, reciprocal_rank
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,14 +37,18 @@ class Measure:
     label: str
     depth: str = DEEPEST_CUTOFF
     scale: str = SCORE
-    headline: bool = True
+    headline: bool | str = True
     """Shown beside the hit rates in every table, report and leaderboard (the rest stay in JSON and the
-    stored summary: Recall beside the top-k hit rates would mostly repeat them)."""
+    stored summary: Recall beside the top-k hit rates would mostly repeat them). DEEPEST_CUTOFF: shown
+    there at the run's deepest cut-off only, every cut-off staying in JSON, metadata and the summary."""
     charted: bool = False
     gate: str | tuple[tuple[int, str], ...] | None = None
     """The tolerance option that gates the figure at the deepest cut-off, or (cut-off, option) pairs."""
     score: Callable[[Ranked, int], np.ndarray] | None = None
     """Each question's score at depth k; None for the hit rate, which is counted from first-hit ranks."""
+    scores_silence: bool = True
+    """A question with no expected ids scores 1 on an empty ranking and 0 otherwise, the hit's rule; False
+    for a measure of the ranking itself (judged@k), which scores every question by `score`."""
     key_pattern: str = "{name}@{k}"
     """How stores, JSON and metadata name the figure."""
     title_pattern: str = "{label}@{k}"
@@ -55,10 +59,19 @@ class Measure:
     """How a dataframe column holding the figure is named (`mrr@10`, `top1_hit_rate`)."""
 
     def __post_init__(self) -> None:
-        if self.depth not in (EVERY_CUTOFF, DEEPEST_CUTOFF) or self.scale not in (RATE, SCORE):
+        if (
+            self.depth not in (EVERY_CUTOFF, DEEPEST_CUTOFF)
+            or self.scale not in (RATE, SCORE)
+            or self.headline not in (True, False, DEEPEST_CUTOFF)
+        ):
             raise ValueError(
-                f"measure '{self.name}': depth {self.depth!r} or scale {self.scale!r} is not one of the declared ones"
+                f"measure '{self.name}': depth {self.depth!r}, scale {self.scale!r} or headline {self.headline!r} "
+                "is not one of the declared ones"
             )
+
+    def headline_at(self, k: int, cutoffs: Sequence[int]) -> bool:
+        """Whether tables show this measure at cut-off `k` of a run of these cut-offs."""
+        return k == cutoffs[-1] if self.headline == DEEPEST_CUTOFF else bool(self.headline)
 
     def cutoffs(self, cutoffs: Sequence[int]) -> tuple[int, ...]:
         return tuple(cutoffs) if self.depth == EVERY_CUTOFF else (cutoffs[-1],)
@@ -150,6 +163,7 @@ MEASURES: Registry[Measure] = measure_registry(
         Measure("mrr", "MRR", charted=True, gate="max_mrr_drop", score=reciprocal_rank),
         Measure("ndcg", "nDCG", charted=True, gate="max_ndcg_drop", score=ndcg),
         Measure("recall", "Recall", EVERY_CUTOFF, headline=False, gate="max_recall_drop", score=recall),
+        Measure("judged", "Judged", EVERY_CUTOFF, RATE, headline=DEEPEST_CUTOFF, score=judged, scores_silence=False),
     )
 )
 
@@ -159,8 +173,9 @@ def figures(cutoffs: Sequence[int], *, headline: bool | None = None, charted: bo
     return [
         Figure(measure, k)
         for measure in MEASURES.values()
-        if (headline is None or measure.headline == headline) and (charted is None or measure.charted == charted)
+        if charted is None or measure.charted == charted
         for k in measure.cutoffs(cutoffs)
+        if headline is None or measure.headline_at(k, cutoffs) == headline
     ]
 
 

@@ -29,15 +29,17 @@ FIELDS = (
     "latency_ms",
     "error",
     "fingerprint",
+    "rejected_document_ids",
 )
-"""`fingerprint` is None in runs stored before fingerprints existed (see fingerprints.py)."""
+"""`fingerprint` is None in runs stored before fingerprints existed (see fingerprints.py); the rejected ids
+(judged not to answer) are empty in runs stored before they existed, and default to empty in `of`."""
 
 
 def question_schema() -> pa.Schema:
     import pyarrow as pa
 
     ids = pa.list_(pa.string())
-    types = (pa.string(), pa.string(), pa.string(), ids, ids, pa.float64(), pa.string(), pa.string())
+    types = (pa.string(), pa.string(), pa.string(), ids, ids, pa.float64(), pa.string(), pa.string(), ids)
     return pa.schema(list(zip(FIELDS, types)))
 
 
@@ -58,6 +60,8 @@ class QuestionColumns(Sequence["QuestionResult"]):
         import pyarrow as pa
 
         schema = question_schema()
+        count = len(columns["question_id"])
+        columns = {"rejected_document_ids": [()] * count, **columns}
         arrays = []
         for field in schema:
             values = columns[field.name]
@@ -131,7 +135,9 @@ class QuestionColumns(Sequence["QuestionResult"]):
     def relevance(self) -> Relevance:
         from retrieval_pipeline.core.scoring.scoring import Relevance
 
-        return Relevance.of(self.column("retrieved_document_ids"), self.column("expected_document_ids"))
+        return Relevance.of(
+            self.column("retrieved_document_ids"), self.column("expected_document_ids"), self.column("rejected_document_ids")
+        )
 
     @cached_property
     def first_hit_ranks(self) -> np.ndarray:
@@ -159,6 +165,18 @@ class QuestionColumns(Sequence["QuestionResult"]):
         if signature not in cache:
             cache[signature] = question_scores(self.relevance, cutoffs, figures)
         return cache[signature]
+
+    def unjudged_ids(self, k: int) -> list[tuple[str, ...]]:
+        """Each question's documents in its top `k` that nobody judged (neither expected nor rejected): what
+        a person should look at before trusting a miss. Read once per cut-off: a table asks row by row."""
+        cache = self.__dict__.setdefault("_unjudged", {})
+        if k not in cache:
+            judged = self.relevance.judged
+            cache[k] = [
+                tuple(document for rank, document in enumerate(ranking[:k]) if not judged[position, rank])
+                for position, ranking in enumerate(self.values("retrieved_document_ids"))
+            ]
+        return cache[k]
 
     def groups(self, name: str) -> tuple[list[str], np.ndarray]:
         """The keys of a label column in first-seen order, and each question's key number (-1: none)."""
@@ -188,8 +206,19 @@ class QuestionResult:
         latency_ms: float,
         error: str | None = None,
         fingerprint: str | None = None,
+        rejected_document_ids: Sequence[str] = (),
     ):
-        values = (question_id, form, hard_class, expected_document_ids, retrieved_document_ids, latency_ms, error, fingerprint)
+        values = (
+            question_id,
+            form,
+            hard_class,
+            expected_document_ids,
+            retrieved_document_ids,
+            latency_ms,
+            error,
+            fingerprint,
+            rejected_document_ids,
+        )
         self._columns = QuestionColumns.of(**{name: [value] for name, value in zip(FIELDS, values)})
         self._row = 0
 
@@ -210,6 +239,10 @@ class QuestionResult:
     latency_ms = property(lambda self: self._value("latency_ms"))
     error = property(lambda self: self._value("error"))
     fingerprint = property(lambda self: self._value("fingerprint"))
+    rejected_document_ids = property(lambda self: self._value("rejected_document_ids"))
+
+    def unjudged_document_ids(self, k: int) -> tuple[str, ...]:
+        return self._columns.unjudged_ids(k)[self._row]
 
     @property
     def first_hit_rank(self) -> int | None:

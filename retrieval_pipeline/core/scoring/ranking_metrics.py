@@ -5,7 +5,8 @@ which is what separates two retrievers with the same top-3 rate. Relevance is bi
 the collapsed one, cut at the run's deepest cut-off, so with cut-offs 1, 3, 5, 10 they are exactly
 trec_eval's `RR@10`, `nDCG@10` and `R@k`. Which measures exist, and at which cut-offs, is declared in
 measures.py. A question with no expected ids scores 1 when nothing was retrieved and 0 otherwise, the
-same rule as its hit: silence is the right answer to a question nothing answers.
+same rule as its hit: silence is the right answer to a question nothing answers. Judged@k is the one
+exception: it reads every ranking as it is (see `judged`).
 """
 
 from __future__ import annotations
@@ -25,20 +26,26 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Ranked:
     """Each question's collapsed ranking cut at the deepest cut-off D, as what every score reads:
-    `relevant[i, r]` is True when question i's document at rank r + 1 is expected, and `labels` is the
-    number of expected ids (at least 1, so a recall never divides by zero)."""
+    `relevant[i, r]` is True when question i's document at rank r + 1 is expected, `judged[i, r]` when it
+    is expected or rejected, `labels` is the number of expected ids (at least 1, so a recall never divides
+    by zero) and `retrieved` the number of distinct documents ranked."""
 
     relevant: np.ndarray
     labels: np.ndarray
+    judged: np.ndarray
+    retrieved: np.ndarray
 
     @classmethod
     def of(cls, relevance: Relevance, depth: int) -> Ranked:
         import numpy as np
 
-        relevant = np.zeros((len(relevance.expected), depth), bool)
-        shown = relevance.relevant[:, :depth]
-        relevant[:, : shown.shape[1]] = shown
-        return cls(relevant, np.maximum(relevance.expected, 1))
+        def cut(matrix: np.ndarray) -> np.ndarray:
+            padded = np.zeros((len(relevance.expected), depth), bool)
+            shown = matrix[:, :depth]
+            padded[:, : shown.shape[1]] = shown
+            return padded
+
+        return cls(cut(relevance.relevant), np.maximum(relevance.expected, 1), cut(relevance.judged), relevance.retrieved)
 
 
 def reciprocal_rank(ranked: Ranked, k: int) -> np.ndarray:
@@ -65,17 +72,30 @@ def recall(ranked: Ranked, k: int) -> np.ndarray:
     return ranked.relevant[:, :k].sum(axis=1) / ranked.labels
 
 
+def judged(ranked: Ranked, k: int) -> np.ndarray:
+    """The share of the top-k distinct documents that were judged, as ir_measures' `Judged@k` (over the
+    documents shown when fewer than k are). An empty ranking shows nothing unjudged and scores 1."""
+    import numpy as np
+
+    shown = np.minimum(ranked.retrieved, k)
+    return np.where(shown > 0, ranked.judged[:, :k].sum(axis=1) / np.maximum(shown, 1), 1.0)
+
+
 def question_scores(relevance: Relevance, cutoffs: Sequence[int], figures: Sequence[Figure]) -> dict[str, np.ndarray]:
     """Every question's score for each figure (a ranking measure at a cut-off), one array per key.
 
-    A question with no expected ids scores 1 when nothing was retrieved and 0 otherwise, on every measure.
+    A question with no expected ids scores 1 when nothing was retrieved and 0 otherwise, on every measure
+    that declares `scores_silence`.
     """
     import numpy as np
 
     ranked = Ranked.of(relevance, cutoffs[-1])
     silence = np.where(relevance.retrieved == 0, 1.0, 0.0)
     unlabelled = relevance.expected == 0
-    return {figure.key: np.where(unlabelled, silence, figure.measure.score(ranked, figure.k)) for figure in figures}
+    return {
+        figure.key: np.where(unlabelled & figure.measure.scores_silence, silence, figure.measure.score(ranked, figure.k))
+        for figure in figures
+    }
 
 
 def mean_scores(scores: Mapping[str, np.ndarray], counted: np.ndarray, questions: int) -> dict[str, float]:

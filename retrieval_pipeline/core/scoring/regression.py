@@ -24,6 +24,7 @@ from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
+from retrieval_pipeline.core.scoring.unjudged_losses import UnjudgedLosses, unjudged_losses
 
 
 class Verdict(str, Enum):
@@ -34,7 +35,8 @@ class Verdict(str, Enum):
     PASS = "pass"
     REGRESSION = "regression"
     INCONCLUSIVE = "inconclusive"
-    """A drop beyond tolerance that its corrected p-value cannot tell from noise (only with min_significance)."""
+    """A drop beyond tolerance that its corrected p-value cannot tell from noise (only with min_significance),
+    or that unjudged documents explain (only with max_unjudged_share)."""
     INCOMPLETE = "incomplete"
     NOT_COMPARABLE = "not_comparable"
     """Fewer unchanged questions in common with the baseline than `min_compared_questions`."""
@@ -73,6 +75,8 @@ class RegressionReport:
     """The smallest hit-rate drop that can reach `significance` on the compared questions (None: none can)."""
     metric_deltas: tuple[tuple[str, float], ...] = ()
     """Ranking metrics, current minus baseline, for every metric both runs have."""
+    unjudged_losses: UnjudgedLosses | None = None
+    """The lost hits with unjudged documents in their place; None when nothing was compared."""
 
     @property
     def is_regression(self) -> bool:
@@ -177,18 +181,25 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
             drops.append(drop)
     deltas = metric_deltas(current, baseline)
     drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in ranking_gate_options()})
+    to_miss, to_hit = flipped_questions(current, baseline)
+    losses = unjudged_losses(current, baseline, to_miss)
+    unjudged = drops if losses.explain(tolerances.max_unjudged_share) else []
+    if unjudged:
+        drops = []
     latency_delta = _p95_delta(current, baseline)
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
-    summary = _summary(changes.scope, drops, inconclusive, top1_delta, top3_delta)
+    summary = _summary(changes.scope, drops, inconclusive, unjudged, top1_delta, top3_delta)
+    if losses.sentence():
+        summary = f"{summary} {losses.sentence()}"
     if changes.rescore_sentence:
         summary += f" {changes.rescore_sentence}"
-    to_miss, to_hit = flipped_questions(current, baseline)
     paired = overall_test(tests, 1).questions
     return RegressionReport(
         has_baseline=True,
-        verdict=Verdict.REGRESSION if drops else Verdict.INCONCLUSIVE if inconclusive else Verdict.PASS,
+        unjudged_losses=losses,
+        verdict=Verdict.REGRESSION if drops else Verdict.INCONCLUSIVE if inconclusive or unjudged else Verdict.PASS,
         slice_tests=tests,
         significance=significance,
         minimum_detectable_drop=minimum_detectable_drop(paired, significance, len(tests)),
@@ -208,12 +219,19 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     )
 
 
-def _summary(scope: str, drops: list[str], inconclusive: list[str], top1_delta: float, top3_delta: float) -> str:
-    doubt = f"Inconclusive{scope}: " + "; ".join(inconclusive) + ": the set cannot tell this from noise."
+def _summary(
+    scope: str, drops: list[str], inconclusive: list[str], unjudged: list[str], top1_delta: float, top3_delta: float
+) -> str:
+    """`unjudged`: the drops that more than `max_unjudged_share` of the lost hits' unjudged documents explain."""
+    doubts = (
+        [f"Inconclusive{scope}: " + "; ".join(inconclusive) + ": the set cannot tell this from noise."] if inconclusive else []
+    )
+    if unjudged:
+        doubts.append(f"Inconclusive{scope}: unjudged: " + "; ".join(unjudged) + ".")
     if drops:
-        return f"Regression{scope}: " + "; ".join(drops) + "." + (f" {doubt}" if inconclusive else "")
-    if inconclusive:
-        return doubt
+        return " ".join([f"Regression{scope}: " + "; ".join(drops) + ".", *doubts])
+    if doubts:
+        return " ".join(doubts)
     return f"No regression{scope}: top-1 {signed_pp(top1_delta)}, top-3 {signed_pp(top3_delta)}."
 
 

@@ -101,38 +101,24 @@ def _keys(parents: np.ndarray, values: pa.Array) -> tuple[np.ndarray, np.ndarray
 class Relevance:
     """Which distinct rank of each question holds an expected id: what every hit and metric is read from.
 
-    `relevant[i, r]` is True when question i's document at rank r + 1 is expected; `retrieved` and
-    `expected` count each question's distinct ids (a question nothing answers expects none).
+    `relevant[i, r]` is True when question i's document at rank r + 1 is expected, `judged[i, r]` when it
+    is expected or rejected; `retrieved` and `expected` count each question's distinct ids (a question
+    nothing answers expects none).
     """
 
     relevant: np.ndarray
     retrieved: np.ndarray
     expected: np.ndarray
+    judged: np.ndarray
 
     @classmethod
-    def of(cls, retrieved: pa.ListArray, expected: pa.ListArray) -> Relevance:
-        """`retrieved` holds collapsed rankings (distinct ids); `expected` the labels, question by question."""
-        import numpy as np
-        import pyarrow as pa
-
-        count = len(retrieved)
-        found, found_parents = _flattened(retrieved)
-        labels, label_parents = _flattened(expected)
-        keys, _ = _keys(np.concatenate((found_parents, label_parents)), pa.concat_arrays([found, labels]))
-        found_keys, label_keys = keys[: len(found)], keys[len(found) :]
-        order = np.argsort(label_keys)
-        label_keys, label_parents = label_keys[order], label_parents[order]
-        first = np.ones(len(label_keys), bool)
-        first[1:] = label_keys[1:] != label_keys[:-1]
-        distinct = label_keys[first]
-        slots = np.minimum(np.searchsorted(distinct, found_keys), max(len(distinct) - 1, 0))
-        hits = distinct[slots] == found_keys if len(distinct) else np.zeros(len(found_keys), bool)
-        lengths = np.bincount(found_parents, minlength=count)
-        ranks = np.arange(len(found)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        relevant = np.zeros((count, int(lengths.max(initial=1))), bool)
-        relevant[found_parents[hits], ranks[hits]] = True
-        distinct_labels = np.bincount(label_parents[first], minlength=count)
-        return cls(relevant, lengths, distinct_labels)
+    def of(cls, retrieved: pa.ListArray, expected: pa.ListArray, rejected: pa.ListArray | None = None) -> Relevance:
+        """`retrieved` holds collapsed rankings (distinct ids); `expected` and `rejected` the labels, question
+        by question (no rejected ids when None)."""
+        relevant, lengths, labels = _matches(retrieved, expected)
+        unrejected = rejected is None or not len(_flattened(rejected)[0])  # most sets: no second pass
+        judged = relevant if unrejected else relevant | _matches(retrieved, rejected)[0]
+        return cls(relevant, lengths, labels, judged)
 
     def first_hit_ranks(self) -> np.ndarray:
         """The 1-based distinct rank from which each question is a hit at every cut-off; 0 if at none.
@@ -144,6 +130,31 @@ class Relevance:
         found = self.relevant.any(axis=1)
         ranks = np.where(found, self.relevant.argmax(axis=1) + 1, 0)
         return np.where(self.expected == 0, (self.retrieved == 0).astype(ranks.dtype), ranks)
+
+
+def _matches(retrieved: pa.ListArray, labels: pa.ListArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each ranking holds one of its question's labels (question x distinct rank), each ranking's
+    length, and each question's count of distinct labels."""
+    import numpy as np
+    import pyarrow as pa
+
+    count = len(retrieved)
+    found, found_parents = _flattened(retrieved)
+    labels, label_parents = _flattened(labels)
+    keys, _ = _keys(np.concatenate((found_parents, label_parents)), pa.concat_arrays([found, labels]))
+    found_keys, label_keys = keys[: len(found)], keys[len(found) :]
+    order = np.argsort(label_keys)
+    label_keys, label_parents = label_keys[order], label_parents[order]
+    first = np.ones(len(label_keys), bool)
+    first[1:] = label_keys[1:] != label_keys[:-1]
+    distinct = label_keys[first]
+    slots = np.minimum(np.searchsorted(distinct, found_keys), max(len(distinct) - 1, 0))
+    hits = distinct[slots] == found_keys if len(distinct) else np.zeros(len(found_keys), bool)
+    lengths = np.bincount(found_parents, minlength=count)
+    ranks = np.arange(len(found)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    relevant = np.zeros((count, int(lengths.max(initial=1))), bool)
+    relevant[found_parents[hits], ranks[hits]] = True
+    return relevant, lengths, np.bincount(label_parents[first], minlength=count)
 
 
 def hit_rate(hits: int, question_count: int) -> float:

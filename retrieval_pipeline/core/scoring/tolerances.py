@@ -66,6 +66,9 @@ class Tolerances:
     max_recall_drop: float | None = None
     min_significance: float | None = field(default=None, metadata={"unit": LEVEL})
     """When set, a hit-rate drop beyond tolerance whose Holm-corrected p-value is above it is inconclusive."""
+    max_unjudged_share: float | None = None
+    """When set, a drop beyond tolerance where more of the lost hits than this share have unjudged
+    documents in their new top k is inconclusive: the labels, not the retriever, are in doubt."""
 
     def __post_init__(self) -> None:
         for tolerance in fields(self):

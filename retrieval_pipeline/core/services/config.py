@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -307,6 +307,13 @@ class ProjectConfig:
             spec = self.retriever_specs[identifier]
             self._corpora[identifier] = retriever_corpus(identifier, spec.kind, spec.params, self._build_context())
         return self._corpora[identifier]
+
+    def retriever_corpus_texts(self, identifier: str, wanted: Collection[str]) -> Mapping[str, tuple[str, str]] | None:
+        """(title, text) of the wanted documents when retriever `identifier`'s kind knows its corpus."""
+        from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_corpus_texts
+
+        spec = self.retriever_specs[identifier]
+        return retriever_corpus_texts(identifier, spec.kind, spec.params, self._build_context(), wanted)
 
     def _build_context(self, progress: Callable[[str], None] | None = None) -> BuildContext:
         return BuildContext(

@@ -101,9 +101,16 @@ def run_question_set(
         latency_ms=np.array([latency_ms for block in blocks for latency_ms in block.latencies], np.float64),
         error=[error for block in blocks for error in block.errors],
         fingerprint=[
-            question_fingerprint(question.question, question.expected_document_ids, question.form.value, question.hard_class)
+            question_fingerprint(
+                question.question,
+                question.expected_document_ids,
+                question.form.value,
+                question.hard_class,
+                question.rejected_document_ids,
+            )
             for question in questions
         ],
+        rejected_document_ids=[question.rejected_document_ids for question in questions],
     )
     _report_retries(retriever)
     return RunResult(

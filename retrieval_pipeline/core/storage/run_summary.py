@@ -56,7 +56,7 @@ class RunSummary:
             figure
             for figure in found
             if figure is not None
-            and (headline is None or figure.measure.headline == headline)
+            and (headline is None or figure.measure.headline_at(figure.k, self.cutoffs) == headline)
             and (charted is None or figure.measure.charted == charted)
         )
 

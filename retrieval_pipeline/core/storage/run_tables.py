@@ -123,6 +123,7 @@ def _schemas():
             ("latency_ms", pa.float64()),
             ("error", pa.string()),
             ("question_fingerprint", pa.string()),
+            ("rejected_document_ids", pa.list_(pa.string())),
         ]
     )
     return summary, questions
@@ -232,6 +233,7 @@ def question_table(run: RunResult):
         "latency_ms": questions.column("latency_ms"),
         "error": errors,
         "question_fingerprint": questions.column("fingerprint"),
+        "rejected_document_ids": questions.column("rejected_document_ids"),
     }
     return pa.Table.from_arrays(list(columns.values()), schema=_schemas()[1])
 
@@ -248,6 +250,7 @@ def question_set_table(question_set):
         "form": ([q.form.value for q in questions], text),
         "hard_class": ([q.hard_class for q in questions], text),
         "expected_document_ids": ([q.expected_document_ids for q in questions], ids),
+        "rejected_document_ids": ([q.rejected_document_ids for q in questions], ids),
         "answer_gist": ([q.answer_gist for q in questions], text),
     }
     return pa.table({name: from_python(values, type) for name, (values, type) in columns.items()})
@@ -298,12 +301,15 @@ def run_from_tables(summary, questions) -> RunResult:
 
 
 def _stored_column(questions, field):
-    """A missing column is a foreign file (KeyError), except the fingerprints older runs lack."""
+    """A missing column is a foreign file (KeyError), except the fingerprints and rejected ids older runs
+    lack (none recorded: no fingerprint, nothing rejected)."""
     import pyarrow as pa
 
     name = "question_fingerprint" if field.name == "fingerprint" else field.name
     if name == "question_fingerprint" and name not in questions.column_names:
         return pa.nulls(questions.num_rows, field.type)
+    if name == "rejected_document_ids" and name not in questions.column_names:
+        return from_python([[]] * questions.num_rows, field.type)
     return questions.column(name).cast(field.type)
 
 

@@ -30,8 +30,26 @@ def test_every_gate_a_measure_declares_is_a_tolerance_and_a_configuration_key():
 
 def test_figures_come_in_declaration_order_each_at_its_cutoffs():
     keys = [figure.key for figure in figures((1, 3, 10))]
-    assert keys == ["top1", "top3", "top10", "mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@10"]
-    assert [figure.short for figure in figures((1, 3), headline=True)] == ["top-1", "top-3", "mrr@3", "ndcg@3"]
+    assert keys == [
+        "top1",
+        "top3",
+        "top10",
+        "mrr@10",
+        "ndcg@10",
+        "recall@1",
+        "recall@3",
+        "recall@10",
+        "judged@1",
+        "judged@3",
+        "judged@10",
+    ]
+    assert [figure.short for figure in figures((1, 3), headline=True)] == [
+        "top-1",
+        "top-3",
+        "mrr@3",
+        "ndcg@3",
+        "judged@3",
+    ]
     assert [figure.title for figure in figures((1, 3), charted=True)] == ["top-1", "top-3", "MRR@3", "nDCG@3"]
 
 
@@ -57,3 +75,16 @@ def test_a_second_declaration_of_a_name_is_refused_and_an_unknown_name_lists_the
 def test_a_declaration_with_an_unknown_depth_or_scale_is_refused():
     with pytest.raises(ValueError, match="'sometimes'"):
         Measure("odd", "Odd", depth="sometimes", score=recall)
+
+
+def test_judged_at_k_is_kept_at_every_cutoff_but_tables_show_it_at_the_deepest_only():
+    keys = [figure.key for figure in figures((1, 3, 10))]
+    shown = [figure.key for figure in figures((1, 3, 10), headline=True)]
+    assert [key for key in keys if key.startswith("judged")] == ["judged@1", "judged@3", "judged@10"]
+    assert [key for key in shown if key.startswith("judged")] == ["judged@10"]
+    assert all(gated.measure.name != "judged" for gated, _ in gated_figures((1, 3, 10)))
+
+
+def test_a_measure_with_an_undeclared_headline_rule_is_refused():
+    with pytest.raises(ValueError, match="headline 'sometimes'"):
+        Measure("odd", "Odd", headline="sometimes")

@@ -38,9 +38,9 @@ def test_a_question_nothing_answers_scores_one_only_on_silence(name):
 
 
 def test_metrics_are_named_by_the_deepest_cutoff_and_recall_by_every_cutoff():
-    assert tuple(f.key for f in ranking_figures((1, 3))) == ("mrr@3", "ndcg@3", "recall@1", "recall@3")
+    assert tuple(f.key for f in ranking_figures((1, 3))) == ("mrr@3", "ndcg@3", "recall@1", "recall@3", "judged@1", "judged@3")
     keys = tuple(f.key for f in ranking_figures((1, 3, 5, 10)))
-    assert keys == ("mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@5", "recall@10")
+    assert keys[:6] == ("mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@5", "recall@10")
 
 
 def test_run_metrics_average_over_all_questions_with_errors_counting_zero():
@@ -54,17 +54,26 @@ def test_run_metrics_average_over_all_questions_with_errors_counting_zero():
     assert run.metrics()["mrr@3"] == pytest.approx((1 + 1 / 3) / 4)
     assert run.metrics()["recall@1"] == 0.25
     assert run.metrics_by_form() == {
-        "match": pytest.approx({"mrr@3": 0.5, "ndcg@3": 0.5, "recall@1": 0.5, "recall@3": 0.5}),
-        "gap": pytest.approx({"mrr@3": 1 / 6, "ndcg@3": 0.25, "recall@1": 0.0, "recall@3": 0.5}),
+        "match": pytest.approx(
+            {"mrr@3": 0.5, "ndcg@3": 0.5, "recall@1": 0.5, "recall@3": 0.5, "judged@1": 0.5, "judged@3": 1 / 6}
+        ),
+        "gap": pytest.approx(
+            {"mrr@3": 1 / 6, "ndcg@3": 0.25, "recall@1": 0.0, "recall@3": 0.5, "judged@1": 0.0, "judged@3": 1 / 6}
+        ),
     }
 
 
 def test_an_empty_label_question_is_scored_like_its_hit():
     silent = QuestionResult("q1", "gap", None, (), (), 1.0)
     noisy = QuestionResult("q2", "gap", None, (), ("x",), 1.0)
-    run = RunResult("demo.set", "fixed", (silent, noisy))
-    assert run.question_metrics == {
+    rejected = QuestionResult("q3", "gap", None, (), ("x",), 1.0, rejected_document_ids=("x",))
+    run = RunResult("demo.set", "fixed", (silent, noisy, rejected))
+    scored = {"mrr@3", "ndcg@3", "recall@1", "recall@3"}
+    assert {key: {k: v for k, v in m.items() if k in scored} for key, m in run.question_metrics.items()} == {
         "q1": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 1.0, "recall@3": 1.0},
         "q2": {"mrr@3": 0.0, "ndcg@3": 0.0, "recall@1": 0.0, "recall@3": 0.0},
+        "q3": {"mrr@3": 0.0, "ndcg@3": 0.0, "recall@1": 0.0, "recall@3": 0.0},
     }
+    # judged@k reads the ranking as it is: nothing shown is nothing unjudged; a rejected document is judged
+    assert [run.question_metrics[q]["judged@3"] for q in ("q1", "q2", "q3")] == [1.0, 0.0, 1.0]
     assert (silent.top1_hit, noisy.top1_hit) == (True, False)

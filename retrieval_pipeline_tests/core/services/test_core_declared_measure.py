@@ -31,7 +31,7 @@ def test_a_declared_measure_is_stored_and_read_back_with_the_history(store):
 
 def test_a_declared_headline_measure_is_a_leaderboard_column(store):
     board = build_leaderboard(store)
-    assert "| mrr@3 | ndcg@3 | throwaway@3 | latency ms |" in board.to_markdown()
+    assert "| mrr@3 | ndcg@3 | judged@3 | throwaway@3 | latency ms |" in board.to_markdown()
     assert "| 0.250 |" in board.to_markdown()
     assert board.to_table().to_pylist()[0]["throwaway@3"] == pytest.approx(0.25)
 

@@ -25,11 +25,27 @@ def test_rows_are_the_declared_figures_and_headline_decides_what_tables_show(mon
     view = run_view(run_from_codes("13-", forms="mgm"))
 
     assert [row.key for row in view.rates] == ["top1", "top3"]
-    assert [row.key for row in view.ranking] == ["mrr@3", "ndcg@3", "recall@1", "recall@3", "shown@3", "kept@3"]
-    assert [row.name for row in view.headline] == ["top-1 hit rate", "top-3 hit rate", "MRR@3", "nDCG@3", "Shown@3"]
+    assert [row.key for row in view.ranking] == [
+        "mrr@3",
+        "ndcg@3",
+        "recall@1",
+        "recall@3",
+        "judged@1",
+        "judged@3",
+        "shown@3",
+        "kept@3",
+    ]
+    assert [row.name for row in view.headline] == [
+        "top-1 hit rate",
+        "top-3 hit rate",
+        "MRR@3",
+        "nDCG@3",
+        "Judged@3",
+        "Shown@3",
+    ]
     assert [(row.title, row.now_text) for row in view.headline_ranking][-1] == ("Shown@3", "0.333")
     [match] = [row for row in view.by_form.rows if row.key == "match"]
-    assert [cell.title for cell in match.headline_scores] == ["MRR@3", "nDCG@3", "Shown@3"]
+    assert [cell.title for cell in match.headline_scores] == ["MRR@3", "nDCG@3", "Judged@3", "Shown@3"]
     assert view.rates[0].now_text == "33.3% (1/3), 95% CI 6.1–79.2%"
 
 
@@ -53,7 +69,7 @@ def test_an_inconclusive_run_keeps_its_changes_to_the_check():
     view = run_view(current, report, baseline)
 
     assert verdict_view(report).label == "INCONCLUSIVE" and not verdict_view(report).judged
-    assert [row.change_text for row in view.headline] == ["—"] * 4
+    assert [row.change_text for row in view.headline] == ["—"] * 5
     assert view.tested[0].checked == -0.25 and view.ranking_changes
     [cell, _] = view.by_form.rows[0].rates
     assert (cell.change, cell.checked_text) == (None, "-25.0 pp")

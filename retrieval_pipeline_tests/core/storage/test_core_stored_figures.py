@@ -70,12 +70,12 @@ def test_the_leaderboard_shows_ranking_metrics_and_latency_under_what_was_measur
     store.save(a_run(BATCH_MEAN, retriever="lexical"))
     store.save(a_run(retriever="service"))
     board = build_leaderboard(store)
-    assert [f.key for f in board.figures("demo.set") if f.measure.score] == ["mrr@3", "ndcg@3"]
+    assert [f.key for f in board.figures("demo.set") if f.measure.score] == ["mrr@3", "ndcg@3", "judged@3"]
     lexical, service = board.entry("demo.set", "lexical"), board.entry("demo.set", "service")
     assert lexical.summary.latency_text == "batch mean 4.00" and service.summary.latency_text == "p95 6.00"
     assert lexical.summary.figure("mrr@3") == pytest.approx((1 + 1 / 3) / 3)
     markdown = board.to_markdown()
-    assert "| mrr@3 | ndcg@3 | latency ms |" in markdown and "batch mean 4.00" in markdown
+    assert "| mrr@3 | ndcg@3 | judged@3 | latency ms |" in markdown and "batch mean 4.00" in markdown
 
 
 def test_the_leaderboard_table_has_metric_columns_and_each_latency_under_its_own_name(tmp_path):

@@ -20,10 +20,12 @@ class GroupRow:
     questions: int
     rates: tuple[FigureRow, ...]
     scores: tuple[FigureRow, ...]
+    cutoffs: tuple[int, ...]
+    """The run's cut-offs, which decide which scores are headline ones (see `Measure.headline_at`)."""
 
     @property
     def headline_scores(self) -> tuple[FigureRow, ...]:
-        return tuple(row for row in self.scores if row.figure.measure.headline)
+        return tuple(row for row in self.scores if row.figure.measure.headline_at(row.figure.k, self.cutoffs))
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ def breakdown(
     ranking: list[Figure],
     deltas: tuple[GroupDelta, ...],
     judged: bool,
+    cutoffs: tuple[int, ...],
 ) -> Breakdown:
     """Each group beside the check's change for it where the check compared it (the terminal shows those
     whenever they exist, the reports only for a judged run), then the check's groups on their own."""
@@ -78,7 +81,7 @@ def breakdown(
             for figure in rated
         )
         scores = tuple(FigureRow(figure, metrics[key][figure.key], rates.questions) for figure in ranking)
-        rows.append(GroupRow(key, rates.questions, cells, scores))
+        rows.append(GroupRow(key, rates.questions, cells, scores, cutoffs))
     changes = tuple(
         GroupChange(delta.key, delta.questions, tuple(FigureDelta(figure, by_key[delta.key][figure.k]) for figure in rated))
         for delta in deltas

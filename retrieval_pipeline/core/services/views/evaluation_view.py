@@ -58,6 +58,8 @@ class EvaluationView:
     flipped_to_miss: tuple[str, ...]
     flipped_to_hit: tuple[str, ...]
     excluded_unstable: tuple[str, ...]
+    unjudged_lost_hits: tuple[str, ...]
+    """The flipped-to-miss questions whose new top k holds a document nobody judged."""
     slice_tests: SliceTests
     minimum_detectable_drop: float | None
     latency_change: float | None
@@ -122,6 +124,7 @@ def evaluation_view(evaluation: Evaluation) -> EvaluationView:
         flipped_to_miss=report.flipped_to_miss,
         flipped_to_hit=report.flipped_to_hit,
         excluded_unstable=report.excluded_unstable,
+        unjudged_lost_hits=report.unjudged_losses.unjudged if report.unjudged_losses else (),
         slice_tests=slice_tests(report.slice_tests, report.significance),
         minimum_detectable_drop=report.minimum_detectable_drop,
         latency_change=report.p95_latency_delta_ms,

@@ -39,11 +39,13 @@ class RunView:
     @property
     def headline(self) -> tuple[FigureRow, ...]:
         """What tables and reports show: the declarations' headline figures (Recall stays in JSON)."""
-        return tuple(row for row in (*self.rates, *self.ranking) if row.figure.measure.headline)
+        return tuple(
+            row for row in (*self.rates, *self.ranking) if row.figure.measure.headline_at(row.figure.k, self.result.cutoffs)
+        )
 
     @property
     def headline_ranking(self) -> tuple[FigureRow, ...]:
-        return tuple(row for row in self.ranking if row.figure.measure.headline)
+        return tuple(row for row in self.ranking if row.figure.measure.headline_at(row.figure.k, self.result.cutoffs))
 
     @property
     def tested(self) -> tuple[FigureRow, ...]:
@@ -112,9 +114,9 @@ def run_view(run: RunResult, report: RegressionReport | None = None, baseline: R
         rates=_rate_rows(run, rated, against),
         ranking=_ranking_rows(run, ranking, against),
         latency=_latency(run, against),
-        by_form=breakdown("form", run.by_form(), run.metrics_by_form(), ranking, form_deltas, against.judged),
+        by_form=breakdown("form", run.by_form(), run.metrics_by_form(), ranking, form_deltas, against.judged, run.cutoffs),
         by_hard_class=breakdown(
-            "hard_class", run.by_hard_class(), run.metrics_by_hard_class(), ranking, class_deltas, against.judged
+            "hard_class", run.by_hard_class(), run.metrics_by_hard_class(), ranking, class_deltas, against.judged, run.cutoffs
         ),
     )
 
