@@ -49,6 +49,10 @@ class Measure:
     scores_silence: bool = True
     """A question with no expected ids scores 1 on an empty ranking and 0 otherwise, the hit's rule; False
     for a measure of the ranking itself (judged@k), which scores every question by `score`."""
+    paired_test: bool = True
+    """Whether a change of it between two runs gets a paired test (Holm-corrected with the hit rates'):
+    False for a measure of the labels' coverage (judged@k), which says nothing about the retriever and
+    would only widen the family the quality measures are corrected over."""
     key_pattern: str = "{name}@{k}"
     """How stores, JSON and metadata name the figure."""
     title_pattern: str = "{label}@{k}"
@@ -163,7 +167,9 @@ MEASURES: Registry[Measure] = measure_registry(
         Measure("mrr", "MRR", charted=True, gate="max_mrr_drop", score=reciprocal_rank),
         Measure("ndcg", "nDCG", charted=True, gate="max_ndcg_drop", score=ndcg),
         Measure("recall", "Recall", EVERY_CUTOFF, headline=False, gate="max_recall_drop", score=recall),
-        Measure("judged", "Judged", EVERY_CUTOFF, RATE, headline=DEEPEST_CUTOFF, score=judged, scores_silence=False),
+        Measure(
+            "judged", "Judged", EVERY_CUTOFF, RATE, headline=DEEPEST_CUTOFF, score=judged, scores_silence=False, paired_test=False
+        ),
     )
 )
 

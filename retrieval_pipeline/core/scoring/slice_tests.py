@@ -91,13 +91,13 @@ def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[in
 
 
 def _ranking_tests(first: RunResult, second: RunResult, now: np.ndarray, then: np.ndarray) -> list[SliceTest]:
-    """Overall, each declared ranking figure both runs have, on the paired questions (an errored question
+    """Overall, each declared ranking figure both runs have that is paired-tested, on the paired questions (an errored question
     scores 0, as in the run's mean), all tested on the same sign assignments and resamples."""
     import numpy as np
 
     before, after = first.questions.metrics(first.cutoffs), second.questions.metrics(second.cutoffs)
     answered_before, answered_after = first.questions.answered[then], second.questions.answered[now]
-    figures = [figure for figure in ranking_figures(second.cutoffs) if figure.key in before]
+    figures = [figure for figure in ranking_figures(second.cutoffs) if figure.key in before and figure.measure.paired_test]
     if not figures:
         return []
     differences = np.column_stack(
