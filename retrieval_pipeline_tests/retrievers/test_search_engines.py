@@ -69,5 +69,5 @@ def test_the_documented_knn_template_gives_the_dense_kinds_top_3_with_the_same_m
 
 def test_a_body_elasticsearch_refuses_fails_the_question_with_its_reason(engine, context):
     retriever = built("es_match", engine, context, headers=None, body_template={"size": "{question}", "query": {"match": {}}})
-    with pytest.raises(HttpRetrieverError, match=r"HTTP 400: .*\[size\] must be a non-negative integer"):
+    with pytest.raises(HttpRetrieverError, match=r"HTTP 400; answer: .*\[size\] must be a non-negative integer"):
         retriever.retrieve("fan blades", 3)

@@ -77,7 +77,7 @@ def test_deeper_cutoffs_stay_in_the_table_not_in_the_markdown_a_person_compares(
     summary = board.entries[0].summary
     assert [(k, summary.hit_rate(k)) for k in summary.cutoffs] == [(1, 1.0), (3, 1.0), (10, 1.0)]
     header = board.to_markdown().splitlines()[2]
-    assert header == "| # | retriever | top-1 | top-3 | mrr@10 | ndcg@10 | latency ms |"
+    assert header == "| # | retriever | top-1 | top-3 | mrr@10 | ndcg@10 | judged@10 | latency ms |"
     assert board.to_table().column("top10_hit_rate").to_pylist() == [1.0]
 
 
