@@ -155,7 +155,8 @@ def test_the_authorization_header_comes_from_the_environment(corpus, context, em
     with pytest.raises(RetrieverFault, match="HTTP 401") as raised:
         build(context, endpoint(embeddings))
     assert "wrong-token-5678" not in str(raised.value)
-    assert embeddings.calls["/embeddings"] == 4  # the batches in flight (concurrency 4), none retried: a 401 is not transient
+    # at most the batches in flight (concurrency 4), none retried: a 401 is not transient
+    assert 1 <= embeddings.calls["/embeddings"] <= 4
 
 
 @pytest.mark.slow
