@@ -230,15 +230,15 @@ def _execute(defs, instance, job_name: str, partition_keys: list, watch: Interru
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Project configuration (YAML). Default: $RETRIEVAL_EVAL_CONFIG, else the embedded demo.",
+    help="Project configuration (YAML). Default: $RETRIEVAL_EVAL_CONFIG, else retrieval-eval.yaml in the "
+    "current folder or a parent, else the embedded demo.",
 )
 @click.option("--store", "store_uri", default=None, help="Result store URI, replacing the configuration's `store`.")
 @click.option(
     "--demo",
     type=click.Choice(sorted(DEMOS)),
     default=None,
-    help="Run a shipped demo instead: embedding-swap (BM25 against MiniLM models; needs the [dense] extra and the "
-    "model packages, see the README).",
+    help="Run a shipped demo instead: embedding-swap (BM25 against MiniLM models; needs the [dense] extra).",
 )
 @click.option(
     "--launch",
