@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,19 @@ SHARED_DATA_ENV_VAR = "RETRIEVAL_EVAL_SHARED_DATA"
 # Property tests check behaviour, not speed: a per-example deadline would fail them on a busy machine.
 settings.register_profile("behaviour", deadline=None)
 settings.load_profile("behaviour")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def ctrl_c_reaches_the_commands_under_test():
+    """Under a parent that ignores SIGINT (nohup, some CI runners), Python starts with Ctrl-C ignored, and so
+    does every process a test starts: the interrupt tests would wait for a command that never stops. Ignored
+    signals are inherited across exec, handled ones are reset to the default, so handling SIGINT here gives
+    every command under test Ctrl-C as a terminal delivers it."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True, scope="session")

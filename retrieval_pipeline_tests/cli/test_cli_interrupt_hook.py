@@ -18,6 +18,8 @@ class InterruptedWhileFinalized:
 def test_a_ctrl_c_lost_in_a_finalizer_is_raised_again_in_the_main_thread(capsys):
     with pytest.raises(KeyboardInterrupt), command_process():
         InterruptedWhileFinalized()  # finalized at once: its KeyboardInterrupt cannot propagate from there
-        time.sleep(5)  # the main thread meets the interrupt again within a moment
+        waited_until = time.monotonic() + 5
+        while time.monotonic() < waited_until:  # the main thread meets the interrupt again within a moment,
+            time.sleep(0.01)  # between two short sleeps: one long sleep would only end after its whole length
 
     assert "Exception ignored" not in capsys.readouterr().err

@@ -99,5 +99,8 @@ def start(arguments: Sequence[str], cwd: Path, env: dict[str, str] | None = None
 def interrupt(process: subprocess.Popen, timeout: float = 120.0) -> tuple[int, str, str]:
     """Ctrl-C, as a terminal sends it to the command; the exit code and both outputs once it has ended."""
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=timeout)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    finally:
+        process.kill()  # a command that did not stop is never left running behind the suite
     return process.returncode, stdout, stderr
