@@ -66,9 +66,11 @@ def _json(text: str, labels: Labels) -> str:
 
 def _yaml(text: str, labels: Labels) -> str:
     """The new ids spliced into the text at the positions the parser reports, last first so that earlier
-    positions stay valid."""
+    positions stay valid (at one position, the expected ids go before the rejected ones)."""
     import yaml
 
+    windows = "\r\n" in text
+    text = text.replace("\r\n", "\n")
     root = yaml.compose(text, Loader=yaml.SafeLoader)  # in Python: its marks count characters, libyaml's bytes
     insertions = []
     for question in _entries(root)["questions"].value:
@@ -80,9 +82,9 @@ def _yaml(text: str, labels: Labels) -> str:
                 insertions += _grown(text, entries[_REJECTED], rejected)
             elif rejected:
                 insertions.append(_new_rejected(text, question, entries, rejected))
-    for position, addition in sorted(insertions, key=lambda insertion: insertion[0], reverse=True):
+    for position, addition in reversed(sorted(insertions, key=lambda insertion: insertion[0])):
         text = text[:position] + addition + text[position:]
-    return text
+    return text.replace("\n", "\r\n") if windows else text
 
 
 def _entries(mapping) -> dict:

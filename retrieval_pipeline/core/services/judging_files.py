@@ -111,30 +111,38 @@ def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) 
 
 
 def _csv_rows(text: str, path: Path) -> list[tuple[int, dict]]:
-    """(first line, row) of each record; a record with more or fewer cells than the header, or a quoted
-    cell that never closes, is what a file cut short looks like."""
-    reader = csv.reader(io.StringIO(text), strict=True)
-    header = next(reader, [])
+    """(first line, row) of each record; a record with more or fewer cells than the header is what a file
+    cut short in the middle of a row looks like."""
+    records = _csv_records(text, path)
+    header = records[0][1] if records else []
     missing = [name for name in REQUIRED if name not in header]
     if missing:
         raise InvalidInputError("the header lacks this column", source=str(path), field=missing[0])
-    rows = []
-    start = reader.line_num + 1
+    for start, cells in records[1:]:
+        if len(cells) != len(header):
+            raise InvalidInputError(
+                f"{len(cells)} cells where the header has {len(header)}: the file is cut short here or the row is broken",
+                source=f"{path}:{start}",
+            )
+    return [(start, _listed(dict(zip(header, cells)))) for start, cells in records[1:]]
+
+
+def _csv_records(text: str, path: Path) -> list[tuple[int, list[str]]]:
+    """(first line, cells) of every record but blank lines; a quoted cell that never closes is what a file
+    cut short inside a quote looks like (a lenient reader would take the rest of the file as its text)."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    records = []
+    start = 1
     try:
         for cells in reader:
-            if cells and len(cells) != len(header):
-                raise InvalidInputError(
-                    f"{len(cells)} cells where the header has {len(header)}: the file is cut short here or the row is broken",
-                    source=f"{path}:{start}",
-                )
             if cells:
-                rows.append((start, _listed(dict(zip(header, cells)))))
+                records.append((start, cells))
             start = reader.line_num + 1
     except csv.Error as error:
         cut = "unexpected end of data" in str(error)
         problem = "the file ends inside a quoted cell: it is cut short here" if cut else f"invalid CSV: {error}"
         raise InvalidInputError(problem, source=f"{path}:{start}") from None
-    return rows
+    return records
 
 
 def _json_row(line: str, where: str) -> dict:

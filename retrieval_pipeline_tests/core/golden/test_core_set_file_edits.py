@@ -41,6 +41,11 @@ questions:
       that wraps at eighty
     form: match
     expected_document_ids: [kb-5]
+  - id: q6
+    question: what is the refund policy
+    form: match
+    expected_document_ids:
+    - kb-6
 """
 
 
@@ -58,6 +63,7 @@ def test_a_yaml_set_keeps_its_folding_quoting_order_and_comments_and_only_the_ne
         "q2": (("kb-2", "kb-3", "123"), ("kb-9", "kb-10")),  # a block list; an id YAML would read as a number
         "q3": (("kb-11",), ()),  # was an empty-label question
         "q4": (("kb-4",), ("yes",)),  # a flow mapping; an id YAML would read as true
+        "q6": (("kb-6", "kb-12"), ("kb-13",)),  # both lists grow at the end of the file
     }
 
     relabel_set_file(path, labels)
@@ -75,14 +81,20 @@ def test_a_yaml_set_keeps_its_folding_quoting_order_and_comments_and_only_the_ne
         "+    expected_document_ids: [kb-11]",
         "+  - {id: q4, question: 'is there a dark mode, and where is it?', form: match, expected_document_ids: [kb-4], "
         'rejected_document_ids: ["yes"]}',
+        "+    - kb-12",
+        "+    rejected_document_ids: [kb-13]",
     ]
     hunks = [line for line in difflib.unified_diff(LONG_SET.splitlines(), after.splitlines(), n=0) if line.startswith("@@")]
-    assert len(hunks) == 3  # q1; q2; q3 and q4, adjacent: q5 and every folded line untouched
+    assert len(hunks) == 4  # q1; q2; q3 and q4, adjacent; q6: q5 and every folded line untouched
     relabelled = load_question_set_file(path)
     assert {q.id: (q.expected_document_ids, q.rejected_document_ids) for q in relabelled.questions} == {
         **labels,
         "q5": (("kb-5",), ()),
     }
+    crlf = tmp_path / "crlf.yaml"
+    crlf.write_bytes(LONG_SET.replace("\n", "\r\n").encode())
+    relabel_set_file(crlf, labels)
+    assert crlf.read_bytes() == after.replace("\n", "\r\n").encode()  # Windows line ends stay Windows line ends
 
 
 def test_a_yaml_list_shared_through_an_alias_is_refused_and_the_file_left_as_it_was(tmp_path):
