@@ -58,8 +58,9 @@ def file_sha256(path: Path) -> str:
 
 
 def write_text_atomically(path: Path, text: str) -> Path:
-    """Written under a temporary name in the target folder, then renamed into place; any failure removes
-    the temporary file and leaves what was at `path` as it was."""
+    """Written under a temporary name in the target folder, then renamed into place with the mode (and, as
+    root, the owner) of the file it replaces; any failure removes the temporary file and leaves what was
+    at `path` as it was."""
     if path.is_dir():
         raise InvalidInputError("is a folder, not a file", source=str(path))
     try:
@@ -93,9 +94,9 @@ def _take_place(staged: str, path: Path) -> None:
     except FileNotFoundError:
         os.chmod(staged, 0o666 & ~_umask())
         return
-    os.chmod(staged, stat.S_IMODE(replaced.st_mode))
     if getattr(os, "geteuid", lambda: None)() == 0:
-        os.chown(staged, replaced.st_uid, replaced.st_gid)
+        os.chown(staged, replaced.st_uid, replaced.st_gid)  # before the mode: a change of owner clears set-id bits
+    os.chmod(staged, stat.S_IMODE(replaced.st_mode))
 
 
 def _umask() -> int:
