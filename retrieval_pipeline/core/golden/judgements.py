@@ -50,11 +50,11 @@ Labels = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 
 def merged_labels(
-    question_set: GoldenQuestionSet, judgements: Iterable[Judgement], corpora: Mapping[str, frozenset[str]] | None = None
+    question_set: GoldenQuestionSet, judgements: Iterable[Judgement], corpora: Mapping[str, frozenset[str]]
 ) -> tuple[Labels, list[LabelChange]]:
     """Every changed question's new labels (new ids after the old, in judging order), and what changed,
     in set order. `corpora` (name to document ids) are those a yes must be in, as the label audit reads
-    them: a document is unknown only when none of them holds it; without corpora nothing is checked."""
+    them: a document is unknown only when none of them holds it; with no corpora nothing is checked."""
     known = {question.id: question for question in question_set.questions}
     answers: dict[tuple[str, str], Judgement] = {}
     for judgement in judgements:
@@ -67,8 +67,8 @@ def merged_labels(
             )
         if judgement.question and _words(judgement.question) != _words(question.question):
             raise InvalidInputError(
-                f"question {quoted(judgement.question_id)} was reworded since this file was pooled "
-                f"(the set now asks {quoted(question.question)}): pool it again and judge the new wording",
+                f"question {quoted(judgement.question_id)} was reworded since this file was pooled: "
+                "pool it again and judge the new wording",
                 source=judgement.where,
                 field="question",
             )
