@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import stdout_console
+from retrieval_pipeline.cli.common import config_option, load_project, stdout_console
 
 KEYS = {"y": "yes", "n": "no", "s": "skip", "b": "back", "q": "quit"}
 PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
@@ -26,19 +26,21 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids).",
 )
-def judge(judging_file: Path, set_file: Path | None) -> None:
+@config_option
+def judge(judging_file: Path, set_file: Path | None, config_path: Path | None) -> None:
     """Judge FILE (written by `retrieval-eval pool`) one candidate at a time, or with --apply merge its
-    judgements into SET_FILE, keeping the file's format and comments, and list what changed."""
+    judgements into SET_FILE, keeping the file's format and layout, and list what changed. A yes must
+    name a document of the corpus of a configured retriever that ranked the pool, when its kind knows it."""
     if set_file is not None:
-        _apply(judging_file, set_file)
+        _apply(judging_file, set_file, config_path)
     else:
         _session(judging_file)
 
 
-def _apply(judging_file: Path, set_file: Path) -> None:
+def _apply(judging_file: Path, set_file: Path, config_path: Path | None) -> None:
     from retrieval_pipeline.core.services.judging_files import apply_judgements
 
-    changes = apply_judgements(judging_file, set_file)
+    changes = apply_judgements(judging_file, set_file, load_project(config_path))
     console = stdout_console()
     if not changes:
         console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)

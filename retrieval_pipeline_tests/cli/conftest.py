@@ -11,6 +11,7 @@ import pytest
 import yaml
 from cli_helpers import HALF, HERE, PERFECT, SMALL_SET, Project
 from click.testing import CliRunner, Result
+from desk_project import make_desk
 
 from retrieval_pipeline.cli import main
 
@@ -62,6 +63,12 @@ def project(tmp_path: Path, plugins, monkeypatch) -> Project:
     result.rankings("half", HALF)
     result.rankings("flaky", {"alpha question": ["d1"], "beta question": None})
     return result
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Path:
+    """The support-desk project of the label tests (see desk_project)."""
+    return make_desk(tmp_path / "desk")
 
 
 @pytest.fixture

@@ -4,75 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
 import yaml
-
-SET_FILE = """\
-# The support-desk set: labelled by the docs team.
-identifier: desk.small
-name: Desk questions
-description: three questions
-questions:
-  - id: q1
-    question: how do I reset my password
-    form: match
-    expected_document_ids: [d1]  # the reset page
-  - id: q2
-    question: where are invoices kept
-    form: gap
-    expected_document_ids: [d2]
-  - id: q3
-    question: can I pay in bitcoin
-    form: gap
-    expected_document_ids: []  # nothing answers it, so far
-"""
-CORPUS = [
-    {"_id": "d1", "title": "Password reset", "text": "Open settings and choose reset password."},
-    {"_id": "d2", "title": "Invoices", "text": "Invoices are kept under billing."},
-    {"_id": "n1", "title": "Account recovery", "text": "Recover your account by resetting the password. " * 20},
-    {"_id": "n2", "title": "Billing overview", "text": "An overview of billing."},
-    {"_id": "n3", "title": "Payment methods", "text": "We accept cards and bitcoin."},
-]
-
-
-def write_run(root: Path, name: str, rankings: dict[str, list[str]]) -> None:
-    lines = [json.dumps({"query_id": question_id, "document_ids": ids}) for question_id, ids in rankings.items()]
-    (root / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-@pytest.fixture
-def desk(tmp_path: Path) -> Path:
-    """`old` ranks the labelled documents; `new` (an embedding swap) ranks documents nobody judged."""
-    root = tmp_path / "desk"
-    root.mkdir()
-    (root / "desk.yaml").write_text(SET_FILE, encoding="utf-8")
-    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in CORPUS), encoding="utf-8")
-    write_run(root, "old", {"q1": ["d1"], "q2": ["d2"], "q3": []})
-    write_run(root, "new", {"q1": ["n1", "d1"], "q2": ["n2", "d1"], "q3": ["n3"]})
-    retrievers = {
-        name: {"kind": "run_file", "path": f"{name}.jsonl", "format": "jsonl", "corpus": "corpus.jsonl"}
-        for name in ("old", "new")
-    }
-    config = {"store": "results", "question_sets": [{"file": "desk.yaml"}], "retrievers": retrievers}
-    (root / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    return root
-
-
-def evaluate(cli, desk: Path, retriever: str) -> dict:
-    result = cli("run", "desk.small", retriever, "--config", str(desk / "config.yaml"), "--json")
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def pool(cli, desk: Path, out: str, *retrievers: str):
-    return cli("pool", "desk.small", *retrievers, "--depth", "3", "--out", str(desk / out), "--config", str(desk / "config.yaml"))
-
-
-def read_csv(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
+from desk_project import SET_FILE, answer, apply, evaluate, pool, read_csv
 
 
 def test_pool_lists_each_unjudged_document_once_with_who_ranked_it_and_its_text(cli, desk):
@@ -119,16 +54,9 @@ def test_pool_judge_apply_lifts_the_new_retriever_by_exactly_the_documents_judge
     before = evaluate(cli, desk, "new")
     assert (before["top1_hit_count"], before["top3_hit_count"]) == (0, 1)  # only d1, at rank 2 of q1
     assert pool(cli, desk, "pool.csv", "new").exit_code == 0
-    rows = read_csv(desk / "pool.csv")
-    answers = {("q1", "n1"): "yes", ("q2", "n2"): "no", ("q2", "d1"): "", ("q3", "n3"): "yes"}
-    for row in rows:
-        row["judgement"] = answers[(row["question_id"], row["document_id"])]
-    with (desk / "pool.csv").open("w", encoding="utf-8", newline="") as handle:  # as a spreadsheet saves it
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    answer(desk / "pool.csv", {("q1", "n1"): "yes", ("q2", "n2"): "no", ("q2", "d1"): "", ("q3", "n3"): "yes"})
 
-    applied = cli("judge", str(desk / "pool.csv"), "--apply", str(desk / "desk.yaml"))
+    applied = apply(cli, desk, "pool.csv")
 
     assert applied.exit_code == 0, applied.stderr
     assert applied.stdout.splitlines() == [
@@ -174,7 +102,7 @@ def test_apply_refuses_bad_judgements_in_one_line_and_leaves_the_set_file_untouc
         writer.writerow(["question_id", "document_id", "judgement"])
         writer.writerows(rows)
 
-    result = cli("judge", str(desk / "pool.csv"), "--apply", str(desk / "desk.yaml"))
+    result = apply(cli, desk, "pool.csv")
 
     assert result.exit_code == 2  # invalid input
     assert len(result.stderr.strip().splitlines()) == 1 and problem in result.stderr
@@ -191,7 +119,7 @@ def test_apply_keeps_a_json_or_jsonl_set_file_in_its_format(cli, desk, suffix):
     untouched = path.read_text(encoding="utf-8").splitlines()
     (desk / "pool.csv").write_text("question_id,document_id,judgement\nq2,n2,no\n", encoding="utf-8")
 
-    assert cli("judge", str(desk / "pool.csv"), "--apply", str(path)).exit_code == 0
+    assert apply(cli, desk, "pool.csv", path.name).exit_code == 0
 
     assert load_question_set_file(path).question("q2").rejected_document_ids == ("n2",)
     if suffix == ".jsonl":  # only the changed question's line is rewritten

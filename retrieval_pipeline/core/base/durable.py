@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -57,8 +58,9 @@ def file_sha256(path: Path) -> str:
 
 
 def write_text_atomically(path: Path, text: str) -> Path:
-    """Written under a temporary name in the target folder, then renamed into place; any failure removes
-    the temporary file and leaves what was at `path` as it was."""
+    """Written under a temporary name in the target folder, then renamed into place with the mode (and, as
+    root, the owner) of the file it replaces; any failure removes the temporary file and leaves what was
+    at `path` as it was."""
     if path.is_dir():
         raise InvalidInputError("is a folder, not a file", source=str(path))
     try:
@@ -73,7 +75,7 @@ def write_text_atomically(path: Path, text: str) -> Path:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(handle.name, 0o666 & ~_umask())  # a temporary file is private; the written file is not
+        _take_place(handle.name, path)
         os.replace(handle.name, path)
         sync(path.parent)  # the rename itself reaches the disk
     except BaseException as error:
@@ -82,6 +84,19 @@ def write_text_atomically(path: Path, text: str) -> Path:
             raise InvalidInputError(f"cannot write ({error.strerror or error})", source=str(path)) from None
         raise
     return path
+
+
+def _take_place(staged: str, path: Path) -> None:
+    """A temporary file is private; the written file gets the mode, and as root the owner, of the file it
+    replaces (a set file kept 0600 stays 0600), or a new file's usual mode."""
+    try:
+        replaced = os.stat(path)
+    except FileNotFoundError:
+        os.chmod(staged, 0o666 & ~_umask())
+        return
+    if getattr(os, "geteuid", lambda: None)() == 0:
+        os.chown(staged, replaced.st_uid, replaced.st_gid)  # before the mode: a change of owner clears set-id bits
+    os.chmod(staged, stat.S_IMODE(replaced.st_mode))
 
 
 def _umask() -> int:

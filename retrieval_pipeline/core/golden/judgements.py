@@ -1,13 +1,15 @@
 """Merging a person's judgements into a set's labels: yes grows the expected ids, no the rejected ids.
 
-Refused, naming the judging file's line: a judgement for a question the set lacks, two answers for one
-(question, document) that disagree, and an answer that contradicts the set's own label (a yes for a
-rejected document, a no for an expected one). Nothing is merged when anything is refused.
+Refused, naming the judging file's line: a judgement for a question the set lacks or has reworded since
+the person read it, two answers for one (question, document) that disagree, an answer that contradicts
+the set's own label (a yes for a rejected document, a no for an expected one), and a yes for a document
+no known corpus holds (it would block every evaluation of the set). Nothing is merged when anything is
+refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
@@ -21,6 +23,8 @@ class Judgement:
     relevant: bool
     where: str
     """The judging file and line it came from, for the error that refuses it."""
+    question: str = ""
+    """The question's text as the person read it; empty when the judging file does not hold it."""
 
 
 @dataclass(frozen=True)
@@ -45,9 +49,12 @@ Labels = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 """Question id to (expected ids, rejected ids)."""
 
 
-def merged_labels(question_set: GoldenQuestionSet, judgements: Iterable[Judgement]) -> tuple[Labels, list[LabelChange]]:
+def merged_labels(
+    question_set: GoldenQuestionSet, judgements: Iterable[Judgement], corpora: Mapping[str, frozenset[str]]
+) -> tuple[Labels, list[LabelChange]]:
     """Every changed question's new labels (new ids after the old, in judging order), and what changed,
-    in set order."""
+    in set order. `corpora` (name to document ids) are those a yes must be in, as the label audit reads
+    them: a document is unknown only when none of them holds it; with no corpora nothing is checked."""
     known = {question.id: question for question in question_set.questions}
     answers: dict[tuple[str, str], Judgement] = {}
     for judgement in judgements:
@@ -57,6 +64,13 @@ def merged_labels(question_set: GoldenQuestionSet, judgements: Iterable[Judgemen
                 f"question {quoted(judgement.question_id)} is not in set {quoted(question_set.identifier)}",
                 source=judgement.where,
                 field="question_id",
+            )
+        if judgement.question and _words(judgement.question) != _words(question.question):
+            raise InvalidInputError(
+                f"question {quoted(judgement.question_id)} was reworded since this file was pooled: "
+                "pool it again and judge the new wording",
+                source=judgement.where,
+                field="question",
             )
         pair = (judgement.question_id, judgement.document_id)
         earlier = answers.setdefault(pair, judgement)
@@ -74,6 +88,12 @@ def merged_labels(question_set: GoldenQuestionSet, judgements: Iterable[Judgemen
                 source=judgement.where,
                 field="judgement",
             )
+        if judgement.relevant and corpora and not any(judgement.document_id in ids for ids in corpora.values()):
+            raise InvalidInputError(
+                f"question {quoted(pair[0])}: document {quoted(pair[1])} is in no corpus of {', '.join(corpora)}",
+                source=judgement.where,
+                field="document_id",
+            )
     labels: Labels = {}
     changes = []
     for question in question_set.questions:
@@ -84,3 +104,8 @@ def merged_labels(question_set: GoldenQuestionSet, judgements: Iterable[Judgemen
             labels[question.id] = (question.expected_document_ids + expected, question.rejected_document_ids + rejected)
             changes.append(LabelChange(question.id, expected, rejected, not question.expected_document_ids))
     return labels, changes
+
+
+def _words(text: str) -> str:
+    """A spreadsheet may re-wrap or trim a cell: only the words and their order tell a rewording."""
+    return " ".join(text.split())

@@ -28,7 +28,12 @@ def load_question_set_file(path: str | Path) -> GoldenQuestionSet:
     source = str(path)
     if path.suffix not in SET_FILE_SUFFIXES:
         raise InvalidInputError(f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=source)
-    return _parsed(read_text(path, "set file"), path.suffix, source)
+    return question_set_from_text(read_text(path, "set file"), path.suffix, source)
+
+
+def question_set_from_text(text: str, suffix: str, source: str) -> GoldenQuestionSet:
+    """A set file's text as `load_question_set_file` would read it: an edit is checked before it is written."""
+    return _parsed(text, suffix, source)
 
 
 @lru_cache(maxsize=32)

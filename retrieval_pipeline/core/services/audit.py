@@ -6,7 +6,7 @@ for the blocking check alone, `missing_labels`), so they can never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,7 +66,14 @@ def corpora_of(config: ProjectConfig, set_identifier: str) -> dict[str, frozense
     own = config.set_corpus(set_identifier)
     if own is not None:
         corpora[f"set corpus {own}"] = read_document_ids(own, f"question_sets.{set_identifier}.corpus")
-    for identifier in config.retriever_identifiers:
+    return {**corpora, **retriever_corpora(config, config.retriever_identifiers)}
+
+
+def retriever_corpora(config: ProjectConfig, identifiers: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The corpora of those configured retrievers whose kinds know them; one whose configuration is
+    refused is passed over (its own evaluation reports why)."""
+    corpora = {}
+    for identifier in identifiers:
         try:
             documents = config.retriever_corpus(identifier)
         except RetrievalEvalError:

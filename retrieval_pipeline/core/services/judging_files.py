@@ -21,6 +21,8 @@ from retrieval_pipeline.core.base.text_files import read_text
 from retrieval_pipeline.core.golden.judgements import Judgement, LabelChange, merged_labels
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
+from retrieval_pipeline.core.services.audit import retriever_corpora
+from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.pooling import Candidate
 
 FIELDS = (
@@ -73,8 +75,9 @@ def read_judging_file(path: Path) -> list[dict]:
 
 
 def numbered_judging_rows(path: Path) -> list[tuple[str, dict]]:
-    """(file:line, row) with lists as lists; a row without its question id, document id or judgement, or with an
-    answer other than yes, no or nothing, is refused naming the file, the line and the field."""
+    """(file:line, row) with lists as lists; a row without its question id, document id or judgement, with
+    an answer other than yes, no or nothing, or cut short (a save or a copy stopped midway, which would
+    lose every answer after it unseen), is refused naming the file, the line and the field."""
     path = Path(path)
     if path.suffix not in SUFFIXES:
         raise InvalidInputError(f"a judging file is {' or '.join(SUFFIXES)}", source=str(path))
@@ -84,27 +87,62 @@ def numbered_judging_rows(path: Path) -> list[tuple[str, dict]]:
             (number, _json_row(line, f"{path}:{number}")) for number, line in enumerate(text.splitlines(), 1) if line.strip()
         ]
     else:
-        reader = csv.DictReader(io.StringIO(text))
-        missing = [name for name in REQUIRED if name not in (reader.fieldnames or ())]
-        if missing:
-            raise InvalidInputError("the header lacks this column", source=str(path), field=missing[0])
-        numbered = [(reader.line_num, _listed(row)) for row in reader]
+        numbered = _csv_rows(text, path)
     return [(f"{path}:{number}", _checked(row, f"{path}:{number}")) for number, row in numbered]
 
 
-def apply_judgements(judging_path: Path, set_path: Path) -> list[LabelChange]:
+def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) -> list[LabelChange]:
     """Merge the file's yes and no answers into the set file (empty answers are not judgements); the set
-    file is left untouched when anything is refused or nothing changes."""
+    file is left untouched when anything is refused or nothing changes. A yes must name a document of
+    the corpus of a retriever the file's `ranked_by` names, when `config` knows that retriever's corpus."""
     question_set = load_question_set_file(set_path)
+    rows = numbered_judging_rows(judging_path)
     judgements = [
-        Judgement(row["question_id"], row["document_id"], row["judgement"] == YES, where)
-        for where, row in numbered_judging_rows(judging_path)
+        Judgement(row["question_id"], row["document_id"], row["judgement"] == YES, where, row.get("question", ""))
+        for where, row in rows
         if row["judgement"]
     ]
-    labels, changes = merged_labels(question_set, judgements)
+    rankers = dict.fromkeys(entry.rpartition("@")[0] for _, row in rows for entry in row.get("ranked_by", ()))
+    corpora = retriever_corpora(config, [identifier for identifier in rankers if identifier in config.retriever_specs])
+    labels, changes = merged_labels(question_set, judgements, corpora)
     if labels:
         relabel_set_file(set_path, labels)
     return changes
+
+
+def _csv_rows(text: str, path: Path) -> list[tuple[int, dict]]:
+    """(first line, row) of each record; a record with more or fewer cells than the header is what a file
+    cut short in the middle of a row looks like."""
+    records = _csv_records(text, path)
+    header = records[0][1] if records else []
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        raise InvalidInputError("the header lacks this column", source=str(path), field=missing[0])
+    for start, cells in records[1:]:
+        if len(cells) != len(header):
+            raise InvalidInputError(
+                f"{len(cells)} cells where the header has {len(header)}: the file is cut short here or the row is broken",
+                source=f"{path}:{start}",
+            )
+    return [(start, _listed(dict(zip(header, cells)))) for start, cells in records[1:]]
+
+
+def _csv_records(text: str, path: Path) -> list[tuple[int, list[str]]]:
+    """(first line, cells) of every record but blank lines; a quoted cell that never closes is what a file
+    cut short inside a quote looks like (a lenient reader would take the rest of the file as its text)."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    records = []
+    start = 1
+    try:
+        for cells in reader:
+            if cells:
+                records.append((start, cells))
+            start = reader.line_num + 1
+    except csv.Error as error:
+        cut = "unexpected end of data" in str(error)
+        problem = "the file ends inside a quoted cell: it is cut short here" if cut else f"invalid CSV: {error}"
+        raise InvalidInputError(problem, source=f"{path}:{start}") from None
+    return records
 
 
 def _json_row(line: str, where: str) -> dict:
@@ -117,12 +155,9 @@ def _json_row(line: str, where: str) -> dict:
     return row
 
 
-def _listed(row: dict) -> dict:
+def _listed(row: dict[str, str]) -> dict:
     lists = ("expected_document_ids", "rejected_document_ids", "ranked_by")
-    return {
-        name: ([] if not value else value.split(LIST_SEPARATOR)) if name in lists else (value or "")
-        for name, value in row.items()
-    }
+    return {name: ([] if not value else value.split(LIST_SEPARATOR)) if name in lists else value for name, value in row.items()}
 
 
 def _checked(row: dict, where: str) -> dict:
@@ -131,6 +166,11 @@ def _checked(row: dict, where: str) -> dict:
             raise InvalidInputError(
                 "must be a non-empty string" if name != "judgement" else "must be a string", source=where, field=name
             )
+    if not isinstance(row.get("question", ""), str):
+        raise InvalidInputError("must be a string", source=where, field="question")
+    ranked_by = row.get("ranked_by", [])
+    if not isinstance(ranked_by, list) or not all(isinstance(entry, str) for entry in ranked_by):
+        raise InvalidInputError("must be a list of retriever@rank strings", source=where, field="ranked_by")
     answer = row["judgement"].strip().lower()
     if answer not in ANSWERS:
         raise InvalidInputError(
