@@ -3,9 +3,11 @@
 A run keeps each question's distinct retrieved ids down to its deepest cut-off (run_tables.py), and
 every hit and measure is computed from those ids and the labels (question_columns.py). Putting the
 current labels on a stored run's questions therefore scores its rankings exactly as a fresh run with
-the same rankings would be scored. Only a question asked with the same text is rescored (its stored
+the same rankings would be scored. Every label the fingerprint covers is taken, the rejected ids too: they
+change no hit, but a question that only gained rejected ids (each `no` of a judging round) is relabelled
+all the same, and must stay compared. Only a question asked with the same text is rescored (its stored
 fingerprint is that of today's text under its old labels): a reworded question's ranking answered
-another question. Nothing is written: the rescored run is a new value and the stored files stay as
+another question, and the rescoring names it with that reason. Nothing is written: the rescored run is a new value and the stored files stay as
 they are.
 """
 
@@ -20,7 +22,7 @@ from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionCol
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 
-LABEL_FIELDS = ("expected_document_ids", "form", "hard_class", "fingerprint")
+LABEL_FIELDS = ("expected_document_ids", "form", "hard_class", "rejected_document_ids", "fingerprint")
 """What rescoring replaces on a relabelled question: everything its fingerprint covers but the text."""
 
 
@@ -32,6 +34,11 @@ class Rescoring:
     relabelled: tuple[str, ...] = ()
     refused: str | None = None
     """Why the run could not be rescored (it is then the stored run, unchanged)."""
+    not_rescored: tuple[tuple[str, str], ...] = ()
+    """(question id, why) for each question the set changed that kept its stored labels."""
+
+
+REWORDED = "asked with another text: its stored ranking answered another question"
 
 
 def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[int] | None = None) -> Rescoring:
@@ -47,23 +54,27 @@ def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[
         return Rescoring(run, refused="it predates question fingerprints, so its question texts cannot be checked")
     labels = {name: list(stored.values(name)) for name in LABEL_FIELDS}
     current = {question.id: question for question in question_set.questions}
-    relabelled = []
+    relabelled, reworded = [], []
     for position, question_id in enumerate(stored.ids):
         question = current.get(question_id)
         if question is None:
             continue
-        now = (tuple(question.expected_document_ids), question.form.value, question.hard_class)
-        then = tuple(labels[name][position] for name in LABEL_FIELDS[:3])
+        now = (question.expected_document_ids, question.form.value, question.hard_class, question.rejected_document_ids)
+        then = tuple(labels[name][position] for name in LABEL_FIELDS[:-1])
         fingerprint, relabelled_to = labels["fingerprint"][position], question_fingerprint(question.question, *now)
-        if fingerprint == relabelled_to or fingerprint != question_fingerprint(question.question, *then):
-            continue  # unchanged, or asked with another text
+        if fingerprint == relabelled_to:
+            continue
+        if fingerprint != question_fingerprint(question.question, *then):
+            reworded.append((question_id, REWORDED))
+            continue
         for name, value in zip(LABEL_FIELDS, (*now, relabelled_to)):
             labels[name][position] = value
         relabelled.append(question_id)
     if not relabelled and cutoffs == run.cutoffs:
-        return Rescoring(run)
+        return Rescoring(run, not_rescored=tuple(reworded))
     columns = {name: labels[name] if name in labels else stored.column(name) for name in FIELDS}
-    return Rescoring(replace(run, questions=QuestionColumns.of(**columns), cutoffs=cutoffs), tuple(relabelled))
+    run = replace(run, questions=QuestionColumns.of(**columns), cutoffs=cutoffs)
+    return Rescoring(run, tuple(relabelled), not_rescored=tuple(reworded))
 
 
 def under_current_labels(run: RunResult, question_set: GoldenQuestionSet) -> Rescoring:
@@ -93,9 +104,13 @@ def rescored_baseline(current: RunResult, baseline: RunResult, question_set: Gol
         return baseline, changes
     rescoring = rescored(baseline, question_set, current.cutoffs)
     if rescoring.refused is not None:
-        return baseline, replace(changes, not_rescored=rescoring.refused)
+        left_out = tuple((question_id, rescoring.refused) for question_id in changes.relabelled)
+        return baseline, replace(changes, not_rescored=rescoring.refused, not_rescored_questions=left_out)
     kept = set_changes(current, rescoring.run)
     kept_ids = frozenset(kept.compared_ids)
     return rescoring.run, replace(
-        kept, relabelled=changes.relabelled, rescored=tuple(i for i in changes.relabelled if i in kept_ids)
+        kept,
+        relabelled=changes.relabelled,
+        rescored=tuple(i for i in changes.relabelled if i in kept_ids),
+        not_rescored_questions=rescoring.not_rescored,
     )
