@@ -61,12 +61,22 @@ def _set_file_options(default_name: str) -> Callable:
     return decorate
 
 
-def _import_to_file(load: Callable[[], ImportedSet], identifier: str, out: Path, force: bool, as_json: bool) -> None:
+def _import_to_file(
+    load: Callable[..., ImportedSet],
+    *,
+    identifier: str,
+    name: str | None,
+    out: Path,
+    force: bool,
+    min_relevance: float | None,
+    as_json: bool,
+) -> None:
     """Check the arguments before reading anything, then import, write atomically and report, naming the
     judged queries left out (judged only not relevant) so a set smaller than its qrels says why.
 
-    `load` runs only once the identifier and the output file are known to be usable, so a bad
-    argument never costs a read of a large collection, and an import error writes nothing.
+    `load(identifier=, name=, min_relevance=)` runs only once the identifier and the output file are known
+    to be usable, so a bad argument never costs a read of a large collection, and an import error writes
+    nothing.
     """
     if out.suffix not in SUFFIXES:
         raise click.BadParameter(f"{out}: the file type follows the suffix; use one of {', '.join(SUFFIXES)}", param_hint="--out")
@@ -80,7 +90,7 @@ def _import_to_file(load: Callable[[], ImportedSet], identifier: str, out: Path,
         raise click.BadParameter(str(error), param_hint="--identifier") from None
     if out.exists() and not force:
         raise CommandError(f"{out} already exists; pass --force to overwrite it")
-    imported = load()
+    imported = load(identifier=identifier, name=name, min_relevance=min_relevance)
     question_set, left_out = imported.question_set, imported.left_out
     written = write_question_set_file(question_set, out, overwrite=force)
     if left_out:
@@ -111,30 +121,21 @@ def _import_to_file(load: Callable[[], ImportedSet], identifier: str, out: Path,
 @click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--split", default="test", show_default=True, help="The qrels split: qrels/<split>.tsv.")
 @_set_file_options("'<folder> (<split>)'")
-def beir(
-    folder: Path,
-    split: str,
-    identifier: str,
-    name: str | None,
-    out: Path,
-    force: bool,
-    min_relevance: float | None,
-    as_json: bool,
-) -> None:
+def beir(folder: Path, split: str, **options) -> None:
     """Write a golden set from the BEIR folder DIR (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
 
     Every query with at least one relevant judgement (score > 0, or at least --min-relevance) becomes a
     question expecting all its relevant documents, the others it was judged on as rejected ids; queries
-    judged only not relevant are left out and named on stderr. Its form is tagged match or gap by the documented vocabulary-overlap rule
-    (retrieval_pipeline.core.golden.forms). The file is written atomically and loads back as the same set.
+    judged only not relevant are left out and named on stderr. Its form is tagged match or gap by the
+    documented vocabulary-overlap rule (retrieval_pipeline.core.golden.forms). The file is written atomically and loads back as the same set.
     """
 
-    def load():
+    def load(**labels):
         from retrieval_pipeline.core.golden.beir import imported_beir
 
-        return imported_beir(folder, identifier=identifier, split=split, name=name, min_relevance=min_relevance)
+        return imported_beir(folder, split=split, **labels)
 
-    _import_to_file(load, identifier, out, force, as_json)
+    _import_to_file(load, **options)
 
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -164,18 +165,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
     help="The topic field used as the question text (XML's <query> is the title; not used for tab-separated topics).",
 )
 @_set_file_options("the topics file's name")
-def trec(
-    qrels: Path,
-    topics: Path,
-    corpus: Path,
-    field: str,
-    identifier: str,
-    name: str | None,
-    out: Path,
-    force: bool,
-    min_relevance: float | None,
-    as_json: bool,
-) -> None:
+def trec(qrels: Path, topics: Path, corpus: Path, field: str, **options) -> None:
     """Write a golden set from TREC qrels and topics, with the documents from a corpus.jsonl.
 
     Every topic with at least one relevant judgement (relevance > 0, or at least --min-relevance) becomes
@@ -185,11 +175,9 @@ def trec(
     back as the same set.
     """
 
-    def load():
+    def load(**labels):
         from retrieval_pipeline.core.golden.trec import imported_trec
 
-        return imported_trec(
-            qrels, topics, identifier=identifier, name=name, field=field, corpus=corpus, min_relevance=min_relevance
-        )
+        return imported_trec(qrels, topics, field=field, corpus=corpus, **labels)
 
-    _import_to_file(load, identifier, out, force, as_json)
+    _import_to_file(load, **options)
