@@ -42,19 +42,19 @@ REWORDED = "asked with another text: its stored ranking answered another questio
 
 
 def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[int] | None = None) -> Rescoring:
-    """`run` under `question_set`'s labels, scored at `cutoffs` (default: its own), which its stored ids
-    must reach: a ranking kept to rank 3 cannot say what rank 10 held."""
+    """`run` under `question_set`'s labels, scored at `cutoffs` (default: its own). A question whose expected
+    ids changed needs stored ids that reach the deepest cut-off (a ranking kept to rank 3 cannot say what
+    rank 10 held); one whose other labels alone changed (rejected ids, form, hard class) changes no hit and
+    takes its new labels at any depth. A run kept shallower than `cutoffs` keeps its own."""
     cutoffs = tuple(cutoffs or run.cutoffs)
-    if cutoffs[-1] > run.cutoffs[-1]:
-        return Rescoring(
-            run, refused=f"its ids were kept to rank {run.cutoffs[-1]} only, this run is scored to rank {cutoffs[-1]}"
-        )
     stored = run.questions
     if any(fingerprint is None for fingerprint in stored.values("fingerprint")):
         return Rescoring(run, refused="it predates question fingerprints, so its question texts cannot be checked")
+    shallow = cutoffs[-1] > run.cutoffs[-1]
+    too_shallow = f"its ids were kept to rank {run.cutoffs[-1]} only, this run is scored to rank {cutoffs[-1]}"
     labels = {name: list(stored.values(name)) for name in LABEL_FIELDS}
     current = {question.id: question for question in question_set.questions}
-    relabelled, reworded = [], []
+    relabelled, left_out = [], []
     for position, question_id in enumerate(stored.ids):
         question = current.get(question_id)
         if question is None:
@@ -65,16 +65,19 @@ def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[
         if fingerprint == relabelled_to:
             continue
         if fingerprint != question_fingerprint(question.question, *then):
-            reworded.append((question_id, REWORDED))
-            continue
-        for name, value in zip(LABEL_FIELDS, (*now, relabelled_to)):
-            labels[name][position] = value
-        relabelled.append(question_id)
-    if not relabelled and cutoffs == run.cutoffs:
-        return Rescoring(run, not_rescored=tuple(reworded))
+            left_out.append((question_id, REWORDED))
+        elif shallow and set(now[0]) != set(then[0]):
+            left_out.append((question_id, too_shallow))
+        else:
+            for name, value in zip(LABEL_FIELDS, (*now, relabelled_to)):
+                labels[name][position] = value
+            relabelled.append(question_id)
+    scored_at = run.cutoffs if shallow else cutoffs
+    if not relabelled and scored_at == run.cutoffs:
+        return Rescoring(run, not_rescored=tuple(left_out))
     columns = {name: labels[name] if name in labels else stored.column(name) for name in FIELDS}
-    run = replace(run, questions=QuestionColumns.of(**columns), cutoffs=cutoffs)
-    return Rescoring(run, tuple(relabelled), not_rescored=tuple(reworded))
+    run = replace(run, questions=QuestionColumns.of(**columns), cutoffs=scored_at)
+    return Rescoring(run, tuple(relabelled), not_rescored=tuple(left_out))
 
 
 def under_current_labels(run: RunResult, question_set: GoldenQuestionSet) -> Rescoring:

@@ -66,17 +66,16 @@ class SetChanges:
         if self.not_rescored:
             left_out = id_list([question_id for question_id, _ in self.not_rescored_questions], limit=MAX_NAMED)
             return f"Baseline not rescored under the current labels ({self.not_rescored}): relabelled questions left out ({left_out})."
-        if not (self.rescored or self.not_rescored_questions):
-            return None
-        count = len(self.rescored)
-        sentence = f"Baseline rescored under the current labels: {count} relabelled question{'s' if count != 1 else ''} kept"
-        if not self.not_rescored_questions:
-            return sentence + "."
+        kept, left = len(self.rescored), len(self.not_rescored_questions)
+        if not left:
+            return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept." if kept else None
         reasons: dict[str, list[str]] = {}
         for question_id, reason in self.not_rescored_questions:
             reasons.setdefault(reason, []).append(question_id)
-        left_out = "; ".join(f"{id_list(ids, limit=MAX_NAMED)} ({reason})" for reason, ids in reasons.items())
-        return f"{sentence}, {len(self.not_rescored_questions)} left out: {left_out}."
+        listed = "; ".join(f"{id_list(ids, limit=MAX_NAMED)} ({reason})" for reason, ids in reasons.items())
+        if not kept:
+            return f"Baseline not rescored under the current labels: {_counted(left, 'relabelled question')} left out: {listed}."
+        return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept, {left} left out: {listed}."
 
     def sentence(self, against: str = "the baseline") -> str:
         """One line for reports: "Set changed since the baseline: 1 added, 4 relabelled; compared on 6
@@ -110,6 +109,10 @@ def set_changes(current: RunResult, baseline: RunResult) -> SetChanges:
         (unchanged if same else relabelled).append(question_id)
     removed = [question_id for question_id in then.ids if question_id not in now.positions]
     return SetChanges(tuple(added), tuple(removed), tuple(relabelled), tuple(unchanged), by_labels)
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def _labels(questions: QuestionColumns, position: int) -> tuple:

@@ -141,7 +141,24 @@ def test_rescoring_never_rewrites_a_stored_file(tmp_path):
     assert all(path.read_bytes() == content for path, content in before.items())
 
 
-def test_a_baseline_kept_shallower_than_the_run_is_not_rescored_and_the_verdict_says_so(tmp_path):
+def test_a_baseline_kept_shallower_than_the_run_keeps_relabelled_hits_out_and_judged_no_questions_in(tmp_path):
+    store = ResultStore(str(tmp_path / "results"))
+    evaluate_and_record(OLD, retriever_for(RANKINGS, OLD), store, NO_WAIT)
+    fixed = judged_no(relabelled(q1=("x1",)), q2=("x2",))
+    deeper = replace(NO_WAIT, cutoffs=CutOffs((1, 3, 5)))
+
+    report = evaluate_and_record(fixed, retriever_for(RANKINGS, fixed), store, deeper).report
+
+    changes = report.set_changes
+    assert (changes.relabelled, changes.rescored, changes.compared) == (("q1", "q2"), ("q2",), 5)
+    shallow = "its ids were kept to rank 3 only, this run is scored to rank 5"
+    assert changes.not_rescored_questions == (("q1", shallow),) and changes.not_rescored is None
+    assert report.summary.endswith(
+        f"Baseline rescored under the current labels: 1 relabelled question kept, 1 left out: q1 ({shallow})."
+    )
+
+
+def test_a_baseline_kept_shallower_than_the_run_is_not_rescored_and_the_verdict_names_what_it_left_out(tmp_path):
     store = ResultStore(str(tmp_path / "results"))
     evaluate_and_record(OLD, retriever_for(RANKINGS, OLD), store, NO_WAIT)
     fixed = relabelled(q1=("x1",))
@@ -151,9 +168,8 @@ def test_a_baseline_kept_shallower_than_the_run_is_not_rescored_and_the_verdict_
 
     changes = report.set_changes
     assert (changes.rescored, changes.compared) == ((), 5)
-    assert changes.not_rescored == "its ids were kept to rank 3 only, this run is scored to rank 5"
+    assert changes.not_rescored_questions == (("q1", "its ids were kept to rank 3 only, this run is scored to rank 5"),)
     assert report.summary.endswith(
-        "Baseline not rescored under the current labels (its ids were kept to rank 3 only, this run is scored to rank 5): "
-        "relabelled questions left out (q1)."
+        "Baseline not rescored under the current labels: 1 relabelled question left out: "
+        "q1 (its ids were kept to rank 3 only, this run is scored to rank 5)."
     )
-    assert changes.not_rescored_questions == (("q1", changes.not_rescored),)
