@@ -3,12 +3,12 @@
 A run keeps each question's distinct retrieved ids down to its deepest cut-off (run_tables.py), and
 every hit and measure is computed from those ids and the labels (question_columns.py). Putting the
 current labels on a stored run's questions therefore scores its rankings exactly as a fresh run with
-the same rankings would be scored. Every label the fingerprint covers is taken, the rejected ids too: they
-change no hit, but a question that only gained rejected ids (each `no` of a judging round) is relabelled
-all the same, and must stay compared. Only a question asked with the same text is rescored (its stored
-fingerprint is that of today's text under its old labels): a reworded question's ranking answered
-another question, and the rescoring names it with that reason. Nothing is written: the rescored run is a new value and the stored files stay as
-they are.
+the same rankings would be scored. Every label the fingerprint covers is taken, the rejected ids too:
+they change no hit, and a question that only gained rejected ids (each `no` of a judging round) must
+stay compared like any other relabelled one. Only a question asked with the same text is rescored (its
+stored fingerprint is that of today's text under its old labels): a reworded question's ranking
+answered another question. Each question left out is named with why. Nothing is written: the rescored
+run is a new value and the stored files stay as they are.
 """
 
 from __future__ import annotations
