@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from retrieval_pipeline.cli.common import identifiers, stdout_console
-from retrieval_pipeline.cli.errors import CommandError
+from retrieval_pipeline.cli.common import identifiers, json_option, stdout_console
+from retrieval_pipeline.cli.errors import CommandError, warn
 
 if TYPE_CHECKING:
-    from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+    from retrieval_pipeline.core.golden.beir import ImportedSet
 
+MAX_NAMED = 10
+"""Query ids the left-out line names before it says how many more."""
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")  # those load_question_set_file reads
 
 
@@ -23,7 +25,8 @@ def import_group() -> None:
 
 
 def _set_file_options(default_name: str) -> Callable:
-    """The options every importer shares: the set's identifier and name, the file to write, --force."""
+    """The options every importer shares: the set's identifier and name, the file to write, --force, the
+    relevance grade judgements count from, --json."""
 
     def decorate(command: Callable) -> Callable:
         for option in reversed(
@@ -43,6 +46,13 @@ def _set_file_options(default_name: str) -> Callable:
                     help="The set file to write; .yaml/.yml, .json or .jsonl (header line, then one question per line).",
                 ),
                 click.option("--force", is_flag=True, help="Overwrite an existing file."),
+                click.option(
+                    "--min-relevance",
+                    type=float,
+                    help="The lowest relevance grade that counts as relevant (as trec_eval's -l); lower grades are "
+                    "judged not relevant. Default: any grade above 0.",
+                ),
+                json_option,
             ]
         ):
             command = option(command)
@@ -51,14 +61,26 @@ def _set_file_options(default_name: str) -> Callable:
     return decorate
 
 
-def _import_to_file(load: Callable[[], GoldenQuestionSet], identifier: str, out: Path, force: bool) -> None:
-    """Check the arguments before reading anything, then import, write atomically and report.
+def _import_to_file(
+    load: Callable[..., ImportedSet],
+    *,
+    identifier: str,
+    name: str | None,
+    out: Path,
+    force: bool,
+    min_relevance: float | None,
+    as_json: bool,
+) -> None:
+    """Check the arguments before reading anything, then import, write atomically and report, naming the
+    judged queries left out (judged only not relevant) so a set smaller than its qrels says why.
 
-    `load` runs only once the identifier and the output file are known to be usable, so a bad
-    argument never costs a read of a large collection, and an import error writes nothing.
+    `load(identifier=, name=, min_relevance=)` runs only once the identifier and the output file are known
+    to be usable, so a bad argument never costs a read of a large collection, and an import error writes
+    nothing.
     """
     if out.suffix not in SUFFIXES:
         raise click.BadParameter(f"{out}: the file type follows the suffix; use one of {', '.join(SUFFIXES)}", param_hint="--out")
+    from retrieval_pipeline.core.base.formatting import id_list
     from retrieval_pipeline.core.golden.question_file_writer import write_question_set_file
     from retrieval_pipeline.core.golden.questions import check_identifier
 
@@ -68,8 +90,27 @@ def _import_to_file(load: Callable[[], GoldenQuestionSet], identifier: str, out:
         raise click.BadParameter(str(error), param_hint="--identifier") from None
     if out.exists() and not force:
         raise CommandError(f"{out} already exists; pass --force to overwrite it")
-    question_set = load()
+    imported = load(identifier=identifier, name=name, min_relevance=min_relevance)
+    question_set, left_out = imported.question_set, imported.left_out
     written = write_question_set_file(question_set, out, overwrite=force)
+    if left_out:
+        warn(
+            f"left out {len(left_out)} quer{'ies' if len(left_out) != 1 else 'y'} judged only not relevant "
+            f"(nothing to score them on): {id_list(left_out, limit=MAX_NAMED)}"
+        )
+    if as_json:
+        from retrieval_pipeline.cli.payloads import emit
+
+        emit(
+            {
+                "set": question_set.identifier,
+                "file": str(written),
+                "questions": len(question_set.questions),
+                "forms": question_set.counts_by_form(),
+                "left_out": list(left_out),
+            }
+        )
+        return
     forms = ", ".join(f"{form} {count}" for form, count in question_set.counts_by_form().items())
     stdout_console().print(
         f"Wrote {len(question_set.questions)} questions ({forms}) of set {question_set.identifier} to {written}"
@@ -80,20 +121,21 @@ def _import_to_file(load: Callable[[], GoldenQuestionSet], identifier: str, out:
 @click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--split", default="test", show_default=True, help="The qrels split: qrels/<split>.tsv.")
 @_set_file_options("'<folder> (<split>)'")
-def beir(folder: Path, split: str, identifier: str, name: str | None, out: Path, force: bool) -> None:
+def beir(folder: Path, split: str, **options) -> None:
     """Write a golden set from the BEIR folder DIR (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
 
-    Every query with at least one judgement of score > 0 becomes a question expecting all its relevant
-    documents; its form is tagged match or gap by the documented vocabulary-overlap rule
-    (retrieval_pipeline.core.golden.forms). The file is written atomically and loads back as the same set.
+    Every query with at least one relevant judgement (score > 0, or at least --min-relevance) becomes a
+    question expecting all its relevant documents, the others it was judged on as rejected ids; queries
+    judged only not relevant are left out and named on stderr. Its form is tagged match or gap by the
+    documented vocabulary-overlap rule (retrieval_pipeline.core.golden.forms). The file is written atomically and loads back as the same set.
     """
 
-    def load():
-        from retrieval_pipeline.core.golden.beir import import_beir
+    def load(**labels):
+        from retrieval_pipeline.core.golden.beir import imported_beir
 
-        return import_beir(folder, identifier=identifier, split=split, name=name)
+        return imported_beir(folder, split=split, **labels)
 
-    _import_to_file(load, identifier, out, force)
+    _import_to_file(load, **options)
 
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -123,18 +165,19 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
     help="The topic field used as the question text (XML's <query> is the title; not used for tab-separated topics).",
 )
 @_set_file_options("the topics file's name")
-def trec(qrels: Path, topics: Path, corpus: Path, field: str, identifier: str, name: str | None, out: Path, force: bool) -> None:
+def trec(qrels: Path, topics: Path, corpus: Path, field: str, **options) -> None:
     """Write a golden set from TREC qrels and topics, with the documents from a corpus.jsonl.
 
-    Every topic with at least one judgement of relevance > 0 becomes a question expecting all its
-    relevant documents; unjudged topics are skipped. Forms are tagged match or gap by the documented
+    Every topic with at least one relevant judgement (relevance > 0, or at least --min-relevance) becomes
+    a question expecting all its relevant documents; unjudged topics are skipped, and topics judged only
+    not relevant are left out and named on stderr. Forms are tagged match or gap by the documented
     vocabulary-overlap rule (retrieval_pipeline.core.golden.forms). The file is written atomically and loads
     back as the same set.
     """
 
-    def load():
-        from retrieval_pipeline.core.golden.trec import import_trec
+    def load(**labels):
+        from retrieval_pipeline.core.golden.trec import imported_trec
 
-        return import_trec(qrels, topics, identifier=identifier, name=name, field=field, corpus=corpus)
+        return imported_trec(qrels, topics, field=field, corpus=corpus, **labels)
 
-    _import_to_file(load, identifier, out, force)
+    _import_to_file(load, **options)

@@ -147,6 +147,9 @@ def set_changes(changes: SetChanges) -> dict[str, Any]:
         "relabelled": list(changes.relabelled),
         "rescored": list(changes.rescored),
         "not_rescored": changes.not_rescored,
+        "not_rescored_questions": [
+            {"question_id": question_id, "reason": reason} for question_id, reason in changes.not_rescored_questions
+        ],
         "compared": changes.compared,
         "matched_by": "labels" if changes.by_labels else "fingerprint",
     }

@@ -122,6 +122,10 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
             metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
         if changes.rescore_sentence:
             metadata["baseline_rescoring"] = MetadataValue.text(changes.rescore_sentence)
+        if changes.not_rescored_questions:
+            metadata["not_rescored_questions"] = MetadataValue.json(
+                [{"question_id": i, "reason": why} for i, why in changes.not_rescored_questions[:MAX_LISTED_QUESTIONS]]
+            )
     if view.excluded_unstable:
         metadata["excluded_unstable_questions"] = MetadataValue.json(list(view.excluded_unstable[:MAX_LISTED_QUESTIONS]))
     if not run.complete:

@@ -73,6 +73,11 @@ class FusionRetriever:
         )
         return cls(identifier, settings, members)
 
+    @classmethod
+    def echoed_retrievers(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> list[str]:
+        """Its members: a fused ranking repeats what they rank, so it is no second opinion beside them."""
+        return cls.check_config(identifier, params, context).retrievers
+
     def retrieve(self, question: str, limit: int) -> list[str]:
         depth = self.params.depth or limit
         return self._fuse([member.retrieve(question, depth) for member in self.members], limit)

@@ -95,3 +95,30 @@ def test_audit_states_the_smallest_drops_the_set_detects_at_80_percent_power_and
         "Power 80.0% (McNemar, significance 0.05, flip rate top-1 0.0%, top-3 0.0% over 2 run pairs) on 4 questions: "
         "top-1: no drop detectable on this many questions; 77 questions to detect the 10.0 pp tolerance"
     ) in " ".join(text.split())
+
+
+@pytest.mark.slow
+def test_audit_counts_a_fusion_and_its_own_member_as_one_opinion_on_a_suspect_label(cli, tmp_path):
+    mislabelled = {**QUESTIONS[0], "expected_document_ids": ["12"]}  # 184 answers it: every retriever ranks it first
+    (tmp_path / "set.yaml").write_text(
+        yaml.safe_dump({"identifier": "cli.fused", "name": "fused", "questions": [mislabelled]}), encoding="utf-8"
+    )
+    bm25 = {"kind": "lexical", "corpus": CORPUS}
+    retrievers = {
+        "stemmed": bm25,
+        "plain": {**bm25, "stemmer": None},
+        "fused": {"kind": "fusion", "retrievers": ["stemmed", "plain"]},
+    }
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"store": "results", "question_sets": [{"file": "set.yaml"}], "retrievers": retrievers}))
+    for retriever in ("stemmed", "fused", "plain"):
+        assert cli("run", "cli.fused", retriever, "--config", str(config)).exit_code in (0, 1)
+
+    def suspects(*retrievers: str) -> list[dict]:
+        result = cli("audit", "cli.fused", *retrievers, "--config", str(config), "--json")
+        assert result.exit_code == 0, result.stderr
+        return [f for f in json.loads(result.stdout)["findings"] if f["kind"] == "suspect_label"]
+
+    assert suspects("stemmed", "fused") == []  # the fusion repeats stemmed: one opinion
+    [suspect] = suspects("stemmed", "fused", "plain")  # stemmed and plain judge apart
+    assert (suspect["candidate_document_id"], suspect["retrievers"]) == ("184", ["stemmed", "fused", "plain"])

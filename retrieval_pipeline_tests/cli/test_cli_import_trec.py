@@ -81,6 +81,22 @@ def test_import_trec_writes_a_file_that_loads_back_as_the_same_set(cli, trec_fil
     assert [p.name for p in out.parent.iterdir()] == [out.name]  # no temporary file left
 
 
+def test_import_trec_names_the_topics_it_leaves_out_clipped_on_stderr_in_full_in_json(cli, trec_files, tmp_path):
+    unjudged = "".join(f"{topic} 0 d3 0\n" for topic in range(3, 15))
+    trec_files["qrels"].write_text(trec_files["qrels"].read_text() + unjudged)
+    trec_files["topics"].write_text(
+        TOPICS + "".join(f"<top><num> Number: {t}\n<title> topic {t}\n</top>\n" for t in range(4, 15))
+    )
+
+    result = cli(*arguments(trec_files, tmp_path / "tiny.yaml", "--json"))
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        "warning: left out 12 queries judged only not relevant (nothing to score them on): 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 +2\n"
+    )
+    assert json.loads(result.stdout)["left_out"] == [str(topic) for topic in range(3, 15)]
+
+
 def test_import_trec_uses_the_description_and_refuses_to_overwrite_without_force(cli, trec_files, tmp_path):
     out = tmp_path / "tiny.yaml"
     out.write_text("precious")

@@ -130,6 +130,19 @@ def test_import_beir_writes_a_file_that_loads_back_as_the_same_set(cli, beir_fol
     assert [p.name for p in out.parent.iterdir()] == [out.name]  # no temporary file left
 
 
+def test_import_beir_names_the_queries_it_leaves_out_on_stderr_and_in_json(cli, beir_folder, tmp_path):
+    out = tmp_path / "tiny.yaml"
+
+    result = cli(
+        "import", "beir", str(beir_folder), "--identifier", "tiny.set", "--out", str(out), "--min-relevance", "2", "--json"
+    )
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == "warning: left out 1 query judged only not relevant (nothing to score them on): 2\n"
+    document = json.loads(result.stdout)
+    assert (document["questions"], document["left_out"], document["file"]) == (1, ["2"], str(out))
+
+
 def test_import_beir_refuses_to_overwrite_without_force(cli, beir_folder, tmp_path):
     out = tmp_path / "tiny.yaml"
     out.write_text("precious")

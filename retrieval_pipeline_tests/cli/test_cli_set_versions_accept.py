@@ -42,6 +42,7 @@ def test_json_reports_set_changes_only_when_there_is_a_baseline(cli, project):
         "relabelled": ["q2"],
         "rescored": ["q2"],
         "not_rescored": None,
+        "not_rescored_questions": [],
         "compared": 2,
         "matched_by": "fingerprint",
     }

@@ -59,6 +59,20 @@ def test_relabelled_questions_pass_the_check_and_its_metadata_says_what_changed(
 
 
 @pytest.mark.slow
+def test_a_judged_no_question_stays_compared_and_the_metadata_names_a_reworded_one_with_why(defs, instance, project):
+    evaluate(defs, instance, "alpha", "good")
+    changes = {"a1": lambda q: {**q, "rejected_document_ids": ["d98"]}, "a2": lambda q: {**q, "question": q["question"] + "?!"}}
+    edit(project, ("a1", "a2"), lambda question: changes[question["id"]](question))
+
+    check = only_check(evaluate(defs, instance, "alpha", "good"))
+
+    why = "asked with another text: its stored ranking answered another question"
+    assert check.metadata["rescored_questions"].value == ["a1"] and check.metadata["compared_questions"].value == "5"
+    assert check.metadata["not_rescored_questions"].value == [{"question_id": "a2", "reason": why}]
+    assert check.metadata["baseline_rescoring"].value.endswith(f"1 relabelled question kept, 1 left out: a2 ({why}).")
+
+
+@pytest.mark.slow
 def test_too_few_unchanged_questions_pass_with_a_warning_saying_not_comparable(tmp_path, instance):
     project = write_project(tmp_path / "strict", tolerances={"min_compared_questions": 5})
     defs = build_definitions(project.config)

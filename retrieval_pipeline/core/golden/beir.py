@@ -1,8 +1,10 @@
 """Import a BEIR folder (`corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`) as a golden set.
 
-Only queries with at least one judgement of score > 0 become questions: BEIR leaves unjudged queries
-out of the qrels, and an unjudged query is not a claim that nothing answers it. Documents judged with a
-score of 0 or less become the question's rejected ids: judged, and found not to answer it.
+Only queries with at least one relevant judgement (score > 0, or at least the minimum relevance given)
+become questions: BEIR leaves unjudged queries out of the qrels, and an unjudged query is not a claim that
+nothing answers it. Documents judged below that become the question's rejected ids: judged, and found not
+to answer it. A query judged only not relevant has nothing to be scored on and is left out; the import
+names it (`ImportedSet.left_out`), so a set that is smaller than its qrels says why.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
@@ -17,6 +20,24 @@ from retrieval_pipeline.core.base.text_files import text_lines
 from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.golden.question_files import question_set_from_mapping
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """A qrels file read: each query's relevant and rejected documents, in file order."""
+
+    relevant: Mapping[str, list[str]]
+    rejected: Mapping[str, list[str]]
+    left_out: tuple[str, ...] = ()
+    """Queries judged only not relevant, in file order: no question can be made of them."""
+
+
+@dataclass(frozen=True)
+class ImportedSet:
+    """An imported set and the judged queries it left out (judged only not relevant)."""
+
+    question_set: GoldenQuestionSet
+    left_out: tuple[str, ...]
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
@@ -33,15 +54,15 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
         yield number, record
 
 
-def read_qrels(path: Path) -> dict[str, list[str]]:
+def read_qrels(path: Path) -> Mapping[str, list[str]]:
     """Relevant document ids per query, in file order; a header line is allowed."""
-    return read_judged_qrels(path)[0]
+    return read_judged_qrels(path).relevant
 
 
-def read_judged_qrels(path: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def read_judged_qrels(path: Path, min_relevance: float | None = None) -> Judgements:
     """Relevant and rejected document ids per query (see `judged_documents`)."""
     rows = csv.reader((line for _, line in text_lines(path, "qrels file")), delimiter="\t")
-    return judged_documents(_beir_judgements(rows, path))
+    return judged_documents(_beir_judgements(rows, path), min_relevance)
 
 
 def _beir_judgements(rows, path: Path) -> Iterator[tuple[str, str, str, str]]:
@@ -53,28 +74,34 @@ def _beir_judgements(rows, path: Path) -> Iterator[tuple[str, str, str, str]]:
         yield f"{path}:{number}", *row
 
 
-def judged_documents(judgements: Iterable[tuple[str, str, str, str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def judged_documents(judgements: Iterable[tuple[str, str, str, str]], min_relevance: float | None = None) -> Judgements:
     """(where, query id, document id, relevance) to each query's relevant and rejected documents, in file order.
 
-    Relevance > 0 is relevant; 0 and below (the negative grades some tracks use for spam and junk) is
-    judged not relevant, unless another line of the same pair says relevant. A query judged only
-    non-relevant is left out of both: unjudged is not "nothing answers".
+    Relevance > 0 is relevant, or relevance >= `min_relevance` when given (trec_eval's `-l`: graded
+    collections whose lowest grade means "not useful"); the rest (0, the negative grades some tracks use
+    for spam and junk) is judged not relevant, unless another line of the same pair says relevant. A query
+    judged only not relevant is left out of both, and named: unjudged is not "nothing answers".
     """
     relevant: dict[str, dict[str, None]] = {}
     rejected: dict[str, dict[str, None]] = {}
     for where, query_id, document_id, relevance in judgements:
         try:
-            is_relevant = float(relevance) > 0
+            grade = float(relevance)
         except ValueError:
             raise InvalidInputError(f"relevance {quoted(relevance)} is not a number", source=where) from None
+        is_relevant = grade > 0 if min_relevance is None else grade >= min_relevance
         (relevant if is_relevant else rejected).setdefault(query_id, {})[document_id] = None
         relevant.setdefault(query_id, {})
     kept = {query_id: list(targets) for query_id, targets in relevant.items() if targets}
-    return kept, {
-        query_id: [d for d in rejected.get(query_id, ()) if d not in relevant[query_id]]
-        for query_id in kept
-        if query_id in rejected
-    }
+    return Judgements(
+        kept,
+        {
+            query_id: [d for d in rejected.get(query_id, ()) if d not in relevant[query_id]]
+            for query_id in kept
+            if query_id in rejected
+        },
+        tuple(query_id for query_id, targets in relevant.items() if not targets),
+    )
 
 
 def read_corpus_texts(path: Path, wanted: Collection[str]) -> dict[str, str]:
@@ -91,7 +118,7 @@ def read_corpus_texts(path: Path, wanted: Collection[str]) -> dict[str, str]:
 
 def question_set_from_judgements(
     queries: Iterable[tuple[str, str]],
-    qrels: Mapping[str, list[str]],
+    judgements: Judgements,
     corpus_path: Path,
     *,
     qrels_source: str,
@@ -99,16 +126,16 @@ def question_set_from_judgements(
     name: str,
     description: str,
     source: str,
-    rejected: Mapping[str, list[str]] | None = None,
-) -> GoldenQuestionSet:
+) -> ImportedSet:
     """The set of the judged queries, in `queries` order, each tagged by the documented form rule.
 
     Shared by every importer of judgements (BEIR, TREC): `queries` yields (query id, text) pairs and
-    may validate lazily; queries absent from `qrels` are skipped. A judged document missing from the
-    corpus is an error, because its form cannot be tagged and no retriever over that corpus can find it.
-    `rejected` holds each query's documents judged not relevant, kept as its rejected ids.
+    may validate lazily; queries without a relevant judgement are skipped (those judged only not relevant
+    are named as left out). A judged document missing from the corpus is an error, because its form cannot
+    be tagged and no retriever over that corpus can find it. Documents judged not relevant are kept as
+    each question's rejected ids.
     """
-    rejected = rejected or {}
+    qrels, rejected = judgements.relevant, judgements.rejected
     wanted = {document_id for targets in qrels.values() for document_id in targets}
     texts = read_corpus_texts(corpus_path, wanted)
     questions = []
@@ -131,13 +158,21 @@ def question_set_from_judgements(
                 "rejected_document_ids": rejected.get(query_id, []),
             }
         )
-    return question_set_from_mapping(
+    question_set = question_set_from_mapping(
         {"identifier": identifier, "name": name, "description": description, "questions": questions},
         source=source,
     )
+    return ImportedSet(question_set, judgements.left_out)
 
 
-def import_beir(folder: str | Path, *, identifier: str, split: str = "test", name: str | None = None) -> GoldenQuestionSet:
+def import_beir(folder: str | Path, **options) -> GoldenQuestionSet:
+    """The set alone, for callers that report nothing of the import (see `imported_beir`)."""
+    return imported_beir(folder, **options).question_set
+
+
+def imported_beir(
+    folder: str | Path, *, identifier: str, split: str = "test", name: str | None = None, min_relevance: float | None = None
+) -> ImportedSet:
     folder = Path(folder)
     qrels_path = folder / "qrels" / f"{split}.tsv"
     queries_path = folder / "queries.jsonl"
@@ -157,12 +192,12 @@ def import_beir(folder: str | Path, *, identifier: str, split: str = "test", nam
                 raise InvalidInputError("missing query text", source=f"{queries_path}:{number}", field="text")
             yield query_id, text
 
-    qrels, rejected = read_judged_qrels(qrels_path)
+    judgements = read_judged_qrels(qrels_path, min_relevance)
+    qrels = judgements.relevant
     return question_set_from_judgements(
         queries(),
-        qrels,
+        judgements,
         folder / "corpus.jsonl",
-        rejected=rejected,
         qrels_source=str(qrels_path),
         identifier=identifier,
         name=name or f"{folder.name} ({split})",

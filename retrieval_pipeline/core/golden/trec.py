@@ -12,12 +12,12 @@ the documents a form would be a guess, so the corpus is required.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.base.text_files import read_text
-from retrieval_pipeline.core.golden.beir import judged_documents, question_set_from_judgements
+from retrieval_pipeline.core.golden.beir import ImportedSet, Judgements, judged_documents, question_set_from_judgements
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
 TOPIC_FIELDS = ("title", "description")
@@ -27,20 +27,20 @@ _TOPIC = re.compile(r"<top>(.*?)(?:</top>|(?=<top>)|\Z)", re.DOTALL | re.IGNOREC
 _LABELS = {"num": "number:", "title": "topic:", "desc": "description:"}
 
 
-def read_trec_qrels(path: str | Path) -> dict[str, list[str]]:
+def read_trec_qrels(path: str | Path) -> Mapping[str, list[str]]:
     """Relevant document ids per query, queries and documents in order of first appearance.
 
     Relevance > 0 counts as relevant; 0 and the negative grades some tracks use (spam, junk) do not.
     A query judged only non-relevant is left out, as BEIR's importer leaves it out: it asks nothing
     the set could score.
     """
-    return read_judged_trec_qrels(path)[0]
+    return read_judged_trec_qrels(path).relevant
 
 
-def read_judged_trec_qrels(path: str | Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Relevant and rejected (relevance 0 or below) document ids per query, as `read_trec_qrels` orders them."""
+def read_judged_trec_qrels(path: str | Path, min_relevance: float | None = None) -> Judgements:
+    """Relevant and rejected document ids per query, as `read_trec_qrels` orders them (see `judged_documents`)."""
     path = Path(path)
-    return judged_documents(_trec_judgements(read_text(path), path))
+    return judged_documents(_trec_judgements(read_text(path), path), min_relevance)
 
 
 def _trec_judgements(text: str, path: Path) -> Iterator[tuple[str, str, str, str]]:
@@ -152,7 +152,12 @@ def _canonical(query_id: str) -> str:
     return str(int(query_id)) if query_id.isascii() and query_id.isdigit() else query_id
 
 
-def import_trec(
+def import_trec(qrels_path: str | Path, topics_path: str | Path, **options) -> GoldenQuestionSet:
+    """The set alone, for callers that report nothing of the import (see `imported_trec`)."""
+    return imported_trec(qrels_path, topics_path, **options).question_set
+
+
+def imported_trec(
     qrels_path: str | Path,
     topics_path: str | Path,
     *,
@@ -160,11 +165,12 @@ def import_trec(
     name: str | None = None,
     field: str = "title",
     corpus: str | Path | None = None,
-) -> GoldenQuestionSet:
+    min_relevance: float | None = None,
+) -> ImportedSet:
     """The judged topics as questions, in topics-file order, each expecting all its relevant documents.
 
     Unjudged topics are skipped (as in the BEIR import: no judgement is not a claim that nothing
-    answers). A judged query without a topic is an error: its question text is unknown.
+    answers), and topics judged only not relevant are left out and named. A judged query without a topic is an error: its question text is unknown.
     """
     qrels_path, topics_path = Path(qrels_path), Path(topics_path)
     if corpus is None:
@@ -173,7 +179,8 @@ def import_trec(
             "against their judged documents",
             field="corpus",
         )
-    qrels, rejected = read_judged_trec_qrels(qrels_path)
+    judgements = read_judged_trec_qrels(qrels_path, min_relevance)
+    qrels = judgements.relevant
     topics = read_trec_topics(topics_path, field)
     by_value = {_canonical(topic_id): question for topic_id, question in topics.items()}
     queries = []
@@ -188,9 +195,8 @@ def import_trec(
     queries.sort(key=lambda pair: order[_canonical(pair[0])])
     return question_set_from_judgements(
         queries,
-        qrels,
+        judgements,
         Path(corpus),
-        rejected=rejected,
         qrels_source=str(qrels_path),
         identifier=identifier,
         name=name or topics_path.name,

@@ -69,6 +69,15 @@ def retriever_corpus_texts(
     return None if texts is None else texts(identifier, params, context, wanted)
 
 
+def retriever_echoes(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> tuple[str, ...]:
+    """The retrievers of the configuration whose rankings this one repeats rather than judges anew, from
+    the kind's optional classmethod `echoed_retrievers(identifier, params, context)` (a fusion: its
+    members); none when the kind has no such method. The label audit does not count their agreement as
+    two opinions."""
+    echoes = getattr(_kind_class(identifier, kind, context), "echoed_retrievers", None)
+    return () if echoes is None else tuple(echoes(identifier, params, context))
+
+
 def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:
     try:
         entry_point = retriever_kinds()[kind]

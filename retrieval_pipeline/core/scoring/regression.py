@@ -146,7 +146,13 @@ def _kept_rescoring(found: SetChanges | None, rescoring: SetChanges) -> SetChang
     """The changes found on the restricted runs, with what rescoring did to the whole baseline."""
     if found is None:
         return None
-    return replace(found, relabelled=rescoring.relabelled, rescored=rescoring.rescored, not_rescored=rescoring.not_rescored)
+    return replace(
+        found,
+        relabelled=rescoring.relabelled,
+        rescored=rescoring.rescored,
+        not_rescored=rescoring.not_rescored,
+        not_rescored_questions=rescoring.not_rescored_questions,
+    )
 
 
 def incomplete_report(current: RunResult, baseline: RunResult | None) -> RegressionReport:

@@ -3,10 +3,12 @@
 A run keeps each question's distinct retrieved ids down to its deepest cut-off (run_tables.py), and
 every hit and measure is computed from those ids and the labels (question_columns.py). Putting the
 current labels on a stored run's questions therefore scores its rankings exactly as a fresh run with
-the same rankings would be scored. Only a question asked with the same text is rescored (its stored
-fingerprint is that of today's text under its old labels): a reworded question's ranking answered
-another question. Nothing is written: the rescored run is a new value and the stored files stay as
-they are.
+the same rankings would be scored. Every label the fingerprint covers is taken, the rejected ids too:
+they change no hit, and a question that only gained rejected ids (each `no` of a judging round) must
+stay compared like any other relabelled one. Only a question asked with the same text is rescored (its
+stored fingerprint is that of today's text under its old labels): a reworded question's ranking
+answered another question. Each question left out is named with why. Nothing is written: the rescored
+run is a new value and the stored files stay as they are.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionCol
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 
-LABEL_FIELDS = ("expected_document_ids", "form", "hard_class", "fingerprint")
+LABEL_FIELDS = ("expected_document_ids", "form", "hard_class", "rejected_document_ids", "fingerprint")
 """What rescoring replaces on a relabelled question: everything its fingerprint covers but the text."""
 
 
@@ -32,38 +34,50 @@ class Rescoring:
     relabelled: tuple[str, ...] = ()
     refused: str | None = None
     """Why the run could not be rescored (it is then the stored run, unchanged)."""
+    not_rescored: tuple[tuple[str, str], ...] = ()
+    """(question id, why) for each question the set changed that kept its stored labels."""
+
+
+REWORDED = "asked with another text: its stored ranking answered another question"
 
 
 def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[int] | None = None) -> Rescoring:
-    """`run` under `question_set`'s labels, scored at `cutoffs` (default: its own), which its stored ids
-    must reach: a ranking kept to rank 3 cannot say what rank 10 held."""
+    """`run` under `question_set`'s labels, scored at `cutoffs` (default: its own). A question whose expected
+    ids changed needs stored ids that reach the deepest cut-off (a ranking kept to rank 3 cannot say what
+    rank 10 held); one whose other labels alone changed (rejected ids, form, hard class) changes no hit and
+    takes its new labels at any depth. A run kept shallower than `cutoffs` keeps its own."""
     cutoffs = tuple(cutoffs or run.cutoffs)
-    if cutoffs[-1] > run.cutoffs[-1]:
-        return Rescoring(
-            run, refused=f"its ids were kept to rank {run.cutoffs[-1]} only, this run is scored to rank {cutoffs[-1]}"
-        )
     stored = run.questions
     if any(fingerprint is None for fingerprint in stored.values("fingerprint")):
         return Rescoring(run, refused="it predates question fingerprints, so its question texts cannot be checked")
+    shallow = cutoffs[-1] > run.cutoffs[-1]
+    too_shallow = f"its ids were kept to rank {run.cutoffs[-1]} only, this run is scored to rank {cutoffs[-1]}"
     labels = {name: list(stored.values(name)) for name in LABEL_FIELDS}
     current = {question.id: question for question in question_set.questions}
-    relabelled = []
+    relabelled, left_out = [], []
     for position, question_id in enumerate(stored.ids):
         question = current.get(question_id)
         if question is None:
             continue
-        now = (tuple(question.expected_document_ids), question.form.value, question.hard_class)
-        then = tuple(labels[name][position] for name in LABEL_FIELDS[:3])
+        now = (question.expected_document_ids, question.form.value, question.hard_class, question.rejected_document_ids)
+        then = tuple(labels[name][position] for name in LABEL_FIELDS[:-1])
         fingerprint, relabelled_to = labels["fingerprint"][position], question_fingerprint(question.question, *now)
-        if fingerprint == relabelled_to or fingerprint != question_fingerprint(question.question, *then):
-            continue  # unchanged, or asked with another text
-        for name, value in zip(LABEL_FIELDS, (*now, relabelled_to)):
-            labels[name][position] = value
-        relabelled.append(question_id)
-    if not relabelled and cutoffs == run.cutoffs:
-        return Rescoring(run)
+        if fingerprint == relabelled_to:
+            continue
+        if fingerprint != question_fingerprint(question.question, *then):
+            left_out.append((question_id, REWORDED))
+        elif shallow and set(now[0]) != set(then[0]):
+            left_out.append((question_id, too_shallow))
+        else:
+            for name, value in zip(LABEL_FIELDS, (*now, relabelled_to)):
+                labels[name][position] = value
+            relabelled.append(question_id)
+    scored_at = run.cutoffs if shallow else cutoffs
+    if not relabelled and scored_at == run.cutoffs:
+        return Rescoring(run, not_rescored=tuple(left_out))
     columns = {name: labels[name] if name in labels else stored.column(name) for name in FIELDS}
-    return Rescoring(replace(run, questions=QuestionColumns.of(**columns), cutoffs=cutoffs), tuple(relabelled))
+    run = replace(run, questions=QuestionColumns.of(**columns), cutoffs=scored_at)
+    return Rescoring(run, tuple(relabelled), not_rescored=tuple(left_out))
 
 
 def under_current_labels(run: RunResult, question_set: GoldenQuestionSet) -> Rescoring:
@@ -93,9 +107,13 @@ def rescored_baseline(current: RunResult, baseline: RunResult, question_set: Gol
         return baseline, changes
     rescoring = rescored(baseline, question_set, current.cutoffs)
     if rescoring.refused is not None:
-        return baseline, replace(changes, not_rescored=rescoring.refused)
+        left_out = tuple((question_id, rescoring.refused) for question_id in changes.relabelled)
+        return baseline, replace(changes, not_rescored=rescoring.refused, not_rescored_questions=left_out)
     kept = set_changes(current, rescoring.run)
     kept_ids = frozenset(kept.compared_ids)
     return rescoring.run, replace(
-        kept, relabelled=changes.relabelled, rescored=tuple(i for i in changes.relabelled if i in kept_ids)
+        kept,
+        relabelled=changes.relabelled,
+        rescored=tuple(i for i in changes.relabelled if i in kept_ids),
+        not_rescored_questions=rescoring.not_rescored,
     )

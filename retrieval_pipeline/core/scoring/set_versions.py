@@ -13,8 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from retrieval_pipeline.core.base.formatting import id_list
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.results import RunResult
+
+MAX_NAMED = 10
+"""Question ids a sentence names before it says how many more."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,9 @@ class SetChanges:
     (rescoring.py), so they are among `compared_ids`."""
     not_rescored: str | None = None
     """Why the baseline could not be rescored, when questions were relabelled: they are left out."""
+    not_rescored_questions: tuple[tuple[str, str], ...] = ()
+    """(question id, why) for each relabelled question left out of the comparison: the one account every
+    output gives (the verdict's sentence, JSON, Markdown, the Dagster check's metadata)."""
 
     @property
     def compared(self) -> int:
@@ -56,12 +63,19 @@ class SetChanges:
     def rescore_sentence(self) -> str | None:
         """What rescoring did to the baseline, when questions were relabelled since it: the verdict ends
         with it (the set-change line says only what changed)."""
-        if self.rescored:
-            count = len(self.rescored)
-            return f"Baseline rescored under the current labels: {count} relabelled question{'s' if count != 1 else ''} kept."
         if self.not_rescored:
-            return f"Baseline not rescored under the current labels ({self.not_rescored}): relabelled questions left out."
-        return None
+            left_out = id_list([question_id for question_id, _ in self.not_rescored_questions], limit=MAX_NAMED)
+            return f"Baseline not rescored under the current labels ({self.not_rescored}): relabelled questions left out ({left_out})."
+        kept, left = len(self.rescored), len(self.not_rescored_questions)
+        if not left:
+            return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept." if kept else None
+        reasons: dict[str, list[str]] = {}
+        for question_id, reason in self.not_rescored_questions:
+            reasons.setdefault(reason, []).append(question_id)
+        listed = "; ".join(f"{id_list(ids, limit=MAX_NAMED)} ({reason})" for reason, ids in reasons.items())
+        if not kept:
+            return f"Baseline not rescored under the current labels: {_counted(left, 'relabelled question')} left out: {listed}."
+        return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept, {left} left out: {listed}."
 
     def sentence(self, against: str = "the baseline") -> str:
         """One line for reports: "Set changed since the baseline: 1 added, 4 relabelled; compared on 6
@@ -95,6 +109,10 @@ def set_changes(current: RunResult, baseline: RunResult) -> SetChanges:
         (unchanged if same else relabelled).append(question_id)
     removed = [question_id for question_id in then.ids if question_id not in now.positions]
     return SetChanges(tuple(added), tuple(removed), tuple(relabelled), tuple(unchanged), by_labels)
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def _labels(questions: QuestionColumns, position: int) -> tuple:

@@ -83,6 +83,18 @@ def retriever_corpora(config: ProjectConfig, identifiers: Iterable[str]) -> dict
     return corpora
 
 
+def retriever_echoes(config: ProjectConfig) -> dict[str, tuple[str, ...]]:
+    """Whose rankings each configured retriever repeats (a fusion's members). A retriever whose
+    configuration is refused repeats none: its own evaluation reports why."""
+    echoes = {}
+    for identifier in config.retriever_identifiers:
+        try:
+            echoes[identifier] = config.retriever_echoes(identifier)
+        except RetrievalEvalError:
+            echoes[identifier] = ()
+    return echoes
+
+
 def missing_labels(config: ProjectConfig, set_identifier: str) -> tuple[tuple[str, ...], list[Finding]]:
     """The corpora consulted and the labels none of them holds: what blocks an evaluation."""
     corpora = corpora_of(config, set_identifier)
@@ -117,7 +129,7 @@ def audit_set(
         for identifier in (retriever_identifiers or config.retriever_identifiers)
     }
     latest = [runs[-1] for runs in histories.values() if runs]
-    suspects = suspect_labels(question_set, latest)
+    suspects = suspect_labels(question_set, latest, retriever_echoes(config))
     findings += suspect_findings(suspects) + unstable_findings(question_set, histories)
     return AuditReport(
         set_identifier=set_identifier,

@@ -308,6 +308,14 @@ class ProjectConfig:
             self._corpora[identifier] = retriever_corpus(identifier, spec.kind, spec.params, self._build_context())
         return self._corpora[identifier]
 
+    def retriever_echoes(self, identifier: str) -> tuple[str, ...]:
+        """The retrievers whose rankings retriever `identifier` repeats (a fusion's members), read without
+        building anything (see retriever_kinds)."""
+        from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_echoes
+
+        spec = self.retriever_specs[identifier]
+        return retriever_echoes(identifier, spec.kind, spec.params, self._build_context())
+
     def retriever_corpus_texts(self, identifier: str, wanted: Collection[str]) -> Mapping[str, tuple[str, str]] | None:
         """(title, text) of the wanted documents when retriever `identifier`'s kind knows its corpus."""
         from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_corpus_texts

@@ -2,7 +2,8 @@
 
 A set is only as good as its labels. A label naming no document of any corpus cannot be right (a typo,
 a deleted or re-chunked page); a label every retriever misses while two of them agree on another first
-document is probably wrong; a question whose hit flips back and forth while neither the set nor the
+document is probably wrong (two that judge apart: a fusion repeats its members, so its agreement with
+them is one opinion, not two); a question whose hit flips back and forth while neither the set nor the
 index changed measures noise, not the retriever. Each finding names the question and what is wrong, so
 a labeller can act on it.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
@@ -136,8 +138,11 @@ class Suspect:
     retrievers: tuple[str, ...]
 
 
-def suspect_labels(question_set: GoldenQuestionSet, latest_runs: Sequence[RunResult]) -> list[Suspect]:
-    """Every retriever misses the labels in its top 3 and at least two put the same other document first."""
+def suspect_labels(
+    question_set: GoldenQuestionSet, latest_runs: Sequence[RunResult], echoes: Mapping[str, Collection[str]] | None = None
+) -> list[Suspect]:
+    """Every retriever misses the labels in its top 3 and at least two independent ones put the same other
+    document first. `echoes` names, per retriever, those whose rankings it repeats (a fusion's members)."""
     if len(latest_runs) < 2:
         return []
     outcomes = [_current_outcomes(question_set, run) for run in latest_runs]
@@ -147,13 +152,30 @@ def suspect_labels(question_set: GoldenQuestionSet, latest_runs: Sequence[RunRes
         if not question.expected_document_ids or any(a is None or a.hit_at(3) for _, a in answers):
             continue
         firsts = Counter(a.retrieved_document_ids[0] for _, a in answers if a.retrieved_document_ids)
-        if not firsts:
-            continue
-        candidate, agreeing = firsts.most_common(1)[0]
-        if agreeing >= 2:
+        for candidate, _ in firsts.most_common():
             retrievers = tuple(name for name, a in answers if a.retrieved_document_ids[:1] == (candidate,))
-            suspects.append(Suspect(question.id, candidate, retrievers))
+            if _independent(retrievers, echoes or {}):
+                suspects.append(Suspect(question.id, candidate, retrievers))
+                break
     return suspects
+
+
+def _independent(retrievers: Sequence[str], echoes: Mapping[str, Collection[str]]) -> bool:
+    """Whether two of them rank apart: neither repeats the other, nor do both repeat a third."""
+    lineages = [_lineage(retriever, echoes) for retriever in retrievers]
+    return any(one.isdisjoint(other) for one, other in combinations(lineages, 2))
+
+
+def _lineage(retriever: str, echoes: Mapping[str, Collection[str]]) -> frozenset[str]:
+    """The retriever and every retriever its ranking repeats, through fusions of fusions."""
+    seen: set[str] = set()
+    pending = [retriever]
+    while pending:
+        name = pending.pop()
+        if name not in seen:
+            seen.add(name)
+            pending.extend(echoes.get(name, ()))
+    return frozenset(seen)
 
 
 def suspect_findings(suspects: Sequence[Suspect]) -> list[Finding]:

@@ -11,12 +11,12 @@ from test_core_beir import write_beir
 from test_core_trec import write
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.golden.beir import import_beir
+from retrieval_pipeline.core.golden.beir import import_beir, imported_beir
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.question_file_writer import dump_question_set, write_question_set_file
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestion
-from retrieval_pipeline.core.golden.trec import import_trec
+from retrieval_pipeline.core.golden.trec import import_trec, imported_trec
 from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -91,6 +91,23 @@ def test_trec_qrels_with_relevance_zero_or_below_become_rejected_ids(tmp_path):
     paths = write(tmp_path)
     imported = import_trec(paths["qrels"], paths["topics"], identifier="tiny.trec", corpus=paths["corpus"])
     assert {q.id: q.rejected_document_ids for q in imported.questions} == {"301": (), "302": ("d3",), "304": ("d2",)}
+
+
+def test_beir_and_trec_imports_name_the_queries_judged_only_not_relevant(tmp_path):
+    paths = write(tmp_path / "trec")
+    beir = imported_beir(write_beir(tmp_path / "tiny"), identifier="tiny.test")
+    trec = imported_trec(paths["qrels"], paths["topics"], identifier="tiny.trec", corpus=paths["corpus"])
+    assert (beir.left_out, trec.left_out) == (("3",), ("303",))
+
+
+def test_a_minimum_relevance_makes_lower_grades_rejected_ids_and_names_the_queries_it_empties(tmp_path):
+    paths = write(tmp_path / "trec")
+    beir = imported_beir(write_beir(tmp_path / "tiny"), identifier="tiny.test", min_relevance=2)
+    trec = imported_trec(paths["qrels"], paths["topics"], identifier="tiny.trec", corpus=paths["corpus"], min_relevance=2)
+    labels = {q.id: (q.expected_document_ids, q.rejected_document_ids) for q in beir.question_set.questions}
+    assert labels == {"1": (("d1",), ()), "5": (("d3",), ("d1", "d2"))}
+    assert beir.left_out == ("2", "3")  # "2" was judged 1 only: not relevant once the minimum is 2
+    assert [q.id for q in trec.question_set.questions] == ["301", "304"] and trec.left_out == ("302", "303")
 
 
 def test_a_stored_run_keeps_each_question_s_rejected_ids_and_its_fingerprint(tmp_path):

@@ -109,8 +109,11 @@ def test_a_real_drop_on_the_unchanged_questions_is_still_a_regression_whatever_e
     assert report.set_changes.sentence() == (
         "Set changed since the baseline: 1 added, 1 removed, 2 relabelled; compared on 6 questions."
     )
-    assert report.summary.endswith("Baseline rescored under the current labels: 1 relabelled question kept.")
-    assert report.set_changes.rescored == ("q1",)  # q3 was reworded: its ranking answered another text
+    assert report.summary.endswith(
+        "Baseline rescored under the current labels: 1 relabelled question kept, 1 left out: "
+        "q3 (asked with another text: its stored ranking answered another question)."
+    )
+    assert report.set_changes.rescored == ("q1",)
     assert report.top1_delta == pytest.approx(-2 / 6)
     assert report.flipped_to_miss == ("q5", "q6")
     assert {group.key: group.questions for group in report.by_form} == {"gap": 3, "match": 3}

@@ -98,6 +98,20 @@ def test_no_suspect_when_one_retriever_finds_the_label_or_the_firsts_disagree():
     assert suspect_labels(labelled, [_run("a", {"q1": ("x",)}, labels)]) == []
 
 
+def test_a_fusion_agreeing_with_its_own_members_is_not_independent_agreement():
+    labels = {"q1": ("d1",)}
+    labelled = question_set(question("q1", labels["q1"]))
+    echoes = {"fused": ("a", "b"), "fused_again": ("fused", "c")}
+    runs = {name: _run(name, {"q1": ("x",)}, labels) for name in ("a", "b", "c", "fused", "fused_again")}
+
+    def suspect(*names: str) -> list:
+        return suspect_labels(labelled, [runs[name] for name in names], echoes)
+
+    assert suspect("a", "fused") == [] and suspect("fused", "fused_again") == [] and suspect("b", "fused_again") == []
+    assert [s.retrievers for s in suspect("a", "fused", "c")] == [("a", "fused", "c")]  # a and c judge apart
+    assert [s.retrievers for s in suspect("a", "b")] == [("a", "b")]
+
+
 def test_runs_made_under_other_labels_do_not_speak_for_todays_label():
     labelled = question_set(question("q1", ("d1",)))
     old_labels = {"q1": ("old",)}
