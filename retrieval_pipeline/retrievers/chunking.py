@@ -55,6 +55,12 @@ def split_documents(
     return chunk_ids, chunk_texts
 
 
+def special_tokens(tokenizer: Path) -> int:
+    """The tokens the tokenizer adds around every text ([CLS] and [SEP] on BERT): chunks are counted
+    without them, the model reads them too, so `max_length` must hold a chunk and them."""
+    return len(_counting_tokenizer(tokenizer).encode("").ids)
+
+
 def _counting_tokenizer(path: Path):
     """The file's tokenizer without its own truncation and padding, which would count every text as the
     same length (MiniLM's `tokenizer.json` pads and cuts at 128) and so size chunks wrongly."""

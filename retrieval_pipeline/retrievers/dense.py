@@ -17,10 +17,18 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids, read_document_texts
+from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
-from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
+from retrieval_pipeline.retrievers.chunking import (
+    Chunking,
+    best_documents,
+    chunk_report,
+    most_chunks,
+    special_tokens,
+    split_documents,
+)
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
+from retrieval_pipeline.retrievers.encoders.onnx import loaded
 from retrieval_pipeline.retrievers.exact_search import top_positions
 from retrieval_pipeline.retrievers.query_encoder import (
     QueryEncoderParams,
@@ -63,9 +71,7 @@ class DenseRetriever:
         """The parameters, the corpus and model files, and the runtime installed, with nothing loaded;
         no local settings when `encoder` names the model."""
         settings = DenseParams.parse(identifier, params, context)
-        if not context.resolve(settings.corpus).is_file():
-            error = EncoderConfigError("corpus", f"corpus file {context.resolve(settings.corpus)} does not exist")
-            raise refused(error, identifier, context)
+        checked_corpus(settings.corpus, identifier, context)
         encoding = checked_encoder(settings, identifier, context)
         if encoding is None and settings.chunking is not None:
             error = EncoderConfigError("chunking", "chunking sizes chunks in a local model's tokens: give model, not encoder")
@@ -151,13 +157,17 @@ class DenseRetriever:
 
 
 def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:
-    """Chunks are sized in the model's own tokens, so they fit `max_length` (special tokens aside)."""
+    """Chunks are sized in the model's own tokens, so each fits `max_length` with the special tokens."""
     folder = Path(encoding.model)
     tokenizer = encoding.tokenizer or (folder / "tokenizer.json" if folder.is_dir() else None)
     if tokenizer is None or not tokenizer.is_file():
         raise EncoderConfigError("chunking", "chunking sizes chunks in the model's tokens: the model has no tokenizer.json")
-    if settings.chunking.size > settings.max_length:
+    added = loaded("tokenizer", str(tokenizer), lambda path: special_tokens(Path(path)))
+    largest = settings.max_length - added
+    if settings.chunking.size > largest:
         raise EncoderConfigError(
-            "chunking.size", f"{settings.chunking.size} tokens exceed max_length {settings.max_length}: chunks would be cut"
+            "chunking.size",
+            f"{settings.chunking.size} tokens and the tokenizer's {added} special tokens exceed max_length "
+            f"{settings.max_length}: at most {largest}",
         )
     return tokenizer

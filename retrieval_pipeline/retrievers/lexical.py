@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
-from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
-from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids, read_document_texts
+from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
 from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
 from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
@@ -98,11 +98,7 @@ class LexicalRetriever:
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalParams:
         settings = LexicalParams.parse(identifier, params, context)
-        corpus = context.resolve(settings.corpus)
-        if not corpus.is_file():
-            raise InvalidInputError(
-                f"corpus file {corpus} does not exist", source=context.source, key=f"retrievers.{identifier}", field="corpus"
-            )
+        checked_corpus(settings.corpus, identifier, context)
         return settings
 
     @classmethod

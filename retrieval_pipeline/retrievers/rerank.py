@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.corpus import read_corpus, read_document_ids
+from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids
 from retrieval_pipeline.core.retrieval.retriever import (
     BuildContext,
     ConcurrentRetriever,
@@ -66,8 +66,7 @@ class RerankRetriever:
         settings = RerankParams.parse(identifier, params, context)
         invalid = partial(context.invalid, identifier)
         check_known([settings.retriever], context, partial(context.invalid, identifier, field="retriever"))
-        if not context.resolve(settings.corpus).is_file():
-            raise invalid(f"corpus file {context.resolve(settings.corpus)} does not exist", "corpus")
+        checked_corpus(settings.corpus, identifier, context)
         settings.scorer.check(context, invalid)
         return settings
 

