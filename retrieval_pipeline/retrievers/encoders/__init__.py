@@ -89,6 +89,8 @@ def encoder_settings(
     if runtime == "auto":
         runtime = "onnx" if onnx_files else "sentence-transformers"
     _refuse_absent_model(path, runtime, hub_name if runtime == "sentence-transformers" else None, chosen)
+    if runtime == "onnx":  # the files are checked before the runtime: a wrong path is said whatever is installed
+        model_file, tokenizer = _onnx_files(model, onnx_files, tokenizer)
     missing = _absent(EXTRAS[runtime][1])
     if missing:
         raise EncoderConfigError("runtime", f"{', '.join(missing)} not installed: {install_command(EXTRAS[runtime][0])}")
@@ -97,6 +99,12 @@ def encoder_settings(
         _refuse_beyond_positions(runtime, folder, settings["max_length"])
         files = tuple(sorted(file for file in folder.rglob("*") if file.is_file() and ".git" not in file.parts))
         return EncoderSettings("sentence-transformers", str(folder), files, None, **settings)
+    _refuse_beyond_positions("onnx", model_file, settings["max_length"])
+    return EncoderSettings("onnx", str(model_file), (model_file, tokenizer), tokenizer, **settings)
+
+
+def _onnx_files(model: Path | str, onnx_files: list[Path], tokenizer: Path | None) -> tuple[Path, Path]:
+    """The one .onnx file and its tokenizer.json (named, or beside the model)."""
     if len(onnx_files) != 1:
         found = ", ".join(file.name for file in onnx_files) or "no .onnx file"
         raise EncoderConfigError("model", f"{model} must be one .onnx file or a folder holding exactly one (found {found})")
@@ -105,8 +113,7 @@ def encoder_settings(
     tokenizer = tokenizer or onnx_files[0].parent / "tokenizer.json"
     if not tokenizer.is_file():
         raise EncoderConfigError("tokenizer", f"tokenizer file {tokenizer} does not exist")
-    _refuse_beyond_positions("onnx", onnx_files[0], settings["max_length"])
-    return EncoderSettings("onnx", str(onnx_files[0]), (onnx_files[0], tokenizer), tokenizer, **settings)
+    return onnx_files[0], tokenizer
 
 
 def _refuse_absent_model(path: Path, runtime: Runtime, hub_name: str | None, chosen: str) -> None:
