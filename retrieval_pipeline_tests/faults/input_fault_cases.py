@@ -272,6 +272,16 @@ CASES = [
         names=("config.yaml", "retrievers.bm25", "'corpus'", "gone.jsonl"),
     ),
     Case(
+        "config-body-template-date-listed",
+        {
+            "config.yaml": config(
+                retriever="{kind: http, url: 'http://127.0.0.1:9', body_template: {q: '{question}', since: 2024-01-01}}"
+            )
+        },
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'body_template.since'", "2024-01-01"),
+    ),
+    Case(
         "config-fusion-unknown-member-listed",
         {"config.yaml": config(retriever="{kind: fusion, retrievers: [bm25, dense]}")},
         args=LIST,
