@@ -140,13 +140,14 @@ def _is_alternative(part: object) -> bool:
 
 
 def _user_path(loc: tuple, model: type | None) -> tuple[list, list]:
-    """The keys of `loc` a user wrote, and the types that may hold the last of them (empty without `model`)."""
+    """The keys of `loc` a user wrote, and the types that may hold the last of them (empty without `model`).
+    A field that happens to be named like a type (`date`) is a key the user wrote."""
     kinds, parents, path = [model] if model is not None else [], [], []
     for part in loc:
         named = [kind for kind in kinds if _is_model(kind) and kind.__name__ == part]
         if named:
             kinds = named
-        elif not _is_union_member(part):
+        elif not _is_union_member(part) or any(_is_model(kind) and part in kind.model_fields for kind in kinds):
             path.append(part)
             parents, kinds = kinds, [inner for kind in kinds for inner in _step(kind, part)]
     return path, parents

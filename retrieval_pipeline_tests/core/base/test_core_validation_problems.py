@@ -4,6 +4,8 @@ user wrote, not the first of dozens about the shapes they did not mean."""
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -27,10 +29,14 @@ class Range(Strict):
     lt: float | None = None
 
 
+class DatetimeRange(Strict):
+    gt: datetime.datetime | datetime.date | None = None
+
+
 class FieldCondition(Strict):
     key: str
     match: MatchValue | MatchAny | None = None
-    range: Range | None = None
+    range: Range | DatetimeRange | None = None
 
 
 class IsEmptyCondition(Strict):
@@ -44,6 +50,7 @@ class HasIdCondition(Strict):
 class Filter(Strict):
     must: list[FieldCondition | IsEmptyCondition | HasIdCondition] | FieldCondition | None = None
     should: list[FieldCondition | IsEmptyCondition | HasIdCondition] | None = None
+    date: str | None = None
 
 
 def problem(value: dict) -> tuple[list[str], str]:
@@ -75,3 +82,7 @@ def test_a_wrong_value_is_judged_against_the_shape_it_came_closest_to():
 
 def test_a_value_of_the_wrong_type_is_named_where_it_was_written():
     assert problem({"must": "tenant"}) == (["must"], "Input should be a valid list")
+
+
+def test_a_key_named_like_a_type_stays_in_the_path():
+    assert problem({"date": 2024}) == (["date"], "Input should be a valid string")
