@@ -24,12 +24,14 @@ if TYPE_CHECKING:
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same names as in retrieval_pipeline.core.services.config
 CONFIG_FILE_NAME = "retrieval-eval.yaml"
+STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"  # what the Dagster code location (dagster_layer.definitions) reads too
 NON_TTY_WIDTH = 10_000
 """Off a terminal (CI logs, pipes) nothing wraps lines, so tables take their natural width: an
 identifier is never squeezed into `bm25_…`. Rich tables only grow to what their cells need."""
 
 
 def config_option(function):
+    """--config of every command (nightly's too), so each describes and reads it alike."""
     return click.option(
         "--config",
         "config_path",
@@ -41,10 +43,13 @@ def config_option(function):
 
 
 def store_option(function):
+    """--store of every command (nightly's too), so each describes and reads it alike."""
     return click.option(
         "--store",
         "store_uri",
         metavar="URI",
+        envvar=STORE_ENV_VAR,
+        show_envvar=True,
         help="The result store (a folder, s3://..., gs://...). Default: the configuration's store.",
     )(function)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dagster import Definitions, define_asset_job, definitions
 
+from retrieval_pipeline.cli.common import STORE_ENV_VAR
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.services.config import default_config_path, load_config
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
@@ -31,7 +32,6 @@ from retrieval_pipeline.dagster_layer.sensors import (
     build_leaderboard_automation,
 )
 
-STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"
 SETS_JOB = "golden_question_set_job"
 RETRIEVERS_JOB = "retriever_config_job"
 EVALUATION_JOB = "retrieval_evaluation_job"

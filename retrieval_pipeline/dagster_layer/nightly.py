@@ -34,7 +34,9 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
+from retrieval_pipeline.cli.common import config_option, store_option
 from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
 from retrieval_pipeline.core.base.formatting import percent_or_blank
 from retrieval_pipeline.core.scoring.results import utc_now
@@ -225,15 +227,8 @@ def _execute(defs, instance, job_name: str, partition_keys: list, watch: Interru
 
 
 @click.command("nightly")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Project configuration (YAML). Default: $RETRIEVAL_EVAL_CONFIG, else retrieval-eval.yaml in the "
-    "current folder or a parent, else the embedded demo.",
-)
-@click.option("--store", "store_uri", default=None, help="Result store URI, replacing the configuration's `store`.")
+@config_option
+@store_option
 @click.option(
     "--demo",
     type=click.Choice(sorted(DEMOS)),
@@ -265,8 +260,8 @@ def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, l
     Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run; 4 an
     unexpected error; 130 interrupted (every run it saved is then one Dagster recorded, or incomplete).
     """
-    if demo and config_path:
-        raise click.UsageError("give --config or --demo, not both")
+    if demo and click.get_current_context().get_parameter_source("config_path") is ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --config or --demo, not both")  # a demo replaces $RETRIEVAL_EVAL_CONFIG's
     report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None, demo=demo)
     sys.exit(report.exit_code)
 

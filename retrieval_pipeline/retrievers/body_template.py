@@ -12,17 +12,21 @@ Placeholders are recognised only in string values, never in keys, and only as th
   query embedded in the string (GraphQL and YQL share JSON's escapes); `{limit}` is inserted as digits;
   `{vector}` is refused there.
 
-The body is then sent as JSON, so every value is escaped once more as JSON requires.
+The body is then sent as JSON, so every value is escaped once more as JSON requires; a value YAML
+reads as something JSON cannot hold (an unquoted date, `.nan`, `.inf`, a `!!set`, `!!binary`) is
+refused when the configuration is checked, naming its key path, rather than failing every request.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError, clip, quoted
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.encoders import EncoderSettings
 from retrieval_pipeline.retrievers.http_params import HttpParams
@@ -31,6 +35,7 @@ from retrieval_pipeline.retrievers.query_encoder import QueryEncoderParams, chec
 PLACEHOLDERS = ("{question}", "{limit}", "{vector}")
 WHOLE_ONLY = "{vector}"
 _EMBEDDED = re.compile(r"\{question\}|\{limit\}")
+_YAML_TAGS = {set: "!!set", bytes: "!!binary"}
 
 
 def placeholders_in(template: Any) -> set[str]:
@@ -44,15 +49,48 @@ def placeholders_in(template: Any) -> set[str]:
     return set()
 
 
-def embedded_vector_path(template: Any, path: str = "") -> str | None:
+def embedded_vector_path(template: Any) -> str | None:
     """Where `{vector}` sits inside a longer string (where it cannot be filled), if anywhere."""
+    found = _first_problem(template, "", lambda value: "" if _embedded_vector(value) else None)
+    return None if found is None else found[0]
+
+
+def not_json(template: Any, where: str) -> tuple[str, str] | None:
+    """(key path from `where`, what is wrong) of the first value the template holds that JSON cannot."""
+    return _first_problem(template, where, _not_json)
+
+
+def _first_problem(template: Any, path: str, problem: Callable[[Any], str | None]) -> tuple[str, str] | None:
+    """Depth first, in the template's order: the first value (a mapping or list too) `problem` finds
+    something wrong with, and where."""
+    found = problem(template)
+    if found is not None:
+        return path, found
     if isinstance(template, dict):
         items: Sequence[tuple[str, Any]] = [(f"{path}.{key}" if path else str(key), value) for key, value in template.items()]
     elif isinstance(template, list):
         items = [(f"{path}[{index}]", value) for index, value in enumerate(template)]
     else:
-        return path if isinstance(template, str) and WHOLE_ONLY in template and template != WHOLE_ONLY else None
-    return next((found for key, value in items if (found := embedded_vector_path(value, key)) is not None), None)
+        return None
+    return next((found for key, value in items if (found := _first_problem(value, key, problem)) is not None), None)
+
+
+def _embedded_vector(value: Any) -> bool:
+    return isinstance(value, str) and WHOLE_ONLY in value and value != WHOLE_ONLY
+
+
+def _not_json(value: Any) -> str | None:
+    if value is None or isinstance(value, (str, int, list)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} (YAML's .nan or .inf): JSON has no such number"
+    if isinstance(value, dict):
+        key = next((key for key in value if not isinstance(key, str)), "")
+        return None if key == "" else f"the key {clip(str(key))} is not text; quote it"
+    if isinstance(value, datetime.date):
+        return f"YAML reads the unquoted {value.isoformat()} as a date, which JSON has no type for; quote it"
+    tag = _YAML_TAGS.get(type(value), type(value).__name__)
+    return f"a YAML {tag} ({quoted(value)}): JSON has no such type"
 
 
 def filled(template: Any, question: str, limit: int, vector: Sequence[float] | None = None) -> Any:
@@ -94,6 +132,9 @@ def checked_template(params: HttpSearchParams, identifier: str, context: BuildCo
     replaced = [name for name in ("extra_body", "question_field", "limit_field") if name in params.model_fields_set]
     if replaced:
         raise invalid(f"body_template replaces {replaced[0]}: put that into the template", replaced[0])
+    problem = not_json(params.body_template, "body_template")
+    if problem is not None:
+        raise invalid(f"not JSON: {problem[1]}", problem[0])
     found = placeholders_in(params.body_template)
     if not found & {"{question}", "{vector}"}:
         raise invalid("body_template has neither {question} nor {vector}: every question would send the same body")

@@ -17,8 +17,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from retrieval_pipeline.core.base.errors import quoted, validation_problem
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.encoders import Encoder
@@ -74,8 +75,11 @@ class QdrantRetriever:
         require_modules(("qdrant_client",), "qdrant", identifier, context)
         try:
             _filter(settings)
-        except ValueError as error:
-            raise context.invalid(identifier, f"not a Qdrant filter: {str(error).splitlines()[0]}", "filter") from None
+        except ValidationError as error:
+            from qdrant_client import models
+
+            location, problem = validation_problem(error, models.Filter)
+            raise context.invalid(identifier, f"not a Qdrant filter: {problem}", ".".join(("filter", *location))) from None
         if settings.path is not None and not context.resolve(settings.path).is_dir():
             raise context.invalid(identifier, f"local-mode folder {context.resolve(settings.path)} does not exist", "path")
         checked_encoder(settings, identifier, context)
@@ -88,11 +92,14 @@ class QdrantRetriever:
             identifier, settings, store_encoder(settings, identifier, context), _client(settings, identifier, context)
         )
         try:
-            retriever._info()
+            info = retriever._info()
         except StoreFault as error:
             raise context.invalid(
                 identifier, str(error), "url" if isinstance(error, StoreUnreachable) else "collection"
             ) from None
+        problem = _vector_problem(settings, info.config.params.vectors)
+        if problem is not None:
+            raise context.invalid(identifier, problem, "vector_name")
         return retriever
 
     @classmethod
@@ -178,6 +185,23 @@ def _filter(params: QdrantParams):
     return models.Filter.model_validate(params.filter)
 
 
+def _vector_problem(params: QdrantParams, vectors: Any) -> str | None:
+    """What is wrong with `vector_name` for a collection whose vectors are `vectors` (its one unnamed
+    vector's settings, or its named vectors by name), found when the retriever is built rather than as
+    every question failing."""
+    collection, name = params.collection, params.vector_name
+    if not isinstance(vectors, dict):
+        return (
+            None if name is None else f"collection {collection} has one unnamed vector, no {quoted(name)}; leave vector_name out"
+        )
+    if name in vectors:
+        return None
+    names = ", ".join(sorted(vectors)) or "none"
+    if name is None:
+        return f"collection {collection} has named vectors only; give vector_name, one of: {names}"
+    return f"collection {collection} has no vector {quoted(name)}; its vectors: {names}"
+
+
 def _client(params: QdrantParams, identifier: str, context: BuildContext):
     from qdrant_client import QdrantClient
 
@@ -191,7 +215,10 @@ def _client(params: QdrantParams, identifier: str, context: BuildContext):
     folder = str(context.resolve(params.path).resolve())
     with _LOCK:
         if folder not in _LOCAL:
-            _LOCAL[folder] = QdrantClient(path=folder)
+            try:
+                _LOCAL[folder] = QdrantClient(path=folder)
+            except RuntimeError as error:  # the folder's lock: another process has it open
+                raise context.invalid(identifier, str(error), "path") from None
         return _LOCAL[folder]
 
 

@@ -128,3 +128,25 @@ def test_nightly_with_a_store_that_cannot_be_written_stops_before_any_dagster_ru
     assert result.exit_code == EXIT_INVALID
     assert result.stderr.startswith(f"error: cannot write to the result store {project.store}")
     assert not (tmp_path / "dagster_home").exists()
+
+
+def test_run_keeps_its_runs_in_the_store_named_by_the_environment_as_nightly_and_dagster_do(cli, project, tmp_path):
+    elsewhere, given = tmp_path / "elsewhere", tmp_path / "given"
+
+    from_environment = cli(
+        "run", "cli.small", "good", "--config", str(project.config), env={"RETRIEVAL_EVAL_STORE": str(elsewhere)}
+    )
+    from_option = cli(
+        "run",
+        "cli.small",
+        "good",
+        "--config",
+        str(project.config),
+        "--store",
+        str(given),
+        env={"RETRIEVAL_EVAL_STORE": str(elsewhere)},
+    )
+
+    assert from_environment.exit_code == 0 and from_option.exit_code == 0, from_environment.stderr + from_option.stderr
+    assert len(list(elsewhere.glob("summaries/**/*.parquet"))) == 1 and len(list(given.glob("summaries/**/*.parquet"))) == 1
+    assert project.stored_summaries() == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -96,6 +97,26 @@ def test_the_command_line_group_offers_nightly():
 
     result = CliRunner().invoke(main, ["nightly", "--help"])
     assert result.exit_code == 0 and "--store" in result.output
+
+
+def test_every_command_describes_config_and_store_in_the_same_words():
+    from retrieval_pipeline.cli import main
+
+    context = click.Context(main)
+    described: dict[str, set] = {"--config": set(), "--store": set()}
+    for name in main.list_commands(context):
+        command = main.get_command(context, name)
+        for option in command.params:
+            if option.opts[0] in described:
+                described[option.opts[0]].add(option.get_help_record(click.Context(command)))
+    assert {option: len(helps) for option, helps in described.items()} == {"--config": 1, "--store": 1}, described
+
+
+def test_a_demo_and_a_configuration_given_together_are_refused(tmp_path):
+    from retrieval_pipeline.cli import main
+
+    result = CliRunner().invoke(main, ["nightly", "--config", str(tmp_path / "c.yaml"), "--demo", "embedding-swap"])
+    assert result.exit_code == 2 and "give --config or --demo, not both" in result.output
 
 
 def test_an_invalid_configuration_exits_2_before_anything_runs(tmp_path):

@@ -3,8 +3,12 @@ the tool, what it must exit with and what its one line of stderr must name."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import retrieval_pipeline.demo
 
 BOM = b"\xef\xbb\xbf"
 LATIN1 = "Réacteur".encode("latin-1")  # what an editor set to Latin-1 writes: not UTF-8
@@ -55,6 +59,23 @@ def bad_byte(data: bytes) -> str:
     return f"offset {offset} (line {line})"
 
 
+def trec_import(qrels: str, corpus: str) -> tuple[str, ...]:
+    return (
+        "import",
+        "trec",
+        "--qrels",
+        qrels,
+        "--topics",
+        "topics.tsv",
+        "--corpus",
+        corpus,
+        "--identifier",
+        "t.x",
+        "--out",
+        "t.yaml",
+    )
+
+
 def beir_folder(queries: bytes = b'{"_id": "q1", "text": "alpha beams"}\n', corpus: bytes = CORPUS) -> dict[str, bytes]:
     return {
         "beir/corpus.jsonl": corpus,
@@ -84,9 +105,17 @@ BAD_CONFIG = config("# " + "x" * 10 + "\n").replace(b"x" * 10, LATIN1)
 BAD_CORPUS = CORPUS.replace(b"gamma rays", LATIN1)
 BAD_QUERIES = b'{"_id": "q1", "text": "' + LATIN1 + b'"}\n'
 BAD_QRELS = b"1 0 d1 1\n" + LATIN1 + b" 0 d2 1\n"
+QRELS = b"1 0 184 1\n"  # judges a document of the demo corpus
 RUN_FILE = b"q1 Q0 d1 1 2.0 tag\nq2 Q0 d2 1 2.0 tag\n"
 BAD_RUN_FILE = RUN_FILE.replace(b"d2", LATIN1)
 REPLAY = config(retriever="{kind: run_file, path: run.trec, question_set: t.small}")
+DEMO_CORPUS = Path(retrieval_pipeline.demo.__file__).with_name("cranfield-corpus.jsonl.gz").read_bytes()
+
+
+def cut_short(gzipped: bytes) -> bytes:
+    """A gzip file whose copy or download stopped half way: no end-of-stream marker."""
+    return gzipped[: len(gzipped) // 2]
+
 
 CASES = [
     # set files: wrong types, missing fields, duplicates, huge values, encodings, syntax
@@ -260,6 +289,16 @@ CASES = [
         names=("config.yaml", "retrievers.bm25", "'model'", "models holds no .onnx file"),
     ),
     Case(
+        "config-body-template-date-listed",
+        {
+            "config.yaml": config(
+                retriever="{kind: http, url: 'http://127.0.0.1:9', body_template: {q: '{question}', since: 2024-01-01}}"
+            )
+        },
+        args=LIST,
+        names=("config.yaml", "retrievers.bm25", "'body_template.since'", "2024-01-01"),
+    ),
+    Case(
         "config-fusion-unknown-member-listed",
         {"config.yaml": config(retriever="{kind: fusion, retrievers: [bm25, dense]}")},
         args=LIST,
@@ -327,6 +366,16 @@ CASES = [
         {"config.yaml": REPLAY, "run.trec": BAD_RUN_FILE},
         names=("run.trec", "retrievers.bm25", "not UTF-8", bad_byte(BAD_RUN_FILE)),
     ),
+    Case(
+        "corpus-gz-truncated",
+        {"corpus.jsonl.gz": cut_short(DEMO_CORPUS), "config.yaml": config(retriever="{kind: lexical, corpus: corpus.jsonl.gz}")},
+        names=("corpus.jsonl.gz", "retrievers.bm25", "cannot read the corpus"),
+    ),
+    Case(
+        "run-file-gz-truncated",
+        {"config.yaml": REPLAY.replace(b"run.trec", b"run.trec.gz"), "run.trec.gz": cut_short(gzip.compress(RUN_FILE * 50))},
+        names=("run.trec.gz", "retrievers.bm25", "cannot read the run file"),
+    ),
     Case("run-file-bom-accepted", {"config.yaml": REPLAY, "run.trec": BOM + RUN_FILE}, accepted=True),
     Case(
         "beir-missing-split",
@@ -352,21 +401,22 @@ CASES = [
     Case(
         "trec-qrels-not-utf8",
         {"qrels.txt": BAD_QRELS, "topics.tsv": b"1\talpha beams\n", "c.jsonl": CORPUS},
-        args=(
-            "import",
-            "trec",
-            "--qrels",
-            "qrels.txt",
-            "--topics",
-            "topics.tsv",
-            "--corpus",
-            "c.jsonl",
-            "--identifier",
-            "t.x",
-            "--out",
-            "t.yaml",
-        ),
+        args=trec_import("qrels.txt", "c.jsonl"),
         names=("qrels.txt", "not UTF-8", bad_byte(BAD_QRELS)),
+        never_written=("t.yaml",),
+    ),
+    Case(
+        "trec-qrels-gz-truncated",
+        {"qrels.txt.gz": cut_short(gzip.compress(QRELS * 50)), "topics.tsv": b"1\talpha beams\n", "c.jsonl.gz": DEMO_CORPUS},
+        args=trec_import("qrels.txt.gz", "c.jsonl.gz"),
+        names=("qrels.txt.gz", "cannot read"),
+        never_written=("t.yaml",),
+    ),
+    Case(
+        "trec-corpus-gz-truncated",
+        {"qrels.txt.gz": gzip.compress(QRELS), "topics.tsv": b"1\talpha beams\n", "c.jsonl.gz": cut_short(DEMO_CORPUS)},
+        args=trec_import("qrels.txt.gz", "c.jsonl.gz"),
+        names=("c.jsonl.gz", "cannot read"),
         never_written=("t.yaml",),
     ),
     # the command line

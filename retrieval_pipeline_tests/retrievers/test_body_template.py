@@ -7,6 +7,7 @@ import copy
 import json
 
 import pytest
+import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.retrievers.body_template import filled, placeholders_in
@@ -67,3 +68,23 @@ def test_the_query_encoders_own_settings_are_checked_under_its_key(context):
     }
     with pytest.raises(InvalidInputError, match="query_encoder.model"):
         HttpRetriever.check_config("es", params, context)
+
+
+@pytest.mark.parametrize(
+    ("written", "where", "message"),
+    [
+        ("{range: {published: {gte: 2024-01-01}}}", "body_template.filter.range.published.gte", "unquoted 2024-01-01 as a date"),
+        ("{range: {at: {lt: 2024-01-01T10:00:00Z}}}", "body_template.filter.range.at.lt", "unquoted 2024-01-01T10:00:00+00:00"),
+        ("{min_score: .nan}", "body_template.filter.min_score", "nan (YAML's .nan or .inf)"),
+        ("[{boost: -.inf}]", "body_template.filter[0].boost", "-inf (YAML's .nan or .inf)"),
+        ("{terms: !!set {a, b}}", "body_template.filter.terms", "a YAML !!set"),
+        ("{blob: !!binary aGVsbG8=}", "body_template.filter.blob", "a YAML !!binary (b'hello')"),
+        ("{2024-01-01: recent}", "body_template.filter", "the key 2024-01-01 is not text"),
+    ],
+)
+def test_a_yaml_value_json_cannot_hold_is_refused_when_checked_naming_its_key_path(context, written, where, message):
+    template = {"query": {"match": {"text": "{question}"}}, "filter": yaml.safe_load(written)}
+    with pytest.raises(InvalidInputError) as refused:
+        HttpRetriever.check_config("es", {"url": URL, "body_template": template}, context)
+    assert f"retrievers.es: field '{where}': not JSON: " in str(refused.value)
+    assert message in str(refused.value)

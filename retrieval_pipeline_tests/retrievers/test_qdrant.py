@@ -4,11 +4,16 @@ vectors the `dense` kind's model gives the demo corpus's first documents."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_params, load_collection
 
+from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers import qdrant
@@ -74,6 +79,58 @@ def test_a_missing_collection_or_payload_field_names_it(local, minilm, context):
     store = QdrantRetriever.from_config("qd", settings(local, minilm, id_payload_field="document"), context)
     with pytest.raises(qdrant.StoreFault, match="collection docs, point .* has no document id at payload field 'document'"):
         store.retrieve(QUESTIONS[0], 3)
+
+
+def test_a_vector_name_the_collection_lacks_is_refused_when_built_naming_its_vectors(local, corpus, minilm, context):
+    ids, vectors = document_vectors(corpus, minilm)
+    load_collection(local, "named", ids, vectors, vector_name="minilm")
+    named = settings(local, minilm, collection="named")
+    plain = QdrantRetriever.from_config("qd", settings(local, minilm), context)
+    assert QdrantRetriever.from_config("qd", {**named, "vector_name": "minilm"}, context).retrieve(
+        QUESTIONS[0], 3
+    ) == plain.retrieve(QUESTIONS[0], 3)
+    with pytest.raises(InvalidInputError, match=r"retrievers.qd: field 'vector_name': .* no vector 'dense'; its vectors: minilm"):
+        QdrantRetriever.from_config("qd", {**named, "vector_name": "dense"}, context)
+    with pytest.raises(InvalidInputError, match=r"field 'vector_name': .* named vectors only; give vector_name, one of: minilm"):
+        QdrantRetriever.from_config("qd", named, context)
+    with pytest.raises(InvalidInputError, match=r"field 'vector_name': collection docs has one unnamed vector, no 'minilm'"):
+        QdrantRetriever.from_config("qd", settings(local, minilm, vector_name="minilm"), context)
+
+
+def test_a_local_folder_another_process_holds_is_one_line_naming_the_retriever_and_the_path(local, minilm, tmp_path):
+    questions = [{"id": "q1", "question": QUESTIONS[0], "form": "match", "expected_document_ids": ["1"]}]
+    (tmp_path / "set.yaml").write_text(
+        yaml.safe_dump({"identifier": "qd.small", "name": "small", "questions": questions}), "utf-8"
+    )
+    config = {
+        "store": "results",
+        "question_sets": [{"file": "set.yaml"}],
+        "retrievers": {"qd": {"kind": "qdrant", **settings(local, minilm)}},
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    hold = "import sys; from qdrant_client import QdrantClient; c = QdrantClient(path=sys.argv[1]); print('held', flush=True); sys.stdin.read()"
+    with subprocess.Popen(
+        [sys.executable, "-c", hold, str(local)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as holder:
+        try:
+            assert holder.stdout.readline() == "held\n"
+            result = CliRunner().invoke(main, ["run", "qd.small", "qd", "--config", str(tmp_path / "config.yaml")])
+        finally:
+            holder.stdin.close()
+    assert result.exit_code == 2, result.output
+    assert len(result.stderr.splitlines()) == 1
+    assert "retrievers.qd: field 'path'" in result.stderr and f"{local} is already accessed by another instance" in result.stderr
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_a_bad_filter_is_named_by_its_first_error_at_the_key_written(minilm, context):
+    server = {"url": "http://192.0.2.1:6333", "collection": "docs", "id_payload_field": "doc_id", **encoder_params(minilm)}
+    misspelt = {"must": [{"key": "tenant", "match": {"valu": "acme"}}]}
+    with pytest.raises(InvalidInputError) as refused:
+        QdrantRetriever.check_config("qd", {**server, "filter": misspelt}, context)
+    assert str(refused.value).endswith(
+        "retrievers.qd: field 'filter.must.0.match.valu': not a Qdrant filter: is not a known field; did you mean 'value'?"
+    )
 
 
 def test_check_config_connects_nowhere_and_refuses_a_bad_filter_or_place(tmp_path, minilm, context):

@@ -78,8 +78,11 @@ def load_table(dsn: str, table: str, ids: list[str], vectors: np.ndarray, extra:
             cursor.executemany(f"INSERT INTO {table} (doc_id, embedding{names}) VALUES ({placeholders})", rows)
 
 
-def load_collection(folder: Path, name: str, ids: list[str], vectors, alias: str | None = None) -> None:
-    """The collection created anew: integer point ids, the document id in the payload, cosine distance."""
+def load_collection(
+    folder: Path, name: str, ids: list[str], vectors, alias: str | None = None, vector_name: str | None = None
+) -> None:
+    """The collection created anew: integer point ids, the document id in the payload, cosine distance;
+    its one vector unnamed, or named `vector_name`."""
     from qdrant_client import QdrantClient, models
 
     from retrieval_pipeline.retrievers import qdrant
@@ -89,9 +92,14 @@ def load_collection(folder: Path, name: str, ids: list[str], vectors, alias: str
     try:
         if client.collection_exists(name):
             client.delete_collection(name)
-        client.create_collection(name, vectors_config=models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE))
+        params = models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)
+        client.create_collection(name, vectors_config=params if vector_name is None else {vector_name: params})
         points = [
-            models.PointStruct(id=n, vector=vector.tolist(), payload={"doc_id": i, "tenant": "acme" if n % 2 else "other"})
+            models.PointStruct(
+                id=n,
+                vector=vector.tolist() if vector_name is None else {vector_name: vector.tolist()},
+                payload={"doc_id": i, "tenant": "acme" if n % 2 else "other"},
+            )
             for n, (i, vector) in enumerate(zip(ids, vectors))
         ]
         client.upsert(name, points)

@@ -88,19 +88,21 @@ def validation_problem(error, model: type | None = None, noun: str = "field") ->
     """The first problem of a pydantic ValidationError as (field path, plain sentence).
 
     An unknown key is reported before anything else, with the closest known key of `model` at that
-    level: `questoins` explains the missing `questions`, so naming only the missing one misleads. The
-    type names pydantic inserts into the path for a union of plain types (`str`, `list[str]`) are
+    level: `questoins` explains the missing `questions`, so naming only the missing one misleads. Where
+    a value may take several shapes (a union), pydantic reports every shape's complaint, dozens for a
+    nested filter; only those of the shape the value came closest to are considered (see
+    `_closest_alternatives`). The type and model names pydantic inserts into the path for a union are
     dropped: users wrote keys, not types. The offending value is quoted clipped, never whole.
     """
-    problems = error.errors()
+    problems = _closest_alternatives(error.errors())
     first = next((problem for problem in problems if problem["type"] == "extra_forbidden"), problems[0])
-    path = [part for part in first["loc"] if not _is_union_member(part)]
+    path, parents = _user_path(first["loc"], model)
     location = [str(part) for part in path]
     kind = first["type"]
     if kind == "missing":
         message = "is required"
     elif kind == "extra_forbidden":
-        known = _known_keys(model, path[:-1]) if model is not None else _missing_beside(problems, first)
+        known = _known_keys(parents) if model is not None else _missing_beside(problems, first)
         message = f"is not a known {noun}{did_you_mean(location[-1], known)}"
     elif kind == "too_short" and first.get("ctx", {}).get("actual_length") == 0:
         message = "must not be empty"
@@ -111,17 +113,53 @@ def validation_problem(error, model: type | None = None, noun: str = "field") ->
     return location, message
 
 
+def _closest_alternatives(problems: list[dict], depth: int = 0) -> list[dict]:
+    """`problems` less those of every union alternative but the one the value came closest to: the one
+    whose complaints reach the most keys deep (it matched the most of the value), then the one with the
+    fewest complaints. A filter with one misspelt key is then one complaint about that key, not 44
+    about every kind of condition it is not."""
+    branches: dict[object, list[dict]] = {}
+    for problem in problems:
+        if len(problem["loc"]) > depth:
+            branches.setdefault(problem["loc"][depth], []).append(problem)
+    alternatives = [part for part in branches if _is_alternative(part)]
+    if len(alternatives) > 1:
+        closest = max(alternatives, key=lambda part: (max(map(_keys_deep, branches[part])), -len(branches[part])))
+        branches = {part: group for part, group in branches.items() if part == closest or part not in alternatives}
+    kept = {id(problem) for group in branches.values() for problem in _closest_alternatives(group, depth + 1)}
+    return [problem for problem in problems if id(problem) in kept or len(problem["loc"]) <= depth]
+
+
+def _keys_deep(problem: dict) -> int:
+    return sum(not _is_alternative(part) for part in problem["loc"])
+
+
+def _is_alternative(part: object) -> bool:
+    """A union member's tag in an error's path: a type (`str`, `list[...]`) or a model's name."""
+    return _is_union_member(part) or (isinstance(part, str) and part[:1].isupper() and part.isidentifier())
+
+
+def _user_path(loc: tuple, model: type | None) -> tuple[list, list]:
+    """The keys of `loc` a user wrote, and the types that may hold the last of them (empty without `model`).
+    A field that happens to be named like a type (`date`) is a key the user wrote."""
+    kinds, parents, path = [model] if model is not None else [], [], []
+    for part in loc:
+        named = [kind for kind in kinds if _is_model(kind) and kind.__name__ == part]
+        if named:
+            kinds = named
+        elif not _is_union_member(part) or any(_is_model(kind) and part in kind.model_fields for kind in kinds):
+            path.append(part)
+            parents, kinds = kinds, [inner for kind in kinds for inner in _step(kind, part)]
+    return path, parents
+
+
 def _missing_beside(problems: list[dict], extra: dict) -> list[str]:
     parent = extra["loc"][:-1]
     return [str(p["loc"][-1]) for p in problems if p["type"] == "missing" and p["loc"][:-1] == parent]
 
 
-def _known_keys(model: type, path: list) -> list[str]:
-    """The field names of the model(s) found by following `path` through `model`'s annotations."""
-    kinds = [model]
-    for part in path:
-        kinds = [inner for kind in kinds for inner in _step(kind, part)]
-    return [name for kind in kinds if _is_model(kind) for name in kind.model_fields]
+def _known_keys(kinds: list) -> list[str]:
+    return sorted({name for kind in kinds if _is_model(kind) for name in kind.model_fields})
 
 
 def _step(kind: Any, part: object) -> list:
@@ -150,7 +188,7 @@ def _is_model(kind: Any) -> bool:
     return isinstance(kind, type) and hasattr(kind, "model_fields")
 
 
-_TYPE_NAMES = {"str", "int", "float", "bool", "list", "dict", "none"}
+_TYPE_NAMES = {"str", "int", "float", "bool", "list", "dict", "none", "datetime", "date"}
 _UNION_TAGS = {"set-file", "beir-folder"}  # the tags of config.SetSource
 
 

@@ -78,7 +78,8 @@ def read_corpus(path: Path, fields: Sequence[str], key: str) -> tuple[list[str],
 
 
 def _columnar(path: Path) -> dict[str, list[str | None]] | None:
-    """None when pyarrow cannot vouch for every line; the line-by-line reader then names the culprit."""
+    """None when pyarrow cannot vouch for every line; the line-by-line reader then names the culprit (a bad
+    line, a byte that is not UTF-8, a gzip file cut short, which Arrow reports as a bare OSError)."""
     import pyarrow as pa
     import pyarrow.json as pajson
 
@@ -88,7 +89,7 @@ def _columnar(path: Path) -> dict[str, list[str | None]] | None:
             name: table.column(name).cast(pa.string()).to_pylist() if name in table.column_names else [None] * table.num_rows
             for name in ("_id", "id", "title", "text")
         }
-    except (pa.ArrowException, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
+    except (pa.ArrowException, OSError, UnicodeDecodeError):  # Arrow reads bytes it cannot decode; to_pylist finds out
         return None
     if not all(first or second for first, second in zip(columns["_id"], columns["id"])):
         return None
