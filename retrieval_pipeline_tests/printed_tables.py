@@ -26,12 +26,26 @@ class PrintedTable:
         return [dict(zip(self.headers, line)) for line in self.lines]
 
 
+def _lines(text: str) -> list[str]:
+    return [ANSI.sub("", line).rstrip() for line in text.splitlines()]
+
+
+def _below(lines: list[str], title: str) -> int:
+    """The index of the line right under `title`, which a table narrower than its title wraps."""
+    for start in range(len(lines)):
+        joined, end = lines[start].strip(), start + 1
+        while title.startswith(joined) and joined != title and end < len(lines):
+            joined, end = f"{joined} {lines[end].strip()}", end + 1
+        if joined == title:
+            return end
+    raise AssertionError(f"no table titled {title!r}")
+
+
 def printed_table(text: str, title: str) -> PrintedTable:
-    """The table printed right under the line `title`."""
-    lines = [ANSI.sub("", line).rstrip() for line in text.splitlines()]
-    start = next(index for index, line in enumerate(lines) if line.strip() == title)
+    """The table printed right under the line(s) `title`."""
+    lines = _lines(text)
     header, body, part = [], [], None
-    for line in lines[start + 1 :]:
+    for line in lines[_below(lines, title) :]:
         if line.startswith("┏"):
             part = header
         elif line.startswith("┡"):
@@ -46,10 +60,32 @@ def printed_table(text: str, title: str) -> PrintedTable:
 
 def left_out(text: str, title: str) -> list[str]:
     """The columns the line under the table says were left out to fit the terminal (none: [])."""
-    lines = [ANSI.sub("", line) for line in text.splitlines()]
-    start = next(index for index, line in enumerate(lines) if line.strip() == title)
-    end = next(index for index in range(start + 1, len(lines)) if lines[index].startswith("└"))
+    lines = _lines(text)
+    end = next(index for index in range(_below(lines, title), len(lines)) if lines[index].startswith("└"))
     found = re.match(
         r"Left out to fit \d+ columns: (.*) \(a wider terminal shows them\)\.", lines[end + 1] if end + 1 < len(lines) else ""
     )
     return found.group(1).split(", ") if found else []
+
+
+def percent(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def figure_in(run: dict, name: str) -> str:
+    """A run's figure (a `run --json` or `compare --json` run) named as a column heads it (`top-5`,
+    `MRR@10`, `judged@10`), written as its measure reads: a rate in percent, a score with three decimals."""
+    name = name.lower()
+    if name.startswith("top-"):
+        return percent(run["hit_rates"][name.removeprefix("top-")]["hit_rate"])
+    value = run["metrics"][name]
+    return percent(value) if name.startswith("judged") else f"{value:.3f}"
+
+
+def change_text(measure: str, delta: float) -> str:
+    """A change as a column shows it: points for a hit rate (`top1`), three signed decimals for a score."""
+    return f"{round(delta * 100, 1) + 0.0:+.1f} pp" if measure.startswith("top") else f"{round(delta, 3) + 0.0:+.3f}"
+
+
+def p_text(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
 from retrieval_pipeline.core.base.formatting import id_list, p_phrase
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
@@ -137,24 +138,21 @@ def latency_line(view: RunView) -> str | None:
     return None if text is None else f"Latency: {text}"
 
 
-def breakdown_table(breakdown: Breakdown) -> Table | None:
-    """Rates per key and the headline ranking figures; where the check compared the groups, its changes too."""
-    if not breakdown.rows:
-        return None
-    table = Table(title=breakdown.title, title_justify="left")
-    table.add_column(breakdown.label)
-    table.add_column("questions", justify="right")
-    for title in [figure.title for figure in breakdown.figures] + [row.title for row in breakdown.rows[0].headline_scores]:
-        table.add_column(title, justify="right")
+def print_breakdown(console: Console, breakdown: Breakdown) -> None:
+    """Rates per key and the headline ranking figures; where the check compared the groups, its changes too.
+    A narrow terminal leaves out the ranking figures (from the right), then the question counts."""
+    columns = [Column(breakdown.label, "left", identifier=True), Column("questions", optional=1)]
+    columns += [Column(figure.title) for figure in breakdown.figures]
+    columns += [Column(row.title, optional=2) for row in breakdown.rows[0].headline_scores]
     if breakdown.changes:
-        for figure in breakdown.figures:
-            table.add_column(f"Δ {figure.title}", justify="right")
+        columns += [Column(f"Δ {figure.title}") for figure in breakdown.figures]
+    rows = []
     for row in breakdown.rows:
         cells: list[str | Text] = [row.key, str(row.questions), *(cell.text for cell in (*row.rates, *row.headline_scores))]
         if breakdown.changes:
             cells += [_change_cell(cell) for cell in row.rates]
-        table.add_row(*cells)
-    return table
+        rows.append(cells)
+    print_fitted(console, breakdown.title, columns, rows)
 
 
 def _change_cell(row: FigureRow) -> Text:
