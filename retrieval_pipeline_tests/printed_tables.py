@@ -59,13 +59,16 @@ def printed_table(text: str, title: str) -> PrintedTable:
 
 
 def left_out(text: str, title: str) -> list[str]:
-    """The columns the line under the table says were left out to fit the terminal (none: [])."""
+    """The columns the sentence under the table says were left out to fit the terminal (none: [])."""
     lines = _lines(text)
     end = next(index for index in range(_below(lines, title), len(lines)) if lines[index].startswith("└"))
-    found = re.match(
-        r"Left out to fit \d+ columns: (.*) \(a wider terminal shows them\)\.", lines[end + 1] if end + 1 < len(lines) else ""
-    )
-    return found.group(1).split(", ") if found else []
+    sentence = ""
+    for line in lines[end + 1 : end + 4]:  # a narrow console wraps it
+        sentence = f"{sentence} {line.strip()}".strip()
+        found = re.fullmatch(r"Left out to fit \d+ columns: (.*) \(a wider terminal shows them\)\.", sentence)
+        if found:
+            return found.group(1).split(", ")
+    return []
 
 
 def percent(rate: float) -> str:
@@ -89,3 +92,14 @@ def change_text(measure: str, delta: float) -> str:
 
 def p_text(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def assert_whole(text: str, title: str, expected: dict[str, str | None], always: tuple[str, ...]) -> None:
+    """Each figure column of the table shown reads exactly the JSON's figures (None: a column not read,
+    not a figure or a timing); a column not shown is named as left out; the `always` ones are shown."""
+    table = printed_table(text, title)
+    shown = [header for header in expected if header in table.headers]
+    checked = [header for header in shown if expected[header] is not None]
+    assert {header: table.column(header) for header in checked} == {header: expected[header] for header in checked}
+    assert sorted(shown + left_out(text, title)) == sorted(expected)
+    assert set(always) <= set(shown)

@@ -29,7 +29,7 @@ class Column:
     header: str
     justify: str = "right"
     identifier: bool = False
-    """Its cells and header fold anywhere, as an id may; any other column wraps only between words."""
+    """Its cells fold anywhere, as an id may; any other cell, and every header, wraps only between words."""
     named: bool = False
     """Its header is an id (a retriever's column), which folds; its cells still wrap between words."""
     optional: int = 0
@@ -77,7 +77,7 @@ def _span(column: Column, cells: Sequence[Cell]) -> tuple[int, int, int]:
     widest = max(map(cell_len, plain), default=1)
     natural = max(widest, cell_len(column.header))
     if column.identifier:
-        narrowest = min(natural, IDENTIFIER_WIDTH)
+        narrowest = max(min(widest, IDENTIFIER_WIDTH), header_words)
         return natural, narrowest, narrowest
     words = max((cell_len(word) for text in plain for word in text.split()), default=1)
     return natural, max(widest, header_words), max(words, header_words)

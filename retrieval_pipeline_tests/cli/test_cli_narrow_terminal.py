@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 from cli_helpers import console_script, subprocess_env
-from printed_tables import change_text, figure_in, left_out, p_text, percent, printed_table
+from printed_tables import assert_whole, change_text, figure_in, p_text, percent
 
 from retrieval_pipeline.core.services.config import demo_config_path
 
@@ -65,15 +65,17 @@ def demo_env(tmp_path, monkeypatch):
     return tmp_path / "store"
 
 
-def assert_whole(text: str, title: str, expected: dict[str, str | None], always: tuple[str, ...]) -> None:
-    """Each figure column of the table shown reads exactly the JSON's figures (None: a column not read,
-    not a figure or a timing); a column not shown is named as left out; the `always` ones are shown."""
-    table = printed_table(text, title)
-    shown = [header for header in expected if header in table.headers]
-    checked = [header for header in shown if expected[header] is not None]
-    assert {header: table.column(header) for header in checked} == {header: expected[header] for header in checked}
-    assert sorted(shown + left_out(text, title)) == sorted(expected)
-    assert set(always) <= set(shown)
+def slice_columns(rows: list[dict]) -> dict[str, str | None]:
+    """What a slice-test table's columns read, from the JSON's tests (None: not a figure)."""
+    return {
+        "Δ": " ".join(change_text(row["measure"], row["delta"]) for row in rows),
+        "p": " ".join(p_text(row["p_value"]) for row in rows),
+        "corrected p": " ".join(p_text(row["corrected_p_value"]) for row in rows),
+        "questions": " ".join(str(row["questions"]) for row in rows),
+        "95% CI of Δ": None,
+        "test": None,
+        "≤ 0.05": None,
+    }
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -103,11 +105,27 @@ def test_compare_in_a_narrow_terminal_prints_every_figure_whole(cli, demo_env, t
     assert_whole(text, "By form (top-1 / top-3)", forms, always=RETRIEVERS[:1])
 
     rows = document["slice_tests"]["bm25_titles"]
-    slices = {
-        "Δ": " ".join(change_text(row["measure"], row["delta"]) for row in rows),
-        "p": " ".join(p_text(row["p_value"]) for row in rows),
-        "corrected p": " ".join(p_text(row["corrected_p_value"]) for row in rows),
-        "questions": " ".join(str(row["questions"]) for row in rows),
-    }
     title = f"bm25_titles against bm25_stemmed by slice (Holm-corrected over {len(rows)} tests)"
-    assert_whole(text, title, slices | {"95% CI of Δ": None, "test": None, "≤ 0.05": None}, always=("Δ", "corrected p"))
+    assert_whole(text, title, slice_columns(rows), always=("Δ", "corrected p"))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_run_in_a_narrow_terminal_prints_every_figure_whole(cli, demo_env, tmp_path, width):
+    run = ("run", "demo.cranfield", "bm25_titles", "--store", str(demo_env), "--show", "none")
+    assert cli(*run).exit_code == 0  # the baseline: the next runs are checked against it
+    document = json.loads(cli(*run, "--json").stdout)
+    text = in_terminal(tmp_path, width, *run)
+
+    for breakdown, title in (("by_form", "By form"), ("by_hard_class", "By hard class")):
+        groups, changes = document[breakdown].values(), document["regression"][breakdown].values()
+        expected: dict[str, str | None] = {"questions": " ".join(str(group["questions"]) for group in groups)}
+        for k in (1, 3):
+            expected[f"top-{k}"] = " ".join(percent(group[f"top{k}_hit_rate"]) for group in groups)
+            expected[f"Δ top-{k}"] = " ".join(change_text("top", change[f"top{k}_delta"]) for change in changes)
+        for name in ("MRR@10", "nDCG@10", "Judged@10"):
+            expected[name] = " ".join(figure_in(group, name) for group in groups)
+        assert_whole(text, title, expected, always=("top-1", "top-3", "Δ top-1", "Δ top-3"))
+
+    rows = document["regression"]["slice_tests"]
+    title = f"Paired tests by slice (Holm-corrected over {len(rows)} tests)"
+    assert_whole(text, title, slice_columns(rows), always=("Δ", "corrected p"))
