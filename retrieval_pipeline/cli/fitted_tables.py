@@ -85,10 +85,10 @@ def _span(column: Column, cells: Sequence[Cell]) -> tuple[int, int, int]:
 
 def _narrowed(spans: Sequence[tuple[int, int, int]], room: int) -> list[int] | None:
     """Widths within `room`: first identifiers fold and headers wrap, then cells wrap, the columns with the
-    most to give first (a rate with its counts before a p-value); None if nothing fits."""
+    most to give first (a rate with its counts before a p-value), of equals the rightmost; None if nothing fits."""
     widths = [natural for natural, _, _ in spans]
     for stage in (1, 2):
-        for index in sorted(range(len(spans)), key=lambda index: spans[index][stage] - widths[index]):
+        for index in sorted(range(len(spans)), key=lambda index: (spans[index][stage] - widths[index], -index)):
             excess = sum(widths) - room
             if excess <= 0:
                 return widths

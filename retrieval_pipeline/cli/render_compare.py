@@ -44,11 +44,14 @@ def print_overall(console: Console, view: ComparisonView) -> None:
     narrow terminal the ranking figures, latency, errors and top-3 are left out in that order, top-1 never."""
     columns = [Column("retriever", "left", identifier=True)]
     for order, figure in enumerate(view.tested):
-        tested = 0 if order == 0 else 6
-        columns += [Column(figure.title, optional=tested), Column(f"Δ {figure.title}", optional=tested and tested + 1)]
-        columns.append(Column(f"p {figure.title}", optional=tested and tested + 2))
-    columns += [Column(figure.title, optional=len(view.ranking) - order + 11) for order, figure in enumerate(view.ranking)]
-    columns += [Column("ms", optional=11), Column("errors", optional=5)]
+        rank = 0 if order == 0 else 6  # top-1's three never; top-3's last of all, its p first
+        columns += [
+            Column(figure.title, optional=rank),
+            Column(f"Δ {figure.title}", optional=rank and rank + 1),
+            Column(f"p {figure.title}", optional=rank and rank + 2),
+        ]
+    columns += [Column(figure.title, optional=12 + order) for order, figure in enumerate(view.ranking)]
+    columns += [Column("ms", optional=11), Column("errors", optional=9)]
     rows = []
     for compared in view.runs:
         row: list[str | Text] = [compared.identifier]
