@@ -6,7 +6,6 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
@@ -84,20 +83,24 @@ def selected_questions(run: RunResult, show: str) -> tuple[list[QuestionResult],
     return misses, note
 
 
-def question_table(questions: Sequence[QuestionResult]) -> Table:
-    """One row per question; `hit rank` is where the first expected document came (up to the deepest cut-off)."""
+def print_questions(console: Console, questions: Sequence[QuestionResult]) -> None:
+    """One row per question; `hit rank` is where the first expected document came (up to the deepest
+    cut-off). A narrow terminal leaves out the latency, then the hit rank."""
     with_errors = any(question.error is not None for question in questions)
-    table = Table(title="Questions", title_justify="left")
-    for header in ("id", "form", "class"):
-        table.add_column(header, no_wrap=True)
-    table.add_column("top-1", justify="center", min_width=5)
-    table.add_column("top-3", justify="center", min_width=5)
-    table.add_column("hit rank", justify="right")
-    table.add_column("retrieved")
-    table.add_column("expected")
-    table.add_column("ms", justify="right")
+    columns = [
+        Column("id", "left", identifier=True),
+        Column("form", "left", identifier=True),
+        Column("class", "left", identifier=True),
+        Column("top-1", "center"),
+        Column("top-3", "center"),
+        Column("hit rank", optional=1),
+        Column("retrieved", "left"),
+        Column("expected", "left"),
+        Column("ms", optional=2),
+    ]
     if with_errors:
-        table.add_column("error", style="red")
+        columns.append(Column("error", "left"))
+    rows = []
     for question in questions:
         answered = question.error is None
         row = [
@@ -111,8 +114,8 @@ def question_table(questions: Sequence[QuestionResult]) -> Table:
             id_list(question.expected_document_ids) if question.expected_document_ids else "(none)",
             f"{question.latency_ms:.1f}" if answered else "",
         ]
-        table.add_row(*row, *([question.error or ""] if with_errors else []))
-    return table
+        rows.append([*row, *([Text(question.error or "", style="red")] if with_errors else [])])
+    print_fitted(console, "Questions", columns, rows)
 
 
 def rate_lines(view: RunView) -> list[str]:

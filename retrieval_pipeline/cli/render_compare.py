@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from retrieval_pipeline.cli.common import identifier_column
 from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
 from retrieval_pipeline.cli.render import hit_mark
 from retrieval_pipeline.cli.render_significance import print_slice_table
@@ -92,18 +90,14 @@ def print_disagreements(console: Console, view: ComparisonView, limit: int) -> N
         console.print("The retrievers agree on every question (top-1 and top-3).")
         return
     shown = found if limit == 0 else found[:limit]
-    table = Table(title=f"Disagreements ({len(found)} questions; top-1 top-3 per retriever)", title_justify="left")
-    for header in ("id", "form", "class"):
-        table.add_column(header, no_wrap=True)
-    for identifier in view.identifiers:
-        identifier_column(table, identifier, justify="center")
-    table.add_column("expected")
+    columns = [Column(header, "left", identifier=True) for header in ("id", "form", "class")]
+    columns += [Column(identifier, "center", named=True) for identifier in view.identifiers]
+    columns.append(Column("expected", "left"))
+    rows = []
     for disagreement in shown:
-        cells = []
-        for outcome in disagreement.outcomes:
-            cells.append(hit_mark(outcome.top1_hit) + Text(" ") + hit_mark(outcome.top3_hit))
+        cells = [hit_mark(outcome.top1_hit) + Text(" ") + hit_mark(outcome.top3_hit) for outcome in disagreement.outcomes]
         expected = id_list(disagreement.expected_document_ids) if disagreement.expected_document_ids else "(none)"
-        table.add_row(disagreement.question_id, disagreement.form, disagreement.hard_class or "", *cells, expected)
-    console.print(table)
+        rows.append([disagreement.question_id, disagreement.form, disagreement.hard_class or "", *cells, expected])
+    print_fitted(console, f"Disagreements ({len(found)} questions; top-1 top-3 per retriever)", columns, rows)
     if len(shown) < len(found):
         console.print(f"… and {len(found) - len(shown)} more (--limit 0 lists all, --json has all).")

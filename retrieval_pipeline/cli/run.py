@@ -185,7 +185,7 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     )
     questions, note = render.selected_questions(run_result, show)
     if questions:
-        console.print(render.question_table(questions))
+        render.print_questions(console, questions)
     if note:
         console.print(note)
     console.print()

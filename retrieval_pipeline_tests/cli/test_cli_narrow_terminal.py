@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 from cli_helpers import console_script, subprocess_env
-from printed_tables import assert_whole, change_text, figure_in, p_text, percent
+from printed_tables import assert_whole, change_text, figure_in, p_text, percent, printed_table
 
 from retrieval_pipeline.core.services.config import demo_config_path
 
@@ -63,6 +63,14 @@ def demo_env(tmp_path, monkeypatch):
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path / "store"
+
+
+def hit_rank(question: dict) -> str:
+    """Where the first expected document came in the question's ranking, as the Questions table shows it."""
+    ranks = [
+        rank for rank, found in enumerate(question["retrieved_document_ids"], 1) if found in question["expected_document_ids"]
+    ]
+    return str(ranks[0]) if ranks else "—"
 
 
 def slice_columns(rows: list[dict]) -> dict[str, str | None]:
@@ -114,7 +122,12 @@ def test_run_in_a_narrow_terminal_prints_every_figure_whole(cli, demo_env, tmp_p
     run = ("run", "demo.cranfield", "bm25_titles", "--store", str(demo_env), "--show", "none")
     assert cli(*run).exit_code == 0  # the baseline: the next runs are checked against it
     document = json.loads(cli(*run, "--json").stdout)
-    text = in_terminal(tmp_path, width, *run)
+    text = in_terminal(tmp_path, width, *run[:-1], "all")
+
+    questions = printed_table(text, "Questions")
+    assert questions.column("id").replace(" ", "") == "".join(question["id"] for question in document["questions"])
+    expected_ranks = " ".join(hit_rank(question) for question in document["questions"])
+    assert_whole(text, "Questions", {"hit rank": expected_ranks, "ms": None, "top-1": None}, always=("top-1",))
 
     for breakdown, title in (("by_form", "By form"), ("by_hard_class", "By hard class")):
         groups, changes = document[breakdown].values(), document["regression"][breakdown].values()
