@@ -41,29 +41,40 @@ def _below(lines: list[str], title: str) -> int:
     raise AssertionError(f"no table titled {title!r}")
 
 
+def _fragments(line: str) -> tuple[str, ...]:
+    parts = re.split("[│┃]", line)
+    return tuple(part.strip() for part in (parts[1:-1] if line.startswith(("│", "┃")) else parts))
+
+
+def _table(lines: list[str], title: str) -> tuple[list[str], list[str], int]:
+    """The header lines, the body lines and the index of the first line after the table (boxed or not)."""
+    header, body, index = [], [], _below(lines, title)
+    while index < len(lines) and not lines[index].startswith("└"):
+        line = lines[index]
+        if "╇" in line:
+            header, body = body, header  # what came before the rule was the header
+        elif "┃" in line or "│" in line:
+            body.append(line)
+        elif body or header:
+            break
+        index += 1
+    return header, body, index + (index < len(lines) and lines[index].startswith("└"))
+
+
 def printed_table(text: str, title: str) -> PrintedTable:
     """The table printed right under the line(s) `title`."""
-    lines = _lines(text)
-    header, body, part = [], [], None
-    for line in lines[_below(lines, title) :]:
-        if line.startswith("┏"):
-            part = header
-        elif line.startswith("┡"):
-            part = body
-        elif line.startswith("└"):
-            break
-        elif part is not None:
-            part.append(tuple(fragment.strip() for fragment in re.split("[│┃]", line)[1:-1]))
-    headers = tuple(" ".join(fragment for fragment in column if fragment) for column in zip(*header))
-    return PrintedTable(headers, tuple(body))
+    header, body, _ = _table(_lines(text), title)
+    columns = zip(*(_fragments(line) for line in header))
+    headers = tuple(" ".join(fragment for fragment in column if fragment) for column in columns)
+    return PrintedTable(headers, tuple(_fragments(line) for line in body))
 
 
 def left_out(text: str, title: str) -> list[str]:
     """The columns the sentence under the table says were left out to fit the terminal (none: [])."""
     lines = _lines(text)
-    end = next(index for index in range(_below(lines, title), len(lines)) if lines[index].startswith("└"))
+    _, _, end = _table(lines, title)
     sentence = ""
-    for line in lines[end + 1 : end + 4]:  # a narrow console wraps it
+    for line in lines[end : end + 3]:  # a narrow console wraps it
         sentence = f"{sentence} {line.strip()}".strip()
         found = re.fullmatch(r"Left out to fit \d+ columns: (.*) \(a wider terminal shows them\)\.", sentence)
         if found:

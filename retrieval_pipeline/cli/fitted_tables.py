@@ -37,10 +37,17 @@ class Column:
     rightmost first)."""
 
 
-def print_fitted(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> None:
+def print_fitted(
+    console: Console,
+    title: str | None,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    *,
+    show_edge: bool = True,
+) -> None:
     """The table at the console's width, then which columns were left out to fit it, if any."""
-    shown, widths = _fit(columns, rows, console.width)
-    table = Table(title=title, title_justify="left")
+    shown, widths = _fit(columns, rows, console.width - (2 if show_edge else 0))
+    table = Table(title=title, title_justify="left", show_edge=show_edge)
     for index, width in zip(shown, widths):
         column = columns[index]
         table.add_column(column.header, justify=column.justify, overflow="fold", min_width=width, max_width=width)
@@ -55,12 +62,13 @@ def print_fitted(console: Console, title: str, columns: Sequence[Column], rows: 
 
 
 def _fit(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int) -> tuple[list[int], list[int]]:
-    """The columns shown and their content widths. Should even the columns that are always shown not fit,
-    they keep their narrowest widths and the lines run past the terminal's edge rather than cut a figure."""
+    """The columns shown and their content widths within `width` (the console's, less the table's edges).
+    Should even the columns always shown not fit, they keep their narrowest widths and the lines run past
+    the terminal's edge rather than cut a figure."""
     shown = list(range(len(columns)))
     while True:
         spans = [_span(columns[index], [row[index] for row in rows]) for index in shown]
-        widths = _narrowed(spans, width - len(shown) * (PADDING + 1) - 1)
+        widths = _narrowed(spans, width - len(shown) * (PADDING + 1) + 1)
         optional = [index for index in shown if columns[index].optional]
         if widths is not None or not optional:
             return shown, widths or [narrowest for _, _, narrowest in spans]

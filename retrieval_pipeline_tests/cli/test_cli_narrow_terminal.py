@@ -142,3 +142,14 @@ def test_run_in_a_narrow_terminal_prints_every_figure_whole(cli, demo_env, tmp_p
     rows = document["regression"]["slice_tests"]
     title = f"Paired tests by slice (Holm-corrected over {len(rows)} tests)"
     assert_whole(text, title, slice_columns(rows), always=("Δ", "corrected p"))
+
+    history = ("history", "demo.cranfield", "bm25_titles", "--store", str(demo_env))
+    stored = json.loads(cli(*history, "--json").stdout)["runs"]
+    text = in_terminal(tmp_path, width, *history)
+    expected = {"status": None, "run at (UTC)": None}
+    for k in (1, 3):
+        expected[f"top-{k}"] = " ".join(percent(run[f"top{k}_hit_rate"]) for run in stored)
+        expected[f"Δ top-{k}"] = " ".join(
+            "—" if run[f"top{k}_delta"] is None else change_text("top", run[f"top{k}_delta"]) for run in stored
+        )
+    assert_whole(text, f"demo.cranfield × bm25_titles in {demo_env} (240 questions), newest first:", expected, always=("top-1",))
