@@ -53,7 +53,7 @@ def print_fitted(
         table.add_column(column.header, justify=column.justify, overflow="fold", min_width=width, max_width=width)
     for row in rows:
         table.add_row(*(row[index] for index in shown))
-    console.print(table)
+    console.print(table, crop=False)  # a table even its narrowest widths cannot fit runs long, never cut
     left_out = [column.header for index, column in enumerate(columns) if index not in shown]
     if left_out:
         console.print(
