@@ -11,6 +11,8 @@ from hypothesis import settings
 
 SHARED_DATA_ENV_VAR = "RETRIEVAL_EVAL_SHARED_DATA"
 
+pytest.register_assert_rewrite("printed_tables")  # its assertions explain a failure as a test's do
+
 # Property tests check behaviour, not speed: a per-example deadline would fail them on a busy machine.
 settings.register_profile("behaviour", deadline=None)
 settings.load_profile("behaviour")

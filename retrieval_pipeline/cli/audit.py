@@ -64,6 +64,7 @@ def audit(
 def _render(report) -> None:
     from rich.table import Table
 
+    from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
     from retrieval_pipeline.core.base.formatting import percent
 
     console = stdout_console()
@@ -83,18 +84,19 @@ def _render(report) -> None:
     if report.power is not None:
         console.print(report.power.sentence)
     if any(rates["optimistic_top3_hit_rate"] != rates["top3_hit_rate"] for rates in report.optimistic_rates.values()):
-        table = Table(title="If every suspect label's candidate were relevant", title_justify="left", show_edge=False)
-        for header in ("retriever", "top-1", "optimistic top-1", "top-3", "optimistic top-3"):
-            table.add_column(header, justify="left" if header == "retriever" else "right")
-        for retriever, rates in report.optimistic_rates.items():
-            table.add_row(
+        columns = [Column("retriever", "left", identifier=True)]
+        columns += [Column(header) for header in ("top-1", "optimistic top-1", "top-3", "optimistic top-3")]
+        rows = [
+            [
                 retriever,
                 percent(rates["top1_hit_rate"]),
                 percent(rates["optimistic_top1_hit_rate"]),
                 percent(rates["top3_hit_rate"]),
                 percent(rates["optimistic_top3_hit_rate"]),
-            )
-        console.print(table)
+            ]
+            for retriever, rates in report.optimistic_rates.items()
+        ]
+        print_fitted(console, "If every suspect label's candidate were relevant", columns, rows, show_edge=False)
 
 
 def _power(power) -> dict | None:

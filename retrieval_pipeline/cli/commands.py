@@ -147,8 +147,7 @@ def history(
             }
         )
         return
-    from rich.table import Table
-
+    from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
     from retrieval_pipeline.core.base.formatting import signed_pp
     from retrieval_pipeline.core.scoring.measures import HIT_RATE, gated_figures
 
@@ -157,14 +156,12 @@ def history(
     console.print(f"{set_identifier} × {retriever_identifier} in {store.uri} ({questions} questions), newest first:")
     if rescore:
         console.print(f"Every run under the current labels of {set_identifier}, rescored from its stored ids.")
-    table = Table(show_edge=False)
-    table.add_column("run at (UTC)", no_wrap=True)
-    table.add_column("run id", no_wrap=True)
     rates = [figure for figure, _ in gated_figures((1, 3)) if figure.measure is HIT_RATE]
-    for figure in rates:
-        table.add_column(figure.short, justify="right", no_wrap=True)
-        table.add_column(f"Δ {figure.short}", justify="right", no_wrap=True)
-    table.add_column("status")
+    columns = [Column("run at (UTC)", "left"), Column("run id", "left", identifier=True)]
+    for order, figure in enumerate(rates):  # a narrow terminal leaves out top-3's columns, never top-1's
+        columns += [Column(figure.short, optional=order), Column(f"Δ {figure.short}", optional=order)]
+    columns.append(Column("status", "left"))
+    rows = []
     for entry in entries:
         s = entry.summary
         notes = [entry.status] if s.complete else [_incomplete_note(s.errored_count)]
@@ -176,13 +173,15 @@ def history(
             notes.append(f"{len(entry.rescored)} relabelled rescored")
         if entry.not_rescored:
             notes.append(f"not rescored: {entry.not_rescored}")
-        table.add_row(
-            s.run_at.strftime("%Y-%m-%d %H:%M:%S"),
-            s.run_id,
-            *(cell for f in rates for cell in (f.text(s.figures[f.key]), signed_pp(entry.deltas.get(f.key)))),
-            "; ".join(note for note in notes if note),
+        rows.append(
+            [
+                s.run_at.strftime("%Y-%m-%d %H:%M:%S"),
+                s.run_id,
+                *(cell for f in rates for cell in (f.text(s.figures[f.key]), signed_pp(entry.deltas.get(f.key)))),
+                "; ".join(note for note in notes if note),
+            ]
         )
-    console.print(table)
+    print_fitted(console, None, columns, rows, show_edge=False)
 
 
 def _incomplete_note(errors: int) -> str:

@@ -6,9 +6,9 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
 from retrieval_pipeline.core.base.formatting import id_list, p_phrase
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
@@ -83,20 +83,24 @@ def selected_questions(run: RunResult, show: str) -> tuple[list[QuestionResult],
     return misses, note
 
 
-def question_table(questions: Sequence[QuestionResult]) -> Table:
-    """One row per question; `hit rank` is where the first expected document came (up to the deepest cut-off)."""
+def print_questions(console: Console, questions: Sequence[QuestionResult]) -> None:
+    """One row per question; `hit rank` is where the first expected document came (up to the deepest
+    cut-off). A narrow terminal leaves out the latency, then the hit rank."""
     with_errors = any(question.error is not None for question in questions)
-    table = Table(title="Questions", title_justify="left")
-    for header in ("id", "form", "class"):
-        table.add_column(header, no_wrap=True)
-    table.add_column("top-1", justify="center", min_width=5)
-    table.add_column("top-3", justify="center", min_width=5)
-    table.add_column("hit rank", justify="right")
-    table.add_column("retrieved")
-    table.add_column("expected")
-    table.add_column("ms", justify="right")
+    columns = [
+        Column("id", "left", identifier=True),
+        Column("form", "left", identifier=True),
+        Column("class", "left", identifier=True),
+        Column("top-1", "center"),
+        Column("top-3", "center"),
+        Column("hit rank", optional=1),
+        Column("retrieved", "left"),
+        Column("expected", "left"),
+        Column("ms", optional=2),
+    ]
     if with_errors:
-        table.add_column("error", style="red")
+        columns.append(Column("error", "left"))
+    rows = []
     for question in questions:
         answered = question.error is None
         row = [
@@ -110,8 +114,8 @@ def question_table(questions: Sequence[QuestionResult]) -> Table:
             id_list(question.expected_document_ids) if question.expected_document_ids else "(none)",
             f"{question.latency_ms:.1f}" if answered else "",
         ]
-        table.add_row(*row, *([question.error or ""] if with_errors else []))
-    return table
+        rows.append([*row, *([Text(question.error or "", style="red")] if with_errors else [])])
+    print_fitted(console, "Questions", columns, rows)
 
 
 def rate_lines(view: RunView) -> list[str]:
@@ -137,24 +141,21 @@ def latency_line(view: RunView) -> str | None:
     return None if text is None else f"Latency: {text}"
 
 
-def breakdown_table(breakdown: Breakdown) -> Table | None:
-    """Rates per key and the headline ranking figures; where the check compared the groups, its changes too."""
-    if not breakdown.rows:
-        return None
-    table = Table(title=breakdown.title, title_justify="left")
-    table.add_column(breakdown.label)
-    table.add_column("questions", justify="right")
-    for title in [figure.title for figure in breakdown.figures] + [row.title for row in breakdown.rows[0].headline_scores]:
-        table.add_column(title, justify="right")
+def print_breakdown(console: Console, breakdown: Breakdown) -> None:
+    """Rates per key and the headline ranking figures; where the check compared the groups, its changes too.
+    A narrow terminal leaves out the ranking figures (from the right), then the question counts."""
+    columns = [Column(breakdown.label, "left", identifier=True), Column("questions", optional=1)]
+    columns += [Column(figure.title) for figure in breakdown.figures]
+    columns += [Column(row.title, optional=2) for row in breakdown.rows[0].headline_scores]
     if breakdown.changes:
-        for figure in breakdown.figures:
-            table.add_column(f"Δ {figure.title}", justify="right")
+        columns += [Column(f"Δ {figure.title}") for figure in breakdown.figures]
+    rows = []
     for row in breakdown.rows:
         cells: list[str | Text] = [row.key, str(row.questions), *(cell.text for cell in (*row.rates, *row.headline_scores))]
         if breakdown.changes:
             cells += [_change_cell(cell) for cell in row.rates]
-        table.add_row(*cells)
-    return table
+        rows.append(cells)
+    print_fitted(console, breakdown.title, columns, rows)
 
 
 def _change_cell(row: FigureRow) -> Text:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from retrieval_pipeline.cli.common import identifier_column
+from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
 from retrieval_pipeline.cli.render import hit_mark
-from retrieval_pipeline.cli.render_significance import slice_table
+from retrieval_pipeline.cli.render_significance import print_slice_table
 from retrieval_pipeline.core.base.formatting import id_list
 from retrieval_pipeline.core.services.views.comparison_view import ComparisonView, GroupTable
 from retrieval_pipeline.core.services.views.figure_rows import MISSING
@@ -28,27 +27,30 @@ def print_comparison(console: Console, view: ComparisonView, limit: int) -> None
     )
     for line in view.set_change_lines:
         console.print(line)
-    console.print(overall_table(view))
+    print_overall(console, view)
     console.print(SIGNIFICANCE_NOTE, style="dim")
     for table in view.group_tables:
-        console.print(group_table(table, view))
+        print_group_table(console, table, view)
     for compared in view.others:
-        console.print(slice_table(f"{compared.identifier} against {reference.identifier} by slice", compared.slice_tests))
+        print_slice_table(console, f"{compared.identifier} against {reference.identifier} by slice", compared.slice_tests)
         console.print(compared.slice_tests.surviving_sentence)
     print_disagreements(console, view, limit)
 
 
-def overall_table(view: ComparisonView) -> Table:
-    table = Table(title="Overall", title_justify="left")
-    identifier_column(table, "retriever")
-    for figure in view.tested:
-        table.add_column(figure.title, justify="right")
-        table.add_column(f"Δ {figure.title}", justify="right")
-        table.add_column(f"p {figure.title}", justify="right")
-    for figure in view.ranking:
-        table.add_column(figure.title, justify="right")
-    table.add_column("ms", justify="right")
-    table.add_column("errors", justify="right")
+def print_overall(console: Console, view: ComparisonView) -> None:
+    """Each retriever's tested rates with their paired tests, then its ranking figures and latency: in a
+    narrow terminal the ranking figures, latency, errors and top-3 are left out in that order, top-1 never."""
+    columns = [Column("retriever", "left", identifier=True)]
+    for order, figure in enumerate(view.tested):
+        rank = 0 if order == 0 else 6  # top-1's three never; top-3's last of all, its p first
+        columns += [
+            Column(figure.title, optional=rank),
+            Column(f"Δ {figure.title}", optional=rank and rank + 1),
+            Column(f"p {figure.title}", optional=rank and rank + 2),
+        ]
+    columns += [Column(figure.title, optional=12 + order) for order, figure in enumerate(view.ranking)]
+    columns += [Column("ms", optional=11), Column("errors", optional=9)]
+    rows = []
     for compared in view.runs:
         row: list[str | Text] = [compared.identifier]
         for rate, test in zip(compared.run.tested, compared.overall):
@@ -62,20 +64,24 @@ def overall_table(view: ComparisonView) -> Table:
         row += [MISSING if cell is None else cell.text for cell in compared.ranking]
         latency = compared.run.reported_latency
         row += [MISSING if latency is None else latency.cell_text, str(len(compared.run.result.errored_question_ids))]
-        table.add_row(*row)
-    return table
+        rows.append(row)
+    print_fitted(console, "Overall", columns, rows)
 
 
-def group_table(table: GroupTable, view: ComparisonView) -> Table:
-    shown = Table(title=f"{table.title} ({' / '.join(figure.title for figure in table.figures)})", title_justify="left")
-    shown.add_column(table.label)
-    shown.add_column("questions", justify="right")
-    for identifier in view.identifiers:
-        identifier_column(shown, identifier, justify="right")
-    for group in table.groups:
-        cells = [MISSING if rates is None else " / ".join(cell.text for cell in rates) for rates in group.rates]
-        shown.add_row(group.key, str(group.questions), *cells)
-    return shown
+def print_group_table(console: Console, table: GroupTable, view: ComparisonView) -> None:
+    """One column per retriever, the later ones left out first where they cannot fit."""
+    title = f"{table.title} ({' / '.join(figure.title for figure in table.figures)})"
+    columns = [Column(table.label, "left", identifier=True), Column("questions")]
+    columns += [Column(identifier, named=True, optional=1 if order else 0) for order, identifier in enumerate(view.identifiers)]
+    rows = [
+        [
+            group.key,
+            str(group.questions),
+            *(MISSING if rates is None else " / ".join(cell.text for cell in rates) for rates in group.rates),
+        ]
+        for group in table.groups
+    ]
+    print_fitted(console, title, columns, rows)
 
 
 def print_disagreements(console: Console, view: ComparisonView, limit: int) -> None:
@@ -84,18 +90,14 @@ def print_disagreements(console: Console, view: ComparisonView, limit: int) -> N
         console.print("The retrievers agree on every question (top-1 and top-3).")
         return
     shown = found if limit == 0 else found[:limit]
-    table = Table(title=f"Disagreements ({len(found)} questions; top-1 top-3 per retriever)", title_justify="left")
-    for header in ("id", "form", "class"):
-        table.add_column(header, no_wrap=True)
-    for identifier in view.identifiers:
-        identifier_column(table, identifier, justify="center")
-    table.add_column("expected")
+    columns = [Column(header, "left", identifier=True) for header in ("id", "form", "class")]
+    columns += [Column(identifier, "center", named=True) for identifier in view.identifiers]
+    columns.append(Column("expected", "left"))
+    rows = []
     for disagreement in shown:
-        cells = []
-        for outcome in disagreement.outcomes:
-            cells.append(hit_mark(outcome.top1_hit) + Text(" ") + hit_mark(outcome.top3_hit))
+        cells = [hit_mark(outcome.top1_hit) + Text(" ") + hit_mark(outcome.top3_hit) for outcome in disagreement.outcomes]
         expected = id_list(disagreement.expected_document_ids) if disagreement.expected_document_ids else "(none)"
-        table.add_row(disagreement.question_id, disagreement.form, disagreement.hard_class or "", *cells, expected)
-    console.print(table)
+        rows.append([disagreement.question_id, disagreement.form, disagreement.hard_class or "", *cells, expected])
+    print_fitted(console, f"Disagreements ({len(found)} questions; top-1 top-3 per retriever)", columns, rows)
     if len(shown) < len(found):
         console.print(f"… and {len(found) - len(shown)} more (--limit 0 lists all, --json has all).")

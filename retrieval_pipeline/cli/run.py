@@ -185,7 +185,7 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     )
     questions, note = render.selected_questions(run_result, show)
     if questions:
-        console.print(render.question_table(questions))
+        render.print_questions(console, questions)
     if note:
         console.print(note)
     console.print()
@@ -196,7 +196,7 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     if latency:
         console.print(latency)
     for breakdown in view.run.breakdowns:
-        console.print(render.breakdown_table(breakdown))
+        render.print_breakdown(console, breakdown)
     console.print()
     kind = "Saved run" if run_result.complete else "Saved incomplete run"
     console.print(f"{kind} {stored_run_id} to {store_uri}")

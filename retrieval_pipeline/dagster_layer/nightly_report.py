@@ -59,7 +59,10 @@ def print_results(report: NightlyReport, project, console) -> None:
     from rich.table import Table
 
     from retrieval_pipeline.cli.common import identifier_column
+    from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
+    from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
     from retrieval_pipeline.core.services.leaderboard import build_leaderboard, figure_cells
+    from retrieval_pipeline.core.services.views.figure_rows import is_hit_rate
     from retrieval_pipeline.core.storage.store import ResultStore
 
     sets = list(dict.fromkeys(o.set_identifier for o in report.evaluations))
@@ -67,21 +70,23 @@ def print_results(report: NightlyReport, project, console) -> None:
     board = build_leaderboard(ResultStore(report.store_uri), sets, retrievers, rank_by=project.config.rank_by)
     for set_identifier in board.set_identifiers:
         shown = board.figures(set_identifier)
-        table = Table(title=f"Leaderboard: {set_identifier}, {board.ranking}", title_justify="left")
-        table.add_column("#", justify="right")
-        identifier_column(table, "retriever")
-        for column in (*[figure.short for figure in shown], "latency ms", "questions"):
-            table.add_column(column, justify="right")
-        for rank, entry in enumerate(board.for_set(set_identifier), start=1):
-            summary = entry.summary
-            table.add_row(
+        # a narrow terminal leaves out the questions, the latency, then the figures from the right; never
+        # the figure the board is ranked by, nor top-1 and top-3
+        kept = [figure == board.rank_by or (is_hit_rate(figure) and figure.k in TESTED_CUTOFFS) for figure in shown]
+        columns = [Column("#"), Column("retriever", "left", identifier=True)]
+        columns += [Column(figure.short, optional=0 if keep else 1) for figure, keep in zip(shown, kept)]
+        columns += [Column("latency ms", optional=2), Column("questions", optional=3)]
+        rows = [
+            [
                 str(rank),
                 entry.retriever_identifier,
-                *figure_cells(summary, shown),
-                summary.latency_text,
-                str(summary.question_count),
-            )
-        console.print(table)
+                *figure_cells(entry.summary, shown),
+                entry.summary.latency_text,
+                str(entry.summary.question_count),
+            ]
+            for rank, entry in enumerate(board.for_set(set_identifier), start=1)
+        ]
+        print_fitted(console, f"Leaderboard: {set_identifier}, {board.ranking}", columns, rows)
     checks = Table(title="Regression checks (retrieval_evaluation / no_regression)", title_justify="left")
     identifier_column(checks, "set")
     identifier_column(checks, "retriever")

@@ -6,9 +6,12 @@ The store and the index cache live in tmp_path; nothing is written to the home f
 from __future__ import annotations
 
 import json
+from fractions import Fraction
+from math import comb
 from pathlib import Path
 
 import pytest
+from printed_tables import printed_table
 
 from retrieval_pipeline.core.services.config import demo_config_path
 
@@ -92,3 +95,32 @@ def test_the_documented_session_is_reproducible_with_the_shipped_retuned_configu
     assert verdict in readme and all(flip in readme for flip in flips)
     table = [line for line in summary.read_text(encoding="utf-8").splitlines() if line.startswith(("| top-", "| MRR", "| nDCG"))]
     assert table and all(row in readme for row in table)
+
+
+def exact_mcnemar(lost: int, won: int) -> float:
+    """Two-sided exact McNemar from first principles: under no difference each of the n discordant
+    questions goes either way with probability 1/2; p doubles the smaller tail, capped at 1."""
+    discordant = lost + won
+    tail = sum(comb(discordant, i) for i in range(min(lost, won) + 1))
+    return min(1.0, float(Fraction(2 * tail, 2**discordant)))
+
+
+def test_compare_shows_under_top1_and_top3_their_own_mcnemar_tests(cli, demo_env):
+    """Recall@1 and Recall@3 share top-1's and top-3's cut-offs; their randomization tests once stood
+    under top-1 and top-3, as scores (-0.026, p 0.072) where the rate rose 1.2 pp with p 0.810."""
+    compared = ("compare", "demo.cranfield", "bm25_stemmed", "bm25_titles")
+    document = json.loads(cli(*compared, "--json").stdout)
+    table = printed_table(cli(*compared).stdout, "Overall")
+
+    titles = next(row for row in table.rows() if row["retriever"] == "bm25_titles")
+    outcomes = [d["results"] for d in document["disagreements"]]  # --json lists every disagreeing question
+    for k in (1, 3):
+        lost = sum(o["bm25_stemmed"][f"top{k}_hit"] and not o["bm25_titles"][f"top{k}_hit"] for o in outcomes)
+        won = sum(o["bm25_titles"][f"top{k}_hit"] and not o["bm25_stemmed"][f"top{k}_hit"] for o in outcomes)
+        [test] = [t for t in document["paired_tests"] if t["measure"] == f"top{k}"]
+        assert (test["reference_only_hits"], test["retriever_only_hits"]) == (lost, won)
+        assert test["delta"] == pytest.approx((won - lost) / document["question_count"])
+        assert test["p_value"] == pytest.approx(exact_mcnemar(lost, won))
+        p = test["p_value"]
+        assert titles[f"Δ top-{k}"] == f"{test['delta'] * 100:+.1f} pp"
+        assert titles[f"p top-{k}"] == ("<0.001" if p < 0.001 else f"{p:.3f}")

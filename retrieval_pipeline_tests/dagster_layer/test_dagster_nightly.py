@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import click
@@ -12,8 +13,10 @@ from click.testing import CliRunner
 from dagster import AssetKey, DagsterInstance
 from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS, degraded
+from printed_tables import assert_whole, figure_in, printed_table
 from rich.console import Console
 
+from retrieval_pipeline.core.services.config import demo_config_path
 from retrieval_pipeline.dagster_layer.nightly import (
     DEFAULT_HOME,
     DEFAULT_INSTANCE_YAML,
@@ -153,3 +156,29 @@ def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard
     recorded = instance.get_latest_materialization_event(AssetKey("leaderboard")).asset_materialization.metadata
     board = build_leaderboard(ResultStore(str(project.store)), list(SETS), list(RETRIEVERS))
     assert embedded_pngs(recorded["leaderboard_chart"].value) == [leaderboard_chart_png(board)]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not demo_config_path().exists(), reason="the embedded demo is not built yet")
+def test_the_demo_leaderboard_in_a_narrow_terminal_prints_every_figure_whole(tmp_path, instance, monkeypatch):
+    """The README's first command at 80 and 60 columns: `33.3%` once read `33.…` there."""
+    from retrieval_pipeline.cli import main
+    from retrieval_pipeline.dagster_layer.definitions import build_definitions
+    from retrieval_pipeline.dagster_layer.nightly_report import print_results
+
+    monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
+    store = str(tmp_path / "store")
+    output = io.StringIO()
+    report = run_nightly(demo_config_path(), store, instance=instance, console=Console(file=output, width=80))
+    narrower = io.StringIO()
+    print_results(report, build_definitions(demo_config_path(), store).resources["project"], Console(file=narrower, width=60))
+    compared = CliRunner().invoke(main, ["compare", "demo.cranfield", "bm25_stemmed", "bm25_plain", "bm25_titles", "--json"])
+
+    runs = sorted(json.loads(compared.stdout)["runs"], key=lambda run: -run["top1_hit_rate"])  # no ties in the demo
+    names = ("top-1", "top-3", "top-5", "top-10", "mrr@10", "ndcg@10", "judged@10")
+    expected: dict[str, str | None] = {name: " ".join(figure_in(run, name) for run in runs) for name in names}
+    expected |= {"questions": " ".join(str(run["question_count"]) for run in runs), "latency ms": None}
+    for text in (output.getvalue(), narrower.getvalue()):
+        assert_whole(text, "Leaderboard: demo.cranfield, ranked by top-1", expected, always=("top-1", "top-3"))
+        folded = printed_table(text, "Leaderboard: demo.cranfield, ranked by top-1").column("retriever")
+        assert folded.replace(" ", "") == "".join(run["retriever"] for run in runs)

@@ -6,9 +6,11 @@ from __future__ import annotations
 from core_helpers import outcome, run_from_codes
 from measure_helpers import declare, throwaway_measure
 
+from retrieval_pipeline.core.scoring.comparison import compare_runs
 from retrieval_pipeline.core.scoring.regression import detect_regression
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.views.comparison_view import comparison_view
 from retrieval_pipeline.core.services.views.evaluation_view import verdict_view
 from retrieval_pipeline.core.services.views.run_view import run_view
 from retrieval_pipeline.core.services.views.slice_rows import slice_tests
@@ -98,3 +100,18 @@ def test_slice_rows_name_their_slice_and_say_what_survives():
     assert (mrr.figure.title, mrr.test_name, mrr.delta_text) == ("MRR@3", "randomization", "-0.750")
     assert mrr.interval_text == "-1.000 to -0.250"
     assert tests.surviving_sentence == "No difference survives Holm correction at 0.05 over 10 tests."
+
+
+def test_a_comparison_sets_each_tested_rate_beside_its_own_test_not_another_measure_at_its_cut_off():
+    """Recall@1 and Recall@3 are tested at top-1's and top-3's cut-offs: the rates' cells must read the
+    hit rate's McNemar test, whatever order the tests come in."""
+    reference = run_from_codes("1133--", retriever_identifier="reference")
+    other = run_from_codes("3-11-1", retriever_identifier="other")
+
+    view = comparison_view(compare_runs([reference, other]))
+
+    [compared] = view.others
+    assert [figure.key for figure in view.tested] == ["top1", "top3"]
+    assert [(row.figure.key, row.test_name) for row in compared.overall] == [("top1", "McNemar"), ("top3", "McNemar")]
+    assert [row.delta_text for row in compared.overall] == ["+16.7 pp", "+0.0 pp"]
+    assert view.reference.overall == (None, None)

@@ -88,10 +88,10 @@ def comparison_view(comparison: Comparison) -> ComparisonView:
     for view in views:
         identifier = view.result.retriever_identifier
         tests = slice_tests(comparison.tests_of(identifier), comparison.significance)
-        by_k = {row.test.k: row for row in tests.overall}
-        by_key = {row.key: row for row in view.ranking}
-        overall = tuple(by_k.get(figure.k) for figure in tested)
-        runs.append(ComparedRun(view, overall, tuple(by_key.get(figure.key) for figure in ranking), tests))
+        tests_by_key = {row.figure.key: row for row in tests.overall}  # Recall@1 shares top-1's cut-off, not its key
+        rows_by_key = {row.key: row for row in view.ranking}
+        overall = tuple(tests_by_key.get(figure.key) for figure in tested)
+        runs.append(ComparedRun(view, overall, tuple(rows_by_key.get(figure.key) for figure in ranking), tests))
     tables = (
         (comparison.by_form, [view.by_form for view in views]),
         (comparison.by_hard_class, [view.by_hard_class for view in views]),
