@@ -69,3 +69,20 @@ def test_nightly_shows_the_failed_build_by_name_and_exits_3_while_the_other_retr
     assert f"POST {base}/strings: " in failed and EXPECTED["strings"] in failed
     assert "✓ faults.http × bm25: top-1 100.0%" in result.stdout
     assert TOKEN not in result.stdout + result.stderr and "k-123" not in result.stdout + result.stderr
+
+
+def test_a_cache_that_cannot_be_written_costs_one_warning_and_the_run_goes_on_telling_its_progress(tmp_path):
+    with faulty_embeddings(TOKEN) as (base, calls):
+        config = write_dense_project(tmp_path, f"{base}/fine", ["wings"])
+        (tmp_path / "cache").write_text("a file where the cache folder should be", encoding="utf-8")  # even root cannot
+        result = run_cli(config, env={TOKEN_VAR: TOKEN}, retriever="embedded")
+
+    assert result.returncode == 0, result.stderr
+    assert calls["fine"] == 3  # two batches of documents, one question
+    progress, [warning] = result.stderr.splitlines()[:2], result.stderr.splitlines()[2:]
+    assert [line.split(" (")[0] for line in progress] == [
+        "Preparing retriever embedded… encoded 2/4 documents",
+        "Preparing retriever embedded… encoded 4/4 documents",
+    ]
+    assert warning.startswith(f"cache {tmp_path / 'cache' / 'dense'}/") and "the next run builds it again" in warning
+    assert "faults.http × embedded" in result.stdout

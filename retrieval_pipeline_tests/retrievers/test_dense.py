@@ -7,6 +7,7 @@ tokenizer.json; tests needing them skip, saying so, where they are absent.
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from retrieval_pipeline.retrievers import dense
 from retrieval_pipeline.retrievers.dense import DenseRetriever
 from retrieval_pipeline.retrievers.encoders import onnx
 from retrieval_pipeline.retrievers.exact_search import top_positions
-from retrieval_pipeline.retrievers.vector_cache import VECTORS_FILE
+from retrieval_pipeline.retrievers.vector_cache import CHECKSUM_FILE, VECTORS_FILE
 
 QUESTIONS = [
     "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
@@ -141,18 +142,28 @@ def test_a_changed_corpus_or_vector_setting_misses_and_the_batch_size_does_not(c
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", ["truncated", "ids"])
+@pytest.mark.parametrize("damage", ["truncated", "ids", "zeroed", "narrower"])
 def test_a_damaged_cache_is_encoded_again(corpus, context, minilm, encoded, damage):
     folder = context.cache_dir / "dense" / build(context, corpus, minilm).index_version()
+    vectors = folder / VECTORS_FILE
     if damage == "truncated":
-        vectors = folder / VECTORS_FILE
         vectors.write_bytes(vectors.read_bytes()[:1000])
-    else:
+    elif damage == "ids":
         (folder / "document_ids.json").write_text('["only-one"]', encoding="utf-8")
+    elif damage == "zeroed":  # the same shape, the header intact: only the checksum tells
+        stored = np.load(vectors, mmap_mode="r+")
+        stored[:] = 0.0
+        stored.flush()
+    else:  # intact but 128 wide, its checksum rewritten: only the model's width tells
+        narrower = np.ascontiguousarray(np.load(vectors)[:, :128])
+        np.save(vectors, narrower)
+        (folder / CHECKSUM_FILE).write_text(str(zlib.crc32(narrower.data)), encoding="utf-8")
     dense._VECTORS.clear()
     encoded.clear()
     rebuilt = build(context, corpus, minilm)
-    assert sum(encoded) == 150 and rebuilt.build_report()["vector_cache_hit"] is False
+    assert rebuilt.build_report()["vector_cache_hit"] is False
+    assert sum(encoded) == 150 + (damage == "narrower")  # the model's width is read from one text once all else holds
+    assert rebuilt.build_report()["dimension"] == 384 and len(rebuilt.retrieve(QUESTIONS[0], 3)) == 3
     assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no staging folder left
 
 
