@@ -10,7 +10,6 @@ configuration instead (`identity_fingerprints`) and have their answers checked b
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import json
@@ -56,9 +55,9 @@ class EncoderBase:
         self.fingerprint = vector_fingerprint(settings, model_fingerprint)
         self._settings = settings
 
-    @functools.cache  # noqa: B019 - an encoder lives as long as the process (`open_encoder`)
     def dimension(self) -> int:
-        """A local model's width, from one short text: cheap, and what its cached vectors must match."""
+        """A local model's width, from one short text (milliseconds, asked when cached vectors are loaded):
+        what those vectors must match."""
         return int(self.encode(["width"]).shape[1])
 
 
