@@ -1,7 +1,7 @@
 """An OpenAI-compatible embeddings endpoint on 127.0.0.1 that fails as it is told, for the fault suite.
 
-`/embeddings/<fault>` answers tiny 3-wide vectors, except as the fault says; `/embeddings/fine` never
-fails. Only `Bearer <token>` is served; `unauthorized` refuses everyone, quoting what it was sent.
+`/embeddings/<fault>` answers tiny 3-wide vectors, except as the fault says; any other name (`fine`)
+never fails, and answers 3 wide whatever `dimensions` asks. Only `Bearer <token>` is served; `unauthorized` refuses everyone, quoting what it was sent.
 """
 
 from __future__ import annotations

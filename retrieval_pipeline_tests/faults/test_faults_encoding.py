@@ -17,13 +17,14 @@ EXPECTED = {
     "unauthorized": "answered HTTP 401",
     "count": "holds 1 vectors for the 2 texts sent",
     "ragged": "rows of different lengths",
-    "narrower": "vectors of width 2 after vectors of width 3",
+    "narrower": "vectors of width 2, not 3, the width of earlier vectors",
     "nan": "NaN",
     "strings": "vectors must be numbers",
     "duplicate_index": "distinct 'index' below 2",
     "not_json": "non-JSON",
     "no_data": "no list at 'data'",
     "timeout": "timed out",
+    "ignores_dimensions": "vectors of width 3, not 8, the width asked for (dimensions)",
 }
 
 
@@ -35,11 +36,12 @@ def assert_one_line_naming_the_endpoint(result, endpoint: str, expected: str, pr
     assert TOKEN not in result.stderr and "k-123" not in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("fault", ["unreachable", *FAULTS])
+@pytest.mark.parametrize("fault", ["unreachable", *FAULTS, "ignores_dimensions"])
 def test_an_endpoint_failing_while_the_corpus_is_encoded_is_a_failing_service_named_on_one_line(tmp_path, fault):
     with faulty_embeddings(TOKEN) as (base, _):
         endpoint = closed_port_url().replace("/search", "/embeddings") if fault == "unreachable" else f"{base}/{fault}"
-        config = write_dense_project(tmp_path, f"{endpoint}?key=k-123", ["wings"], retries=1, timeout_seconds=0.5)
+        asked = {"dimensions": 8} if fault == "ignores_dimensions" else {}  # answered 3 wide, as every fault
+        config = write_dense_project(tmp_path, f"{endpoint}?key=k-123", ["wings"], retries=1, timeout_seconds=0.5, **asked)
         result = run_cli(config, env={TOKEN_VAR: TOKEN}, retriever="embedded")
 
     prefix = "error: retriever embedded could not be built: "

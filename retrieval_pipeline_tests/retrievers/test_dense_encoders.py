@@ -296,6 +296,6 @@ def test_a_model_swapped_behind_the_functions_name_fails_each_question_on_one_li
 
 def test_a_batch_narrower_than_the_first_is_a_fault_naming_the_function(context, toy):
     with pytest.raises(
-        RetrieverFault, match="encoder function toy_vectors:narrowing: vectors of width 24 after vectors of width 25"
+        RetrieverFault, match="encoder function toy_vectors:narrowing: vectors of width 24, not 25, the width of earlier vectors"
     ):
         build(context, {"kind": "callable", "function": "toy_vectors:narrowing"}, batch_size=2)

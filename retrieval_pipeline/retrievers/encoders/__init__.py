@@ -165,8 +165,9 @@ class VectorWidth:
     batch must share, documents and questions alike: a model swapped behind a name in the middle of an
     encode is caught where its answer arrives, naming it, not as a numpy error when batches are joined."""
 
-    def __init__(self, expected: int | None = None):
-        self._width = expected
+    def __init__(self, asked: int | None = None):
+        self._width = asked
+        self._source = "the width asked for (dimensions)" if asked else "the width of earlier vectors"
         self._lock = threading.Lock()
 
     def known(self) -> int | None:
@@ -176,7 +177,7 @@ class VectorWidth:
         with self._lock:
             self._width = self._width or width
         if width != self._width:
-            raise fault(f"vectors of width {width} after vectors of width {self._width}")
+            raise fault(f"vectors of width {width}, not {self._width}, {self._source}")
 
 
 def checked_vectors(values, count: int, normalize: bool, fault: Callable[[str], Exception], width: VectorWidth) -> numpy.ndarray:
