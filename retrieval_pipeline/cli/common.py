@@ -194,10 +194,11 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None]
 
 @contextmanager
 def status(message: str) -> Iterator[Callable[[str], None]]:
-    """A spinner on stderr for slow preparation (building an index), only on a terminal; the callable
-    yielded adds how it goes ("encoded 300/1,400 documents") to the spinner's text."""
+    """A spinner on stderr for slow preparation (building an index) on a terminal; the callable yielded
+    adds how it goes ("encoded 300/1,400 documents") to the spinner's text. Elsewhere (CI, a log file)
+    each such detail is a plain line, so a long build is seen moving (the builder paces them)."""
     if not sys.stderr.isatty():
-        yield lambda detail: None
+        yield lambda detail: click.echo(f"{message} {detail}", err=True)
         return
     with stderr_console().status(message) as spinner:
         yield lambda detail: spinner.update(f"{message} {detail}")

@@ -11,7 +11,7 @@ import click
 EXIT_OK = 0
 EXIT_FAILED = 1  # unknown set, retriever or run; regression with --fail-on-regression; run not acceptable
 EXIT_INVALID = 2  # usage errors and invalid input (click uses 2 for its usage errors too)
-EXIT_INCOMPLETE = 3  # the retriever failed on some questions
+EXIT_INCOMPLETE = 3  # the retriever, or a service it needs, failed (on some questions, or while it was built)
 EXIT_INTERNAL = 4  # a bug: an exception nobody anticipated
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report a command a signal 2 ended
 INTERRUPTED = "interrupted (Ctrl-C)"
@@ -47,7 +47,12 @@ def warn(message: str) -> None:
 @contextmanager
 def reported_errors() -> Iterator[None]:
     """Translate the core's errors into exit codes; click's own exceptions pass through unchanged."""
-    from retrieval_pipeline.core.base.errors import NotAcceptableError, RetrievalEvalError, UnknownIdentifierError
+    from retrieval_pipeline.core.base.errors import (
+        NotAcceptableError,
+        RetrievalEvalError,
+        ServiceFailedError,
+        UnknownIdentifierError,
+    )
 
     try:
         yield
@@ -62,6 +67,8 @@ def reported_errors() -> Iterator[None]:
         ) from None
     except (UnknownIdentifierError, NotAcceptableError) as error:
         raise CommandError(str(error), EXIT_FAILED) from None
+    except ServiceFailedError as error:
+        raise CommandError(str(error), EXIT_INCOMPLETE) from None
     except RetrievalEvalError as error:  # invalid input, duplicate identifiers, an unreachable store
         raise CommandError(str(error), EXIT_INVALID) from None
     except Exception as error:

@@ -21,7 +21,8 @@ instance configuration from DAGSTER_HOME, not from the folder `dagster dev` is s
 
 Exit codes (the command line's): 0 every check passed; 1 a regression failed a check of severity
 ERROR; 2 invalid input (configuration, a set, a retriever that cannot be built); 3 an incomplete run
-(the retriever failed on some questions); 4 an unexpected error; 130 interrupted (Ctrl-C: the store is
+(the retriever failed on some questions) or a service a retriever needs failing while it is built
+(an embeddings endpoint encoding the corpus); 4 an unexpected error; 130 interrupted (Ctrl-C: the store is
 first made to agree with the instance, see interruption.py). With several outcomes, the first that
 applies in the order 4, 2, 1, 3 wins.
 """
@@ -257,8 +258,8 @@ def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, l
     records everything in the Dagster instance ($DAGSTER_HOME, else ./.dagster_home) so that
     `dagster dev` shows it. With --launch, the runs go to the instance's run coordinator and launcher
     (a team's daemon and Celery workers, see docs/production.md) and this command waits for them.
-    Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run; 4 an
-    unexpected error; 130 interrupted (every run it saved is then one Dagster recorded, or incomplete).
+    Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run or a failing
+    service; 4 an unexpected error; 130 interrupted (every run it saved is then one Dagster recorded, or incomplete).
     """
     if demo and click.get_current_context().get_parameter_source("config_path") is ParameterSource.COMMANDLINE:
         raise click.UsageError("give --config or --demo, not both")  # a demo replaces $RETRIEVAL_EVAL_CONFIG's

@@ -19,6 +19,7 @@ class PartitionOutcome:
     retriever_identifier: str | None = None
     error: str | None = None
     input_error: bool = False
+    service_error: bool = False  # a service the retriever needs failed while it was built
     check_passed: bool | None = None
     check_severity: str | None = None
     verdict: str | None = None
@@ -44,13 +45,13 @@ class NightlyReport:
     @property
     def exit_code(self) -> int:
         failed = [o for o in self.outcomes if not o.success]
-        if any(not o.input_error for o in failed):
+        if any(not (o.input_error or o.service_error) for o in failed):
             return EXIT_INTERNAL
-        if failed:
+        if any(o.input_error for o in failed):
             return EXIT_INVALID
         if any(o.is_regression and o.check_severity == "ERROR" for o in self.evaluations):
             return EXIT_REGRESSION
-        if any(o.complete is False for o in self.evaluations):
+        if failed or any(o.complete is False for o in self.evaluations):
             return EXIT_INCOMPLETE
         return EXIT_OK
 

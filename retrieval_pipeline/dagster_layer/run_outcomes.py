@@ -11,6 +11,7 @@ from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
 INPUT_ERRORS = frozenset(
     {"RetrievalEvalError", "InvalidInputError", "UnknownIdentifierError", "DuplicateIdentifierError", "StoreError"}
 )
+SERVICE_ERRORS = frozenset({"ServiceFailedError"})  # a service a retriever needs failed: exit 3, not a bug
 
 
 def outcomes_from_events(
@@ -55,13 +56,19 @@ def outcomes_from_events(
         names, message = _failure(next((e for e in step_errors + run_errors if e is not None), None))
         for key, outcome in outcomes.items():
             if failed_partitions is None:  # the run failed as a whole: every partition it held failed
-                outcome.error, outcome.input_error = message, bool(names & INPUT_ERRORS)
+                _failed(outcome, message, names)
             elif key in failed_partitions:
                 record = failed_partitions[key]
-                outcome.error, outcome.input_error = record["error"], bool(set(record["error_classes"]) & INPUT_ERRORS)
+                _failed(outcome, record["error"], set(record["error_classes"]))
             else:  # recorded before another partition of the same run failed
                 outcome.success = True
     return list(outcomes.values())
+
+
+def _failed(outcome: PartitionOutcome, message: str, class_names: set[str]) -> None:
+    outcome.error = message
+    outcome.service_error = bool(class_names & SERVICE_ERRORS)
+    outcome.input_error = bool(class_names & INPUT_ERRORS) and not outcome.service_error
 
 
 def _failure(error) -> tuple[set[str], str]:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
 from retrieval_pipeline.retrievers.chunking import (
     Chunking,
     best_documents,
@@ -29,6 +30,7 @@ from retrieval_pipeline.retrievers.chunking import (
 )
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
 from retrieval_pipeline.retrievers.encoders.onnx import loaded
+from retrieval_pipeline.retrievers.encoding_progress import EncodingProgress
 from retrieval_pipeline.retrievers.exact_search import top_positions
 from retrieval_pipeline.retrievers.query_encoder import (
     QueryEncoderParams,
@@ -98,11 +100,16 @@ class DenseRetriever:
                 ids, texts = split_documents(ids, texts, settings.chunking, _chunk_tokenizer(settings, encoding))
             return ids, [settings.document_prefix + text for text in texts]
 
+        noun = "documents" if settings.chunking is None else "chunks"
         with _LOCK:
             if key not in _VECTORS:
-                folder = context.cache_dir / "dense" / key
                 _VECTORS[key] = cached_vectors(
-                    folder, read_documents, encoder.encode, context.report, settings.batch_size * encoder.concurrency
+                    context.cache_dir / "dense" / key,
+                    read_documents,
+                    encoder.encode,
+                    partial(EncodingProgress, noun=noun, report=context.report),
+                    settings.batch_size * encoder.concurrency,
+                    encoder.dimension,
                 )
             return cls(identifier, settings, encoder, _VECTORS[key], key)
 
@@ -148,6 +155,12 @@ class DenseRetriever:
         if min(limit, len(ids)) <= 0 or not questions:
             return [[] for _ in questions]
         queries = self._encoder.encode([self.params.query_prefix + question for question in questions])
+        if queries.shape[1] != self._vectors.vectors.shape[1]:  # the model behind an endpoint's name changed
+            raise RetrieverFault(
+                f"questions are encoded as vectors of width {queries.shape[1]}, the cached documents' are "
+                f"{self._vectors.vectors.shape[1]} wide: the model behind the encoder changed; change encoder.version "
+                "so the documents are encoded again"
+            )
         positions = top_positions(queries, self._vectors.vectors, limit * self._most_chunks).tolist()
         rankings = [[ids[i] for i in row] for row in positions]
         separator = self.params.chunk_separator

@@ -113,6 +113,30 @@ def closed_port_url() -> str:
 
 def write_project(root: Path, url: str, questions: list[str], **http_params) -> Path:
     """A configuration with one set (`faults.http`) and one HTTP retriever (`search`) sending the token."""
+    retriever = {"kind": "http", "url": url, "headers": {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}}
+    return _write_config(root, questions, {"search": {**retriever, "backoff_seconds": 0.01, **http_params}})
+
+
+def write_dense_project(root: Path, url: str, questions: list[str], **encoder_params) -> Path:
+    """The set `faults.http` and two retrievers over one corpus of four documents: `embedded`, a dense
+    retriever encoding them at `url` (an OpenAI-compatible endpoint) two texts per request, with the
+    token; `bm25`, a lexical one."""
+    root.mkdir(parents=True, exist_ok=True)
+    documents = [{"_id": f"d{n}", "text": f"document number {n} about {word}"} for n, word in enumerate(EMBEDDED_WORDS, 1)]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(document) + "\n" for document in documents), encoding="utf-8")
+    encoder = {"kind": "openai", "url": url, "model": "tiny", "backoff_seconds": 0.01, "concurrency": 1, **encoder_params}
+    encoder["headers"] = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}
+    retrievers = {
+        "embedded": {"kind": "dense", "corpus": "corpus.jsonl", "batch_size": 2, "encoder": encoder},
+        "bm25": {"kind": "lexical", "corpus": "corpus.jsonl"},
+    }
+    return _write_config(root, questions, retrievers)
+
+
+EMBEDDED_WORDS = ("wings", "engines", "glaciers", "bees")
+
+
+def _write_config(root: Path, questions: list[str], retrievers: dict) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     question_set = {
         "identifier": "faults.http",
@@ -124,17 +148,17 @@ def write_project(root: Path, url: str, questions: list[str], **http_params) -> 
         ],
     }
     (root / "set.yaml").write_text(yaml.safe_dump(question_set, sort_keys=False), encoding="utf-8")
-    retriever = {"kind": "http", "url": url, "headers": {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}}
-    config = {
-        "store": "store",
-        "question_sets": [{"file": "set.yaml"}],
-        "retrievers": {"search": {**retriever, "backoff_seconds": 0.01, **http_params}},
-    }
+    config = {"store": "store", "cache_dir": "cache", "question_sets": [{"file": "set.yaml"}], "retrievers": retrievers}
     (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return root / "config.yaml"
 
 
-def run_cli(config: Path, *options: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_cli(config: Path, *options: str, env: dict[str, str], retriever: str = "search") -> subprocess.CompletedProcess[str]:
+    """`retrieval-eval run faults.http <retriever>` showing every question."""
+    return cli("run", "faults.http", retriever, "--config", str(config), "--show", "all", *options, env=env)
+
+
+def cli(*arguments: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The real console script in a child process, as CI runs it."""
 
     script = Path(sys.executable).with_name("retrieval-eval")
@@ -143,13 +167,7 @@ def run_cli(config: Path, *options: str, env: dict[str, str]) -> subprocess.Comp
     python_path = os.pathsep.join(p for p in (project_root, os.environ.get("PYTHONPATH", "")) if p)
     child_env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": python_path, **env}
     child_env.pop("RETRIEVAL_EVAL_CONFIG", None)
-    return subprocess.run(
-        [*command, "run", "faults.http", "search", "--config", str(config), "--show", "all", *options],
-        capture_output=True,
-        text=True,
-        env=child_env,
-        timeout=300,
-    )
+    return subprocess.run([*command, *arguments], capture_output=True, text=True, env=child_env, timeout=300)
 
 
 class LeakyKind:

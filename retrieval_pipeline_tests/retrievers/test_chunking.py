@@ -197,3 +197,10 @@ def test_dense_ranks_by_the_best_chunk_vector_and_caches_per_setting(toy, cranfi
     dense._VECTORS.clear()
     again = dense_on(context, toy, minilm, chunking={"size": 40, "overlap": 8})
     assert again.build_report()["vector_cache_hit"] is True and again.retrieve_batch(questions, 3) == expected
+
+
+def test_dense_progress_counts_chunks_not_documents(toy, context, minilm):
+    told: list[str] = []
+    retriever = dense_on(BuildContext(**{**vars(context), "progress": told.append}), toy, minilm, chunking={"size": 40})
+    chunks = retriever.build_report()["chunks"]
+    assert chunks > 3 and told[-1].startswith(f"encoded {chunks}/{chunks} chunks (")

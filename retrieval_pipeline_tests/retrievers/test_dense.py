@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from retrieval_pipeline.retrievers import dense
 from retrieval_pipeline.retrievers.dense import DenseRetriever
 from retrieval_pipeline.retrievers.encoders import onnx
 from retrieval_pipeline.retrievers.exact_search import top_positions
-from retrieval_pipeline.retrievers.vector_cache import VECTORS_FILE
+from retrieval_pipeline.retrievers.vector_cache import CHECKSUM_FILE, VECTORS_FILE
 
 QUESTIONS = [
     "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
@@ -119,8 +120,8 @@ def test_a_second_build_encodes_only_the_questions_and_ranks_alike(corpus, conte
     encoded.clear()
     dense._VECTORS.clear()  # a new process
     second = build(context, corpus, minilm)
-    assert encoded == [] and second.build_report()["vector_cache_hit"] is True
-    assert second.retrieve_batch(QUESTIONS, 10) == rankings and encoded == [len(QUESTIONS)]
+    assert encoded == [1] and second.build_report()["vector_cache_hit"] is True  # one text: the model's width
+    assert second.retrieve_batch(QUESTIONS, 10) == rankings and encoded == [1, len(QUESTIONS)]
     assert second.index_version() == first.index_version()
     assert isinstance(second._vectors.vectors, np.memmap)
 
@@ -147,18 +148,29 @@ def test_a_changed_corpus_or_vector_setting_misses_and_the_batch_size_does_not(c
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", ["truncated", "ids"])
+@pytest.mark.parametrize("damage", ["truncated", "ids", "zeroed", "narrower"])
 def test_a_damaged_cache_is_encoded_again(corpus, context, minilm, encoded, damage):
     folder = context.cache_dir / "dense" / build(context, corpus, minilm).index_version()
+    vectors = folder / VECTORS_FILE
     if damage == "truncated":
-        vectors = folder / VECTORS_FILE
         vectors.write_bytes(vectors.read_bytes()[:1000])
-    else:
+    elif damage == "ids":
         (folder / "document_ids.json").write_text('["only-one"]', encoding="utf-8")
+    elif damage == "zeroed":  # the same shape, the header intact: only the checksum tells
+        stored = np.load(vectors, mmap_mode="r+")
+        stored[:] = 0.0
+        stored.flush()
+    else:  # intact but 128 wide, its checksum rewritten: only the model's width tells
+        narrower = np.ascontiguousarray(np.load(vectors)[:, :128])
+        np.save(vectors, narrower)
+        (folder / CHECKSUM_FILE).write_text(str(zlib.crc32(narrower.data)), encoding="utf-8")
     dense._VECTORS.clear()
     encoded.clear()
     rebuilt = build(context, corpus, minilm)
-    assert sum(encoded) == 150 and rebuilt.build_report()["vector_cache_hit"] is False
+    report = rebuilt.build_report()
+    assert (report["vector_cache_hit"], report["documents_encoded"]) == (False, 150)
+    assert sum(encoded) == 150 + (damage == "narrower")  # the model's width is read from one text once all else holds
+    assert report["dimension"] == 384 and len(rebuilt.retrieve(QUESTIONS[0], 3)) == 3
     assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no staging folder left
 
 

@@ -219,6 +219,21 @@ def words(texts):
 
 def flat(texts):
     return np.ones(len(texts) * 26)
+
+
+WIDTH = 26
+
+
+def swappable(texts):
+    """`letters` cut to WIDTH: a model that may be swapped behind the same name."""
+    return [row[:WIDTH] for row in letters(texts)]
+
+
+def narrowing(texts):
+    """One column fewer at each call: the second batch is narrower than the first."""
+    global WIDTH
+    WIDTH -= 1
+    return swappable(texts)
 '''
 
 
@@ -261,3 +276,26 @@ def test_a_function_encodes_in_batches_and_ranks_by_its_vectors(context, toy):
 def test_a_function_returning_no_vectors_is_a_fault_naming_it(context, toy, function, expected):
     with pytest.raises(RetrieverFault, match=rf"encoder function toy_vectors:{function}: {expected}"):
         build(context, {"kind": "callable", "function": f"toy_vectors:{function}"}, batch_size=2)
+
+
+def test_a_model_swapped_behind_the_functions_name_fails_each_question_on_one_line_naming_both_widths(context, toy):
+    encoder = {"kind": "callable", "function": "toy_vectors:swappable"}
+    build(context, encoder, batch_size=2)
+    import toy_vectors
+
+    dense._VECTORS.clear()  # a new process, whose cached vectors are 26 wide
+    toy_vectors.WIDTH = 20
+    swapped = build(context, encoder, batch_size=2)
+    assert swapped.build_report()["vector_cache_hit"] is True
+    with pytest.raises(RetrieverFault) as raised:
+        swapped.retrieve("tidal water turbines", 3)
+    message = str(raised.value)
+    assert "questions are encoded as vectors of width 20, the cached documents' are 26 wide" in message
+    assert "encoder.version" in message and len(message.splitlines()) == 1
+
+
+def test_a_batch_narrower_than_the_first_is_a_fault_naming_the_function(context, toy):
+    with pytest.raises(
+        RetrieverFault, match="encoder function toy_vectors:narrowing: vectors of width 24, not 25, the width of earlier vectors"
+    ):
+        build(context, {"kind": "callable", "function": "toy_vectors:narrowing"}, batch_size=2)

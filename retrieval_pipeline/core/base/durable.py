@@ -9,7 +9,9 @@ error never leaves half of it. A cache folder (an index, vectors) is published w
 
 from __future__ import annotations
 
+import glob
 import hashlib
+import logging
 import os
 import shutil
 import stat
@@ -18,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+
+LOG = logging.getLogger(__name__)
 
 
 def sync(path: str | os.PathLike) -> None:
@@ -33,19 +37,27 @@ def publish_folder(folder: Path, fill: Callable[[Path], None]) -> None:
     """`fill` writes into a staging folder beside `folder`, which appears by a rename once complete and
     synced, so another process never reads a half-written cache and a power loss never leaves empty files
     under the final name. When that fails (another process finished first, the cache is full or read-only)
-    nothing is published: a cache is only a shortcut, and the caller serves what it built from memory."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    nothing is published: a cache is only a shortcut, and the caller serves what it built from memory,
+    with one warning unless another process published it. Staging folders of the same key left by a
+    killed process are removed first: a process still filling one then fails to publish, which costs
+    nothing, as whoever publishes first serves the same content."""
+    staging: Path | None = None
     try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        for stale in folder.parent.glob(f".{glob.escape(folder.name)}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
         fill(staging)
         for path in [*staging.iterdir(), staging]:
             sync(path)
         os.rename(staging, folder)
         sync(folder.parent)
-    except OSError:
-        pass
+    except OSError as error:
+        if not folder.is_dir():
+            LOG.warning("cache %s not written (%s): the next run builds it again", folder, error.strerror or error)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def file_sha256(path: Path) -> str:

@@ -84,6 +84,12 @@ class StoreError(RetrievalEvalError):
     """The result store cannot be reached or holds something unreadable."""
 
 
+class ServiceFailedError(RetrievalEvalError):
+    """A service a retriever needs failed while the retriever was built (an embeddings endpoint encoding
+    the corpus), after the retries that could mend it: no question can be asked, so nothing is stored.
+    Not a bug: the service, its credentials or its answers are what to fix."""
+
+
 def validation_problem(error, model: type | None = None, noun: str = "field") -> tuple[list[str], str]:
     """The first problem of a pydantic ValidationError as (field path, plain sentence).
 

@@ -8,9 +8,9 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 from retrieval_pipeline.core.base import secrets
-from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import InvalidInputError, ServiceFailedError, UnknownIdentifierError
 from retrieval_pipeline.core.base.registry import Registry, installed_entry_points
-from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever
+from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever, RetrieverFault
 
 
 def retriever_kinds() -> Registry[EntryPoint]:
@@ -30,9 +30,14 @@ def _kinds_of(entry_points: tuple[EntryPoint, ...]) -> Registry[EntryPoint]:
 
 
 def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> Retriever:
+    """A service failing while the kind builds (a `RetrieverFault`: an embeddings endpoint encoding the
+    corpus) is the service's failure, named with the retriever, not a bug of the tool."""
     kind_class = _kind_class(identifier, kind, context)
     secrets.remember_configured(params)  # before the kind reads them, so even its own errors are scrubbed
-    retriever = kind_class.from_config(identifier, params, context)
+    try:
+        retriever = kind_class.from_config(identifier, params, context)
+    except RetrieverFault as fault:
+        raise ServiceFailedError(f"retriever {identifier} could not be built: {secrets.scrub(str(fault))}") from None
     if not isinstance(retriever, Retriever):
         raise InvalidInputError(
             f"kind '{kind}' built {type(retriever).__name__}, which lacks identifier or retrieve()",

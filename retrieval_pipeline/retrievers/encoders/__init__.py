@@ -43,6 +43,9 @@ class Encoder(Protocol):
 
     def encode(self, texts: Sequence[str]) -> numpy.ndarray: ...
 
+    def dimension(self) -> int | None:
+        """The vectors' width when known without asking a service (None: known at its first answer)."""
+
 
 class EncoderBase:
     """What every runtime's encoder records of its settings; a runtime adds its model and `encode`."""
@@ -54,6 +57,11 @@ class EncoderBase:
         self.model_fingerprint = model_fingerprint
         self.fingerprint = vector_fingerprint(settings, model_fingerprint)
         self._settings = settings
+
+    def dimension(self) -> int:
+        """A local model's width, from one short text (milliseconds, asked when cached vectors are loaded):
+        what those vectors must match."""
+        return int(self.encode(["width"]).shape[1])
 
 
 class EncoderConfigError(ValueError):
@@ -196,8 +204,28 @@ def identity_fingerprints(runtime: str, normalize: bool, **identity) -> tuple[st
     return model, checksum_of((), model=model, normalize=normalize)
 
 
-def checked_vectors(values, count: int, normalize: bool, fault: Callable[[str], Exception]) -> numpy.ndarray:
-    """Rows from outside (a service, a user's function) as a finite float32 (count, dimension) matrix,
+class VectorWidth:
+    """The width of the first vectors an encoder gave (or the width it asked for), which every later
+    batch must share, documents and questions alike: a model swapped behind a name in the middle of an
+    encode is caught where its answer arrives, naming it, not as a numpy error when batches are joined."""
+
+    def __init__(self, asked: int | None = None):
+        self._width = asked
+        self._source = "the width asked for (dimensions)" if asked else "the width of earlier vectors"
+        self._lock = threading.Lock()
+
+    def known(self) -> int | None:
+        return self._width
+
+    def check(self, width: int, fault: Callable[[str], Exception]) -> None:
+        with self._lock:
+            self._width = self._width or width
+        if width != self._width:
+            raise fault(f"vectors of width {width}, not {self._width}, {self._source}")
+
+
+def checked_vectors(values, count: int, normalize: bool, fault: Callable[[str], Exception], width: VectorWidth) -> numpy.ndarray:
+    """Rows from outside (a service, a user's function) as a finite float32 (count, `width`) matrix,
     unit length with `normalize`; anything else raises `fault`'s error, saying what came back."""
     import numpy as np
 
@@ -211,6 +239,7 @@ def checked_vectors(values, count: int, normalize: bool, fault: Callable[[str], 
         raise fault(f"{count} texts gave an array of shape {vectors.shape}, not ({count}, dimension)")
     if not np.isfinite(vectors).all():
         raise fault("vectors hold NaN or infinite values")
+    width.check(vectors.shape[1], fault)
     if normalize:
         vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     return np.ascontiguousarray(vectors, dtype=np.float32)
@@ -220,10 +249,10 @@ def in_batches(
     texts: Sequence[str],
     batch_size: int,
     encode_batch: Callable[[list[str]], numpy.ndarray],
-    fault: Callable[[str], Exception],
     concurrency: int = 1,
 ) -> numpy.ndarray:
-    """`encode_batch` over consecutive slices of `batch_size` texts, up to `concurrency` at once, joined in order."""
+    """`encode_batch` over consecutive slices of `batch_size` texts, up to `concurrency` at once, joined in
+    order (`encode_batch` checks each batch's width, so they join)."""
     import numpy as np
 
     if not texts:
@@ -236,7 +265,4 @@ def in_batches(
 
         with ThreadPoolExecutor(max_workers=min(concurrency, len(batches))) as pool:
             rows = list(pool.map(encode_batch, batches))
-    widths = sorted({row.shape[1] for row in rows})
-    if len(widths) > 1:
-        raise fault(f"vectors of different widths came back for one call: {widths}")
     return np.concatenate(rows)

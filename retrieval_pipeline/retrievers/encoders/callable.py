@@ -17,7 +17,7 @@ from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, RetrieverParams
-from retrieval_pipeline.retrievers.encoders import checked_vectors, identity_fingerprints, in_batches
+from retrieval_pipeline.retrievers.encoders import VectorWidth, checked_vectors, identity_fingerprints, in_batches
 
 
 class CallableEncoderParams(RetrieverParams):
@@ -58,12 +58,16 @@ class CallableEncoder:
         self._function = function
         self._normalize = normalize
         self._batch_size = batch_size
+        self._width = VectorWidth()
+
+    def dimension(self) -> int | None:
+        return self._width.known()
 
     def encode(self, texts: Sequence[str]):
-        return in_batches(texts, self._batch_size, self._encode_batch, self._fault)
+        return in_batches(texts, self._batch_size, self._encode_batch)
 
     def _encode_batch(self, texts: list[str]):
-        return checked_vectors(self._function(texts), len(texts), self._normalize, self._fault)
+        return checked_vectors(self._function(texts), len(texts), self._normalize, self._fault, self._width)
 
     def _fault(self, problem: str) -> RetrieverFault:
         return RetrieverFault(f"encoder function {self._name}: {problem}")

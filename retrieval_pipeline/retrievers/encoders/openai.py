@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.retrievers.encoders import checked_vectors, identity_fingerprints, in_batches
+from retrieval_pipeline.retrievers.encoders import VectorWidth, checked_vectors, identity_fingerprints, in_batches
 from retrieval_pipeline.retrievers.http_client import JsonService
 from retrieval_pipeline.retrievers.http_params import HttpTransportParams, resolved_headers
 
@@ -54,12 +54,21 @@ class OpenAIEncoder:
         self._params = params
         self._normalize = normalize
         self._batch_size = batch_size
+        self._width = VectorWidth(params.dimensions)
+        self._endpoint = f"POST {params.url.split('?', 1)[0]}"  # its query may hold a key
 
     def retries(self) -> dict[str, int]:
         return self._service.retries()
 
+    def dimension(self) -> int | None:
+        return self._width.known()
+
     def encode(self, texts: Sequence[str]):
-        return in_batches(texts, self._batch_size, self._encode_batch, self._service.fault, self.concurrency)
+        return in_batches(texts, self._batch_size, self._encode_batch, self.concurrency)
+
+    def _fault(self, problem: str) -> Exception:
+        """Every answer checked where it arrives, and named by the endpoint that gave it."""
+        return self._service.fault(f"{self._endpoint}: {problem}")
 
     def _encode_batch(self, texts: list[str]):
         params = self._params
@@ -69,18 +78,15 @@ class OpenAIEncoder:
         answer = self._service.request_json("POST", params.url, query=params.extra_params, body=body)
         data = answer.get("data") if isinstance(answer, dict) else None
         if not isinstance(data, list):
-            raise self._service.fault(f"the embeddings answer has no list at 'data': {self._service.preview(answer)}")
+            raise self._fault(f"the embeddings answer has no list at 'data': {self._service.preview(answer)}")
         by_index: dict[int, Any] = {}
         for item in data:
             index = item.get("index") if isinstance(item, dict) else None
             if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(texts) or index in by_index:
                 wanted = f"an object with a distinct 'index' below {len(texts)}"
-                raise self._service.fault(f"an embeddings item is not {wanted}: {self._service.preview(item)}")
+                raise self._fault(f"an embeddings item is not {wanted}: {self._service.preview(item)}")
             by_index[index] = item.get("embedding")
         if len(by_index) != len(texts):
-            raise self._service.fault(f"the embeddings answer holds {len(by_index)} vectors for the {len(texts)} texts sent")
-
-        def fault(problem: str) -> Exception:
-            return self._service.fault(f"the 'embedding' values of {params.url}: {problem}")
-
-        return checked_vectors([by_index[index] for index in range(len(texts))], len(texts), self._normalize, fault)
+            raise self._fault(f"the embeddings answer holds {len(by_index)} vectors for the {len(texts)} texts sent")
+        rows = [by_index[index] for index in range(len(texts))]
+        return checked_vectors(rows, len(texts), self._normalize, self._fault, self._width)
