@@ -11,10 +11,10 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from http_fakes import serving
+from http_fakes import JsonService, serving
 
 FAULTS = (
     "server_error",
@@ -35,13 +35,10 @@ def vector(text: str, width: int = 3) -> list[float]:
     return [1.0, float(len(text)), float(text.count("e"))][:width]
 
 
-class FaultyEmbeddings(BaseHTTPRequestHandler):
+class FaultyEmbeddings(JsonService):
     token = ""
     released: threading.Event  # set when the server stops: a `timeout` answer never comes before it
     calls: Counter[str]
-
-    def log_message(self, *args):
-        pass
 
     def do_POST(self):
         texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["input"]
@@ -72,14 +69,6 @@ class FaultyEmbeddings(BaseHTTPRequestHandler):
         if fault == "duplicate_index":
             data[-1]["index"] = 0
         return self._send(200, {"object": "list", "data": data})
-
-    def _send(self, status: int, payload) -> None:
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
 
 @contextmanager

@@ -23,15 +23,27 @@ TOKEN_VAR = "FAULTS_SEARCH_TOKEN"
 CORPUS_IDS = ("d1", "d2", "d3")
 
 
-class EchoingSearch(BaseHTTPRequestHandler):
+class JsonService(BaseHTTPRequestHandler):
+    """A quiet handler answering JSON (or, given a string, that text as it is: what broken services send)."""
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, status: int, payload) -> None:
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class EchoingSearch(JsonService):
     """Answers only `Bearer <token>`; questions mentioning `echo` get a 500 quoting the request's
     Authorization header, `reject` a 404 quoting it, `garbage` an HTML page quoting it: what broken
     proxies and careless services do, and what must never be stored or shown."""
 
     token = ""
-
-    def log_message(self, *args):
-        pass
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
@@ -46,14 +58,6 @@ class EchoingSearch(BaseHTTPRequestHandler):
             self._send(200, f"<html>bad gateway for {sent}</html>")
         else:
             self._send(200, {"results": list(CORPUS_IDS)})
-
-    def _send(self, status: int, payload) -> None:
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
 
 @contextmanager
