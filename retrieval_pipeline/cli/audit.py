@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from retrieval_pipeline.cli.common import config_option, json_option, load_project, open_store, stdout_console, store_option
-from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
+from retrieval_pipeline.cli.errors import CommandError
+from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED
 
 
 @click.command("audit")
