@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_pipeline.core.base.arrow_arrays import python_values
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterato
             columns.values(name)
             for name in ("question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids")
         ),
-        *(python_values(columns.hit_column(k)) for k in (1, 3)),
+        *(python_values(columns.hit_column(k)) for k in TESTED_CUTOFFS),
         zip(*(values.tolist() for values in metrics.values())),
         columns.values("latency_ms"),
         columns.values("error"),
