@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from retrieval_pipeline.cli.common import config_option, json_option, load_project, open_store, stdout_console, store_option
-from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
+from retrieval_pipeline.cli.errors import CommandError
+from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED
 
 
 @click.command("audit")
@@ -66,6 +67,8 @@ def _render(report) -> None:
 
     from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
     from retrieval_pipeline.core.base.formatting import percent
+    from retrieval_pipeline.core.scoring.measures import TESTED
+    from retrieval_pipeline.core.services.label_audit import OPTIMISTIC
 
     console = stdout_console()
     corpora = ", ".join(report.corpora) or "none (name a corpus with `corpus:` on the set entry to check labels)"
@@ -83,17 +86,11 @@ def _render(report) -> None:
         console.print("No findings.")
     if report.power is not None:
         console.print(report.power.sentence)
-    if any(rates["optimistic_top3_hit_rate"] != rates["top3_hit_rate"] for rates in report.optimistic_rates.values()):
+    if any(rates[OPTIMISTIC + TESTED[-1].column] != rates[TESTED[-1].column] for rates in report.optimistic_rates.values()):
         columns = [Column("retriever", "left", identifier=True)]
-        columns += [Column(header) for header in ("top-1", "optimistic top-1", "top-3", "optimistic top-3")]
+        columns += [Column(header) for figure in TESTED for header in (figure.short, f"optimistic {figure.short}")]
         rows = [
-            [
-                retriever,
-                percent(rates["top1_hit_rate"]),
-                percent(rates["optimistic_top1_hit_rate"]),
-                percent(rates["top3_hit_rate"]),
-                percent(rates["optimistic_top3_hit_rate"]),
-            ]
+            [retriever, *(percent(rates[prefix + figure.column]) for figure in TESTED for prefix in ("", OPTIMISTIC))]
             for retriever, rates in report.optimistic_rates.items()
         ]
         print_fitted(console, "If every suspect label's candidate were relevant", columns, rows, show_edge=False)

@@ -12,11 +12,12 @@ from retrieval_pipeline.cli.common import (
     identifiers,
     json_option,
     load_project,
+    no_stored_runs,
     open_store,
     stdout_console,
     store_option,
 )
-from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
+from retrieval_pipeline.cli.errors import CommandError
 
 
 @click.command("list")
@@ -29,67 +30,46 @@ def list_command(config_path, as_json: bool) -> None:
     files they name), without building any index, so `list` is a quick check of a configuration. Each
     retriever's problem (a run file not written yet) is named on its own row, the others listed as ok;
     exit 2 when any has one."""
-    from retrieval_pipeline.core.base.errors import RetrievalEvalError
-    from retrieval_pipeline.core.base.secrets import scrub
+    from retrieval_pipeline.core.services.views.listing_view import listing_view
 
-    config = load_project(config_path)
-    sets = config.question_sets
-    rows = [
-        {
-            "identifier": identifier,
-            "name": question_set.name,
-            "question_count": len(question_set.questions),
-            "by_form": question_set.counts_by_form(),
-            "by_hard_class": question_set.counts_by_hard_class(),
-            "source": sets.source_of(identifier),
-        }
-        for identifier, question_set in sets.items()
-    ]
-    retrievers = []
-    for name, spec in config.retriever_specs.items():
-        try:
-            config.check_retriever(name)
-            problem = None
-        except RetrievalEvalError as error:
-            problem = scrub(str(error))
-        retrievers.append({"identifier": name, "kind": spec.kind, "status": "problem" if problem else "ok", "problem": problem})
+    view = listing_view(load_project(config_path))
     if as_json:
         from retrieval_pipeline.cli.payloads import emit
 
-        emit({"config": config.source, "store": config.store_uri, "question_sets": rows, "retrievers": retrievers})
+        emit(view.to_dict())
     else:
-        _print_listing(config, rows, retrievers)
-    problems = [retriever["problem"] for retriever in retrievers if retriever["problem"]]
-    if problems:  # the listing shows every retriever; stderr names each problem, as `run` would
-        many = f"{len(problems)} of {len(retrievers)} retrievers cannot be run: " if len(problems) > 1 else ""
+        _print_listing(view)
+    if view.problems:  # the listing shows every retriever; stderr names each problem, as `run` would
+        problems = view.problems
+        many = f"{len(problems)} of {len(view.retrievers)} retrievers cannot be run: " if len(problems) > 1 else ""
         raise CommandError(many + "; ".join(problems))
 
 
-def _print_listing(config, rows: list[dict], retrievers: list[dict]) -> None:
+def _print_listing(view) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     console = stdout_console()
-    console.print(f"Configuration: {config.source}")
-    console.print(f"Result store: {config.store_uri}")
+    console.print(f"Configuration: {view.config_source}")
+    console.print(f"Result store: {view.store_uri}")
     table = Table(title="Question sets", title_justify="left")
     identifier_column(table, "set")
     for header, justify in (("questions", "right"), ("match", "right"), ("gap", "right"), ("name", "left")):
         table.add_column(header, justify=justify)
-    for row in rows:
-        forms = row["by_form"]
+    for listed in view.question_sets:
+        forms = listed.by_form
         table.add_row(
-            row["identifier"], str(row["question_count"]), str(forms.get("match", 0)), str(forms.get("gap", 0)), row["name"]
+            listed.identifier, str(listed.question_count), str(forms.get("match", 0)), str(forms.get("gap", 0)), listed.name
         )
-    console.print(table if rows else "No question sets configured.")
+    console.print(table if view.question_sets else "No question sets configured.")
     table = Table(title="Retrievers", title_justify="left")
     identifier_column(table, "retriever")
     table.add_column("kind")
     table.add_column("status")
-    for retriever in retrievers:
-        status = "ok" if retriever["problem"] is None else f"[red]problem:[/red] {escape(retriever['problem'])}"
-        table.add_row(retriever["identifier"], retriever["kind"], status)
-    console.print(table if retrievers else "No retrievers configured.")
+    for retriever in view.retrievers:
+        status = "ok" if retriever.problem is None else f"[red]problem:[/red] {escape(retriever.problem)}"
+        table.add_row(retriever.identifier, retriever.kind, status)
+    console.print(table if view.retrievers else "No retrievers configured.")
 
 
 @click.command("history")
@@ -111,13 +91,24 @@ def history(
     """The stored runs of SET against RETRIEVER, newest first, with their rates, their deltas to the
     baseline each was checked against, and a status: the check's verdict (baseline, pass, regression,
     not comparable, incomplete), who accepted it, and which run is the current baseline."""
+    view = _history_view(set_identifier, retriever_identifier, config_path, store_uri, limit, rescore)
+    if as_json:
+        from retrieval_pipeline.cli.payloads import emit
+
+        emit(view.to_dict())
+    else:
+        _print_history(view)
+
+
+def _history_view(set_identifier: str, retriever_identifier: str, config_path, store_uri, limit: int, rescore: bool):
+    """With --store the configuration is optional (but --rescore reads the set from it); when there is one,
+    its baseline policy marks the baseline."""
     from retrieval_pipeline.core.services.baselines import BaselinePolicy
     from retrieval_pipeline.core.services.history import run_history
     from retrieval_pipeline.core.services.rescored_history import rescored_history
+    from retrieval_pipeline.core.services.views.history_view import HistoryView
     from retrieval_pipeline.core.storage.store import HistoryKey
 
-    # With --store the configuration is optional (but --rescore reads the set from it); when there is one,
-    # its baseline policy marks the baseline.
     config = load_project(config_path) if rescore or not store_uri or (config_path and config_path.exists()) else None
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
@@ -127,68 +118,35 @@ def history(
     else:
         entries = run_history(store, key, limit or None, policy)
     if not entries:
-        stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
-        raise CommandError(
-            f"no stored runs of set '{set_identifier}' against retriever '{retriever_identifier}' in {store.uri}; "
-            f"stored: {stored}",
-            EXIT_FAILED,
-        )
-    if as_json:
-        from retrieval_pipeline.cli import payloads
+        raise no_stored_runs(store, key)
+    return HistoryView(key, store.uri, tuple(entries), rescore)
 
-        payloads.emit(
-            {
-                "set": set_identifier,
-                "retriever": retriever_identifier,
-                "grader": key.grader,
-                "store": store.uri,
-                "labels": "current" if rescore else "stored",
-                "runs": payloads.history(entries),
-            }
-        )
-        return
+
+def _print_history(view) -> None:
     from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
     from retrieval_pipeline.core.base.formatting import signed_pp
-    from retrieval_pipeline.core.scoring.measures import HIT_RATE, gated_figures
 
     console = stdout_console()
-    questions = entries[0].summary.question_count
-    console.print(f"{set_identifier} × {retriever_identifier} in {store.uri} ({questions} questions), newest first:")
-    if rescore:
-        console.print(f"Every run under the current labels of {set_identifier}, rescored from its stored ids.")
-    rates = [figure for figure, _ in gated_figures((1, 3)) if figure.measure is HIT_RATE]
+    key = view.key
+    console.print(
+        f"{key.set_identifier} × {key.retriever_identifier} in {view.store_uri} ({view.question_count} questions), newest first:"
+    )
+    if view.rescored:
+        console.print(f"Every run under the current labels of {key.set_identifier}, rescored from its stored ids.")
     columns = [Column("run at (UTC)", "left"), Column("run id", "left", identifier=True)]
-    for order, figure in enumerate(rates):  # a narrow terminal leaves out top-3's columns, never top-1's
+    for order, figure in enumerate(view.rates):  # a narrow terminal leaves out the later rates' columns, never the first's
         columns += [Column(figure.short, optional=order), Column(f"Δ {figure.short}", optional=order)]
     columns.append(Column("status", "left"))
-    rows = []
-    for entry in entries:
-        s = entry.summary
-        notes = [entry.status] if s.complete else [_incomplete_note(s.errored_count)]
-        if s.complete and s.verdict is None and entry.baseline_run_id is None:
-            notes.append("first run")
-        if s.question_count != questions:
-            notes.append(f"{s.question_count} questions")
-        if entry.rescored:
-            notes.append(f"{len(entry.rescored)} relabelled rescored")
-        if entry.not_rescored:
-            notes.append(f"not rescored: {entry.not_rescored}")
-        rows.append(
-            [
-                s.run_at.strftime("%Y-%m-%d %H:%M:%S"),
-                s.run_id,
-                *(cell for f in rates for cell in (f.text(s.figures[f.key]), signed_pp(entry.deltas.get(f.key)))),
-                "; ".join(note for note in notes if note),
-            ]
-        )
+    rows = [
+        [
+            entry.summary.run_at.strftime("%Y-%m-%d %H:%M:%S"),
+            entry.summary.run_id,
+            *(cell for f in view.rates for cell in (f.text(entry.summary.figures[f.key]), signed_pp(entry.deltas.get(f.key)))),
+            view.notes(entry),
+        ]
+        for entry in view.entries
+    ]
     print_fitted(console, None, columns, rows, show_edge=False)
-
-
-def _incomplete_note(errors: int) -> str:
-    """A run without errors is incomplete only when an interrupted `nightly` saved it unrecorded by Dagster."""
-    if errors == 0:
-        return "incomplete: interrupted before Dagster recorded it"
-    return f"incomplete: {errors} error{'s' if errors != 1 else ''}"
 
 
 @click.command("prune")
@@ -208,6 +166,7 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
     Everything is checked before anything goes."""
     from retrieval_pipeline.core.base.errors import InvalidInputError
     from retrieval_pipeline.core.services.baselines import latest_accepted_run_id
+    from retrieval_pipeline.core.services.views.history_view import PruneView
     from retrieval_pipeline.core.storage.retention import check_retention_days
     from retrieval_pipeline.core.storage.retention import prune as prune_store
 
@@ -220,36 +179,31 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
     days = older_than_days if older_than_days is not None else config.retention_days
     store = open_store(store_uri, config)
     plan = prune_store(store, timedelta(days=days), dry_run=dry_run, protected=lambda key: latest_accepted_run_id(store, key))
-    leftovers = [store.shown(path) for path in plan.leftovers]
+    view = PruneView(store.uri, days, dry_run, plan.runs, tuple(store.shown(path) for path in plan.leftovers))
     if as_json:
-        from retrieval_pipeline.cli import payloads
+        from retrieval_pipeline.cli.payloads import emit
 
-        payloads.emit(
-            {
-                "store": store.uri,
-                "older_than_days": days,
-                "dry_run": dry_run,
-                "removed": payloads.stored_runs(plan.runs),
-                "removed_leftovers": leftovers,
-            }
-        )
-        return
+        emit(view.to_dict())
+    else:
+        _print_pruned(view)
+
+
+def _print_pruned(view) -> None:
     console = stdout_console()
-    if not plan.runs and not leftovers:
+    if not view.runs and not view.leftovers:
         console.print(
-            f"Nothing to remove from {store.uri}: no run older than {days:g} days "
+            f"Nothing to remove from {view.store_uri}: no run older than {view.older_than_days:g} days "
             "(the latest readable run of each set and retriever is always kept)."
         )
         return
     from rich.table import Table
 
-    verb = "Would remove" if dry_run else "Removed"
-    console.print(f"{verb} {len(plan.runs)} run(s) older than {days:g} days from {store.uri}:")
-    if plan.runs:
+    console.print(f"{view.verb} {len(view.runs)} run(s) older than {view.older_than_days:g} days from {view.store_uri}:")
+    if view.runs:
         table = Table()
         for header in ("set", "retriever", "run id", "run at (UTC)", "complete"):
             table.add_column(header, no_wrap=True)
-        for run in plan.runs:
+        for run in view.runs:
             table.add_row(
                 run.key.set_identifier,
                 run.key.retriever_identifier,
@@ -258,7 +212,7 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
                 "yes" if run.complete else "no",
             )
         console.print(table)
-    for path in leftovers:
-        console.print(f"{verb} {path} (left by a save that crashed)")
-    if dry_run:
+    for path in view.leftovers:
+        console.print(f"{view.verb} {path} (left by a save that crashed)")
+    if view.dry_run:
         console.print("Dry run: nothing was removed.")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from retrieval_pipeline.cli.errors import CommandError, warn
+from retrieval_pipeline.core.services.config_lookup import CONFIG_ENV_VAR, CONFIG_FILE_NAME
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
     from retrieval_pipeline.core.services.config import ProjectConfig
     from retrieval_pipeline.core.storage.store import ResultStore
 
-CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same names as in retrieval_pipeline.core.services.config
-CONFIG_FILE_NAME = "retrieval-eval.yaml"
 STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"  # what the Dagster code location (dagster_layer.definitions) reads too
 NON_TTY_WIDTH = 10_000
 """Off a terminal (CI logs, pipes) nothing wraps lines, so tables take their natural width: an
@@ -61,7 +60,8 @@ def json_option(function):
 def load_project(config_path: Path | None) -> ProjectConfig:
     """A configuration not given with --config is named on stderr, one line, so a run never silently uses
     a file found in a parent folder, or the demo."""
-    from retrieval_pipeline.core.services.config import default_config_path, load_config
+    from retrieval_pipeline.core.services.config import load_config
+    from retrieval_pipeline.core.services.config_lookup import default_config_path
 
     path = config_path or default_config_path()
     if config_path is None and not path.exists():
@@ -202,3 +202,15 @@ def status(message: str) -> Iterator[Callable[[str], None]]:
         return
     with stderr_console().status(message) as spinner:
         yield lambda detail: spinner.update(f"{message} {detail}")
+
+
+def no_stored_runs(store: ResultStore, key) -> CommandError:
+    """What `history` and `report` say for a pair with no runs: the pairs the store does hold."""
+    from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED
+
+    stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
+    return CommandError(
+        f"no stored runs of set '{key.set_identifier}' against retriever '{key.retriever_identifier}' in {store.uri}; "
+        f"stored: {stored}",
+        EXIT_FAILED,
+    )

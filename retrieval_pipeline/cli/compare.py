@@ -18,7 +18,9 @@ from retrieval_pipeline.cli.common import (
     stdout_console,
     store_option,
 )
-from retrieval_pipeline.cli.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, INTERRUPTED, CommandError
+from retrieval_pipeline.cli.errors import CommandError
+from retrieval_pipeline.cli.interruptions import Tally
+from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE
 
 
 @click.command("compare")
@@ -66,10 +68,7 @@ def compare(
     if repeated:
         raise click.UsageError(f"retriever '{repeated}' is given more than once")
 
-    from retrieval_pipeline.core.scoring.comparison import compare_runs
-    from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
-    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.services.runner import run_question_set
+    from retrieval_pipeline.core.services.library import compared
     from retrieval_pipeline.core.services.settings import EvaluationSettings
 
     config = load_project(config_path)
@@ -81,56 +80,47 @@ def compare(
             config.retriever(identifier)  # raises the unknown-retriever error listing the known ones
     if store is not None:
         store.check_writable()  # before any retriever is built or asked
-    runs, saved = [], {}
-    try:
-        with redirect_stdout(sys.stderr):  # anything a retriever prints stays off stdout
-            for identifier in retriever_identifiers:
-                with status(f"Preparing retriever {identifier}…") as progress:
-                    retriever = config.retriever(identifier, progress=progress)
-                with progress_bar(len(question_set.questions), f"{set_identifier} × {identifier}") as advance:
-                    if store is not None:
-                        evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=advance)
-                        runs.append(evaluation.run)
-                        saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
-                    else:
-                        runs.append(
-                            run_question_set(
-                                question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=advance
-                            )
-                        )
-    except KeyboardInterrupt:
-        done = ", ".join(f"{identifier} (run {run_id})" for identifier, (run_id, _) in saved.items()) or "none"
-        unfinished = ", ".join(retriever_identifiers[len(runs) :])
-        saved_note = f"; saved whole: {done}" if store is not None else "; nothing is saved without --save"
-        raise CommandError(
-            f"{INTERRUPTED}: {len(runs)} of {len(retriever_identifiers)} retrievers evaluated, not {unfinished}{saved_note}",
-            EXIT_INTERRUPTED,
-        ) from None
-    comparison = compare_runs(
-        runs,
-        min_compared_questions=settings.tolerances.min_compared_questions,
-        significance=settings.tolerances.min_significance or DEFAULT_SIGNIFICANCE,
-    )
-
-    from retrieval_pipeline.core.services.views.comparison_view import comparison_view
-
-    view = comparison_view(comparison)
+    runs, tally = _evaluate_each(config, question_set, retriever_identifiers, store, settings)
+    view = compared(runs, settings, tally.saved if store is not None else None)
     if as_json:
-        from retrieval_pipeline.cli import payloads, payloads_compare
+        from retrieval_pipeline.cli.payloads import emit
 
-        payloads.emit(payloads_compare.comparison(view, saved if store is not None else None))
+        emit(view.to_dict())
     else:
-        from retrieval_pipeline.cli.render_compare import print_comparison
-
-        print_comparison(stdout_console(), view, limit)
-        if store is not None:
-            console = stdout_console()
-            for identifier, (run_id, verdict) in saved.items():
-                console.print(f"Saved run {run_id} of {identifier} to {store.uri}. {verdict}")
-
+        _print(view, limit, store)
     incomplete = [run for run in runs if not run.complete]
     if incomplete:
         from retrieval_pipeline.core.scoring.failures import failure_summary
 
         causes = "; ".join(f"{run.retriever_identifier}: {failure_summary(run)}" for run in incomplete)
         raise CommandError(f"incomplete run: {causes}; errored questions are left out of the paired tests", EXIT_INCOMPLETE)
+
+
+def _evaluate_each(config, question_set, identifiers: tuple[str, ...], store, settings):
+    """Each retriever built and run in turn (saved too with a store); anything it prints stays off stdout."""
+    from retrieval_pipeline.core.services.library import evaluated
+
+    runs, tally = [], Tally()
+    try:
+        with redirect_stdout(sys.stderr):
+            for identifier in identifiers:
+                with status(f"Preparing retriever {identifier}…") as progress:
+                    retriever = config.retriever(identifier, progress=progress)
+                with progress_bar(len(question_set.questions), f"{question_set.identifier} × {identifier}") as advance:
+                    evaluation = evaluated(question_set, retriever, store, settings, progress=advance)
+                runs.append(evaluation.run)
+                tally.finished.append(identifier)
+                if evaluation.stored is not None:
+                    tally.saved[identifier] = (evaluation.stored.run_id, evaluation.report.summary)
+    except KeyboardInterrupt:
+        raise tally.compare_stopped(identifiers, store is not None) from None
+    return runs, tally
+
+
+def _print(view, limit: int, store) -> None:
+    from retrieval_pipeline.cli.render_compare import print_comparison
+
+    console = stdout_console()
+    print_comparison(console, view, limit)
+    for identifier, (run_id, verdict) in (view.saved or {}).items():
+        console.print(f"Saved run {run_id} of {identifier} to {store.uri}. {verdict}")

@@ -8,12 +8,15 @@ from contextlib import contextmanager
 
 import click
 
-EXIT_OK = 0
-EXIT_FAILED = 1  # unknown set, retriever or run; regression with --fail-on-regression; run not acceptable
-EXIT_INVALID = 2  # usage errors and invalid input (click uses 2 for its usage errors too)
-EXIT_INCOMPLETE = 3  # the retriever, or a service it needs, failed (on some questions, or while it was built)
-EXIT_INTERNAL = 4  # a bug: an exception nobody anticipated
-EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report a command a signal 2 ended
+from retrieval_pipeline.core.base.exit_codes import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+)
+
+INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report a command a signal 2 ended
 INTERRUPTED = "interrupted (Ctrl-C)"
 DEBUG_ENV_VAR = "RETRIEVAL_EVAL_DEBUG"
 

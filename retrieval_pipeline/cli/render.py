@@ -10,6 +10,7 @@ from rich.text import Text
 
 from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
 from retrieval_pipeline.core.base.formatting import id_list, p_phrase
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
@@ -78,8 +79,9 @@ def selected_questions(run: RunResult, show: str) -> tuple[list[QuestionResult],
         return [], None
     if show == "all" or (show == "auto" and run.question_count <= AUTO_SHOW_ALL_UP_TO):
         return list(run.questions), None
-    misses = list(run.questions.take(np.flatnonzero(~run.questions.hits(3))))
-    note = f"{len(misses)} of {run.question_count} questions shown: top-3 misses and errors (--show all lists every question)."
+    deepest = TESTED[-1]
+    misses = list(run.questions.take(np.flatnonzero(~run.questions.hits(deepest.k))))
+    note = f"{len(misses)} of {run.question_count} questions shown: {deepest.title} misses and errors (--show all lists every question)."
     return misses, note
 
 
@@ -91,8 +93,7 @@ def print_questions(console: Console, questions: Sequence[QuestionResult]) -> No
         Column("id", "left", identifier=True),
         Column("form", "left", identifier=True),
         Column("class", "left", identifier=True),
-        Column("top-1", "center"),
-        Column("top-3", "center"),
+        *(Column(figure.title, "center") for figure in TESTED),
         Column("hit rank", optional=1),
         Column("retrieved", "left"),
         Column("expected", "left"),
@@ -107,8 +108,7 @@ def print_questions(console: Console, questions: Sequence[QuestionResult]) -> No
             question.question_id,
             question.form,
             question.hard_class or "",
-            hit_mark(question.top1_hit),
-            hit_mark(question.top3_hit),
+            *(hit_mark(question.hit_at(figure.k)) for figure in TESTED),
             hit_rank_cell(question) if answered else "",
             retrieved_text(question) if answered else Text(""),
             id_list(question.expected_document_ids) if question.expected_document_ids else "(none)",

@@ -9,6 +9,7 @@ from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
 from retrieval_pipeline.cli.render import hit_mark
 from retrieval_pipeline.cli.render_significance import print_slice_table
 from retrieval_pipeline.core.base.formatting import id_list
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.services.views.comparison_view import ComparisonView, GroupTable
 from retrieval_pipeline.core.services.views.figure_rows import MISSING
 
@@ -87,7 +88,7 @@ def print_group_table(console: Console, table: GroupTable, view: ComparisonView)
 def print_disagreements(console: Console, view: ComparisonView, limit: int) -> None:
     found = view.disagreements
     if not found:
-        console.print("The retrievers agree on every question (top-1 and top-3).")
+        console.print(f"The retrievers agree on every question ({' and '.join(figure.title for figure in TESTED)}).")
         return
     shown = found if limit == 0 else found[:limit]
     columns = [Column(header, "left", identifier=True) for header in ("id", "form", "class")]
@@ -95,9 +96,14 @@ def print_disagreements(console: Console, view: ComparisonView, limit: int) -> N
     columns.append(Column("expected", "left"))
     rows = []
     for disagreement in shown:
-        cells = [hit_mark(outcome.top1_hit) + Text(" ") + hit_mark(outcome.top3_hit) for outcome in disagreement.outcomes]
+        cells = [Text(" ").join(hit_mark(outcome.hit_at(figure.k)) for figure in TESTED) for outcome in disagreement.outcomes]
         expected = id_list(disagreement.expected_document_ids) if disagreement.expected_document_ids else "(none)"
         rows.append([disagreement.question_id, disagreement.form, disagreement.hard_class or "", *cells, expected])
-    print_fitted(console, f"Disagreements ({len(found)} questions; top-1 top-3 per retriever)", columns, rows)
+    print_fitted(
+        console,
+        f"Disagreements ({len(found)} questions; {' '.join(figure.title for figure in TESTED)} per retriever)",
+        columns,
+        rows,
+    )
     if len(shown) < len(found):
         console.print(f"… and {len(found) - len(shown)} more (--limit 0 lists all, --json has all).")

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, load_project, open_store, store_option
-from retrieval_pipeline.cli.errors import EXIT_FAILED, CommandError
+from retrieval_pipeline.cli.common import config_option, load_project, no_stored_runs, open_store, store_option
 
 FILE = click.Path(dir_okay=False, writable=True, path_type=Path)
 
@@ -24,9 +23,8 @@ def markdown_option(function):
 
 def write_markdown(path: Path, view, note: str | None = None) -> None:
     from retrieval_pipeline.core.base.durable import write_text_atomically
-    from retrieval_pipeline.reports.markdown import markdown_summary
 
-    write_text_atomically(path, markdown_summary(view, note))
+    write_text_atomically(path, view.to_markdown(note))
 
 
 @click.command("report")
@@ -63,12 +61,7 @@ def report(
     labels = config.question_sets[set_identifier] if set_identifier in config.question_sets else None
     evaluation = latest_evaluation(store, key, config.tolerances, labels, rejudge=rejudge)
     if evaluation is None:
-        stored = ", ".join(f"{k.set_identifier} × {k.retriever_identifier}" for k in store.keys()) or "none"
-        raise CommandError(
-            f"no stored runs of set '{set_identifier}' against retriever '{retriever_identifier}' in {store.uri}; "
-            f"stored: {stored}",
-            EXIT_FAILED,
-        )
+        raise no_stored_runs(store, key)
     view = evaluation_view(evaluation)
     note = None
     if rejudge:
@@ -89,6 +82,4 @@ def report(
         write_markdown(markdown_path, view, note)
         click.echo(f"Wrote {markdown_path}", err=True)
     if html_path is None and markdown_path is None:
-        from retrieval_pipeline.reports.markdown import markdown_summary
-
-        click.echo(markdown_summary(view, note), nl=False)
+        click.echo(view.to_markdown(note), nl=False)

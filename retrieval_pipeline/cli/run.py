@@ -20,8 +20,10 @@ from retrieval_pipeline.cli.common import (
     stored_run_id,
     tolerance,
 )
-from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, INTERRUPTED, CommandError, warn
+from retrieval_pipeline.cli.errors import CommandError, warn
+from retrieval_pipeline.cli.interruptions import Tally
 from retrieval_pipeline.cli.report import markdown_option, write_markdown
+from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE
 
 SHOW_CHOICES = ("auto", "all", "misses", "none")
 
@@ -87,10 +89,8 @@ def run(
     class, the saved run and the regression verdict; with a baseline also the per-group deltas, the
     questions that flipped, and paired exact McNemar p-values.
     """
-    from retrieval_pipeline.core.scoring.results import utc_now
-    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
     from retrieval_pipeline.core.services.settings import EvaluationSettings
-    from retrieval_pipeline.core.storage.store import HistoryKey
+    from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 
     config = load_project(config_path)
     settings = EvaluationSettings.from_config(
@@ -99,30 +99,42 @@ def run(
     store = open_store(store_uri, config)
     question_set = config.question_set(set_identifier)
     store.check_writable()  # before the retriever is built: its index may take long, and its run longer
-    started, answered = utc_now(), AnswerCount()
+    evaluation = _evaluate(config, question_set, retriever_identifier, store, settings)
+    view = evaluation_view(evaluation, settings, store.uri)
+    if markdown_path is not None:
+        write_markdown(markdown_path, view)
+    if as_json:
+        from retrieval_pipeline.cli.payloads import emit
+
+        emit(view.to_dict(streamed=True))
+    else:
+        _print_report(view, evaluation.stored.run_id, store.uri, show)
+    _settle(evaluation, fail_on_regression, fail_on_inconclusive)
+
+
+def _evaluate(config, question_set, retriever_identifier: str, store, settings):
+    """Anything a retriever prints goes to stderr: stdout holds the report, or exactly one JSON object."""
+    from retrieval_pipeline.core.scoring.results import utc_now
+    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.storage.store import HistoryKey
+
+    started, tally = utc_now(), Tally()
+    pair = f"{question_set.identifier} × {retriever_identifier}"
     try:
-        # Anything a retriever prints goes to stderr: stdout holds the report, or exactly one JSON object.
         with redirect_stdout(sys.stderr):
             with status(f"Preparing retriever {retriever_identifier}…") as progress:
                 retriever = config.retriever(retriever_identifier, progress=progress)
-            answered.started = True
-            with progress_bar(len(question_set.questions), f"{set_identifier} × {retriever_identifier}") as advance:
-                evaluation = evaluate_and_record(question_set, retriever, store, settings, progress=answered.counting(advance))
+            tally.started = True
+            with progress_bar(len(question_set.questions), pair) as advance:
+                return evaluate_and_record(question_set, retriever, store, settings, progress=tally.counting(advance))
     except KeyboardInterrupt:
-        raise interrupted(store, HistoryKey(set_identifier, retriever_identifier), started, answered, question_set) from None
-    from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
+        key = HistoryKey(question_set.identifier, retriever_identifier)
+        raise tally.run_stopped(store, key, started, len(question_set.questions)) from None
 
-    run_result, report, view = evaluation.run, evaluation.report, evaluation_view(evaluation)
-    if markdown_path is not None:
-        write_markdown(markdown_path, view)
 
-    if as_json:
-        from retrieval_pipeline.cli import payloads
-
-        payloads.emit(payloads.evaluation(view, settings.tolerances, store.uri, settings.baseline_policy.value))
-    else:
-        _print_report(view, evaluation.stored.run_id, store.uri, show)
-
+def _settle(evaluation, fail_on_regression: bool, fail_on_inconclusive: bool) -> None:
+    """The exit: incomplete runs fail; a regression or an inconclusive verdict fails when asked to, else warns."""
+    run_result, report = evaluation.run, evaluation.report
     if not run_result.complete:
         from retrieval_pipeline.core.scoring.failures import failure_summary
 
@@ -139,39 +151,6 @@ def run(
         if fail_on_inconclusive:
             raise CommandError(report.summary, EXIT_FAILED)
         warn(f"{report.summary} (pass --fail-on-inconclusive to make this fail)")
-
-
-class AnswerCount:
-    """How far a run got: whether its retriever was built, and how many questions were answered."""
-
-    def __init__(self) -> None:
-        self.started, self.answered = False, 0
-
-    def counting(self, advance):
-        def progress(count: int) -> None:
-            self.answered += count
-            if advance is not None:
-                advance(count)
-
-        return progress
-
-
-def interrupted(store, key, started, answered: AnswerCount, question_set) -> CommandError:
-    """One line on what an interrupted run finished: the run, if its save completed, else how far it got
-    (a save is whole or absent, so the store holds nothing of it)."""
-    saved = [stored for stored in store.history(key) if stored.run_at >= started]
-    pair = f"{key.set_identifier} × {key.retriever_identifier}"
-    if saved:
-        kind = "complete" if saved[0].complete else "incomplete"
-        done = f"after {pair} was saved as {kind} run {saved[0].run_id} in {store.uri}; its report was not printed"
-    elif not answered.started:
-        done = f"while preparing retriever {key.retriever_identifier}: no question was asked, nothing was saved"
-    else:
-        done = (
-            f"after {answered.answered} of {len(question_set.questions)} questions of {pair} were answered: "
-            f"not saved, {store.uri} is as it was"
-        )
-    return CommandError(f"{INTERRUPTED} {done}", EXIT_INTERRUPTED)
 
 
 def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:

@@ -120,6 +120,6 @@ folder's pyproject.toml or workspace.yaml to find it."""
 
 
 def _is_default_config(path: Path) -> bool:
-    from retrieval_pipeline.core.services.config import default_config_path
+    from retrieval_pipeline.core.services.config_lookup import default_config_path
 
     return default_config_path().resolve() == Path(path).resolve()

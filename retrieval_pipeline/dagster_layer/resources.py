@@ -14,7 +14,8 @@ from pathlib import Path
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
-from retrieval_pipeline.core.services.config import ProjectConfig, default_config_path, load_config
+from retrieval_pipeline.core.services.config import ProjectConfig, load_config
+from retrieval_pipeline.core.services.config_lookup import default_config_path
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts, latest_verdicts
 from retrieval_pipeline.core.storage.store import ResultStore

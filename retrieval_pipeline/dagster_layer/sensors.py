@@ -26,7 +26,7 @@ from dagster import (
 
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import VersionedIndex
-from retrieval_pipeline.core.services.config import DagsterSection
+from retrieval_pipeline.core.services.config_file import DagsterSection
 from retrieval_pipeline.core.services.leaderboard import latest_entry
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET

@@ -13,7 +13,7 @@ import io
 from collections import Counter
 from datetime import datetime
 
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, SCORE, Figure
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, SCORE, TESTED, Figure
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.services.leaderboard import Leaderboard
@@ -21,7 +21,9 @@ from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 WIDTH_INCHES, DPI = 8.0, 90
 MAX_DATE_LABELS = 10
-COLOURS = {"top-1": "#1f77b4", "top-3": "#ff7f0e"}
+FIRST, DEEPEST = TESTED[0].short, TESTED[-1].short
+COLOURS = {FIRST: "#1f77b4", DEEPEST: "#ff7f0e"}
+"""The tested rates' lines (top-1, top-3), drawn over every other charted figure's."""
 OTHER_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 REGRESSED, INCOMPLETE = "#d62728", "#7f7f7f"
 
@@ -174,17 +176,17 @@ def markdown_image(png: bytes, alt: str) -> str:
 def _draw_metric(axes, points: tuple[ChartPoint, ...], metric: str, colour: str) -> None:
     complete = [(x, p) for x, p in enumerate(points) if p.complete and p.rate(metric) is not None]
     main = metric in COLOURS
-    # top-1 is drawn over top-3 with a smaller marker, so equal rates still show both.
+    # The first tested rate is drawn over the deepest with a smaller marker, so equal rates still show both.
     axes.plot(
         [x for x, _ in complete],
         [100 * p.rate(metric) for _, p in complete],
         color=colour,
-        marker="o" if metric == "top-1" else "s",
-        markersize={"top-1": 4, "top-3": 7}.get(metric, 3),
+        marker="o" if metric == FIRST else "s",
+        markersize={FIRST: 4, DEEPEST: 7}.get(metric, 3),
         linewidth=1.8 if main else 1,
         alpha=1 if main else 0.7,
         label=metric,
-        zorder=4 if metric == "top-1" else 3,
+        zorder=4 if metric == FIRST else 3,
     )
     bounds = [(x, p.interval(metric)) for x, p in complete if p.interval(metric) is not None]
     if bounds:
@@ -224,7 +226,7 @@ def _legend(axes, data: HistoryChartData) -> None:
     if data.baseline is not None:
         handles.append(Patch(color="#999999", alpha=0.3, label="tolerance below baseline"))
     if any(p.intervals for p in data.points):
-        handles.append(Patch(color=COLOURS["top-1"], alpha=0.12, label="95% interval"))
+        handles.append(Patch(color=COLOURS[FIRST], alpha=0.12, label="95% interval"))
     if any(p.regressed for p in data.points):
         handles.append(Line2D([], [], marker="X", color=REGRESSED, linestyle="", label="regressed"))
     if any(not p.complete for p in data.points):

@@ -16,7 +16,7 @@ from dagster_test_project import RETRIEVERS, SETS, degraded
 from printed_tables import assert_whole, figure_in, printed_table
 from rich.console import Console
 
-from retrieval_pipeline.core.services.config import demo_config_path
+from retrieval_pipeline.core.services.config_lookup import demo_config_path
 from retrieval_pipeline.dagster_layer.nightly import (
     DEFAULT_HOME,
     DEFAULT_INSTANCE_YAML,

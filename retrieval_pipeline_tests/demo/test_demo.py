@@ -15,7 +15,8 @@ import pytest
 import retrieval_pipeline
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.core.retrieval.retriever_kinds import build_retriever
-from retrieval_pipeline.core.services.config import demo_config_path, load_config
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.config_lookup import demo_config_path
 from retrieval_pipeline.core.services.runner import run_question_set
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
-from retrieval_pipeline.core.services import config
+from retrieval_pipeline.core.services import config_file
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 OWN_PACKAGE = "retrieval_pipeline."
@@ -73,8 +73,8 @@ def test_every_parameter_of_a_built_in_kind_is_named_in_its_section(kind):
 
 def test_every_configuration_key_is_named_in_the_configuration_page():
     text = (DOCS / "configuration.md").read_text(encoding="utf-8")
-    models = models_reachable_from(config._ConfigFile)
-    assert {config.ToleranceSection, config.DagsterSection, config.BeirSource} <= set(models)
+    models = models_reachable_from(config_file.ConfigFile)
+    assert {config_file.ToleranceSection, config_file.DagsterSection, config_file.BeirSource} <= set(models)
     assert undocumented(models, text) == []
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def flipped_questions(current: RunResult, baseline: RunResult) -> tuple[tuple[st
     answered = current.questions.answered & baseline.questions.answered[then]
     lost = np.zeros(current.question_count, bool)
     gained = np.zeros(current.question_count, bool)
-    for k in (1, 3):
+    for k in TESTED_CUTOFFS:
         was, now = baseline.questions.hits(k)[then], current.questions.hits(k)
         lost |= was & ~now
         gained |= now & ~was

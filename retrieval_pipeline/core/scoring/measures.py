@@ -160,6 +160,9 @@ HIT_RATE = Measure(
     column_pattern="top{k}_hit_rate",
 )
 """The methodology's own figure: counted from each question's first-hit rank, kept exact as counts."""
+TESTED = tuple(Figure(HIT_RATE, k) for k, _ in HIT_RATE.gate)
+"""The methodology's two rates, top-1 and top-3 (the cut-offs the hit rate's gate names): the headline
+figures with exact gates and paired tests on every slice, the ones a history row and a breakdown show."""
 
 MEASURES: Registry[Measure] = measure_registry(
     (

@@ -18,6 +18,7 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta, flipped_questions, group_deltas
 from retrieval_pipeline.core.scoring.failures import failure_summary
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.scoring.metric_gates import metric_deltas, metric_drops, ranking_gate_options
 from retrieval_pipeline.core.scoring.rescoring import rescored_baseline
 from retrieval_pipeline.core.scoring.results import RunResult
@@ -169,8 +170,8 @@ def incomplete_report(current: RunResult, baseline: RunResult | None) -> Regress
 
 def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, changes: SetChanges) -> RegressionReport:
     """Both runs over the same unchanged questions."""
-    top1_delta = current.hit_rate(1) - baseline.hit_rate(1)
-    top3_delta = current.hit_rate(3) - baseline.hit_rate(3)
+    tested = {figure: current.hit_rate(figure.k) - baseline.hit_rate(figure.k) for figure in TESTED}
+    top1_delta, top3_delta = tested.values()
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
     drops, inconclusive = [], []
@@ -179,7 +180,7 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
         k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
     }
     for k in dropped_hit_rates(counts, tolerances):
-        drop = f"top-{k} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(gates[k])})"
+        drop = f"{Figure(HIT_RATE, k).title} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(gates[k])})"
         corrected = overall_test(tests, k).corrected_p_value
         if tolerances.min_significance is not None and corrected > tolerances.min_significance:
             inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
@@ -196,7 +197,7 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
-    summary = _summary(changes.scope, drops, inconclusive, unjudged, top1_delta, top3_delta)
+    summary = _summary(changes.scope, drops, inconclusive, unjudged, tested)
     if losses.sentence():
         summary = f"{summary} {losses.sentence()}"
     if changes.rescore_sentence:
@@ -225,10 +226,9 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     )
 
 
-def _summary(
-    scope: str, drops: list[str], inconclusive: list[str], unjudged: list[str], top1_delta: float, top3_delta: float
-) -> str:
-    """`unjudged`: the drops that more than `max_unjudged_share` of the lost hits' unjudged documents explain."""
+def _summary(scope: str, drops: list[str], inconclusive: list[str], unjudged: list[str], tested: dict[Figure, float]) -> str:
+    """`unjudged`: the drops that more than `max_unjudged_share` of the lost hits' unjudged documents explain;
+    `tested`: each tested rate's change, which a run without a regression states."""
     doubts = (
         [f"Inconclusive{scope}: " + "; ".join(inconclusive) + ": the set cannot tell this from noise."] if inconclusive else []
     )
@@ -238,7 +238,7 @@ def _summary(
         return " ".join([f"Regression{scope}: " + "; ".join(drops) + ".", *doubts])
     if doubts:
         return " ".join(doubts)
-    return f"No regression{scope}: top-1 {signed_pp(top1_delta)}, top-3 {signed_pp(top3_delta)}."
+    return f"No regression{scope}: " + ", ".join(f"{figure.title} {signed_pp(delta)}" for figure, delta in tested.items()) + "."
 
 
 def _p95_delta(current: RunResult, baseline: RunResult) -> float | None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, ranking_figures
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, ranking_figures
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.significance import (
     bootstrap_interval,
@@ -29,7 +29,7 @@ from retrieval_pipeline.core.scoring.significance import (
 if TYPE_CHECKING:
     import numpy as np
 
-TESTED_CUTOFFS = (1, 3)
+TESTED_CUTOFFS = tuple(figure.k for figure in TESTED)
 OVERALL = "overall"
 
 

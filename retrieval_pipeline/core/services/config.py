@@ -1,29 +1,17 @@
-"""The project configuration file (YAML): store, question sets, named retrievers, tolerances, schedule.
+"""The project configuration (YAML) as the project sees it: store, question sets, named retrievers,
+tolerances, schedule; sets and retrievers built from it on first use.
 
-Relative paths resolve against the file's folder; every error names the file and the key.
+The file's schema is `config_file`; which file is read when none is named is `config_lookup`. Relative
+paths resolve against the file's folder; every error names the file and the key.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
 from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    ValidationError,
-    ValidationInfo,
-    create_model,
-    field_validator,
-    model_validator,
-)
+from pydantic import ValidationError
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
 from retrieval_pipeline.core.golden.question_sets import (
@@ -32,163 +20,19 @@ from retrieval_pipeline.core.golden.question_sets import (
     build_question_set_registry,
     entry_point_providers,
 )
-from retrieval_pipeline.core.golden.questions import GoldenQuestionSet, check_identifier
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring.measures import Figure, figure_names
-from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, tolerance_fields, tolerance_problem
-from retrieval_pipeline.core.services.baselines import BaselinePolicy
-
-CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
-CONFIG_FILE_NAME = "retrieval-eval.yaml"
-DEMO_NOTE = (
-    f"no configuration was named, so the embedded demo is in use; name yours with --config FILE, "
-    f"${CONFIG_ENV_VAR}, or a {CONFIG_FILE_NAME} in the current folder or a parent"
-)
-DEFAULT_RETENTION_DAYS = 30.0
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SetFileSource(_Section):
-    file: str
-    corpus: str | None = None
-
-
-class BeirSource(_Section):
-    beir: str
-    identifier: str
-    split: str = "test"
-    name: str | None = None
-    corpus: str | None = None
-
-    @field_validator("identifier")
-    @classmethod
-    def _identifier(cls, value: str) -> str:
-        return check_identifier(value, "set identifier")
-
-
-def _source_kind(value: Any) -> str:
-    return "beir-folder" if isinstance(value, dict) and "beir" in value else "set-file"
-
-
-SetSource = Annotated[
-    Annotated[SetFileSource, Tag("set-file")] | Annotated[BeirSource, Tag("beir-folder")],
-    Discriminator(_source_kind),
-]
-
-
-class RetrieverSpec(BaseModel):
-    """`kind` picks the class; every other key is that kind's parameter, validated by the kind."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
-    kind: str
-
-    @model_validator(mode="before")
-    @classmethod
-    def _misspelt_kind(cls, data: Any) -> Any:
-        """Without `kind` every key is a parameter, so `kidn: lexical` would only be reported as no kind."""
-        if isinstance(data, dict) and "kind" not in data:
-            close = difflib.get_close_matches("kind", [str(key) for key in data], n=1, cutoff=0.6)
-            if close:
-                raise ValueError(f"{quoted(close[0])} is not a known key; did you mean 'kind'?")
-        return data
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
-
-class _ToleranceChecks(_Section):
-    """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _tolerance(cls, value: Any, info: ValidationInfo) -> Any:
-        """Before pydantic's coercion, which would turn `true` into the tolerance 1.0."""
-        problem = tolerance_problem(info.field_name, value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-
-ToleranceSection = create_model(
-    "ToleranceSection",
-    __base__=_ToleranceChecks,
-    __doc__="The configuration's `tolerances`: exactly the fields and defaults of `Tolerances`, declared once there.",
-    **{tolerance.name: (hint, tolerance.default) for tolerance, hint in tolerance_fields()},
-)
-
-
-class DagsterSection(_Section):
-    """Read by the Dagster layer only; kept here so one file configures the whole project."""
-
-    nightly_cron: str = "0 2 * * *"
-    timezone: str = "UTC"
-    sensor_interval_seconds: int = Field(300, ge=1)
-    check_severity: Literal["ERROR", "WARN"] = "ERROR"
-
-
-class LeaderboardSection(_Section):
-    rank_by: str = "top1"
-    """A figure key of the configured cut-offs (`top1`, `ndcg@10`, `hit_rate@3`); top-1 by default, the
-    methodology's primary figure. Checked against the cut-offs in `ProjectConfig`, which knows them."""
-
-
-class AuditSection(_Section):
-    """How the label audit reads the history: the last `unstable_window` complete runs of each pair."""
-
-    unstable_window: int = Field(5, ge=2)
-    exclude_unstable: bool = False
-
-
-class _ConfigFile(_Section):
-    store: str = "results"
-    retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
-    cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
-    overfetch_multiplier: int = OVERFETCH_MULTIPLIER
-    cache_dir: str | None = None
-    tolerances: ToleranceSection = ToleranceSection()
-    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
-    question_sets: list[SetSource] = []
-    retrievers: dict[str, RetrieverSpec] = {}
-    dagster: DagsterSection = DagsterSection()
-    audit: AuditSection = AuditSection()
-    leaderboard: LeaderboardSection = LeaderboardSection()
-
-    @field_validator("retrievers")
-    @classmethod
-    def _retriever_identifiers(cls, retrievers: dict[str, RetrieverSpec]) -> dict[str, RetrieverSpec]:
-        for identifier in retrievers:
-            check_identifier(identifier, "retriever identifier")
-        return retrievers
-
-    @field_validator("retention_days")
-    @classmethod
-    def _retention(cls, days: float) -> float:
-        from retrieval_pipeline.core.storage.retention import check_retention_days
-
-        return check_retention_days(days)
-
-    @field_validator("cutoffs")
-    @classmethod
-    def _cutoffs(cls, values: tuple[int, ...]) -> tuple[int, ...]:
-        CutOffs(values)
-        return values
-
-    @field_validator("overfetch_multiplier")
-    @classmethod
-    def _overfetch(cls, value: int) -> int:
-        CutOffs(DEFAULT_CUTOFFS, value)
-        return value
+from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.config_file import BeirSource, ConfigFile, SetFileSource
+from retrieval_pipeline.core.services.config_lookup import DEMO_NOTE, demo_config_path
 
 
 class ProjectConfig:
     """A loaded configuration; sets and retrievers are built on first use and then reused."""
 
-    def __init__(self, data: _ConfigFile, path: Path):
+    def __init__(self, data: ConfigFile, path: Path):
         self.path = path
         self.base_dir = path.parent
         self._data = data
@@ -356,32 +200,10 @@ def load_config(path: str | Path) -> ProjectConfig:
     if not isinstance(raw, dict):
         raise InvalidInputError("the configuration must be a mapping", source=str(path))
     try:
-        data = _ConfigFile.model_validate(raw)
+        data = ConfigFile.model_validate(raw)
     except ValidationError as error:
-        location, message = validation_problem(error, _ConfigFile, noun="key")
+        location, message = validation_problem(error, ConfigFile, noun="key")
         raise InvalidInputError(
             message, source=str(path), key=".".join(location[:-1]) or None, field=location[-1] if location else None
         ) from None
     return ProjectConfig(data, path.resolve())
-
-
-def demo_config_path() -> Path:
-    """The embedded demo, used when no configuration is given."""
-    return Path(__file__).resolve().parents[2] / "demo" / "config.yaml"
-
-
-def find_config_file(start: Path) -> Path | None:
-    """`retrieval-eval.yaml` in `start` or the nearest parent holding one, as ruff and pytest find theirs."""
-    for folder in (start, *start.parents):
-        candidate = folder / CONFIG_FILE_NAME
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def default_config_path(cwd: Path | None = None) -> Path:
-    """$RETRIEVAL_EVAL_CONFIG, else a `retrieval-eval.yaml` found from `cwd` up, else the embedded demo."""
-    explicit = os.environ.get(CONFIG_ENV_VAR)
-    if explicit:
-        return Path(explicit)
-    return find_config_file((cwd or Path.cwd()).resolve()) or demo_config_path()

@@ -22,7 +22,8 @@ from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, Store
 class Evaluation:
     run: RunResult
     report: RegressionReport
-    stored: StoredRun
+    stored: StoredRun | None
+    """None for a run evaluated without a store (the library's `evaluate` with no `store`)."""
     baseline: RunResult | None
 
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from itertools import islice
 
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.services.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
@@ -94,6 +95,6 @@ def _against_previous(store: ResultStore, entry: HistoryEntry, older_complete: l
                 continue
             read[previous.run_id] = RunSummary.of(previous.key, found[1])
         baseline = read[previous.run_id]
-        deltas = {key: entry.summary.figures[key] - baseline.figures[key] for key in ("top1", "top3")}
+        deltas = {key: entry.summary.figures[key] - baseline.figures[key] for key in (figure.key for figure in TESTED)}
         return replace(entry, baseline_run_id=baseline.run_id, deltas=deltas)
     return entry

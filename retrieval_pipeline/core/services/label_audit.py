@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 MIN_FLIPS = 2
+OPTIMISTIC = "optimistic_"
+"""Prefixes a tested rate's column (`optimistic_top1_hit_rate`): the rate if every suspect's candidate were relevant."""
 
 
 @dataclass(frozen=True)
@@ -197,15 +200,14 @@ def optimistic_rates(latest_runs: Sequence[RunResult], suspects: Sequence[Suspec
     rates = {}
     for run in latest_runs:
         total = run.question_count or 1
-        hits = {1: 0, 3: 0}
+        hits = dict.fromkeys(TESTED, 0)
         for result in run.questions:
-            for k in hits:
-                hits[k] += bool(result.hit_at(k)) or candidates.get(result.question_id) in result.retrieved_document_ids[:k]
+            for figure in hits:
+                k = figure.k
+                hits[figure] += bool(result.hit_at(k)) or candidates.get(result.question_id) in result.retrieved_document_ids[:k]
         rates[run.retriever_identifier] = {
-            "top1_hit_rate": run.hit_rate(1),
-            "top3_hit_rate": run.hit_rate(3),
-            "optimistic_top1_hit_rate": hits[1] / total,
-            "optimistic_top3_hit_rate": hits[3] / total,
+            **{figure.column: run.hit_rate(figure.k) for figure in TESTED},
+            **{f"{OPTIMISTIC}{figure.column}": count / total for figure, count in hits.items()},
         }
     return rates
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.arrow_arrays import from_rows
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, in_declared_order
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, in_declared_order
 from retrieval_pipeline.core.scoring.results import GRADER
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
@@ -84,7 +84,7 @@ class Leaderboard:
         return [
             figure
             for figure in recorded_figures(self.for_set(set_identifier), headline=True, always=[self.rank_by])
-            if figure.measure is not HIT_RATE or figure.k in (1, 3) or figure == self.rank_by
+            if figure.measure is not HIT_RATE or figure in TESTED or figure == self.rank_by
         ]
 
     def to_markdown(self) -> str:

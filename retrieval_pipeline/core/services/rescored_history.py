@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.measures import HIT_RATE
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.rescoring import Rescoring, under_current_labels
 from retrieval_pipeline.core.scoring.set_versions import restrict, set_changes
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
@@ -68,4 +68,4 @@ def _deltas(run: Rescoring, baseline: Rescoring) -> dict[str, float]:
         return {}
     compared = set_changes(run.run, baseline.run).compared_ids
     now, then = restrict(run.run, compared), restrict(baseline.run, compared)
-    return {HIT_RATE.key(k): now.hit_rate(k) - then.hit_rate(k) for k in (1, 3)}
+    return {figure.key: now.hit_rate(figure.k) - then.hit_rate(figure.k) for figure in TESTED}

@@ -19,6 +19,7 @@ from retrieval_pipeline.core.scoring.power import POWER, detectable_drop, questi
 from retrieval_pipeline.core.scoring.rescoring import under_current_labels
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import restrict, set_changes
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, hit_rate_gates
 
 
@@ -67,7 +68,7 @@ class SetPower:
 def set_power(question_set: GoldenQuestionSet, histories: Mapping[str, Sequence[RunResult]], tolerances: Tolerances) -> SetPower:
     """`histories`: each retriever's complete runs, oldest first."""
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
-    gates = hit_rate_gates(tolerances, (1, 3))
+    gates = hit_rate_gates(tolerances, TESTED_CUTOFFS)
     flips, compared, pairs = dict.fromkeys((k for k, _ in gates), 0), 0, 0
     for runs in histories.values():
         rescored = [under_current_labels(run, question_set).run for run in runs]

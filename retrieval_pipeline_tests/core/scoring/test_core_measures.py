@@ -18,7 +18,7 @@ from retrieval_pipeline.core.scoring.measures import (
 )
 from retrieval_pipeline.core.scoring.ranking_metrics import recall
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.config import ToleranceSection
+from retrieval_pipeline.core.services.config_file import ToleranceSection
 
 
 def test_every_gate_a_measure_declares_is_a_tolerance_and_a_configuration_key():

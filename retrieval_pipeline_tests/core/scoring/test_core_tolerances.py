@@ -12,7 +12,8 @@ import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.tolerances import MILLISECONDS, Tolerances, tolerance_problem
-from retrieval_pipeline.core.services.config import ToleranceSection, load_config
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.config_file import ToleranceSection
 
 OUT_OF_RANGE = [10, 1.5, -0.1, math.inf, -math.inf, math.nan]
 

@@ -9,7 +9,8 @@ import yaml
 
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.services.audit import audit_set, missing_labels
-from retrieval_pipeline.core.services.config import demo_config_path, load_config
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.config_lookup import demo_config_path
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore

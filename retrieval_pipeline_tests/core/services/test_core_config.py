@@ -11,7 +11,8 @@ import yaml
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.config import DEFAULT_RETENTION_DAYS, load_config
+from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.config_file import DEFAULT_RETENTION_DAYS
 
 
 def write_config(folder: Path, data, name: str = "retrieval-eval.yaml") -> Path:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
+from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.results import GroupRates
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.services.views.figure_rows import FigureDelta, FigureRow
 
 
@@ -63,7 +62,7 @@ def breakdown(
 ) -> Breakdown:
     """Each group beside the check's change for it where the check compared it (the terminal shows those
     whenever they exist, the reports only for a judged run), then the check's groups on their own."""
-    rated = tuple(Figure(HIT_RATE, k) for k in TESTED_CUTOFFS)
+    rated = TESTED
     by_key = {delta.key: _deltas(delta) for delta in deltas}
     rows = []
     for key, rates in groups.items():

@@ -3,7 +3,9 @@ reference, the groups side by side, and each run's slice tests, for the terminal
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from retrieval_pipeline.core.scoring.comparison import Comparison, Disagreement, GroupComparison
 from retrieval_pipeline.core.scoring.measures import Figure
@@ -58,6 +60,20 @@ class ComparisonView:
     group_tables: tuple[GroupTable, ...]
     disagreements: tuple[Disagreement, ...]
     significance: float
+    saved: Mapping[str, tuple[str, str]] | None = None
+    """Each retriever's stored run id and regression verdict when the runs were saved; None when not."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `retrieval-eval compare --json` document."""
+        from retrieval_pipeline.core.services.views.comparison_document import comparison
+
+        return comparison(self)
+
+    def to_markdown(self) -> str:
+        """The runs' headline figures side by side and their paired tests, for a job summary or a comment."""
+        from retrieval_pipeline.core.services.views.markdown import comparison_markdown
+
+        return comparison_markdown(self)
 
     @property
     def reference(self) -> ComparedRun:
@@ -80,7 +96,8 @@ class ComparisonView:
         )
 
 
-def comparison_view(comparison: Comparison) -> ComparisonView:
+def comparison_view(comparison: Comparison, saved: Mapping[str, tuple[str, str]] | None = None) -> ComparisonView:
+    """`saved`: each retriever's stored run id and verdict sentence, when the runs were saved."""
     views = [run_view(run) for run in comparison.runs]
     tested = tuple(row.figure for row in views[0].tested)
     ranking = tuple(row.figure for row in views[0].headline_ranking)
@@ -105,6 +122,7 @@ def comparison_view(comparison: Comparison) -> ComparisonView:
         group_tables=tuple(_group_table(groups, breakdowns) for groups, breakdowns in tables if groups),
         disagreements=comparison.disagreements,
         significance=comparison.significance,
+        saved=saved,
     )
 
 

@@ -5,11 +5,12 @@ the terminal, the JSON, the reports and the Dagster metadata."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.base.formatting import points, signed_milliseconds
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow
 from retrieval_pipeline.core.services.views.run_view import JUDGED, RunView, edited, run_view
 from retrieval_pipeline.core.services.views.slice_rows import SliceTests, slice_tests
@@ -64,6 +65,23 @@ class EvaluationView:
     minimum_detectable_drop: float | None
     latency_change: float | None
     """The check's p95 change in ms, on the compared questions."""
+    settings: EvaluationSettings = EvaluationSettings()
+    """What the run was judged with: its tolerances and baseline policy, which the JSON document states."""
+    store_uri: str | None = None
+    """Where the run was saved; None when it was not."""
+
+    def to_dict(self, *, streamed: bool = False) -> dict[str, Any]:
+        """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as an iterator
+        (for a writer that never holds them all), else as a list."""
+        from retrieval_pipeline.core.services.views.documents import evaluation
+
+        return evaluation(self, streamed)
+
+    def to_markdown(self, note: str | None = None) -> str:
+        """The short summary for a CI job summary or a pull-request comment (`run --markdown`)."""
+        from retrieval_pipeline.core.services.views.markdown import markdown_summary
+
+        return markdown_summary(self, note)
 
     @property
     def reported(self) -> tuple[FigureRow | LatencyRow, ...]:
@@ -115,7 +133,10 @@ def verdict_view(report: RegressionReport) -> VerdictView:
     )
 
 
-def evaluation_view(evaluation: Evaluation) -> EvaluationView:
+def evaluation_view(
+    evaluation: Evaluation, settings: EvaluationSettings = EvaluationSettings(), store_uri: str | None = None
+) -> EvaluationView:
+    """`settings` and `store_uri`: what the evaluation was run with and saved in, for its JSON document."""
     report = evaluation.report
     return EvaluationView(
         run=run_view(evaluation.run, report, evaluation.baseline),
@@ -128,4 +149,6 @@ def evaluation_view(evaluation: Evaluation) -> EvaluationView:
         slice_tests=slice_tests(report.slice_tests, report.significance),
         minimum_detectable_drop=report.minimum_detectable_drop,
         latency_change=report.p95_latency_delta_ms,
+        settings=settings,
+        store_uri=store_uri,
     )

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.results import QuestionResult
 
-READING_ORDER = {"error": 0, "miss": 1, "top-3 hit": 2, "top-1 hit": 3}
+READING_ORDER = {"error": 0, "miss": 1, **{f"{figure.title} hit": 2 + order for order, figure in enumerate(reversed(TESTED))}}
+"""Errors, misses, then hits at each tested rate from the deepest ("top-3 hit") to the first ("top-1 hit")."""
 
 
 def outcome(question: QuestionResult) -> str:
     if question.error is not None:
         return "error"
-    return "top-1 hit" if question.top1_hit else "top-3 hit" if question.top3_hit else "miss"
+    return next((f"{figure.title} hit" for figure in TESTED if question.hit_at(figure.k)), "miss")
 
 
 def misses_first(questions: Sequence[QuestionResult]) -> list[QuestionResult]:

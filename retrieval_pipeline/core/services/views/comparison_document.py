@@ -1,18 +1,19 @@
-"""The `compare --json` document: the runs side by side, their paired tests and the questions they disagree on."""
+"""A comparison as one JSON-ready document: what `ComparisonView.to_dict` returns and `retrieval-eval compare
+--json` prints: the runs side by side, their paired tests and the questions they disagree on."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from retrieval_pipeline.cli.payloads import questions, run_summary, set_changes, slice_tests
+from retrieval_pipeline.core.services.views.documents import questions, run_summary, set_changes, slice_tests
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.services.views.comparison_view import ComparedRun, ComparisonView
 
 
-def comparison(view: ComparisonView, saved: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
-    """`saved` maps each retriever to its stored run id and regression verdict (with --save)."""
-    reference = view.reference.run.result
+def comparison(view: ComparisonView) -> dict[str, Any]:
+    """`saved` is whether the runs were saved (`compare --save`); a saved run has its id and verdict."""
+    saved, reference = view.saved, view.reference.run.result
     positions = [reference.questions.positions[d.question_id] for d in view.disagreements]
     rows = [list(questions(compared.run.result, positions)) for compared in view.runs]  # the runs line up question by question
     return {

@@ -1,0 +1,167 @@
+"""The configuration file's schema: every section and key, its default and the rule that checks it.
+
+Declared apart from `config.ProjectConfig`, which builds sets and retrievers from a checked file, so a key
+is added here and documented in docs/configuration.md (a test reads the models to check that).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
+
+from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.golden.questions import check_identifier
+from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
+from retrieval_pipeline.core.scoring.tolerances import tolerance_fields, tolerance_problem
+from retrieval_pipeline.core.services.baselines import BaselinePolicy
+
+DEFAULT_RETENTION_DAYS = 30.0
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SetFileSource(_Section):
+    file: str
+    corpus: str | None = None
+
+
+class BeirSource(_Section):
+    beir: str
+    identifier: str
+    split: str = "test"
+    name: str | None = None
+    corpus: str | None = None
+
+    @field_validator("identifier")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        return check_identifier(value, "set identifier")
+
+
+def _source_kind(value: Any) -> str:
+    return "beir-folder" if isinstance(value, dict) and "beir" in value else "set-file"
+
+
+SetSource = Annotated[
+    Annotated[SetFileSource, Tag("set-file")] | Annotated[BeirSource, Tag("beir-folder")],
+    Discriminator(_source_kind),
+]
+
+
+class RetrieverSpec(BaseModel):
+    """`kind` picks the class; every other key is that kind's parameter, validated by the kind."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    kind: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _misspelt_kind(cls, data: Any) -> Any:
+        """Without `kind` every key is a parameter, so `kidn: lexical` would only be reported as no kind."""
+        if isinstance(data, dict) and "kind" not in data:
+            close = difflib.get_close_matches("kind", [str(key) for key in data], n=1, cutoff=0.6)
+            if close:
+                raise ValueError(f"{quoted(close[0])} is not a known key; did you mean 'kind'?")
+        return data
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class _ToleranceChecks(_Section):
+    """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _tolerance(cls, value: Any, info: ValidationInfo) -> Any:
+        """Before pydantic's coercion, which would turn `true` into the tolerance 1.0."""
+        problem = tolerance_problem(info.field_name, value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+
+ToleranceSection = create_model(
+    "ToleranceSection",
+    __base__=_ToleranceChecks,
+    __doc__="The configuration's `tolerances`: exactly the fields and defaults of `Tolerances`, declared once there.",
+    **{tolerance.name: (hint, tolerance.default) for tolerance, hint in tolerance_fields()},
+)
+
+
+class DagsterSection(_Section):
+    """Read by the Dagster layer only; kept here so one file configures the whole project."""
+
+    nightly_cron: str = "0 2 * * *"
+    timezone: str = "UTC"
+    sensor_interval_seconds: int = Field(300, ge=1)
+    check_severity: Literal["ERROR", "WARN"] = "ERROR"
+
+
+class LeaderboardSection(_Section):
+    rank_by: str = "top1"
+    """A figure key of the configured cut-offs (`top1`, `ndcg@10`, `hit_rate@3`); top-1 by default, the
+    methodology's primary figure. Checked against the cut-offs in `ProjectConfig`, which knows them."""
+
+
+class AuditSection(_Section):
+    """How the label audit reads the history: the last `unstable_window` complete runs of each pair."""
+
+    unstable_window: int = Field(5, ge=2)
+    exclude_unstable: bool = False
+
+
+class ConfigFile(_Section):
+    store: str = "results"
+    retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
+    cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
+    overfetch_multiplier: int = OVERFETCH_MULTIPLIER
+    cache_dir: str | None = None
+    tolerances: ToleranceSection = ToleranceSection()
+    baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
+    question_sets: list[SetSource] = []
+    retrievers: dict[str, RetrieverSpec] = {}
+    dagster: DagsterSection = DagsterSection()
+    audit: AuditSection = AuditSection()
+    leaderboard: LeaderboardSection = LeaderboardSection()
+
+    @field_validator("retrievers")
+    @classmethod
+    def _retriever_identifiers(cls, retrievers: dict[str, RetrieverSpec]) -> dict[str, RetrieverSpec]:
+        for identifier in retrievers:
+            check_identifier(identifier, "retriever identifier")
+        return retrievers
+
+    @field_validator("retention_days")
+    @classmethod
+    def _retention(cls, days: float) -> float:
+        from retrieval_pipeline.core.storage.retention import check_retention_days
+
+        return check_retention_days(days)
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _cutoffs(cls, values: tuple[int, ...]) -> tuple[int, ...]:
+        CutOffs(values)
+        return values
+
+    @field_validator("overfetch_multiplier")
+    @classmethod
+    def _overfetch(cls, value: int) -> int:
+        CutOffs(DEFAULT_CUTOFFS, value)
+        return value

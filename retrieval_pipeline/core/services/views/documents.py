@@ -1,0 +1,181 @@
+"""An evaluation as one JSON-ready document of plain dicts: what `EvaluationView.to_dict` returns and
+`retrieval-eval run --json` prints. Every key is pinned (scripts and CI read them); the figures come from
+the view's rows, so a declared measure is a key here with no other edit."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from retrieval_pipeline.core.base.arrow_arrays import python_values
+from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
+from retrieval_pipeline.core.scoring.tolerances import Tolerances
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.services.views.breakdowns import Breakdown
+    from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
+    from retrieval_pipeline.core.services.views.figure_rows import FigureRow
+    from retrieval_pipeline.core.services.views.run_view import RunView
+    from retrieval_pipeline.core.services.views.slice_rows import SliceTests
+
+
+def breakdown(view: Breakdown) -> dict[str, dict[str, Any]]:
+    return {
+        row.key: {
+            "questions": row.questions,
+            **{f"{cell.key}_hit_rate": cell.value for cell in row.rates},
+            "intervals": {cell.key: list(cell.interval) for cell in row.rates},
+            "metrics": {cell.key: cell.value for cell in row.scores},
+        }
+        for row in view.rows
+    }
+
+
+def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
+    """One row per question (those at `positions`, else all), read from the run's columns a column at a
+    time: no object per question is built on the way. `unjudged_document_ids` are the ids in its top D
+    (the deepest cut-off) that are neither expected nor rejected: what to judge before trusting a miss."""
+    columns = run.questions if positions is None else run.questions.take(positions)
+    metrics = columns.metrics(run.cutoffs)
+    names = list(metrics)
+    rows = zip(
+        *(
+            columns.values(name)
+            for name in ("question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids")
+        ),
+        *(python_values(columns.hit_column(k)) for k in TESTED_CUTOFFS),
+        zip(*(values.tolist() for values in metrics.values())),
+        columns.values("latency_ms"),
+        columns.values("error"),
+        columns.values("rejected_document_ids"),
+        columns.unjudged_ids(run.cutoffs[-1]),
+    )
+    for question_id, form, hard_class, expected, retrieved, top1, top3, scores, latency_ms, error, rejected, unjudged in rows:
+        yield {
+            "id": question_id,
+            "form": form,
+            "hard_class": hard_class,
+            "expected_document_ids": expected,  # tuples: JSON arrays all the same
+            "retrieved_document_ids": retrieved,
+            "rejected_document_ids": rejected,
+            "unjudged_document_ids": unjudged,
+            "top1_hit": top1,
+            "top3_hit": top3,
+            "metrics": None if error is not None else dict(zip(names, scores)),
+            "latency_ms": latency_ms,
+            "error": error,
+        }
+
+
+def run_summary(view: RunView) -> dict[str, Any]:
+    run = view.result
+    return {
+        "set": run.set_identifier,
+        "retriever": run.retriever_identifier,
+        "grader": run.grader,
+        "run_id": run.run_id,
+        "run_at": run.run_at.isoformat(),
+        "question_count": run.question_count,
+        **{name: value for row in view.tested for name, value in _counted(row)},
+        "hit_rates": {str(row.figure.k): {"hit_count": row.count, "hit_rate": row.value} for row in view.rates},
+        "intervals": {row.key: list(row.interval) for row in view.rates},
+        "metrics": {row.key: row.value for row in view.ranking},
+        **{f"by_{b.name}": breakdown(b) for b in (view.by_form, view.by_hard_class)},
+        "latency_mode": run.latency_mode,
+        "latency_ms": {row.statistic: row.value for row in view.latency},
+        "complete": run.complete,
+        "errored_question_ids": list(run.errored_question_ids),
+        "index_version": run.index_version,
+        "set_fingerprint": run.set_fingerprint,
+    }
+
+
+def _counted(row: FigureRow) -> tuple[tuple[str, Any], ...]:
+    return (f"{row.key}_hit_count", row.count), (f"{row.key}_hit_rate", row.value)
+
+
+def group_changes(view: Breakdown) -> dict[str, dict[str, float | int]]:
+    return {
+        change.key: {"questions": change.questions, **{f"{d.figure.key}_delta": d.delta for d in change.deltas}}
+        for change in view.changes
+    }
+
+
+def set_changes(changes: SetChanges) -> dict[str, Any]:
+    return {
+        "added": list(changes.added),
+        "removed": list(changes.removed),
+        "relabelled": list(changes.relabelled),
+        "rescored": list(changes.rescored),
+        "not_rescored": changes.not_rescored,
+        "not_rescored_questions": [
+            {"question_id": question_id, "reason": reason} for question_id, reason in changes.not_rescored_questions
+        ],
+        "compared": changes.compared,
+        "matched_by": "labels" if changes.by_labels else "fingerprint",
+    }
+
+
+def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
+    verdict, tested = view.verdict, view.run.tested
+    return {
+        "verdict": verdict.status,
+        "has_baseline": verdict.has_baseline,
+        "baseline_run_id": verdict.baseline_run_id,
+        **{f"{row.key}_delta": row.checked for row in tested},
+        "is_regression": verdict.is_regression,
+        "summary": verdict.sentence,
+        "flipped_to_miss": list(view.flipped_to_miss),
+        "flipped_to_hit": list(view.flipped_to_hit),
+        "unjudged_lost_hits": list(view.unjudged_lost_hits),
+        **{f"by_{b.name}": group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
+        **{f"{row.key}_p_value": row.p_value for row in tested},
+        "is_inconclusive": verdict.is_inconclusive,
+        "slice_tests": slice_tests(view.slice_tests),
+        "significance": view.slice_tests.significance,
+        "minimum_detectable_drop": view.minimum_detectable_drop,
+        "metric_deltas": {row.key: row.checked for row in view.run.ranking_changes},
+        "p95_latency_delta_ms": view.latency_change,
+        "excluded_unstable": list(view.excluded_unstable),
+        "tolerances": dataclasses.asdict(tolerances),
+    }
+
+
+def slice_tests(tests: SliceTests) -> list[dict[str, Any]]:
+    return [
+        {
+            "slice": row.test.slice,
+            "key": row.test.key,
+            "measure": row.figure.key,
+            "k": row.test.k,
+            "test": row.test_name,
+            "questions": row.test.questions,
+            "first_only_hits": row.test.first_only,
+            "second_only_hits": row.test.second_only,
+            "delta": row.test.delta,
+            "delta_interval": None if row.test.interval is None else list(row.test.interval),
+            "p_value": row.test.p_value,
+            "corrected_p_value": row.test.corrected_p_value,
+            "survives_correction": row.survives,
+        }
+        for row in tests.rows
+    ]
+
+
+def evaluation(view: EvaluationView, streamed: bool = False) -> dict[str, Any]:
+    """`set_changes` is there whenever a baseline was found, so a reader can tell what was compared.
+    `streamed`: the per-question rows as an iterator, for a writer that never holds them all."""
+    rows = questions(view.run.result)
+    document = {
+        **run_summary(view.run),
+        "store": view.store_uri,
+        "questions": rows if streamed else list(rows),
+        "baseline_policy": view.settings.baseline_policy.value,
+        "regression": regression(view, view.settings.tolerances),
+    }
+    if view.set_changes is not None:
+        document["set_changes"] = set_changes(view.set_changes)
+    return document

@@ -1,0 +1,135 @@
+"""A pair's stored runs, and the runs a prune removes, as views: the rows `history` and `prune` show,
+and the documents their `--json` prints (every key pinned: scripts read them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from retrieval_pipeline.core.scoring.measures import TESTED, Figure
+from retrieval_pipeline.core.services.history import HistoryEntry
+from retrieval_pipeline.core.storage.store import HistoryKey, StoredRun
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    key: HistoryKey
+    store_uri: str
+    entries: tuple[HistoryEntry, ...]
+    """Newest first."""
+    rescored: bool
+    """Every run read under the set's current labels, rescored from its stored ids."""
+
+    @property
+    def rates(self) -> tuple[Figure, ...]:
+        """The figures each row shows with its change: the methodology's tested rates, top-1 first."""
+        return TESTED
+
+    @property
+    def question_count(self) -> int:
+        """The newest run's: a row with another count says so."""
+        return self.entries[0].summary.question_count
+
+    def notes(self, entry: HistoryEntry) -> str:
+        """The status cell: the check's verdict and acceptance, or why the run is incomplete, and what
+        sets the run apart (first run, another question count, rescored)."""
+        s = entry.summary
+        notes = [entry.status] if s.complete else [_incomplete_note(s.errored_count)]
+        if s.complete and s.verdict is None and entry.baseline_run_id is None:
+            notes.append("first run")
+        if s.question_count != self.question_count:
+            notes.append(f"{s.question_count} questions")
+        if entry.rescored:
+            notes.append(f"{len(entry.rescored)} relabelled rescored")
+        if entry.not_rescored:
+            notes.append(f"not rescored: {entry.not_rescored}")
+        return "; ".join(note for note in notes if note)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `retrieval-eval history --json` document."""
+        return {
+            "set": self.key.set_identifier,
+            "retriever": self.key.retriever_identifier,
+            "grader": self.key.grader,
+            "store": self.store_uri,
+            "labels": "current" if self.rescored else "stored",
+            "runs": [self._entry(entry) for entry in self.entries],
+        }
+
+    def _entry(self, e: HistoryEntry) -> dict[str, Any]:
+        s = e.summary
+        return {
+            "run_id": s.run_id,
+            "run_at": s.run_at.isoformat(),
+            "complete": s.complete,
+            "question_count": s.question_count,
+            "errored_count": s.errored_count,
+            **{
+                name: value
+                for figure in self.rates
+                for name, value in (
+                    (f"{figure.key}_hit_count", s.hit_count(figure.k)),
+                    (f"{figure.key}_hit_rate", s.hit_rate(figure.k)),
+                )
+            },
+            "latency_mode": s.latency_mode,
+            "latency_p95_ms": s.latency.get("p95"),
+            "latency_batch_mean_ms": s.latency.get("batch_mean"),
+            "index_version": s.index_version,
+            "baseline_run_id": e.baseline_run_id,
+            **{f"{figure.key}_delta": e.deltas.get(figure.key) for figure in self.rates},
+            "verdict": s.verdict,
+            "status": e.status,
+            "accepted": e.accepted,
+            "accepted_by": e.acceptance.accepted_by if e.acceptance else None,
+            "accepted_at": e.acceptance.accepted_at.isoformat() if e.acceptance else None,
+            "is_baseline": e.is_baseline,
+            "rescored_questions": None if e.rescored is None else list(e.rescored),
+            "not_rescored": e.not_rescored,
+        }
+
+
+def _incomplete_note(errors: int) -> str:
+    """A run without errors is incomplete only when an interrupted `nightly` saved it unrecorded by Dagster."""
+    if errors == 0:
+        return "incomplete: interrupted before Dagster recorded it"
+    return f"incomplete: {errors} error{'s' if errors != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class PruneView:
+    store_uri: str
+    older_than_days: float
+    dry_run: bool
+    runs: tuple[StoredRun, ...]
+    leftovers: tuple[str, ...]
+    """Files of crashed saves, as a user opens them."""
+
+    @property
+    def verb(self) -> str:
+        return "Would remove" if self.dry_run else "Removed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `retrieval-eval prune --json` document."""
+        return {
+            "store": self.store_uri,
+            "older_than_days": self.older_than_days,
+            "dry_run": self.dry_run,
+            "removed": _stored_runs(self.runs),
+            "removed_leftovers": list(self.leftovers),
+        }
+
+
+def _stored_runs(runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
+    return [
+        {
+            "set": run.key.set_identifier,
+            "retriever": run.key.retriever_identifier,
+            "grader": run.key.grader,
+            "run_id": run.run_id,
+            "run_at": run.run_at.isoformat(),
+            "complete": run.complete,
+        }
+        for run in runs
+    ]
