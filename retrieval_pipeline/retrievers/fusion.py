@@ -22,7 +22,7 @@ from retrieval_pipeline.core.retrieval.retriever import (
     VersionedIndex,
     batch_as_lists,
 )
-from retrieval_pipeline.retrievers.members import build_members, check_known
+from retrieval_pipeline.retrievers.base.members import build_members, check_known
 
 
 class FusionParams(RetrieverParams):

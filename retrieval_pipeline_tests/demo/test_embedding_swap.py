@@ -19,8 +19,8 @@ from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.dagster_layer.nightly import run_nightly
 from retrieval_pipeline.demo import demos
 from retrieval_pipeline.demo.demos import DEMOS
-from retrieval_pipeline.retrievers import dense
-from retrieval_pipeline.retrievers.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
 SWAP = DEMOS["embedding-swap"]
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -18,9 +18,10 @@ from semantic_text_splitter import TextSplitter
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.dagster_layer.metadata import retriever_metadata
-from retrieval_pipeline.retrievers import dense, lexical
-from retrieval_pipeline.retrievers.dense import DenseRetriever
-from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical import retriever as lexical
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
 FILLER = " ".join(f"Section {n} reviews the wind tunnel calibration of the compressor rig." for n in range(12))
 DOCUMENTS = [

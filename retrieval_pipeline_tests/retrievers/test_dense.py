@@ -25,11 +25,11 @@ from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, BuildReport
 from retrieval_pipeline.dagster_layer.metadata import retriever_metadata
-from retrieval_pipeline.retrievers import dense
-from retrieval_pipeline.retrievers.dense import DenseRetriever
 from retrieval_pipeline.retrievers.encoders import onnx
-from retrieval_pipeline.retrievers.exact_search import top_positions
-from retrieval_pipeline.retrievers.vector_cache import CHECKSUM_FILE, VECTORS_FILE
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.cache import CHECKSUM_FILE, VECTORS_FILE
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 
 QUESTIONS = [
     "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",

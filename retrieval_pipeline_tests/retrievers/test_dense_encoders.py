@@ -19,9 +19,9 @@ from rerank_service import MINILM_TOKENIZER, MiniLM, package_file
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers import dense
-from retrieval_pipeline.retrievers.dense import DenseRetriever
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
 CORPUS_DOCUMENTS = 100  # read by conftest's `corpus`
 BATCH = 16

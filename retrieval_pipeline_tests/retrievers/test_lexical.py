@@ -17,8 +17,8 @@ from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers import lexical
-from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical import retriever as lexical
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
 DOCUMENTS = [
     {"_id": "d1", "title": "Jet propulsion upkeep", "text": "Turbofan engines need inspection of fan blades after bird strikes."},
@@ -128,7 +128,7 @@ def test_a_new_process_loads_the_persisted_index(corpus, context):
         f"""
         from pathlib import Path
         from retrieval_pipeline.core.retrieval.retriever import BuildContext
-        from retrieval_pipeline.retrievers import lexical
+        from retrieval_pipeline.retrievers.lexical import retriever as lexical
         def refuse(*args):
             raise SystemExit("rebuilt instead of loading")
         lexical._build_index = refuse

@@ -18,8 +18,8 @@ from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers.rerank import RerankParams, RerankRetriever
-from retrieval_pipeline.retrievers.rerank_scorers import cross_encoder
+from retrieval_pipeline.retrievers.rerank.retriever import RerankParams, RerankRetriever
+from retrieval_pipeline.retrievers.rerank.scorers import cross_encoder
 
 QUESTION = "which machines turn moving sea water into power"
 AUTH = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}

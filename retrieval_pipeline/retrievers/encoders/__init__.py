@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from retrieval_pipeline.retrievers.encoders.package_files import install_command
 from retrieval_pipeline.retrievers.encoders.positions import position_limit
-from retrieval_pipeline.retrievers.package_files import install_command
 
 if TYPE_CHECKING:
     import numpy

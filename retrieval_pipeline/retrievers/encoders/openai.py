@@ -19,8 +19,8 @@ from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.retrievers.encoders import VectorWidth, checked_vectors, identity_fingerprints, in_batches
-from retrieval_pipeline.retrievers.http_client import JsonService
-from retrieval_pipeline.retrievers.http_params import HttpTransportParams, resolved_headers
+from retrieval_pipeline.retrievers.http.client import JsonService
+from retrieval_pipeline.retrievers.http.params import HttpTransportParams, resolved_headers
 
 
 class OpenAIEncoderParams(HttpTransportParams):

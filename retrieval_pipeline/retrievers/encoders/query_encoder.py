@@ -23,7 +23,7 @@ from retrieval_pipeline.retrievers.encoders import (
 )
 from retrieval_pipeline.retrievers.encoders.callable import CallableEncoderParams
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
-from retrieval_pipeline.retrievers.package_files import PackageFile
+from retrieval_pipeline.retrievers.encoders.package_files import PackageFile
 
 LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling")
 

@@ -17,9 +17,9 @@ from typing import Any
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.pgvector_params import OPERATORS, PgvectorParams, connection_settings
-from retrieval_pipeline.retrievers.query_encoder import checked_encoder
-from retrieval_pipeline.retrievers.vector_store import StoreFault, StoreUnreachable, query_vector, require_modules, store_encoder
+from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
+from retrieval_pipeline.retrievers.vector.pgvector_params import OPERATORS, PgvectorParams, connection_settings
+from retrieval_pipeline.retrievers.vector.store import StoreFault, StoreUnreachable, query_vector, require_modules, store_encoder
 
 MODULES = ("psycopg", "pgvector")
 

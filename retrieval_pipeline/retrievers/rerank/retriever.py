@@ -28,10 +28,10 @@ from retrieval_pipeline.core.retrieval.retriever import (
     RetrieverParams,
     VersionedIndex,
 )
-from retrieval_pipeline.retrievers.members import build_members, check_known
-from retrieval_pipeline.retrievers.rerank_scorers import Scorer
-from retrieval_pipeline.retrievers.rerank_scorers.cross_encoder import CrossEncoderParams
-from retrieval_pipeline.retrievers.rerank_scorers.http import HttpScorerParams
+from retrieval_pipeline.retrievers.base.members import build_members, check_known
+from retrieval_pipeline.retrievers.rerank.scorers import Scorer
+from retrieval_pipeline.retrievers.rerank.scorers.cross_encoder import CrossEncoderParams
+from retrieval_pipeline.retrievers.rerank.scorers.http import HttpScorerParams
 
 DOCUMENT_FIELDS = ("title", "text")
 

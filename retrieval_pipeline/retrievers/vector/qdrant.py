@@ -23,8 +23,8 @@ from retrieval_pipeline.core.base.errors import quoted, validation_problem
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.query_encoder import checked_encoder
-from retrieval_pipeline.retrievers.vector_store import (
+from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
+from retrieval_pipeline.retrievers.vector.store import (
     EnvSecret,
     StoreFault,
     StoreParams,

@@ -14,12 +14,12 @@ from functools import partial
 from typing import Any
 
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
-from retrieval_pipeline.retrievers.body_template import HttpSearchParams, checked_template, filled
 from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.http_client import JsonService, at_path
-from retrieval_pipeline.retrievers.http_params import resolved_headers
-from retrieval_pipeline.retrievers.query_encoder import opened_encoder
-from retrieval_pipeline.retrievers.vector_store import query_vector
+from retrieval_pipeline.retrievers.encoders.query_encoder import opened_encoder
+from retrieval_pipeline.retrievers.http.body_template import HttpSearchParams, checked_template, filled
+from retrieval_pipeline.retrievers.http.client import JsonService, at_path
+from retrieval_pipeline.retrievers.http.params import resolved_headers
+from retrieval_pipeline.retrievers.vector.store import query_vector
 
 
 class HttpRetriever:

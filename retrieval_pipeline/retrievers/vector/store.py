@@ -17,7 +17,7 @@ from retrieval_pipeline.core.base import secrets
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.query_encoder import QueryEncoderParams, checked_encoder, opened_encoder
+from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams, checked_encoder, opened_encoder
 
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_$]*$"
 

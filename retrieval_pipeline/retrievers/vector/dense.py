@@ -20,7 +20,7 @@ from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
-from retrieval_pipeline.retrievers.chunking import (
+from retrieval_pipeline.retrievers.base.chunking import (
     Chunking,
     best_documents,
     chunk_report,
@@ -30,15 +30,15 @@ from retrieval_pipeline.retrievers.chunking import (
 )
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
 from retrieval_pipeline.retrievers.encoders.onnx import loaded
-from retrieval_pipeline.retrievers.encoding_progress import EncodingProgress
-from retrieval_pipeline.retrievers.exact_search import top_positions
-from retrieval_pipeline.retrievers.query_encoder import (
+from retrieval_pipeline.retrievers.encoders.query_encoder import (
     QueryEncoderParams,
     checked_encoder,
     opened_encoder,
     refused,
 )
-from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_vectors
+from retrieval_pipeline.retrievers.vector.cache import DocumentVectors, cached_vectors
+from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
+from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 
 
 class DenseParams(QueryEncoderParams):

@@ -23,8 +23,8 @@ from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
 from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
-from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
-from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
+from retrieval_pipeline.retrievers.base.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
+from retrieval_pipeline.retrievers.lexical.backends import Backend, choose_backend, numba_usable, ranked_positions
 
 IDS_FILE = "document_ids.json"
 

@@ -20,8 +20,8 @@ from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.http_client import JsonService, at_path
-from retrieval_pipeline.retrievers.http_params import HttpTransportParams, resolved_headers
+from retrieval_pipeline.retrievers.http.client import JsonService, at_path
+from retrieval_pipeline.retrievers.http.params import HttpTransportParams, resolved_headers
 
 
 class HttpScorerParams(HttpTransportParams):

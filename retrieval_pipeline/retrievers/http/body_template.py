@@ -29,8 +29,8 @@ from typing import Any
 from retrieval_pipeline.core.base.errors import InvalidInputError, clip, quoted
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.encoders import EncoderSettings
-from retrieval_pipeline.retrievers.http_params import HttpParams
-from retrieval_pipeline.retrievers.query_encoder import QueryEncoderParams, checked_encoder
+from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams, checked_encoder
+from retrieval_pipeline.retrievers.http.params import HttpParams
 
 PLACEHOLDERS = ("{question}", "{limit}", "{vector}")
 WHOLE_ONLY = "{vector}"

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.vector_store import IDENTIFIER_PATTERN, EnvSecret, StoreParams
+from retrieval_pipeline.retrievers.vector.store import IDENTIFIER_PATTERN, EnvSecret, StoreParams
 
 # pgvector's operators; `<#>` is the negative inner product, so every one ranks ascending.
 OPERATORS = {"cosine": "<=>", "inner_product": "<#>", "l2": "<->"}
