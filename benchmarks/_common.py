@@ -160,7 +160,7 @@ def clear_lexical_memo() -> None:
     from retrieval_pipeline.retrievers.lexical import retriever as lexical
 
     with lexical._LOCK:
-        lexical._INDEXES.clear()
+        lexical.INDEXES.clear()
 
 
 def cli_executable() -> list[str]:

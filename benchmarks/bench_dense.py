@@ -178,7 +178,7 @@ class Rebuild:
         from retrieval_pipeline.retrievers.vector import dense
 
         with dense._LOCK:
-            dense._VECTORS.clear()  # what a new process starts with
+            dense.VECTORS.clear()  # what a new process starts with
         return dense.DenseRetriever.from_config("dense", self.params, self.context)
 
     def ours(self) -> Callable[[], tuple]:

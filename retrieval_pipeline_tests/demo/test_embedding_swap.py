@@ -78,7 +78,7 @@ def test_nightly_demo_on_a_reduced_copy_encodes_once_then_reads_the_cache(instal
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     outputs = []
     for _ in range(2):
-        monkeypatch.setattr(dense, "_VECTORS", {})  # a new process
+        dense.VECTORS.clear()  # a new process
         output = io.StringIO()
         report = run_nightly(demo="embedding-swap", console=Console(file=output, width=200))
         outputs.append(output.getvalue())

@@ -37,9 +37,9 @@ QUESTIONS = ["wind tunnel calibration", "boundary layer heat transfer", "shock w
 
 
 @pytest.fixture(autouse=True)
-def fresh_process(monkeypatch):
-    monkeypatch.setattr(lexical, "_INDEXES", {})
-    monkeypatch.setattr(dense, "_VECTORS", {})
+def fresh_process():
+    lexical.INDEXES.clear()
+    dense.VECTORS.clear()
 
 
 @pytest.fixture
@@ -119,7 +119,7 @@ def test_changing_size_or_overlap_misses_the_cache_and_the_same_settings_hit(cra
     unchunked = lexical_on(context, cranfield).index_version()
     assert len({*versions, unchunked}) == 4
     assert sorted(path.name for path in (context.cache_dir / "lexical").iterdir()) == sorted({*versions, unchunked})
-    lexical._INDEXES.clear()  # a new process
+    lexical.INDEXES.clear()  # a new process
     assert lexical_on(context, cranfield, chunking={"overlap": 50, "size": 300}).index_version() == versions[1]
 
 
@@ -195,7 +195,7 @@ def test_dense_ranks_by_the_best_chunk_vector_and_caches_per_setting(toy, cranfi
     assert (report["documents"], report["chunks"], report["vector_cache_hit"]) == (3, len(owners), False)
     other = dense_on(context, toy, minilm, chunking={"size": 40, "overlap": 4})
     assert other.index_version() != retriever.index_version() and other.build_report()["vector_cache_hit"] is False
-    dense._VECTORS.clear()
+    dense.VECTORS.clear()
     again = dense_on(context, toy, minilm, chunking={"size": 40, "overlap": 8})
     assert again.build_report()["vector_cache_hit"] is True and again.retrieve_batch(questions, 3) == expected
 

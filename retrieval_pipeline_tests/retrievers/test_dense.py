@@ -43,7 +43,7 @@ QUESTIONS = [
 @pytest.fixture(autouse=True)
 def fresh_process(monkeypatch):
     """Every test starts as a new process would: no vectors in memory (an opened model may be reused)."""
-    monkeypatch.setattr(dense, "_VECTORS", {})
+    dense.VECTORS.clear()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
@@ -118,7 +118,7 @@ def test_a_second_build_encodes_only_the_questions_and_ranks_alike(corpus, conte
     )
     rankings = first.retrieve_batch(QUESTIONS, 10)
     encoded.clear()
-    dense._VECTORS.clear()  # a new process
+    dense.VECTORS.clear()  # a new process
     second = build(context, corpus, minilm)
     assert encoded == [1] and second.build_report()["vector_cache_hit"] is True  # one text: the model's width
     assert second.retrieve_batch(QUESTIONS, 10) == rankings and encoded == [1, len(QUESTIONS)]
@@ -164,7 +164,7 @@ def test_a_damaged_cache_is_encoded_again(corpus, context, minilm, encoded, dama
         narrower = np.ascontiguousarray(np.load(vectors)[:, :128])
         np.save(vectors, narrower)
         (folder / CHECKSUM_FILE).write_text(str(zlib.crc32(narrower.data)), encoding="utf-8")
-    dense._VECTORS.clear()
+    dense.VECTORS.clear()
     encoded.clear()
     rebuilt = build(context, corpus, minilm)
     report = rebuilt.build_report()

@@ -43,9 +43,9 @@ def write_corpus(path: Path, documents=DOCUMENTS) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def fresh_process_cache(monkeypatch):
+def fresh_process_cache():
     """Every test starts as a new process would: nothing built in memory yet."""
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_the_index_is_built_once_per_process_and_loaded_by_the_next(corpus, cont
     assert len(builds) == 1 and first.index_version() == second.index_version()
     assert (context.cache_dir / "lexical" / first.index_version() / "document_ids.json").is_file()
 
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
     monkeypatch.setattr(lexical, "_build_index", lambda *args: pytest.fail("rebuilt instead of loading"))
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
 
@@ -166,11 +166,11 @@ def damage(path: Path, how: str) -> None:
 def test_a_damaged_cached_index_is_rebuilt_whatever_the_loader_raises(corpus, context, monkeypatch, name, how):
     folder = context.cache_dir / "lexical" / build(context).index_version()
     damage(folder / name, how)
-    monkeypatch.setattr(lexical, "_INDEXES", {})  # as a new process
+    lexical.INDEXES.clear()  # as a new process
 
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
     assert sorted(path.name for path in folder.iterdir()) == sorted(INDEX_FILES)
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
     monkeypatch.setattr(lexical, "_build_index", lambda *args: pytest.fail("the rebuilt cache was not loaded"))
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
 
@@ -178,7 +178,7 @@ def test_a_damaged_cached_index_is_rebuilt_whatever_the_loader_raises(corpus, co
 def test_document_ids_that_do_not_match_the_cached_index_make_it_rebuilt(corpus, context, monkeypatch):
     folder = context.cache_dir / "lexical" / build(context).index_version()
     (folder / "document_ids.json").write_text(json.dumps(["d1", "d2"]), encoding="utf-8")
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
     assert len(json.loads((folder / "document_ids.json").read_text())) == len(DOCUMENTS)
 

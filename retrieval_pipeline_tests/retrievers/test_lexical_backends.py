@@ -19,8 +19,8 @@ NUMBA_MISSING = not bm25_backends.numba_usable()
 
 
 @pytest.fixture(autouse=True)
-def fresh_process_cache(monkeypatch):
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+def fresh_process_cache():
+    lexical.INDEXES.clear()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -24,6 +23,7 @@ from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
 from retrieval_pipeline.retrievers.base.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
+from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.lexical.backends import Backend, choose_backend, numba_usable, ranked_positions
 
 IDS_FILE = "document_ids.json"
@@ -80,8 +80,7 @@ class _Index:
     document_ids: list[str]  # one per indexed text: with chunking, each chunk's document (repeated)
 
 
-_INDEXES: dict[str, _Index] = {}
-_LOCK = threading.Lock()
+INDEXES: ProcessCache[_Index] = ProcessCache()
 
 
 class LexicalRetriever:
@@ -106,10 +105,8 @@ class LexicalRetriever:
         settings = cls.check_config(identifier, params, context)
         corpus = context.resolve(settings.corpus)
         key = _index_key(corpus, settings)
-        with _LOCK:
-            if key not in _INDEXES:
-                _INDEXES[key] = _load_or_build(context.cache_dir / "lexical" / key, corpus, settings, identifier)
-            return cls(identifier, settings, _INDEXES[key], key)
+        index = INDEXES.get(key, lambda: _load_or_build(context.cache_dir / "lexical" / key, corpus, settings, identifier))
+        return cls(identifier, settings, index, key)
 
     def index_version(self) -> str:
         return self._key

@@ -10,7 +10,6 @@ encoders/callable.py); the model's identity in the key is then the configured on
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -28,6 +27,7 @@ from retrieval_pipeline.retrievers.base.chunking import (
     special_tokens,
     split_documents,
 )
+from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
 from retrieval_pipeline.retrievers.encoders.onnx import loaded
 from retrieval_pipeline.retrievers.encoders.query_encoder import (
@@ -49,8 +49,7 @@ class DenseParams(QueryEncoderParams):
     chunking: Chunking | None = None  # size and overlap in tokens of the model's tokenizer
 
 
-_VECTORS: dict[str, DocumentVectors] = {}
-_LOCK = threading.Lock()
+VECTORS: ProcessCache[DocumentVectors] = ProcessCache()
 
 
 class DenseRetriever:
@@ -101,17 +100,18 @@ class DenseRetriever:
             return ids, [settings.document_prefix + text for text in texts]
 
         noun = "documents" if settings.chunking is None else "chunks"
-        with _LOCK:
-            if key not in _VECTORS:
-                _VECTORS[key] = cached_vectors(
-                    context.cache_dir / "dense" / key,
-                    read_documents,
-                    encoder.encode,
-                    partial(EncodingProgress, noun=noun, report=context.report),
-                    settings.batch_size * encoder.concurrency,
-                    encoder.dimension,
-                )
-            return cls(identifier, settings, encoder, _VECTORS[key], key)
+        vectors = VECTORS.get(
+            key,
+            lambda: cached_vectors(
+                context.cache_dir / "dense" / key,
+                read_documents,
+                encoder.encode,
+                partial(EncodingProgress, noun=noun, report=context.report),
+                settings.batch_size * encoder.concurrency,
+                encoder.dimension,
+            ),
+        )
+        return cls(identifier, settings, encoder, vectors, key)
 
     @classmethod
     def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 from retrieval_pipeline.core.base.errors import quoted, validation_problem
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.encoders import Encoder
 from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
 from retrieval_pipeline.retrievers.vector.store import (
@@ -34,8 +34,7 @@ from retrieval_pipeline.retrievers.vector.store import (
     store_encoder,
 )
 
-_LOCAL: dict[str, Any] = {}
-_LOCK = threading.Lock()
+LOCAL_CLIENTS: ProcessCache[Any] = ProcessCache()
 
 
 class QdrantParams(StoreParams):
@@ -213,20 +212,14 @@ def _client(params: QdrantParams, identifier: str, context: BuildContext):
             url=params.url, api_key=api_key, timeout=max(1, round(params.timeout_seconds)), check_compatibility=False
         )
     folder = str(context.resolve(params.path).resolve())
-    with _LOCK:
-        if folder not in _LOCAL:
-            try:
-                _LOCAL[folder] = QdrantClient(path=folder)
-            except RuntimeError as error:  # the folder's lock: another process has it open
-                raise context.invalid(identifier, str(error), "path") from None
-        return _LOCAL[folder]
+    try:
+        return LOCAL_CLIENTS.get(folder, lambda: QdrantClient(path=folder))
+    except RuntimeError as error:  # the folder's lock: another process has it open
+        raise context.invalid(identifier, str(error), "path") from None
 
 
 @atexit.register
 def close_local_clients() -> None:
     """Local mode writes its files on close; a test (or a process) that reopens a folder closes first."""
-    with _LOCK:
-        clients = list(_LOCAL.values())
-        _LOCAL.clear()
-    for client in clients:
+    for client in LOCAL_CLIENTS.clear():
         client.close()
