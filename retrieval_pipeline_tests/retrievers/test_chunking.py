@@ -165,7 +165,7 @@ def test_dense_chunks_leave_room_for_the_special_tokens_within_max_length(toy, c
 
 
 def test_a_dense_chunk_and_its_special_tokens_filling_max_length_is_accepted(toy, context, minilm):
-    settings, _ = DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": 46}), context)
+    settings = DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": 46}), context)
     assert settings.chunking.size == 46
 
 
