@@ -126,6 +126,14 @@ def test_bad_parameters_are_one_error_naming_the_retriever_and_key(tmp_path, par
         RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed("first", [])))
 
 
+def test_its_corpus_gives_the_label_audit_its_ids_and_judging_files_its_texts(tmp_path):
+    write_corpus(tmp_path)
+    config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "http", "url": "http://127.0.0.1:9/"}}
+    built = context(tmp_path, Fixed("first", []))
+    assert RerankRetriever.corpus_document_ids("reranked", config, built) == frozenset(CORPUS)
+    assert RerankRetriever.corpus_texts("reranked", config, built, {"d3"}) == {"d3": ("", CORPUS["d3"])}
+
+
 def test_a_missing_extra_is_named_before_anything_is_built(tmp_path, monkeypatch):
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "config.json").write_text("{}", encoding="utf-8")
