@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.service import EnvSecret, ServiceParams
 
@@ -24,16 +25,13 @@ class EnvHeader(EnvSecret):
     prefix: str = ""
 
 
-class HttpTransportParams(ServiceParams):
-    """How any JSON service is asked: where, with which headers, how often; shared by every adapter that
-    asks one (`http.client.JsonService`)."""
+class HttpEndpoint(RetrieverParams):
+    """Where a JSON service is and what goes with every request."""
 
     url: str = Field(pattern=URL_PATTERN)
     extra_body: dict[str, Any] | None = None
     extra_params: dict[str, Any] | None = None
     headers: dict[str, str | EnvHeader] = {}
-    retries: int = Field(3, ge=0)
-    backoff_seconds: float = Field(0.2, ge=0)
 
     @field_validator("headers", mode="before")
     @classmethod
@@ -43,6 +41,15 @@ class HttpTransportParams(ServiceParams):
             if not (isinstance(value, str) or (isinstance(value, dict) and {"env"} <= value.keys() <= {"env", "prefix"})):
                 raise ValueError(f"header {name!r} must be a plain string or {{env: VARIABLE_NAME, prefix: optional text}}")
         return headers
+
+
+class HttpTransportParams(ServiceParams, HttpEndpoint):
+    """How any JSON service is asked: the endpoint, then the service settings and the retries; shared by
+    every adapter that asks one (`http.client.JsonService`). The bases' order keeps the endpoint's keys
+    first, so a configuration wrong in two places is told about the same one as before."""
+
+    retries: int = Field(3, ge=0)
+    backoff_seconds: float = Field(0.2, ge=0)
 
 
 class HttpParams(HttpTransportParams):
