@@ -157,10 +157,10 @@ def temp_dir(prefix: str) -> Iterator[Path]:
 
 def clear_lexical_memo() -> None:
     """The lexical retriever keeps built indexes per process; a build timing must not hit that memo."""
-    from retrieval_pipeline.retrievers import lexical
+    from retrieval_pipeline.retrievers.lexical import retriever as lexical
 
     with lexical._LOCK:
-        lexical._INDEXES.clear()
+        lexical.INDEXES.clear()
 
 
 def cli_executable() -> list[str]:

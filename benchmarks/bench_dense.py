@@ -89,7 +89,7 @@ def float32_export() -> Path:
 
 
 def demo_dir() -> Path:
-    from retrieval_pipeline.retrievers import dense
+    from retrieval_pipeline.retrievers.vector import dense
 
     return Path(dense.__file__).resolve().parents[1] / "demo"
 
@@ -158,7 +158,7 @@ class Rebuild:
     def __init__(self) -> None:
         from retrieval_pipeline.core.golden.question_files import load_question_set_file
         from retrieval_pipeline.core.retrieval.retriever import BuildContext
-        from retrieval_pipeline.retrievers.vector_cache import VECTORS_FILE
+        from retrieval_pipeline.retrievers.vector.cache import VECTORS_FILE
 
         self.golden = load_question_set_file(demo_dir() / "demo.cranfield.yaml")
         onnx_file, folder = model_paths()
@@ -175,10 +175,10 @@ class Rebuild:
         self.vectors_file = cache / "dense" / self.first_build.index_version() / VECTORS_FILE
 
     def build(self):
-        from retrieval_pipeline.retrievers import dense
+        from retrieval_pipeline.retrievers.vector import dense
 
         with dense._LOCK:
-            dense._VECTORS.clear()  # what a new process starts with
+            dense.VECTORS.clear()  # what a new process starts with
         return dense.DenseRetriever.from_config("dense", self.params, self.context)
 
     def ours(self) -> Callable[[], tuple]:
@@ -194,7 +194,7 @@ class Rebuild:
     def bare(self) -> Callable[[], list[list[str]]]:
         import numpy as np
 
-        from retrieval_pipeline.retrievers.vector_cache import IDS_FILE
+        from retrieval_pipeline.retrievers.vector.cache import IDS_FILE
 
         encoder = our_encoder(model_paths()[0])
         texts = [question.question for question in self.golden.questions]
@@ -227,7 +227,7 @@ def encode_sentence_transformers() -> Callable:
 
 
 def search_ours() -> Callable:
-    from retrieval_pipeline.retrievers.exact_search import top_positions
+    from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 
     vectors, queries = search_vectors(), search_queries()
     return lambda: top_positions(queries, vectors, c.FETCH_LIMIT)
@@ -298,7 +298,7 @@ def profile(call: Callable, lines: int = 8) -> str:
 
 
 def self_search(vectors):
-    from retrieval_pipeline.retrievers.exact_search import top_positions
+    from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 
     return top_positions(vectors, vectors, SELF_DEPTH)
 

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     floor = n * latency / concurrency
     report = c.Report("bench_http", f"4. HTTP (N={n}, L={latency * 1000:g} ms, C={concurrency})", args.quick)
     c.banner(report.title)
-    if not c.require_modules("retrieval_pipeline.retrievers.http"):
+    if not c.require_modules("retrieval_pipeline.retrievers.http.retriever"):
         return report
 
     from concurrent.futures import ThreadPoolExecutor
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.scoring import CutOffs
     from retrieval_pipeline.core.services.runner import run_question_set
-    from retrieval_pipeline.retrievers.http import HttpRetriever
+    from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
 
     questions = c.sampled_questions(n, seed=23)
     golden = c.question_set("bench.http", questions)

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.scoring import CutOffs
     from retrieval_pipeline.core.services.runner import run_question_set
-    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
     folder = c.collection_dir("scifact")
     corpus = folder / "corpus.jsonl"

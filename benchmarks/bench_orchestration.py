@@ -81,7 +81,7 @@ PROFILE_SPOTS = (
     ("definitions built (build_definitions)", "dagster_layer/definitions.py", "build_definitions"),
     ("configuration read (load_config)", "core/services/config.py", "load_config"),
     ("sets parsed (load_question_set_file)", "core/golden/question_files.py", "load_question_set_file"),
-    ("retrievers built (LexicalRetriever.from_config)", "retrievers/lexical.py", "from_config"),
+    ("retrievers built (LexicalRetriever.from_config)", "retrievers/lexical/retriever.py", "from_config"),
     ("evaluations through the core (evaluate_and_record)", "core/services/evaluation.py", "evaluate_and_record"),
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),

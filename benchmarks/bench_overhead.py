@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     from retrieval_pipeline.core.services.runner import BATCH_SIZE, run_question_set
     from retrieval_pipeline.core.services.settings import EvaluationSettings
     from retrieval_pipeline.core.storage.store import ResultStore
-    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
     cutoffs = CutOffs()
     limit = cutoffs.fetch_limit

@@ -136,7 +136,7 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
     from retrieval_pipeline.core.scoring.scoring import CutOffs
     from retrieval_pipeline.core.services.runner import BATCH_SIZE, run_question_set
     from retrieval_pipeline.core.storage.store import ResultStore
-    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
     golden = load_question_set_file(questions)
     batches = [
@@ -198,7 +198,7 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
 def _versus_numpy(retriever, corpus: Path, context, questions: list[str]) -> dict | None:
     """The chosen backend against bm25s' numpy path (one thread per core) on the same index, paired
     rounds: the speed-up measured under the same load, and whether every ranking is identical."""
-    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
     if retriever.backend == "numpy":
         return None

@@ -72,10 +72,10 @@ def main(argv: list[str] | None = None) -> c.Report:
 
     from retrieval_pipeline.core.retrieval.corpus import read_corpus
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
-    from retrieval_pipeline.retrievers import qdrant
-    from retrieval_pipeline.retrievers.dense import DenseRetriever
-    from retrieval_pipeline.retrievers.pgvector import PgvectorRetriever
-    from retrieval_pipeline.retrievers.qdrant import QdrantRetriever
+    from retrieval_pipeline.retrievers.vector import qdrant
+    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+    from retrieval_pipeline.retrievers.vector.pgvector import PgvectorRetriever
+    from retrieval_pipeline.retrievers.vector.qdrant import QdrantRetriever
 
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
     report = c.Report("bench_stores", "10. vector stores (pgvector, qdrant) vs exact search", args.quick)

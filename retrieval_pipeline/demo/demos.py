@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.retrievers.package_files import install_command
+from retrieval_pipeline.retrievers.encoders.package_files import install_command
 
 FOLDER = Path(__file__).resolve().parent
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -22,7 +21,8 @@ from retrieval_pipeline.core.retrieval.retriever import (
     VersionedIndex,
     batch_as_lists,
 )
-from retrieval_pipeline.retrievers.members import build_members, check_known
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.base.members import build_members, check_known
 
 
 class FusionParams(RetrieverParams):
@@ -57,20 +57,17 @@ class FusionRetriever:
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionParams:
-        settings = FusionParams.parse(identifier, params, context)
+        kind = KindContext(identifier, context)
+        settings = kind.parse(FusionParams, params)
         if settings.weights is not None and len(settings.weights) != len(settings.retrievers):
-            raise context.invalid(
-                identifier, f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights"
-            )
-        check_known(settings.retrievers, context, partial(context.invalid, identifier, field="retrievers"))
+            raise kind.invalid(f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights")
+        check_known(settings.retrievers, kind, "retrievers")
         return settings
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionRetriever:
         settings = cls.check_config(identifier, params, context)
-        members = build_members(
-            "fusion", identifier, settings.retrievers, context, partial(context.invalid, identifier, field="retrievers")
-        )
+        members = build_members("fusion", settings.retrievers, KindContext(identifier, context), "retrievers")
         return cls(identifier, settings, members)
 
     @classmethod

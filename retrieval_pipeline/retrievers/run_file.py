@@ -20,6 +20,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdenti
 from retrieval_pipeline.core.retrieval.corpus import read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -75,10 +76,10 @@ class RunFileRetriever:
         whole file, which may be a hundred times more.
         """
         parsed = cls.check_config(identifier, params, context)
-        key = f"retrievers.{identifier}"
-        source = RunSource(context.resolve(parsed.path), parsed.format, key)
+        kind = KindContext(identifier, context)
+        source = RunSource(kind.resolve(parsed.path), parsed.format, kind.key)
         rankings = source.load(context.fetch_limit)
-        pairs, texts_from = _text_id_pairs(parsed, context, key)
+        pairs, texts_from = _text_id_pairs(parsed, kind)
         query_ids: dict[str, dict[str, str]] = {}
         for text, query_id, origin in pairs:
             query_ids.setdefault(text.strip(), {}).setdefault(query_id, origin)
@@ -86,19 +87,13 @@ class RunFileRetriever:
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileParams:
-        parsed = RunFileParams.parse(identifier, params, context)
+        kind = KindContext(identifier, context)
+        parsed = kind.parse(RunFileParams, params)
         if parsed.question_set is not None and parsed.queries is not None:
-            raise InvalidInputError(
-                "give question_set or queries, not both: they are two sources of query ids",
-                source=context.source,
-                key=f"retrievers.{identifier}",
-                field="queries",
-            )
-        path = context.resolve(parsed.path)
+            raise kind.invalid("give question_set or queries, not both: they are two sources of query ids", "queries")
+        path = kind.resolve(parsed.path)
         if not path.is_file():
-            raise InvalidInputError(
-                "cannot read the run file (no such file)", source=str(path), key=f"retrievers.{identifier}", field="path"
-            )
+            raise InvalidInputError("cannot read the run file (no such file)", source=str(path), key=kind.key, field="path")
         return parsed
 
     def index_version(self) -> str:
@@ -157,33 +152,29 @@ class RunFileRetriever:
         return next(iter(candidates))
 
 
-def _text_id_pairs(parsed: RunFileParams, context: BuildContext, key: str) -> tuple[Iterable[tuple[str, str, str]], str]:
+def _text_id_pairs(parsed: RunFileParams, kind: KindContext) -> tuple[Iterable[tuple[str, str, str]], str]:
     """(question text, query id, where it comes from) from the queries file, the named set or every set."""
     if parsed.queries is not None:
         from retrieval_pipeline.core.golden.beir import read_jsonl
 
-        path = context.resolve(parsed.queries)
+        path = kind.resolve(parsed.queries)
         pairs = []
         for number, record in read_jsonl(path):
             query_id, text = id_text(record.get("_id")), record.get("text")
             if query_id is None or not isinstance(text, str):
-                raise InvalidInputError('expected {"_id": ..., "text": ...}', source=f"{path}:{number}", key=key)
+                raise InvalidInputError('expected {"_id": ..., "text": ...}', source=f"{path}:{number}", key=kind.key)
             pairs.append((text, query_id, str(path)))
         return pairs, str(path)
-    if context.load_question_sets is None:
-        raise InvalidInputError(
-            "question texts need query ids: set question_set or queries (no question sets are configured)",
-            source=context.source,
-            key=key,
-            field="question_set",
-        )
-    registry = context.load_question_sets()
+    if kind.build.load_question_sets is None:
+        message = "question texts need query ids: set question_set or queries (no question sets are configured)"
+        raise kind.invalid(message, "question_set")
+    registry = kind.build.load_question_sets()
     if parsed.question_set is None:
         sets, texts_from = list(registry.values()), "any configured question set"
     else:
         try:
             sets = [registry[parsed.question_set]]
         except UnknownIdentifierError as error:
-            raise InvalidInputError(str(error), source=context.source, key=key, field="question_set") from None
+            raise kind.invalid(str(error), "question_set") from None
         texts_from = f"the question set '{parsed.question_set}'"
     return [(q.question, q.id, f"set '{s.identifier}'") for s in sets for q in s.questions], texts_from

@@ -301,7 +301,7 @@ def test_an_incomplete_run_in_json_is_still_one_object(cli, project):
 
 
 def test_a_closed_port_makes_an_http_retriever_run_incomplete(cli, project):
-    pytest.importorskip("retrieval_pipeline.retrievers.http")
+    pytest.importorskip("retrieval_pipeline.retrievers.http.retriever")
     import socket
 
     with socket.socket() as probe:

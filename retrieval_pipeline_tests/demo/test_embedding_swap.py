@@ -19,8 +19,8 @@ from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.dagster_layer.nightly import run_nightly
 from retrieval_pipeline.demo import demos
 from retrieval_pipeline.demo.demos import DEMOS
-from retrieval_pipeline.retrievers import dense
-from retrieval_pipeline.retrievers.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
 SWAP = DEMOS["embedding-swap"]
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -78,7 +78,7 @@ def test_nightly_demo_on_a_reduced_copy_encodes_once_then_reads_the_cache(instal
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     outputs = []
     for _ in range(2):
-        monkeypatch.setattr(dense, "_VECTORS", {})  # a new process
+        dense.VECTORS.clear()  # a new process
         output = io.StringIO()
         report = run_nightly(demo="embedding-swap", console=Console(file=output, width=200))
         outputs.append(output.getvalue())

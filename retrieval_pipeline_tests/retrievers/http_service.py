@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.http import HttpRetriever
+from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
 
 SECRET = "tok-9f3a61c2e7d84b05"
 TOKEN_VAR = "RETRIEVAL_EVAL_TEST_SEARCH_TOKEN"

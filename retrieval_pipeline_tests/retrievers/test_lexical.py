@@ -17,8 +17,8 @@ from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers import lexical
-from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical import retriever as lexical
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
 DOCUMENTS = [
     {"_id": "d1", "title": "Jet propulsion upkeep", "text": "Turbofan engines need inspection of fan blades after bird strikes."},
@@ -43,9 +43,9 @@ def write_corpus(path: Path, documents=DOCUMENTS) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def fresh_process_cache(monkeypatch):
+def fresh_process_cache():
     """Every test starts as a new process would: nothing built in memory yet."""
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_the_index_is_built_once_per_process_and_loaded_by_the_next(corpus, cont
     assert len(builds) == 1 and first.index_version() == second.index_version()
     assert (context.cache_dir / "lexical" / first.index_version() / "document_ids.json").is_file()
 
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
     monkeypatch.setattr(lexical, "_build_index", lambda *args: pytest.fail("rebuilt instead of loading"))
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
 
@@ -128,7 +128,7 @@ def test_a_new_process_loads_the_persisted_index(corpus, context):
         f"""
         from pathlib import Path
         from retrieval_pipeline.core.retrieval.retriever import BuildContext
-        from retrieval_pipeline.retrievers import lexical
+        from retrieval_pipeline.retrievers.lexical import retriever as lexical
         def refuse(*args):
             raise SystemExit("rebuilt instead of loading")
         lexical._build_index = refuse
@@ -166,11 +166,11 @@ def damage(path: Path, how: str) -> None:
 def test_a_damaged_cached_index_is_rebuilt_whatever_the_loader_raises(corpus, context, monkeypatch, name, how):
     folder = context.cache_dir / "lexical" / build(context).index_version()
     damage(folder / name, how)
-    monkeypatch.setattr(lexical, "_INDEXES", {})  # as a new process
+    lexical.INDEXES.clear()  # as a new process
 
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
     assert sorted(path.name for path in folder.iterdir()) == sorted(INDEX_FILES)
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
     monkeypatch.setattr(lexical, "_build_index", lambda *args: pytest.fail("the rebuilt cache was not loaded"))
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
 
@@ -178,7 +178,7 @@ def test_a_damaged_cached_index_is_rebuilt_whatever_the_loader_raises(corpus, co
 def test_document_ids_that_do_not_match_the_cached_index_make_it_rebuilt(corpus, context, monkeypatch):
     folder = context.cache_dir / "lexical" / build(context).index_version()
     (folder / "document_ids.json").write_text(json.dumps(["d1", "d2"]), encoding="utf-8")
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+    lexical.INDEXES.clear()
     assert build(context).retrieve("water turbines", 10) == ["d5", "d2"]
     assert len(json.loads((folder / "document_ids.json").read_text())) == len(DOCUMENTS)
 

@@ -10,16 +10,17 @@ import pytest
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers import bm25_backends, lexical
-from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical import backends as bm25_backends
+from retrieval_pipeline.retrievers.lexical import retriever as lexical
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
 DEMO = files("retrieval_pipeline.demo")
 NUMBA_MISSING = not bm25_backends.numba_usable()
 
 
 @pytest.fixture(autouse=True)
-def fresh_process_cache(monkeypatch):
-    monkeypatch.setattr(lexical, "_INDEXES", {})
+def fresh_process_cache():
+    lexical.INDEXES.clear()
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_param
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.dense import DenseRetriever
-from retrieval_pipeline.retrievers.pgvector import PgvectorRetriever
-from retrieval_pipeline.retrievers.vector_store import StoreFault, StoreUnreachable
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.pgvector import PgvectorRetriever
+from retrieval_pipeline.retrievers.vector.store import StoreFault, StoreUnreachable
 
 CORPUS_DOCUMENTS = 80
 PASSWORD = "pg-secret-5b1e9d0c"

@@ -16,9 +16,9 @@ from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_param
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers import qdrant
-from retrieval_pipeline.retrievers.dense import DenseRetriever
-from retrieval_pipeline.retrievers.qdrant import QdrantRetriever
+from retrieval_pipeline.retrievers.vector import qdrant
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.qdrant import QdrantRetriever
 
 CORPUS_DOCUMENTS = 80
 API_KEY = "qd-key-71c0a9e4b2"

@@ -18,8 +18,8 @@ from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers.rerank import RerankParams, RerankRetriever
-from retrieval_pipeline.retrievers.rerank_scorers import cross_encoder
+from retrieval_pipeline.retrievers.rerank.retriever import RerankParams, RerankRetriever
+from retrieval_pipeline.retrievers.rerank.scorers import cross_encoder
 
 QUESTION = "which machines turn moving sea water into power"
 AUTH = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}
@@ -124,6 +124,14 @@ def test_bad_parameters_are_one_error_naming_the_retriever_and_key(tmp_path, par
     config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "http", "url": "http://127.0.0.1:9/"}, **params}
     with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.reranked: field '{field}': .*{expected}"):
         RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed("first", [])))
+
+
+def test_its_corpus_gives_the_label_audit_its_ids_and_judging_files_its_texts(tmp_path):
+    write_corpus(tmp_path)
+    config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "http", "url": "http://127.0.0.1:9/"}}
+    built = context(tmp_path, Fixed("first", []))
+    assert RerankRetriever.corpus_document_ids("reranked", config, built) == frozenset(CORPUS)
+    assert RerankRetriever.corpus_texts("reranked", config, built, {"d3"}) == {"d3": ("", CORPUS["d3"])}
 
 
 def test_a_missing_extra_is_named_before_anything_is_built(tmp_path, monkeypatch):

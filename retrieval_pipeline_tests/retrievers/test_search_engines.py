@@ -13,9 +13,9 @@ from search_engine_service import SearchEngine
 from vector_stores import QUESTIONS, document_vectors, encoder_params
 
 from retrieval_pipeline.core.retrieval.retriever_kinds import build_retriever
-from retrieval_pipeline.retrievers.dense import DenseRetriever
-from retrieval_pipeline.retrievers.http import HttpRetriever
-from retrieval_pipeline.retrievers.http_client import HttpRetrieverError
+from retrieval_pipeline.retrievers.http.client import HttpRetrieverError
+from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "stores" / "search-engines.md"
 CORPUS_DOCUMENTS = 80

@@ -14,7 +14,7 @@ from vector_stores import QUESTIONS, document_vectors, encoder_params, load_coll
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
 from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR
-from retrieval_pipeline.retrievers import qdrant
+from retrieval_pipeline.retrievers.vector import qdrant
 
 CORPUS_DOCUMENTS = 60
 SET = "stores.small"

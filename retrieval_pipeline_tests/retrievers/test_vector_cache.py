@@ -10,8 +10,8 @@ import zlib
 import numpy as np
 import pytest
 
-from retrieval_pipeline.retrievers.encoding_progress import EncodingProgress
-from retrieval_pipeline.retrievers.vector_cache import CHECKSUM_FILE, IDS_FILE, VECTORS_FILE, cached_vectors
+from retrieval_pipeline.retrievers.vector.cache import CHECKSUM_FILE, IDS_FILE, VECTORS_FILE, cached_vectors
+from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
 
 IDS = [f"d{n}" for n in range(40)]
 

@@ -85,7 +85,7 @@ def load_collection(
     its one vector unnamed, or named `vector_name`."""
     from qdrant_client import QdrantClient, models
 
-    from retrieval_pipeline.retrievers import qdrant
+    from retrieval_pipeline.retrievers.vector import qdrant
 
     qdrant.close_local_clients()  # a local folder opens once per process
     client = QdrantClient(path=str(folder))

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
+from retrieval_pipeline.retrievers.encoders.package_files import install_command
 from retrieval_pipeline.retrievers.encoders.positions import position_limit
-from retrieval_pipeline.retrievers.package_files import install_command
 
 if TYPE_CHECKING:
     import numpy
@@ -173,22 +174,17 @@ def checksum_of(files: Sequence[Path], **recipe) -> str:
     return hashlib.sha256(json.dumps(named, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-_OPEN: dict[tuple[EncoderSettings, str], Encoder] = {}
-_LOCK = threading.Lock()
+OPEN: ProcessCache[Encoder] = ProcessCache()
 
 
 def open_encoder(settings: EncoderSettings) -> Encoder:
     """Loaded once per process for the same settings and model bytes: a changed model file loads anew."""
-    with _LOCK:
-        model_fingerprint = checksum_of(settings.model_files)
-        key = (settings, model_fingerprint)
-        if key not in _OPEN:
-            if settings.runtime == "onnx":
-                from retrieval_pipeline.retrievers.encoders.onnx import OnnxEncoder as kind
-            else:
-                from retrieval_pipeline.retrievers.encoders.sentence_transformers import SentenceTransformersEncoder as kind
-            _OPEN[key] = kind(settings, model_fingerprint)
-        return _OPEN[key]
+    model_fingerprint = checksum_of(settings.model_files)
+    if settings.runtime == "onnx":
+        from retrieval_pipeline.retrievers.encoders.onnx import OnnxEncoder as kind
+    else:
+        from retrieval_pipeline.retrievers.encoders.sentence_transformers import SentenceTransformersEncoder as kind
+    return OPEN.get((settings, model_fingerprint), lambda: kind(settings, model_fingerprint))
 
 
 def vector_fingerprint(settings: EncoderSettings, model_fingerprint: str) -> str:

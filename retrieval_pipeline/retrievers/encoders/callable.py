@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, RetrieverParams
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import VectorWidth, checked_vectors, identity_fingerprints, in_batches
 
 
@@ -27,22 +27,20 @@ class CallableEncoderParams(RetrieverParams):
         None, min_length=1, description="put into the vector cache key: change it when the function's vectors change"
     )
 
-    def resolve(self, invalid: Callable[[str, str], InvalidInputError]) -> Callable[[list[str]], Any]:
+    def resolve(self, kind: KindContext) -> Callable[[list[str]], Any]:
         module_name, _, attributes = self.function.partition(":")
         try:
             found: Any = importlib.import_module(module_name)
             for attribute in attributes.split("."):
                 found = getattr(found, attribute)
         except Exception as error:  # noqa: BLE001 - not installed, not there, or failing on import: all "cannot use"
-            raise invalid(f"cannot import {self.function}: {type(error).__name__}: {error}", "encoder.function") from None
+            raise kind.invalid(f"cannot import {self.function}: {type(error).__name__}: {error}", "encoder.function") from None
         if not callable(found):
-            raise invalid(f"{self.function} is not callable", "encoder.function")
+            raise kind.invalid(f"{self.function} is not callable", "encoder.function")
         return found
 
-    def open(
-        self, identifier: str, normalize: bool, batch_size: int, invalid: Callable[[str, str], InvalidInputError]
-    ) -> CallableEncoder:
-        return CallableEncoder(self, self.resolve(invalid), normalize, batch_size)
+    def open(self, kind: KindContext, normalize: bool, batch_size: int) -> CallableEncoder:
+        return CallableEncoder(self, self.resolve(kind), normalize, batch_size)
 
 
 class CallableEncoder:

@@ -2,7 +2,7 @@
 text-embeddings-inference all answer `POST {"model", "input": [texts]}` with
 `{"data": [{"index", "embedding"}]}`, so one encoder measures any of them.
 
-Requests follow the HTTP kind's rules (`http_client.JsonService`: one deadline per attempt, retries of
+Requests follow the HTTP kind's rules (`http.client.JsonService`: one deadline per attempt, retries of
 transient failures, an unreachable service raising what the runner's fail-fast counts, secret headers
 from the environment scrubbed from every message). Azure's `api-key` header and `?api-version=` are a
 `headers` entry and the url. The model cannot be checksummed from here: the vectors are keyed by the
@@ -12,15 +12,15 @@ name does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import VectorWidth, checked_vectors, identity_fingerprints, in_batches
-from retrieval_pipeline.retrievers.http_client import JsonService
-from retrieval_pipeline.retrievers.http_params import HttpTransportParams, resolved_headers
+from retrieval_pipeline.retrievers.http.client import JsonService
+from retrieval_pipeline.retrievers.http.params import HttpTransportParams, resolved_headers
 
 
 class OpenAIEncoderParams(HttpTransportParams):
@@ -31,11 +31,9 @@ class OpenAIEncoderParams(HttpTransportParams):
         None, min_length=1, description="put into the vector cache key: change it when the model behind the name changes"
     )
 
-    def open(
-        self, identifier: str, normalize: bool, batch_size: int, invalid: Callable[[str, str], InvalidInputError]
-    ) -> OpenAIEncoder:
-        headers = resolved_headers(self, lambda message, field: invalid(message, f"encoder.{field}"))
-        return OpenAIEncoder(JsonService(identifier, self, headers), self, normalize, batch_size)
+    def open(self, kind: KindContext, normalize: bool, batch_size: int) -> OpenAIEncoder:
+        headers = resolved_headers(self, kind.under("encoder."))
+        return OpenAIEncoder(JsonService(kind.identifier, self, headers), self, normalize, batch_size)
 
 
 class OpenAIEncoder:

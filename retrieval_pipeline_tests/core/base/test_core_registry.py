@@ -215,7 +215,7 @@ def test_two_distributions_claiming_one_retriever_kind_fail_naming_both(tmp_path
         retriever_kinds()
     message = str(caught.value)
     assert "retriever kind 'lexical'" in message
-    assert "retrieval_pipeline.retrievers.lexical:LexicalRetriever" in message
+    assert "retrieval_pipeline.retrievers.lexical.retriever:LexicalRetriever" in message
     assert f"{module}:EchoRetriever" in message
 
 

@@ -24,7 +24,7 @@ CUTOFFS = CutOffs((1, 3, 5, 10))
 
 
 def test_judged_at_k_equals_ir_measures_per_query_and_on_average(tmp_path):
-    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
     golden = import_beir(FIXTURE, identifier="cranfield.judged")
     assert sum(len(q.rejected_document_ids) for q in golden.questions) > 10, "the oracle needs non-relevant judgements"
@@ -59,7 +59,7 @@ def test_judged_at_k_equals_ir_measures_per_query_and_on_average(tmp_path):
 
 
 def test_each_question_names_the_unjudged_documents_of_its_top_k(tmp_path):
-    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
     golden = import_beir(FIXTURE, identifier="cranfield.judged")
     context = BuildContext(base_dir=FIXTURE, source="oracle", cache_dir=tmp_path / "cache", fetch_limit=CUTOFFS.fetch_limit)

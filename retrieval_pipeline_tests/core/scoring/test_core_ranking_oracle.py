@@ -30,7 +30,7 @@ MEASURES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("collection", ["cranfield", "cisi", "scifact"])
 def test_ranking_metrics_equal_ir_measures_per_query_and_on_average(shared_data, tmp_path, collection):
-    from retrieval_pipeline.retrievers.lexical import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 
     folder = shared_data / collection
     golden = import_beir(folder, identifier=f"{collection}.test")

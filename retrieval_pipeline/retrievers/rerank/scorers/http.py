@@ -4,7 +4,7 @@ All three take a POST of the question and the document texts and answer each doc
 request with its relevance: Cohere and Jina as `{"results": [{"index", "relevance_score"}]}` from
 `{"query", "documents", "top_n"}`, text-embeddings-inference as a bare list of `{"index", "score"}` from
 `{"query", "texts"}`. The field names and the results' path are parameters; the defaults are Cohere's and
-Jina's. Requests follow the HTTP kind's rules (`http_client.JsonService`: one deadline per attempt,
+Jina's. Requests follow the HTTP kind's rules (`http.client.JsonService`: one deadline per attempt,
 retries, fail-fast, secret headers from the environment scrubbed from every message).
 """
 
@@ -13,15 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.http_client import JsonService, at_path
-from retrieval_pipeline.retrievers.http_params import HttpTransportParams, resolved_headers
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.http.client import JsonService, at_path
+from retrieval_pipeline.retrievers.http.params import HttpTransportParams, resolved_headers
 
 
 class HttpScorerParams(HttpTransportParams):
@@ -33,12 +32,11 @@ class HttpScorerParams(HttpTransportParams):
     index_field: str = Field("index", min_length=1)
     score_field: str = Field("relevance_score", min_length=1, description="text-embeddings-inference: score")
 
-    def check(self, context: BuildContext, invalid: Callable[[str, str], InvalidInputError]) -> None:
+    def check(self, kind: KindContext) -> None:
         """The parameters' own validation is all: nothing is asked before the first question."""
 
-    def build(self, identifier: str, context: BuildContext, invalid: Callable[[str, str], InvalidInputError]) -> HttpScorer:
-        headers = resolved_headers(self, lambda message, field: invalid(message, f"scorer.{field}"))
-        return HttpScorer(identifier, self, headers)
+    def build(self, kind: KindContext) -> HttpScorer:
+        return HttpScorer(kind.identifier, self, resolved_headers(self, kind.under("scorer.")))
 
 
 class HttpScorer:

@@ -20,7 +20,7 @@ from typing import Any
 
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
-from retrieval_pipeline.retrievers.http_params import HttpTransportParams
+from retrieval_pipeline.retrievers.http.params import HttpTransportParams
 
 MAX_RETRY_AFTER_SECONDS = 30.0
 PREVIEW_CHARS = 200
@@ -38,7 +38,7 @@ class JsonService:
     """A pool of `concurrency` connections to one service, each request under one whole deadline."""
 
     def __init__(self, identifier: str, params: HttpTransportParams, headers: Mapping[str, str]):
-        from retrieval_pipeline.retrievers.http_transport import deadline_pool_manager
+        from retrieval_pipeline.retrievers.http.transport import deadline_pool_manager
 
         self.identifier = identifier
         self._params = params
@@ -61,7 +61,7 @@ class JsonService:
 
         import urllib3
 
-        from retrieval_pipeline.retrievers.http_transport import deadline_after, unreachable_reason
+        from retrieval_pipeline.retrievers.http.transport import deadline_after, unreachable_reason
 
         target = f"{url}{'&' if '?' in url else '?'}{urlencode(query, doseq=True)}" if query else url
         endpoint = url.split("?", 1)[0]  # errors and retries name it without a query, which may hold a key

@@ -5,14 +5,14 @@ the same model files, pooling, normalisation and query prefix, and the same refu
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import (
     Encoder,
     EncoderConfigError,
@@ -23,7 +23,7 @@ from retrieval_pipeline.retrievers.encoders import (
 )
 from retrieval_pipeline.retrievers.encoders.callable import CallableEncoderParams
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
-from retrieval_pipeline.retrievers.package_files import PackageFile
+from retrieval_pipeline.retrievers.encoders.package_files import PackageFile
 
 LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling")
 
@@ -43,12 +43,10 @@ class QueryEncoderParams(RetrieverParams):
     batch_size: int = Field(32, ge=1, le=4096)
 
 
-def checked_encoder(
-    settings: QueryEncoderParams, identifier: str, context: BuildContext, within: str = ""
-) -> EncoderSettings | None:
+def checked_encoder(settings: QueryEncoderParams, kind: KindContext) -> EncoderSettings | None:
     """The local model's settings with nothing loaded (None when `encoder` names the model, an encoder
-    function imported); `within` is
-    the key the settings sit under (`query_encoder.` on the http kind), so a refusal names the right field."""
+    function imported); `kind` is bound under the key the settings sit under (`query_encoder.` on the
+    http kind), so a refusal names the right field."""
     try:
         if (settings.model is None) == (settings.encoder is None):
             raise EncoderConfigError(
@@ -59,47 +57,38 @@ def checked_encoder(
             if local_only:
                 raise EncoderConfigError(local_only[0], f"{local_only[0]} applies to a local model, not to an encoder")
             if isinstance(settings.encoder, CallableEncoderParams):  # a function that cannot be imported is refused now
-                settings.encoder.resolve(partial(_invalid_within, context, identifier, within))
+                settings.encoder.resolve(kind)
             return None
         return encoder_settings(
-            located(settings.model, "model", context),
-            located(settings.tokenizer, "tokenizer", context) if settings.tokenizer else None,
+            located(settings.model, "model", kind),
+            located(settings.tokenizer, "tokenizer", kind) if settings.tokenizer else None,
             settings.runtime,
             settings.model if isinstance(settings.model, str) else None,
             **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
         )
     except EncoderConfigError as error:
-        raise refused(error, identifier, context, within) from None
+        raise refused(error, kind) from None
 
 
-def opened_encoder(
-    settings: QueryEncoderParams, encoding: EncoderSettings | None, identifier: str, context: BuildContext, within: str = ""
-) -> Encoder:
+def opened_encoder(settings: QueryEncoderParams, encoding: EncoderSettings | None, kind: KindContext) -> Encoder:
     """The model loaded (once per process), or the endpoint or function the `encoder` entry names."""
     if encoding is None:
-        invalid = partial(_invalid_within, context, identifier, within)
-        return settings.encoder.open(identifier, settings.normalize, settings.batch_size, invalid)
+        return settings.encoder.open(kind, settings.normalize, settings.batch_size)
     try:
         return open_encoder(encoding)
     except EncoderConfigError as error:  # a model file the runtime cannot load, an output it lacks
-        raise refused(error, identifier, context, within) from None
+        raise refused(error, kind) from None
 
 
-def refused(error: EncoderConfigError, identifier: str, context: BuildContext, within: str = "") -> InvalidInputError:
-    return InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field=within + error.field)
+def refused(error: EncoderConfigError, kind: KindContext) -> InvalidInputError:
+    return kind.invalid(str(error), error.field)
 
 
-def located(value: str | PackageFile, field: str, context: BuildContext) -> Path:
+def located(value: str | PackageFile, field: str, kind: KindContext) -> Path:
     """A path relative to the configuration, or a file of an installed package (see package_files)."""
     if isinstance(value, str):
-        return context.resolve(value)
+        return kind.resolve(value)
     try:
         return value.locate()
     except FileNotFoundError as error:
         raise EncoderConfigError(field, str(error)) from None
-
-
-def _invalid_within(
-    context: BuildContext, identifier: str, within: str, message: str, field: str | None = None
-) -> InvalidInputError:
-    return context.invalid(identifier, message, within + field if field else None)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -21,10 +20,12 @@ from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
 from retrieval_pipeline.core.base.errors import quoted
-from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
+from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
-from retrieval_pipeline.retrievers.bm25_backends import Backend, choose_backend, numba_usable, ranked_positions
-from retrieval_pipeline.retrievers.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
+from retrieval_pipeline.retrievers.base.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
+from retrieval_pipeline.retrievers.base.corpus import CorpusKind
+from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
+from retrieval_pipeline.retrievers.lexical.backends import Backend, choose_backend, numba_usable, ranked_positions
 
 IDS_FILE = "document_ids.json"
 
@@ -80,11 +81,10 @@ class _Index:
     document_ids: list[str]  # one per indexed text: with chunking, each chunk's document (repeated)
 
 
-_INDEXES: dict[str, _Index] = {}
-_LOCK = threading.Lock()
+INDEXES: ProcessCache[_Index] = ProcessCache()
 
 
-class LexicalRetriever:
+class LexicalRetriever(CorpusKind):
     """BM25 ranking of corpus documents; only documents scoring strictly above `min_score` are returned."""
 
     def __init__(self, identifier: str, params: LexicalParams, index: _Index, key: str):
@@ -106,25 +106,11 @@ class LexicalRetriever:
         settings = cls.check_config(identifier, params, context)
         corpus = context.resolve(settings.corpus)
         key = _index_key(corpus, settings)
-        with _LOCK:
-            if key not in _INDEXES:
-                _INDEXES[key] = _load_or_build(context.cache_dir / "lexical" / key, corpus, settings, identifier)
-            return cls(identifier, settings, _INDEXES[key], key)
+        index = INDEXES.get(key, lambda: _load_or_build(context.cache_dir / "lexical" / key, corpus, settings, identifier))
+        return cls(identifier, settings, index, key)
 
     def index_version(self) -> str:
         return self._key
-
-    @classmethod
-    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
-        settings = cls.check_config(identifier, params, context)
-        return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
-
-    @classmethod
-    def corpus_texts(
-        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
-    ) -> dict[str, tuple[str, str]]:
-        settings = cls.check_config(identifier, params, context)
-        return read_document_texts(context.resolve(settings.corpus), wanted, f"retrievers.{identifier}")
 
     def build_report(self) -> dict[str, int]:
         return chunk_report(self._index.document_ids)

@@ -27,10 +27,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, clip, quoted
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import EncoderSettings
-from retrieval_pipeline.retrievers.http_params import HttpParams
-from retrieval_pipeline.retrievers.query_encoder import QueryEncoderParams, checked_encoder
+from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams, checked_encoder
+from retrieval_pipeline.retrievers.http.params import HttpParams
 
 PLACEHOLDERS = ("{question}", "{limit}", "{vector}")
 WHOLE_ONLY = "{vector}"
@@ -117,11 +117,11 @@ class HttpSearchParams(HttpParams):
     query_encoder: QueryEncoderParams | None = None
 
 
-def checked_template(params: HttpSearchParams, identifier: str, context: BuildContext) -> EncoderSettings | None:
+def checked_template(params: HttpSearchParams, kind: KindContext) -> EncoderSettings | None:
     """What the template cannot do, refused before any request: the local encoder settings when `{vector}` is used."""
 
     def invalid(message: str, field: str = "body_template") -> InvalidInputError:
-        return context.invalid(identifier, message, field)
+        return kind.invalid(message, field)
 
     if params.body_template is None:
         if params.query_encoder is not None:
@@ -147,4 +147,4 @@ def checked_template(params: HttpSearchParams, identifier: str, context: BuildCo
         )
     if params.query_encoder is None:
         return None
-    return checked_encoder(params.query_encoder, identifier, context, within="query_encoder.")
+    return checked_encoder(params.query_encoder, kind.under("query_encoder."))

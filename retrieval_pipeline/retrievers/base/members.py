@@ -4,10 +4,11 @@ and the members built through the configuration, with a cycle refused instead of
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever
+from retrieval_pipeline.core.base.errors import UnknownIdentifierError
+from retrieval_pipeline.core.retrieval.retriever import Retriever
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 
 class _Building(threading.local):
@@ -21,28 +22,28 @@ class _Building(threading.local):
 _building = _Building()
 
 
-def check_known(names: Sequence[str], context: BuildContext, invalid: Callable[[str], InvalidInputError]) -> None:
+def check_known(names: Sequence[str], kind: KindContext, field: str) -> None:
     """Builds nothing: a name the configuration does not hold is refused, listing the ones it does."""
-    known = context.known_retrievers
+    known = kind.build.known_retrievers
     unknown = [name for name in names if known is not None and name not in known]
     if unknown:
-        raise invalid(str(UnknownIdentifierError("retriever", unknown[0], known)))
+        raise kind.invalid(str(UnknownIdentifierError("retriever", unknown[0], known)), field)
 
 
-def build_members(
-    kind: str, identifier: str, names: Sequence[str], context: BuildContext, invalid: Callable[[str], InvalidInputError]
-) -> list[Retriever]:
+def build_members(kind_name: str, names: Sequence[str], kind: KindContext, field: str) -> list[Retriever]:
+    """`names` built through the configuration; `field` is the parameter that names them."""
+    context, identifier = kind.build, kind.identifier
     if context.build_retriever is None:
-        raise invalid(f"{kind} needs a configuration that can build the retrievers it names")
+        raise kind.invalid(f"{kind_name} needs a configuration that can build the retrievers it names", field)
     stack = _building.stack
     if (context.source, identifier) in stack:
         path = [name for source, name in stack if source == context.source]
         cycle = " -> ".join([*path[path.index(identifier) :], identifier])
-        raise invalid(f"{kind} includes itself: {cycle}")
+        raise kind.invalid(f"{kind_name} includes itself: {cycle}", field)
     stack.append((context.source, identifier))
     try:
         return [context.build_retriever(name) for name in names]
     except UnknownIdentifierError as error:
-        raise invalid(str(error)) from None
+        raise kind.invalid(str(error), field) from None
     finally:
         stack.pop()

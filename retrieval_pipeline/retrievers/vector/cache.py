@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_pipeline.core.base.durable import publish_folder
-from retrieval_pipeline.retrievers.encoding_progress import EncodingProgress
+from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
 
 VECTORS_FILE = "vectors.npy"
 IDS_FILE = "document_ids.json"

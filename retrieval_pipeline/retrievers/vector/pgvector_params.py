@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.vector_store import IDENTIFIER_PATTERN, EnvSecret, StoreParams
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.base.service import EnvSecret
+from retrieval_pipeline.retrievers.vector.store import IDENTIFIER_PATTERN, StoreParams
 
 # pgvector's operators; `<#>` is the negative inner product, so every one ranks ascending.
 OPERATORS = {"cosine": "<=>", "inner_product": "<#>", "l2": "<->"}
@@ -42,21 +43,21 @@ class PgvectorParams(StoreParams):
         return value
 
 
-def connection_settings(params: PgvectorParams, identifier: str, context: BuildContext) -> dict[str, Any]:
+def connection_settings(params: PgvectorParams, kind: KindContext) -> dict[str, Any]:
     """psycopg.connect's keyword arguments, read without connecting; a password only from the environment."""
     from psycopg.conninfo import conninfo_to_dict
 
     try:
         given = conninfo_to_dict(params.dsn or "")
     except Exception:  # noqa: BLE001 - psycopg's parse error may quote the string, which may hold a password
-        raise context.invalid(identifier, "dsn is not a libpq connection string or postgresql:// URI", "dsn") from None
+        raise kind.invalid("dsn is not a libpq connection string or postgresql:// URI", "dsn") from None
     if given.pop("password", None):
         message = "dsn holds a password: give it as password: {env: VARIABLE} instead, so no file carries it"
-        raise context.invalid(identifier, message, "dsn")
+        raise kind.invalid(message, "dsn")
     parts = params.model_dump(include={"host", "port", "dbname", "user"}, exclude_none=True)
     settings: dict[str, Any] = {**given, **parts}
     if params.password is not None:
-        settings["password"] = params.password.value(lambda message: context.invalid(identifier, message, "password.env"))
+        settings["password"] = params.password.value(kind, "password.env")
     settings["connect_timeout"] = max(1, math.ceil(params.timeout_seconds))  # libpq takes whole seconds
     settings["options"] = f"-c statement_timeout={math.ceil(params.timeout_seconds * 1000)}"
     return settings

@@ -2,46 +2,36 @@
 
 Header values are checked when the retriever is built: a value with a line break or another control
 character would make the HTTP client fail on every question with an error quoting the whole header,
-secret included. A secret read from a file usually ends with one newline, so a single trailing line
-ending of an environment value is dropped; anything else is refused with a message naming the
-variable, never the value.
+secret included: it is refused with a message naming the variable, never the value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.base import secrets
-from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.base.service import EnvSecret, ServiceParams
 
 URL_PATTERN = r"^https?://"
 
 
-class EnvHeader(BaseModel):
-    """A header value taken from an environment variable at build time, e.g. a bearer token."""
+class EnvHeader(EnvSecret):
+    """A header value taken from an environment variable at build time, after an optional plain `prefix`
+    (`Bearer `)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    env: str = Field(min_length=1)
     prefix: str = ""
 
 
-class HttpTransportParams(RetrieverParams):
-    """How any JSON service is asked: where, with which headers, how long, how often; shared by every
-    adapter that asks one (`http_client.JsonService`)."""
+class HttpEndpoint(RetrieverParams):
+    """Where a JSON service is and what goes with every request."""
 
     url: str = Field(pattern=URL_PATTERN)
     extra_body: dict[str, Any] | None = None
     extra_params: dict[str, Any] | None = None
     headers: dict[str, str | EnvHeader] = {}
-    timeout_seconds: float = Field(10.0, gt=0, description="caps each attempt whole: name lookup, connect, headers and body")
-    retries: int = Field(3, ge=0)
-    backoff_seconds: float = Field(0.2, ge=0)
-    concurrency: int = Field(4, ge=1)
-    fail_fast_after: int = Field(10, ge=0, description="stop when this many first questions cannot connect; 0: never")
 
     @field_validator("headers", mode="before")
     @classmethod
@@ -51,6 +41,15 @@ class HttpTransportParams(RetrieverParams):
             if not (isinstance(value, str) or (isinstance(value, dict) and {"env"} <= value.keys() <= {"env", "prefix"})):
                 raise ValueError(f"header {name!r} must be a plain string or {{env: VARIABLE_NAME, prefix: optional text}}")
         return headers
+
+
+class HttpTransportParams(ServiceParams, HttpEndpoint):
+    """How any JSON service is asked: the endpoint, then the service settings and the retries; shared by
+    every adapter that asks one (`http.client.JsonService`). The bases' order keeps the endpoint's keys
+    first, so a configuration wrong in two places is told about the same one as before."""
+
+    retries: int = Field(3, ge=0)
+    backoff_seconds: float = Field(0.2, ge=0)
 
 
 class HttpParams(HttpTransportParams):
@@ -69,32 +68,29 @@ class HttpParams(HttpTransportParams):
         return value.upper() if isinstance(value, str) else value
 
 
-def resolved_headers(params: HttpTransportParams, invalid: Callable[[str, str], InvalidInputError]) -> dict[str, str]:
+def resolved_headers(params: HttpTransportParams, kind: KindContext) -> dict[str, str]:
     """Header name to the value sent; environment values are remembered as secrets to scrub."""
     headers: dict[str, str] = {}
     for name, value in params.headers.items():
         field = f"headers.{name}"
         if isinstance(value, str):
-            _check(value, f"the value of header {name!r}", field, invalid)
+            _check(value, f"the value of header {name!r}", field, kind)
             headers[name] = value
             continue
-        _check(value.prefix, f"the prefix of header {name!r}", field, invalid)
-        secret = secrets.from_environment(value.env)
-        if secret is None:
-            raise invalid(f"the environment variable {value.env} is not set or empty", field)
-        secret = secret.removesuffix("\n").removesuffix("\r")
-        _check(secret, f"the environment variable {value.env}", field, invalid)
+        _check(value.prefix, f"the prefix of header {name!r}", field, kind)
+        secret = value.value(kind, field)
+        _check(secret, f"the environment variable {value.env}", field, kind)
         headers[name] = value.prefix + secret
     return headers
 
 
-def _check(text: str, what: str, field: str, invalid: Callable[[str, str], InvalidInputError]) -> None:
+def _check(text: str, what: str, field: str, kind: KindContext) -> None:
     """Never quotes the text: it may be a secret."""
     if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
-        raise invalid(
+        raise kind.invalid(
             f"{what} holds a line break or another control character, which an HTTP header cannot carry "
             "(only one trailing newline of an environment value is dropped)",
             field,
         )
     if any(ord(c) > 0xFF for c in text):
-        raise invalid(f"{what} holds a character outside Latin-1, which an HTTP header cannot carry", field)
+        raise kind.invalid(f"{what} holds a character outside Latin-1, which an HTTP header cannot carry", field)

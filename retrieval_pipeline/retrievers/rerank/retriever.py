@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids
+from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import (
     BuildContext,
     ConcurrentRetriever,
@@ -28,10 +27,12 @@ from retrieval_pipeline.core.retrieval.retriever import (
     RetrieverParams,
     VersionedIndex,
 )
-from retrieval_pipeline.retrievers.members import build_members, check_known
-from retrieval_pipeline.retrievers.rerank_scorers import Scorer
-from retrieval_pipeline.retrievers.rerank_scorers.cross_encoder import CrossEncoderParams
-from retrieval_pipeline.retrievers.rerank_scorers.http import HttpScorerParams
+from retrieval_pipeline.retrievers.base.corpus import CorpusKind
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.base.members import build_members, check_known
+from retrieval_pipeline.retrievers.rerank.scorers import Scorer
+from retrieval_pipeline.retrievers.rerank.scorers.cross_encoder import CrossEncoderParams
+from retrieval_pipeline.retrievers.rerank.scorers.http import HttpScorerParams
 
 DOCUMENT_FIELDS = ("title", "text")
 
@@ -43,7 +44,7 @@ class RerankParams(RetrieverParams):
     scorer: CrossEncoderParams | HttpScorerParams = Field(discriminator="kind")
 
 
-class RerankRetriever:
+class RerankRetriever(CorpusKind):
     """The first stage's top `depth` distinct documents by the scorer's relevance, then the rest in its order."""
 
     def __init__(self, identifier: str, params: RerankParams, first_stage: Retriever, texts: Mapping[str, str], scorer: Scorer):
@@ -63,26 +64,21 @@ class RerankRetriever:
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RerankParams:
-        settings = RerankParams.parse(identifier, params, context)
-        invalid = partial(context.invalid, identifier)
-        check_known([settings.retriever], context, partial(context.invalid, identifier, field="retriever"))
+        kind = KindContext(identifier, context)
+        settings = kind.parse(RerankParams, params)
+        check_known([settings.retriever], kind, "retriever")
         checked_corpus(settings.corpus, identifier, context)
-        settings.scorer.check(context, invalid)
+        settings.scorer.check(kind)
         return settings
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RerankRetriever:
         settings = cls.check_config(identifier, params, context)
-        named = partial(context.invalid, identifier, field="retriever")
-        [first_stage] = build_members("rerank", identifier, [settings.retriever], context, named)
-        ids, texts = read_corpus(context.resolve(settings.corpus), DOCUMENT_FIELDS, f"retrievers.{identifier}")
-        scorer = settings.scorer.build(identifier, context, partial(context.invalid, identifier))
+        kind = KindContext(identifier, context)
+        [first_stage] = build_members("rerank", [settings.retriever], kind, "retriever")
+        ids, texts = read_corpus(kind.resolve(settings.corpus), DOCUMENT_FIELDS, kind.key)
+        scorer = settings.scorer.build(kind)
         return cls(identifier, settings, first_stage, dict(zip(ids, (text.strip() for text in texts))), scorer)
-
-    @classmethod
-    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
-        settings = cls.check_config(identifier, params, context)
-        return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         depth = self.params.depth

@@ -16,10 +16,11 @@ from typing import Any
 
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.pgvector_params import OPERATORS, PgvectorParams, connection_settings
-from retrieval_pipeline.retrievers.query_encoder import checked_encoder
-from retrieval_pipeline.retrievers.vector_store import StoreFault, StoreUnreachable, query_vector, require_modules, store_encoder
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
+from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder, opened_encoder
+from retrieval_pipeline.retrievers.vector.pgvector_params import OPERATORS, PgvectorParams, connection_settings
+from retrieval_pipeline.retrievers.vector.store import StoreFault, StoreUnreachable, query_vector, require_modules
 
 MODULES = ("psycopg", "pgvector")
 
@@ -42,19 +43,14 @@ class PgvectorRetriever:
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> PgvectorParams:
         """Parameters, client libraries and encoder files, with nothing opened and no connection made."""
-        settings = PgvectorParams.parse(identifier, params, context)
-        require_modules(MODULES, "pgvector", identifier, context)
-        if not (settings.dsn or settings.host or settings.dbname):
-            raise context.invalid(identifier, "give dsn, or the connection's parts (host, port, dbname, user)", "dsn")
-        checked_encoder(settings, identifier, context)
-        return settings
+        return _checked(KindContext(identifier, context), params)[0]
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> PgvectorRetriever:
-        settings = cls.check_config(identifier, params, context)
-        encoder = store_encoder(settings, identifier, context)
-        retriever = cls(identifier, settings, encoder, connection_settings(settings, identifier, context))
-        retriever._columns_checked(context)
+        kind = KindContext(identifier, context)
+        settings, encoding = _checked(kind, params)
+        retriever = cls(identifier, settings, opened_encoder(settings, encoding, kind), connection_settings(settings, kind))
+        retriever._columns_checked(kind)
         return retriever
 
     @classmethod
@@ -63,7 +59,7 @@ class PgvectorRetriever:
         from psycopg import sql
 
         settings = cls.check_config(identifier, params, context)
-        retriever = cls(identifier, settings, None, connection_settings(settings, identifier, context))
+        retriever = cls(identifier, settings, None, connection_settings(settings, KindContext(identifier, context)))
         try:
             query = sql.SQL("SELECT DISTINCT {}::text FROM {}{}").format(
                 sql.Identifier(settings.id_column), _table(settings), _where(settings)
@@ -108,7 +104,7 @@ class PgvectorRetriever:
     def __repr__(self) -> str:
         return f"PgvectorRetriever({self.identifier!r}, table={self.params.table})"
 
-    def _columns_checked(self, context: BuildContext) -> None:
+    def _columns_checked(self, kind: KindContext) -> None:
         """A missing table, column or filter is refused at build, naming it, rather than on every question."""
         from psycopg import sql
 
@@ -122,9 +118,7 @@ class PgvectorRetriever:
             self._rows(probe, ())
         except StoreFault as error:
             self.close()
-            raise context.invalid(
-                self.identifier, str(error), "dsn" if isinstance(error, StoreUnreachable) else "table"
-            ) from None
+            raise kind.invalid(str(error), "dsn" if isinstance(error, StoreUnreachable) else "table") from None
 
     def _rows(self, query, arguments: tuple, prepare: bool | None = None) -> list[tuple]:
         import psycopg
@@ -176,6 +170,15 @@ class PgvectorRetriever:
     def _where_said(self) -> str:
         params = self.params
         return f"table {params.table} (id_column {params.id_column}, vector_column {params.vector_column})"
+
+
+def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[PgvectorParams, EncoderSettings | None]:
+    """The parameters and the local encoder's settings, each checked once whether only checked or then built."""
+    settings = kind.parse(PgvectorParams, params)
+    require_modules(MODULES, "pgvector", kind)
+    if not (settings.dsn or settings.host or settings.dbname):
+        raise kind.invalid("give dsn, or the connection's parts (host, port, dbname, user)", "dsn")
+    return settings, checked_encoder(settings, kind)
 
 
 def _search_statement(params: PgvectorParams):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,20 +21,14 @@ from pydantic import Field, ValidationError, model_validator
 from retrieval_pipeline.core.base.errors import quoted, validation_problem
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.query_encoder import checked_encoder
-from retrieval_pipeline.retrievers.vector_store import (
-    EnvSecret,
-    StoreFault,
-    StoreParams,
-    StoreUnreachable,
-    query_vector,
-    require_modules,
-    store_encoder,
-)
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
+from retrieval_pipeline.retrievers.base.service import EnvSecret
+from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
+from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder, opened_encoder
+from retrieval_pipeline.retrievers.vector.store import StoreFault, StoreParams, StoreUnreachable, query_vector, require_modules
 
-_LOCAL: dict[str, Any] = {}
-_LOCK = threading.Lock()
+LOCAL_CLIENTS: ProcessCache[Any] = ProcessCache()
 
 
 class QdrantParams(StoreParams):
@@ -71,42 +64,27 @@ class QdrantRetriever:
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> QdrantParams:
         """Parameters, the client library, the filter's shape and the encoder files, connecting nowhere."""
-        settings = QdrantParams.parse(identifier, params, context)
-        require_modules(("qdrant_client",), "qdrant", identifier, context)
-        try:
-            _filter(settings)
-        except ValidationError as error:
-            from qdrant_client import models
-
-            location, problem = validation_problem(error, models.Filter)
-            raise context.invalid(identifier, f"not a Qdrant filter: {problem}", ".".join(("filter", *location))) from None
-        if settings.path is not None and not context.resolve(settings.path).is_dir():
-            raise context.invalid(identifier, f"local-mode folder {context.resolve(settings.path)} does not exist", "path")
-        checked_encoder(settings, identifier, context)
-        return settings
+        return _checked(KindContext(identifier, context), params)[0]
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> QdrantRetriever:
-        settings = cls.check_config(identifier, params, context)
-        retriever = cls(
-            identifier, settings, store_encoder(settings, identifier, context), _client(settings, identifier, context)
-        )
+        kind = KindContext(identifier, context)
+        settings, encoding = _checked(kind, params)
+        retriever = cls(identifier, settings, opened_encoder(settings, encoding, kind), _client(settings, kind))
         try:
             info = retriever._info()
         except StoreFault as error:
-            raise context.invalid(
-                identifier, str(error), "url" if isinstance(error, StoreUnreachable) else "collection"
-            ) from None
+            raise kind.invalid(str(error), "url" if isinstance(error, StoreUnreachable) else "collection") from None
         problem = _vector_problem(settings, info.config.params.vectors)
         if problem is not None:
-            raise context.invalid(identifier, problem, "vector_name")
+            raise kind.invalid(problem, "vector_name")
         return retriever
 
     @classmethod
     def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
         """Every point's document id (under `filter`), scrolled through without vectors."""
         settings = cls.check_config(identifier, params, context)
-        retriever = cls(identifier, settings, None, _client(settings, identifier, context))
+        retriever = cls(identifier, settings, None, _client(settings, KindContext(identifier, context)))
         ids: set[str] = set()
         offset = None
         while True:
@@ -176,6 +154,22 @@ class QdrantRetriever:
             raise StoreFault(scrub(f"collection {self.params.collection}: {str(error).splitlines()[0]}")) from None
 
 
+def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[QdrantParams, EncoderSettings | None]:
+    """The parameters and the local encoder's settings, each checked once whether only checked or then built."""
+    settings = kind.parse(QdrantParams, params)
+    require_modules(("qdrant_client",), "qdrant", kind)
+    try:
+        _filter(settings)
+    except ValidationError as error:
+        from qdrant_client import models
+
+        location, problem = validation_problem(error, models.Filter)
+        raise kind.invalid(f"not a Qdrant filter: {problem}", ".".join(("filter", *location))) from None
+    if settings.path is not None and not kind.resolve(settings.path).is_dir():
+        raise kind.invalid(f"local-mode folder {kind.resolve(settings.path)} does not exist", "path")
+    return settings, checked_encoder(settings, kind)
+
+
 def _filter(params: QdrantParams):
     """The client's own model checks the filter; the client is imported only when there is one."""
     if params.filter is None:
@@ -202,31 +196,23 @@ def _vector_problem(params: QdrantParams, vectors: Any) -> str | None:
     return f"collection {collection} has no vector {quoted(name)}; its vectors: {names}"
 
 
-def _client(params: QdrantParams, identifier: str, context: BuildContext):
+def _client(params: QdrantParams, kind: KindContext):
     from qdrant_client import QdrantClient
 
     if params.url is not None:
-        api_key = (
-            None if params.api_key is None else params.api_key.value(lambda m: context.invalid(identifier, m, "api_key.env"))
-        )
+        api_key = None if params.api_key is None else params.api_key.value(kind, "api_key.env")
         return QdrantClient(
             url=params.url, api_key=api_key, timeout=max(1, round(params.timeout_seconds)), check_compatibility=False
         )
-    folder = str(context.resolve(params.path).resolve())
-    with _LOCK:
-        if folder not in _LOCAL:
-            try:
-                _LOCAL[folder] = QdrantClient(path=folder)
-            except RuntimeError as error:  # the folder's lock: another process has it open
-                raise context.invalid(identifier, str(error), "path") from None
-        return _LOCAL[folder]
+    folder = str(kind.resolve(params.path).resolve())
+    try:
+        return LOCAL_CLIENTS.get(folder, lambda: QdrantClient(path=folder))
+    except RuntimeError as error:  # the folder's lock: another process has it open
+        raise kind.invalid(str(error), "path") from None
 
 
 @atexit.register
 def close_local_clients() -> None:
     """Local mode writes its files on close; a test (or a process) that reopens a folder closes first."""
-    with _LOCK:
-        clients = list(_LOCAL.values())
-        _LOCAL.clear()
-    for client in clients:
+    for client in LOCAL_CLIENTS.clear():
         client.close()

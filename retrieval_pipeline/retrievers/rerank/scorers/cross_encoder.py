@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 SMALL_FILE_BYTES = 1 << 20
 
@@ -27,20 +27,18 @@ class CrossEncoderParams(RetrieverParams):
     max_length: int | None = Field(None, ge=1, description="tokens per question-document pair; null: the model's own")
     batch_size: int = Field(32, ge=1)
 
-    def check(self, context: BuildContext, invalid: Callable[[str, str], InvalidInputError]) -> None:
+    def check(self, kind: KindContext) -> None:
         """Builds nothing: the model folder present and the extra installed."""
-        folder = context.resolve(self.model)
+        folder = kind.resolve(self.model)
         if not (folder / "config.json").is_file():
-            raise invalid(f"no model folder at {folder} (a folder holding config.json)", "scorer.model")
+            raise kind.invalid(f"no model folder at {folder} (a folder holding config.json)", "scorer.model")
         if importlib.util.find_spec("sentence_transformers") is None:
-            raise invalid(
+            raise kind.invalid(
                 "the cross_encoder scorer needs sentence-transformers: pip install 'retrieval-pipeline[rerank]'", "scorer"
             )
 
-    def build(
-        self, identifier: str, context: BuildContext, invalid: Callable[[str, str], InvalidInputError]
-    ) -> CrossEncoderScorer:
-        return CrossEncoderScorer(self, context.resolve(self.model))
+    def build(self, kind: KindContext) -> CrossEncoderScorer:
+        return CrossEncoderScorer(self, kind.resolve(self.model))
 
 
 class CrossEncoderScorer:

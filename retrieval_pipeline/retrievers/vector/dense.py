@@ -1,7 +1,7 @@
 """Dense retrieval over a JSONL corpus: an embedding model encodes documents and questions, exact search
 ranks by inner product (cosine with `normalize`), so an embedding swap is one configuration entry.
 
-Encoding a corpus is the cost: document vectors are cached (see vector_cache) under a key naming the
+Encoding a corpus is the cost: document vectors are cached (see vector/cache.py) under a key naming the
 corpus bytes, the model bytes and every setting that changes a vector, so a nightly with the same corpus
 and model encodes only its questions. Heavy libraries are imported inside functions (see encoders).
 Instead of a local `model`, `encoder` names an embeddings endpoint or a function (encoders/openai.py,
@@ -10,17 +10,16 @@ encoders/callable.py); the model's identity in the key is then the configured on
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus, read_document_ids, read_document_texts
+from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
-from retrieval_pipeline.retrievers.chunking import (
+from retrieval_pipeline.retrievers.base.chunking import (
     Chunking,
     best_documents,
     chunk_report,
@@ -28,17 +27,20 @@ from retrieval_pipeline.retrievers.chunking import (
     special_tokens,
     split_documents,
 )
+from retrieval_pipeline.retrievers.base.corpus import CorpusKind
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
 from retrieval_pipeline.retrievers.encoders.onnx import loaded
-from retrieval_pipeline.retrievers.encoding_progress import EncodingProgress
-from retrieval_pipeline.retrievers.exact_search import top_positions
-from retrieval_pipeline.retrievers.query_encoder import (
+from retrieval_pipeline.retrievers.encoders.query_encoder import (
     QueryEncoderParams,
     checked_encoder,
     opened_encoder,
     refused,
 )
-from retrieval_pipeline.retrievers.vector_cache import DocumentVectors, cached_vectors
+from retrieval_pipeline.retrievers.vector.cache import DocumentVectors, cached_vectors
+from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
+from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 
 
 class DenseParams(QueryEncoderParams):
@@ -49,11 +51,10 @@ class DenseParams(QueryEncoderParams):
     chunking: Chunking | None = None  # size and overlap in tokens of the model's tokenizer
 
 
-_VECTORS: dict[str, DocumentVectors] = {}
-_LOCK = threading.Lock()
+VECTORS: ProcessCache[DocumentVectors] = ProcessCache()
 
 
-class DenseRetriever:
+class DenseRetriever(CorpusKind):
     """The documents whose vectors are nearest a question's, best first; ties in corpus order."""
 
     def __init__(self, identifier: str, params: DenseParams, encoder: Encoder, vectors: DocumentVectors, key: str):
@@ -67,68 +68,44 @@ class DenseRetriever:
             self.fail_fast_after = encoder.fail_fast_after
 
     @classmethod
-    def check_config(
-        cls, identifier: str, params: Mapping[str, Any], context: BuildContext
-    ) -> tuple[DenseParams, EncoderSettings | None]:
-        """The parameters, the corpus and model files, and the runtime installed, with nothing loaded;
-        no local settings when `encoder` names the model."""
-        settings = DenseParams.parse(identifier, params, context)
-        checked_corpus(settings.corpus, identifier, context)
-        encoding = checked_encoder(settings, identifier, context)
-        if encoding is None and settings.chunking is not None:
-            error = EncoderConfigError("chunking", "chunking sizes chunks in a local model's tokens: give model, not encoder")
-            raise refused(error, identifier, context)
-        if settings.chunking is not None:
-            try:
-                _chunk_tokenizer(settings, encoding)
-            except EncoderConfigError as error:
-                raise refused(error, identifier, context) from None
-        return settings, encoding
+    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseParams:
+        """The parameters, the corpus and model files, and the runtime installed, with nothing loaded."""
+        return _checked(KindContext(identifier, context), params)[0]
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
-        settings, encoding = cls.check_config(identifier, params, context)
-        corpus = context.resolve(settings.corpus)
-        encoder = opened_encoder(settings, encoding, identifier, context)
+        kind = KindContext(identifier, context)
+        settings, encoding, tokenizer = _checked(kind, params)
+        corpus = kind.resolve(settings.corpus)
+        encoder = opened_encoder(settings, encoding, kind)
         # The query prefix is left out: it changes no document vector; no chunking keeps the keys it had before.
         recipe = settings.model_dump(include={"fields", "document_prefix", *(["chunking"] if settings.chunking else [])})
         key = checksum_of([corpus], vectors=encoder.fingerprint, **recipe)
 
         def read_documents() -> tuple[list[str], list[str]]:
-            ids, texts = read_corpus(corpus, settings.fields, f"retrievers.{identifier}")
+            ids, texts = read_corpus(corpus, settings.fields, kind.key)
             if settings.chunking is not None:
-                ids, texts = split_documents(ids, texts, settings.chunking, _chunk_tokenizer(settings, encoding))
+                ids, texts = split_documents(ids, texts, settings.chunking, tokenizer)
             return ids, [settings.document_prefix + text for text in texts]
 
         noun = "documents" if settings.chunking is None else "chunks"
-        with _LOCK:
-            if key not in _VECTORS:
-                _VECTORS[key] = cached_vectors(
-                    context.cache_dir / "dense" / key,
-                    read_documents,
-                    encoder.encode,
-                    partial(EncodingProgress, noun=noun, report=context.report),
-                    settings.batch_size * encoder.concurrency,
-                    encoder.dimension,
-                )
-            return cls(identifier, settings, encoder, _VECTORS[key], key)
-
-    @classmethod
-    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
-        settings, _ = cls.check_config(identifier, params, context)
-        return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}")
+        vectors = VECTORS.get(
+            key,
+            lambda: cached_vectors(
+                kind.build.cache_dir / "dense" / key,
+                read_documents,
+                encoder.encode,
+                partial(EncodingProgress, noun=noun, report=kind.build.report),
+                settings.batch_size * encoder.concurrency,
+                encoder.dimension,
+            ),
+        )
+        return cls(identifier, settings, encoder, vectors, key)
 
     def retries(self) -> dict[str, int]:
         """The retries its encoder made, when the encoder is a service that retries (`CountsRetries`)."""
         counted = getattr(self._encoder, "retries", None)
         return counted() if counted is not None else {}
-
-    @classmethod
-    def corpus_texts(
-        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
-    ) -> dict[str, tuple[str, str]]:
-        settings, _ = cls.check_config(identifier, params, context)
-        return read_document_texts(context.resolve(settings.corpus), wanted, f"retrievers.{identifier}")
 
     def index_version(self) -> str:
         return self._key
@@ -167,6 +144,22 @@ class DenseRetriever:
         if separator is not None:
             rankings = [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
         return rankings if self.params.chunking is None else [best_documents(row, limit) for row in rankings]
+
+
+def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams, EncoderSettings | None, Path | None]:
+    """The parameters, the local encoder's settings (none when `encoder` names the model) and the tokenizer
+    chunks are sized with (none without chunking), each checked once whether only checked or then built."""
+    settings = kind.parse(DenseParams, params)
+    checked_corpus(settings.corpus, kind.identifier, kind.build)
+    encoding = checked_encoder(settings, kind)
+    if settings.chunking is None:
+        return settings, encoding, None
+    if encoding is None:
+        raise kind.invalid("chunking sizes chunks in a local model's tokens: give model, not encoder", "chunking")
+    try:
+        return settings, encoding, _chunk_tokenizer(settings, encoding)
+    except EncoderConfigError as error:
+        raise refused(error, kind) from None
 
 
 def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:

@@ -2,7 +2,7 @@
 
 Configuration says where the question goes and where the hits and their ids sit in the response, so
 most services need no code. Requests, retries, fail-fast and the scrubbing of secret header values
-are `http_client.JsonService`'s, shared with every adapter that asks a JSON service.
+are `http.client.JsonService`'s, shared with every adapter that asks a JSON service.
 `index_version` exists only on `VersionedHttpRetriever` (when `version_url` is set): the core's runtime
 protocol only checks that the method exists, so every instance having it would claim the capability.
 """
@@ -10,16 +10,16 @@ protocol only checks that the method exists, so every instance having it would c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
-from retrieval_pipeline.retrievers.body_template import HttpSearchParams, checked_template, filled
-from retrieval_pipeline.retrievers.encoders import Encoder
-from retrieval_pipeline.retrievers.http_client import JsonService, at_path
-from retrieval_pipeline.retrievers.http_params import resolved_headers
-from retrieval_pipeline.retrievers.query_encoder import opened_encoder
-from retrieval_pipeline.retrievers.vector_store import query_vector
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
+from retrieval_pipeline.retrievers.encoders.query_encoder import opened_encoder
+from retrieval_pipeline.retrievers.http.body_template import HttpSearchParams, checked_template, filled
+from retrieval_pipeline.retrievers.http.client import JsonService, at_path
+from retrieval_pipeline.retrievers.http.params import resolved_headers
+from retrieval_pipeline.retrievers.vector.store import query_vector
 
 
 class HttpRetriever:
@@ -35,26 +35,17 @@ class HttpRetriever:
 
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpSearchParams:
-        parsed = HttpSearchParams.parse(identifier, params, context)
-        invalid = partial(context.invalid, identifier)
-        if parsed.method == "GET" and parsed.extra_body is not None:
-            raise invalid("a GET request has no body; use extra_params", "extra_body")
-        if (parsed.version_url is None) != (parsed.version_path is None):
-            raise invalid("version_url and version_path go together", "version_path")
-        checked_template(parsed, identifier, context)
-        return parsed
+        return _checked(KindContext(identifier, context), params)[0]
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
-        parsed = cls.check_config(identifier, params, context)
-        kind = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
-        headers = resolved_headers(parsed, partial(context.invalid, identifier))
+        kind = KindContext(identifier, context)
+        parsed, encoding = _checked(kind, params)
+        made = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
+        headers = resolved_headers(parsed, kind)
         if parsed.query_encoder is None:
-            return kind(identifier, parsed, headers)
-        encoding = checked_template(parsed, identifier, context)
-        return kind(
-            identifier, parsed, headers, opened_encoder(parsed.query_encoder, encoding, identifier, context, "query_encoder.")
-        )
+            return made(identifier, parsed, headers)
+        return made(identifier, parsed, headers, opened_encoder(parsed.query_encoder, encoding, kind.under("query_encoder.")))
 
     def retries(self) -> dict[str, int]:
         """Its service's retries since the last call, by cause (`CountsRetries`): one line each per run."""
@@ -109,3 +100,14 @@ class VersionedHttpRetriever(HttpRetriever):
                 f"{params.version_url} has no version at '{params.version_path}': {self._service.preview(document)}"
             )
         return str(version)
+
+
+def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[HttpSearchParams, EncoderSettings | None]:
+    """The parameters and, for a template's `{vector}`, the local encoder's settings, each checked once
+    whether only checked or then built."""
+    parsed = kind.parse(HttpSearchParams, params)
+    if parsed.method == "GET" and parsed.extra_body is not None:
+        raise kind.invalid("a GET request has no body; use extra_params", "extra_body")
+    if (parsed.version_url is None) != (parsed.version_path is None):
+        raise kind.invalid("version_url and version_path go together", "version_path")
+    return parsed, checked_template(parsed, kind)

@@ -1,0 +1,1 @@
+"""The `http` kind (`retriever.py`) and how every adapter asks a JSON service (`client.py`, `transport.py`)."""

@@ -1,0 +1,1 @@
+"""The `rerank` kind (`retriever.py`) and the scorers it rescores with (`scorers/`)."""
