@@ -188,8 +188,7 @@ class QuestionColumns(Sequence["QuestionResult"]):
         import pyarrow.compute as pc
 
         rankings = self.column("retrieved_document_ids")
-        parents = numbers(pc.list_parent_indices(rankings))
-        lengths = np.bincount(parents, minlength=len(rankings))
+        parents, lengths = numbers(pc.list_parent_indices(rankings)), self.relevance.retrieved
         ranks = np.arange(len(parents)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         kept = np.flatnonzero(ranks < k)
         kept = kept[~self.relevance.judged[parents[kept], ranks[kept]]]
