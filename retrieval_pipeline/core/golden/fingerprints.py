@@ -11,15 +11,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from json.encoder import encode_basestring
 
 FINGERPRINT_LENGTH = 16
 """Hex digits kept of the sha256: 64 bits, no accidental collision within a set and its history."""
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-"""Built once: a set of 20,000 questions is fingerprinted in 20,000 calls."""
+"""Built once: the canonical JSON a fingerprint digests (keys sorted, no spaces, text as is)."""
 
 
 def _digest(value: object) -> str:
-    return hashlib.sha256(_CANONICAL.encode(value).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+    return _sha(_CANONICAL.encode(value))
+
+
+def _sha(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
 def question_fingerprint(
@@ -29,9 +34,19 @@ def question_fingerprint(
     hard_class: str | None,
     rejected_document_ids: Iterable[str] = (),
 ) -> str:
-    labels = {"question": text, "expected_document_ids": sorted(expected_document_ids), "form": form, "hard_class": hard_class}
+    """The `_CANONICAL` text of {expected_document_ids, form, hard_class, question[, rejected_document_ids]}
+    laid out in key order here rather than by the encoder: a run fingerprints every question of its set,
+    and the encoder's per-call set-up was half the cost (a test pins the two texts equal)."""
     rejected = sorted(rejected_document_ids)
-    return _digest({**labels, "rejected_document_ids": rejected} if rejected else labels)
+    return _sha(
+        f'{{"expected_document_ids":{_strings(sorted(expected_document_ids))},"form":{encode_basestring(form)},'
+        f'"hard_class":{"null" if hard_class is None else encode_basestring(hard_class)},"question":{encode_basestring(text)}'
+        + (f',"rejected_document_ids":{_strings(rejected)}}}' if rejected else "}")
+    )
+
+
+def _strings(values: list[str]) -> str:
+    return f"[{','.join(map(encode_basestring, values))}]"
 
 
 def set_fingerprint(question_fingerprints: Iterable[tuple[str, str | None]]) -> str | None:

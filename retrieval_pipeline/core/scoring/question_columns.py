@@ -12,7 +12,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, overload
 
-from retrieval_pipeline.core.base.arrow_arrays import from_numpy, from_python, indices, numbers, present, python_values
+from retrieval_pipeline.core.base.arrow_arrays import (
+    from_numpy,
+    from_python,
+    indices,
+    list_array,
+    numbers,
+    present,
+    python_values,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -171,12 +179,21 @@ class QuestionColumns(Sequence["QuestionResult"]):
         a person should look at before trusting a miss. Read once per cut-off: a table asks row by row."""
         cache = self.__dict__.setdefault("_unjudged", {})
         if k not in cache:
-            judged = self.relevance.judged
-            cache[k] = [
-                tuple(document for rank, document in enumerate(ranking[:k]) if not judged[position, rank])
-                for position, ranking in enumerate(self.values("retrieved_document_ids"))
-            ]
+            cache[k] = python_values(self._unjudged_column(k))
         return cache[k]
+
+    def _unjudged_column(self, k: int) -> pa.ListArray:
+        """Picked from the rankings' ids all at once: a run of 20,000 questions takes no Python step per question."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        rankings = self.column("retrieved_document_ids")
+        parents, lengths = numbers(pc.list_parent_indices(rankings)), self.relevance.retrieved
+        ranks = np.arange(len(parents)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        kept = np.flatnonzero(ranks < k)
+        kept = kept[~self.relevance.judged[parents[kept], ranks[kept]]]
+        offsets = np.concatenate(([0], np.cumsum(np.bincount(parents[kept], minlength=len(rankings)))))
+        return list_array(offsets, pc.list_flatten(rankings).take(indices(kept)))
 
     def groups(self, name: str) -> tuple[list[str], np.ndarray]:
         """The keys of a label column in first-seen order, and each question's key number (-1: none)."""

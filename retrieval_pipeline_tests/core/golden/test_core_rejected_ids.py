@@ -65,6 +65,20 @@ def test_the_fingerprint_of_a_question_without_rejected_ids_is_the_one_stored_ru
     assert question_fingerprint("q?", ["b", "a"], "match", None, ()) == question_fingerprint("q?", ["a", "b"], "match", None)
 
 
+@pytest.mark.parametrize(
+    ("text", "hard_class", "rejected"),
+    [("q?", None, ()), ('é "quoted" \\ back\nline\t\x01 \u2028 😀', "near-duplicate", ("z", "ü", 'a"b'))],
+)
+def test_the_fingerprint_digests_the_canonical_json_of_the_labels(text, hard_class, rejected):
+    labels = {"question": text, "expected_document_ids": ["b", "ä", "a"], "form": "gap", "hard_class": hard_class}
+    if rejected:
+        labels["rejected_document_ids"] = list(rejected)
+    labels = {key: sorted(value) if isinstance(value, list) else value for key, value in labels.items()}
+    canonical = json.dumps(labels, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    expected = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    assert question_fingerprint(text, ["b", "ä", "a"], "gap", hard_class, rejected) == expected
+
+
 def test_the_fingerprint_covers_rejected_ids_as_a_set():
     plain = question_fingerprint("q?", ["a"], "match", None)
     rejected = question_fingerprint("q?", ["a"], "match", None, ["x", "y"])
