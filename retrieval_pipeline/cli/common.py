@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"  # the same names as in retrieval_pipeline.core.services.config
 CONFIG_FILE_NAME = "retrieval-eval.yaml"
-STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"  # what the Dagster code location (dagster_layer.definitions) reads too
+STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"  # the same name as in retrieval_pipeline.core.services.config
 NON_TTY_WIDTH = 10_000
 """Off a terminal (CI logs, pipes) nothing wraps lines, so tables take their natural width: an
 identifier is never squeezed into `bm25_…`. Rich tables only grow to what their cells need."""

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from dagster import Definitions, define_asset_job, definitions
 
-from retrieval_pipeline.cli.common import STORE_ENV_VAR
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.services.config import default_config_path, load_config
+from retrieval_pipeline.core.services.config import STORE_ENV_VAR, default_config_path, load_config
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
 from retrieval_pipeline.dagster_layer.assets import build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit

@@ -5,13 +5,31 @@ held one partition or a range (partition_steps.py), so all of them print and exi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
+from dataclasses import dataclass
 
 INPUT_ERRORS = frozenset(
     {"RetrievalEvalError", "InvalidInputError", "UnknownIdentifierError", "DuplicateIdentifierError", "StoreError"}
 )
 SERVICE_ERRORS = frozenset({"ServiceFailedError"})  # a service a retriever needs failed: exit 3, not a bug
+
+
+@dataclass
+class PartitionOutcome:
+    job: str
+    partition: str
+    success: bool
+    set_identifier: str | None = None
+    retriever_identifier: str | None = None
+    error: str | None = None
+    input_error: bool = False
+    service_error: bool = False  # a service the retriever needs failed while it was built
+    check_passed: bool | None = None
+    check_severity: str | None = None
+    verdict: str | None = None
+    complete: bool | None = None
+    is_regression: bool | None = None
+    top1_hit_rate: float | None = None
+    top3_hit_rate: float | None = None
 
 
 def outcomes_from_events(

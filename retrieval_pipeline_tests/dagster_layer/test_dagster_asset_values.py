@@ -14,10 +14,10 @@ from dagster_test_project import ALPHA, BETA, RETRIEVERS, SETS, degraded
 from fsspec.core import url_to_fs
 from rich.console import Console
 
+from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
 from retrieval_pipeline.dagster_layer.io_manager import ResultStoreIOManager
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
 
 EVALUATION = "retrieval_evaluation"
 QUESTIONS = {"alpha": [q["id"] for q in ALPHA["questions"]], "beta.small": [q["id"] for q in BETA["questions"]]}

@@ -40,6 +40,8 @@ from retrieval_pipeline.core.scoring.tolerances import Tolerances, tolerance_fie
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
+STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"
+"""Replaces the configuration's `store`: read by the CLI's --store and by the Dagster code location."""
 CONFIG_FILE_NAME = "retrieval-eval.yaml"
 DEMO_NOTE = (
     f"no configuration was named, so the embedded demo is in use; name yours with --config FILE, "
