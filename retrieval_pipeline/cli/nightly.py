@@ -90,6 +90,7 @@ def _print_progress(outcome, console) -> None:
 
     from retrieval_pipeline.core.base.formatting import percent_or_blank
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB
+    from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
     from retrieval_pipeline.dagster_layer.nightly_runs import Skipped
 
     if isinstance(outcome, Skipped):
@@ -100,11 +101,8 @@ def _print_progress(outcome, console) -> None:
             console.print(f"[red]✗[/red] {label}: {escape(outcome.error or '')}", soft_wrap=True)
         else:
             mark = "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
-            console.print(
-                f"{mark} {label}: top-1 {percent_or_blank(outcome.top1_hit_rate)}, top-3 {percent_or_blank(outcome.top3_hit_rate)}. "
-                f"{escape(outcome.verdict or '')}",
-                soft_wrap=True,
-            )
+            rates = ", ".join(f"{rate.short} {percent_or_blank(outcome.hit_rates.get(rate))}" for rate in TESTED_RATES)
+            console.print(f"{mark} {label}: {rates}. {escape(outcome.verdict or '')}", soft_wrap=True)
     elif outcome.job != LEADERBOARD_JOB and not outcome.success:
         console.print(
             f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.error or '')}", soft_wrap=True

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dagster import InitResourceContext, InputContext, IOManager, OutputContext, io_manager
+from dagster import ConfigurableIOManager, InputContext, OutputContext
 
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
@@ -35,11 +35,11 @@ PARTITION_READERS: dict[str, Callable] = {"golden_question_set": _question_set, 
 LEADERBOARD = "leaderboard"
 
 
-class ResultStoreIOManager(IOManager):
-    """Loads the project's assets as pyarrow Tables from the result store (see the module doc)."""
+class ResultStoreIOManager(ConfigurableIOManager):
+    """Reads the assets' values from the result store."""
 
-    def __init__(self, project: RetrievalProject):
-        self.project = project
+    project: RetrievalProject
+    """The run's own `project` resource, so a value is read from the store the run wrote to."""
 
     def handle_output(self, context: OutputContext, obj: object) -> None:
         """The asset already stored its value through the result store; a returned value would be lost."""
@@ -78,9 +78,3 @@ class ResultStoreIOManager(IOManager):
         for key in missing:
             context.log.warning(f"{asset}: partition {key} has nothing stored yet; skipped (allow_missing_partitions)")
         return tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default")
-
-
-@io_manager(required_resource_keys={"project"}, description="Reads the assets' values from the result store.")
-def result_store_io_manager(context: InitResourceContext) -> ResultStoreIOManager:
-    """Shares the run's `project` resource, so the value is read from the store the run wrote to."""
-    return ResultStoreIOManager(context.resources.project)
