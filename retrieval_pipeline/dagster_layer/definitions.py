@@ -58,7 +58,10 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
             build_leaderboard_automation(leaderboard, evaluation_job, config.dagster),
             build_label_audit_automation(label_audit, config.dagster),
         ],
-        resources={"project": project, RESULT_STORE_IO_MANAGER: ResultStoreIOManager(project=project)},
+        resources={
+            "project": project,
+            RESULT_STORE_IO_MANAGER: ResultStoreIOManager(config_path=project.config_path, store_uri=project.store_uri),
+        },
         executor=executor_from_environment(),
     )
     check_executor_settings(defs.resolve_job_def(EVALUATION_JOB))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dagster import ConfigurableIOManager, InputContext, OutputContext
+from pydantic import PrivateAttr
 
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
@@ -38,8 +39,19 @@ LEADERBOARD = "leaderboard"
 class ResultStoreIOManager(ConfigurableIOManager):
     """Reads the assets' values from the result store."""
 
-    project: RetrievalProject
-    """The run's own `project` resource, so a value is read from the store the run wrote to."""
+    config_path: str | None = None
+    store_uri: str | None = None
+    """The `project` resource's own settings, so a value is read from the store the run wrote to. Not the
+    resource itself: a nested resource would make this a context-manager resource, which a sensor
+    evaluated outside a `with build_sensor_context(...)` block cannot open."""
+
+    _project: RetrievalProject | None = PrivateAttr(default=None)
+
+    @property
+    def project(self) -> RetrievalProject:
+        if self._project is None:
+            self._project = RetrievalProject(config_path=self.config_path, store_uri=self.store_uri)
+        return self._project
 
     def handle_output(self, context: OutputContext, obj: object) -> None:
         """The asset already stored its value through the result store; a returned value would be lost."""
