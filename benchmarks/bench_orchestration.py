@@ -94,7 +94,7 @@ PROFILE_SPOTS = (
 )
 
 PROFILE = c.profiled_script(
-    "import io\nfrom rich.console import Console\nfrom retrieval_pipeline.dagster_layer.nightly import run_nightly",
+    "import io\nfrom rich.console import Console\nfrom retrieval_pipeline.cli.nightly import run_nightly",
     "run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))",
 )
 

@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
     "nightly": (
-        "retrieval_pipeline.dagster_layer.nightly:nightly",
+        "retrieval_pipeline.cli.nightly:nightly",
         "Run the nightly Dagster job now: every partition, then the leaderboard.",
     ),
 }

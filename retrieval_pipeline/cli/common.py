@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from retrieval_pipeline.cli.errors import CommandError, warn
-from retrieval_pipeline.core.services.config_lookup import CONFIG_ENV_VAR, CONFIG_FILE_NAME
+from retrieval_pipeline.core.services.config_lookup import CONFIG_ENV_VAR, CONFIG_FILE_NAME, STORE_ENV_VAR
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from retrieval_pipeline.core.services.config import ProjectConfig
     from retrieval_pipeline.core.storage.store import ResultStore
 
-STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"  # what the Dagster code location (dagster_layer.definitions) reads too
 NON_TTY_WIDTH = 10_000
 """Off a terminal (CI logs, pipes) nothing wraps lines, so tables take their natural width: an
 identifier is never squeezed into `bm25_…`. Rich tables only grow to what their cells need."""

@@ -32,9 +32,11 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.base.formatting import percent
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
 from retrieval_pipeline.core.services.label_audit import Finding
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
+from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -50,13 +52,21 @@ FINDINGS_SCHEMA = TableSchema(
         TableColumn("what_is_wrong", "string"),
     ]
 )
+OPTIMISTIC = "optimistic_{}"
+"""A hit rate's column (and the core's key) if every candidate were relevant."""
 OPTIMISTIC_SCHEMA = TableSchema(
     columns=[
         TableColumn("retriever", "string"),
-        TableColumn("top1", "string"),
-        TableColumn("optimistic_top1", "string", description="If every candidate were relevant"),
-        TableColumn("top3", "string"),
-        TableColumn("optimistic_top3", "string"),
+        *[
+            column
+            for number, figure in enumerate(TESTED_RATES)
+            for column in (
+                TableColumn(figure.key, "string"),
+                TableColumn(
+                    OPTIMISTIC.format(figure.key), "string", description=None if number else "If every candidate were relevant"
+                ),
+            )
+        ],
     ]
 )
 
@@ -135,9 +145,9 @@ def audit_metadata(report: AuditReport) -> dict:
         metadata["power"] = MetadataValue.text(report.power.sentence)
         for cutoff in report.power.cutoffs:
             if cutoff.detectable_drop is not None:
-                metadata[f"top{cutoff.k}_detectable_drop"] = MetadataValue.float(cutoff.detectable_drop)
+                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_detectable_drop"] = MetadataValue.float(cutoff.detectable_drop)
             if cutoff.questions_needed is not None:
-                metadata[f"top{cutoff.k}_questions_needed"] = MetadataValue.int(cutoff.questions_needed)
+                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_questions_needed"] = MetadataValue.int(cutoff.questions_needed)
     if report.findings:
         metadata["findings"] = _findings_table(list(report.findings))
     if report.optimistic_rates:
@@ -146,10 +156,14 @@ def audit_metadata(report: AuditReport) -> dict:
                 TableRecord(
                     {
                         "retriever": name,
-                        "top1": percent(r["top1_hit_rate"]),
-                        "optimistic_top1": percent(r["optimistic_top1_hit_rate"]),
-                        "top3": percent(r["top3_hit_rate"]),
-                        "optimistic_top3": percent(r["optimistic_top3_hit_rate"]),
+                        **{
+                            key: percent(r[column])
+                            for figure in TESTED_RATES
+                            for key, column in (
+                                (figure.key, figure.column),
+                                (OPTIMISTIC.format(figure.key), OPTIMISTIC.format(figure.column)),
+                            )
+                        },
                     }
                 )
                 for name, r in report.optimistic_rates.items()

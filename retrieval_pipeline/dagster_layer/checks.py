@@ -43,6 +43,7 @@ from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
+from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
 from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
 CHECK_NAME = "no_regression"
@@ -53,8 +54,12 @@ DELTA_SCHEMA = TableSchema(
     columns=[
         TableColumn("key", "string"),
         TableColumn("questions", "int", description="Questions in this group in the current run"),
-        TableColumn("top1_change", "string", description="Top-1 hit rate change, percentage points"),
-        TableColumn("top3_change", "string", description="Top-3 hit rate change, percentage points"),
+        *[
+            TableColumn(
+                f"{figure.key}_change", "string", description=f"{figure.title.capitalize()} hit rate change, percentage points"
+            )
+            for figure in TESTED_RATES
+        ],
     ]
 )
 

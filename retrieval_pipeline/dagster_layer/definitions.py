@@ -10,22 +10,18 @@ once the evaluations of a schedule tick, a sensor request or a launch have all f
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from dagster import Definitions, define_asset_job, definitions
 
-from retrieval_pipeline.cli.common import STORE_ENV_VAR
-from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.config_lookup import default_config_path
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
 from retrieval_pipeline.dagster_layer.assets import build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
-from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, result_store_io_manager
+from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, ResultStoreIOManager
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
-from retrieval_pipeline.dagster_layer.resources import RetrievalProject, resolve_store_uri
+from retrieval_pipeline.dagster_layer.resources import project_resource
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
 from retrieval_pipeline.dagster_layer.sensors import (
     build_index_version_sensor,
@@ -40,12 +36,9 @@ LEADERBOARD_JOB = "leaderboard_job"
 
 
 def build_definitions(config_path: str | Path | None = None, store_uri: str | None = None) -> Definitions:
-    path = Path(config_path).expanduser().resolve() if config_path else default_config_path().resolve()
-    config = load_config(path)
-    partitions = project_partitions(config)
-    for what, identifiers in (("question set", partitions.set_identifiers), ("retriever", partitions.retriever_identifiers)):
-        if not identifiers:
-            raise InvalidInputError(f"no {what} is configured; the Dagster pipeline needs at least one", source=str(path))
+    project = project_resource(config_path, store_uri)
+    config = load_config(project.resolved_config_path)
+    partitions = project_partitions(config, source=project.config_path)
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
     label_audit = build_label_audit(partitions, golden_question_set, retrieval_evaluation)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
@@ -56,9 +49,6 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         description="Evaluate one (set, retriever) partition and check it for regressions.",
     )
     leaderboard_job = define_asset_job(LEADERBOARD_JOB, [leaderboard])
-    project = RetrievalProject(
-        config_path=str(path), store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None)
-    )
     defs = Definitions(
         assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit],
         jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
@@ -68,7 +58,10 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
             build_leaderboard_automation(leaderboard, evaluation_job, config.dagster),
             build_label_audit_automation(label_audit, config.dagster),
         ],
-        resources={"project": project, RESULT_STORE_IO_MANAGER: result_store_io_manager},
+        resources={
+            "project": project,
+            RESULT_STORE_IO_MANAGER: ResultStoreIOManager(config_path=project.config_path, store_uri=project.store_uri),
+        },
         executor=executor_from_environment(),
     )
     check_executor_settings(defs.resolve_job_def(EVALUATION_JOB))

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dagster import InitResourceContext, InputContext, IOManager, OutputContext, io_manager
+from dagster import ConfigurableIOManager, InputContext, OutputContext
+from pydantic import PrivateAttr
 
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
@@ -35,11 +36,22 @@ PARTITION_READERS: dict[str, Callable] = {"golden_question_set": _question_set, 
 LEADERBOARD = "leaderboard"
 
 
-class ResultStoreIOManager(IOManager):
-    """Loads the project's assets as pyarrow Tables from the result store (see the module doc)."""
+class ResultStoreIOManager(ConfigurableIOManager):
+    """Reads the assets' values from the result store."""
 
-    def __init__(self, project: RetrievalProject):
-        self.project = project
+    config_path: str | None = None
+    store_uri: str | None = None
+    """The `project` resource's own settings, so a value is read from the store the run wrote to. Not the
+    resource itself: a nested resource would make this a context-manager resource, which a sensor
+    evaluated outside a `with build_sensor_context(...)` block cannot open."""
+
+    _project: RetrievalProject | None = PrivateAttr(default=None)
+
+    @property
+    def project(self) -> RetrievalProject:
+        if self._project is None:
+            self._project = RetrievalProject(config_path=self.config_path, store_uri=self.store_uri)
+        return self._project
 
     def handle_output(self, context: OutputContext, obj: object) -> None:
         """The asset already stored its value through the result store; a returned value would be lost."""
@@ -78,9 +90,3 @@ class ResultStoreIOManager(IOManager):
         for key in missing:
             context.log.warning(f"{asset}: partition {key} has nothing stored yet; skipped (allow_missing_partitions)")
         return tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default")
-
-
-@io_manager(required_resource_keys={"project"}, description="Reads the assets' values from the result store.")
-def result_store_io_manager(context: InitResourceContext) -> ResultStoreIOManager:
-    """Shares the run's `project` resource, so the value is read from the store the run wrote to."""
-    return ResultStoreIOManager(context.resources.project)

@@ -24,8 +24,7 @@ from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.dagster_gaps import only_code_location, workspace_of_file
-from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
-from retrieval_pipeline.dagster_layer.run_outcomes import outcomes_from_events
+from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, outcomes_from_events
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
 LAUNCH_TAG = "retrieval_pipeline/launch"

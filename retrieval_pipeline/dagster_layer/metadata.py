@@ -15,6 +15,7 @@ from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildReport, Retriever, VersionedIndex
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, Measure, gated_figures
 from retrieval_pipeline.core.scoring.results import QuestionResult
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
@@ -31,13 +32,14 @@ PREVIEW_ROWS = 20
 PREVIEW_IDS = 3
 ID_WIDTH = 18
 
+TESTED_RATES = tuple(Figure(HIT_RATE, k) for k in TESTED_CUTOFFS)
+"""The hit rates a breakdown counts and a regression check tests, as the declarations name them."""
 COUNT_SCHEMA = TableSchema(columns=[TableColumn("key", "string"), TableColumn("questions", "int")])
 RATES_SCHEMA = TableSchema(
     columns=[
         TableColumn("key", "string"),
         TableColumn("questions", "int"),
-        TableColumn("top1", "string", description="Top-1 hit rate"),
-        TableColumn("top3", "string", description="Top-3 hit rate"),
+        *[TableColumn(figure.key, "string", description=f"{figure.title.capitalize()} hit rate") for figure in TESTED_RATES],
     ]
 )
 PREVIEW_SCHEMA = TableSchema(

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.services.config import ProjectConfig
 
 SET_DIMENSION = "set"
@@ -82,6 +83,11 @@ def evaluation_dimensions(evaluations: MultiPartitionsDefinition, partition_key:
     return keys[SET_DIMENSION], keys[RETRIEVER_DIMENSION]
 
 
-def project_partitions(config: ProjectConfig) -> ProjectPartitions:
-    """Set identifiers need the sets loaded (files, BEIR folders, plugins); retrievers are not built."""
-    return ProjectPartitions(tuple(config.question_sets), tuple(config.retriever_identifiers))
+def project_partitions(config: ProjectConfig, source: str) -> ProjectPartitions:
+    """Set identifiers need the sets loaded (files, BEIR folders, plugins); retrievers are not built.
+    A configuration without sets or without retrievers is refused: it would have nothing to partition."""
+    partitions = ProjectPartitions(tuple(config.question_sets), tuple(config.retriever_identifiers))
+    for what, identifiers in (("question set", partitions.set_identifiers), ("retriever", partitions.retriever_identifiers)):
+        if not identifiers:
+            raise InvalidInputError(f"no {what} is configured; the Dagster pipeline needs at least one", source=source)
+    return partitions

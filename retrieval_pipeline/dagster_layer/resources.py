@@ -9,13 +9,14 @@ configuration applies to the next run without restarting anything.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from retrieval_pipeline.core.services.config import ProjectConfig, load_config
-from retrieval_pipeline.core.services.config_lookup import default_config_path
+from retrieval_pipeline.core.services.config_lookup import STORE_ENV_VAR, default_config_path
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts, latest_verdicts
 from retrieval_pipeline.core.storage.store import ResultStore
@@ -26,6 +27,16 @@ def resolve_store_uri(uri: str | None) -> str | None:
     if uri is None or "://" in uri:
         return uri
     return str(Path(uri).expanduser().resolve())
+
+
+def project_resource(config_path: str | Path | None = None, store_uri: str | None = None) -> RetrievalProject:
+    """The project a code location serves: `config_path`, else $RETRIEVAL_EVAL_CONFIG, else the embedded
+    demo; `store_uri`, else $RETRIEVAL_EVAL_STORE, else the configuration's store. Both resolved now, so
+    the webserver, the daemon and every run read the same files whatever their working folder."""
+    path = Path(config_path).expanduser().resolve() if config_path else default_config_path().resolve()
+    return RetrievalProject(
+        config_path=str(path), store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None)
+    )
 
 
 class RetrievalProject(ConfigurableResource):

@@ -5,13 +5,31 @@ held one partition or a range (partition_steps.py), so all of them print and exi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-from retrieval_pipeline.dagster_layer.nightly_report import PartitionOutcome
+from dataclasses import dataclass, field
 
 INPUT_ERRORS = frozenset(
     {"RetrievalEvalError", "InvalidInputError", "UnknownIdentifierError", "DuplicateIdentifierError", "StoreError"}
 )
 SERVICE_ERRORS = frozenset({"ServiceFailedError"})  # a service a retriever needs failed: exit 3, not a bug
+
+
+@dataclass
+class PartitionOutcome:
+    job: str
+    partition: str
+    success: bool
+    set_identifier: str | None = None
+    retriever_identifier: str | None = None
+    error: str | None = None
+    input_error: bool = False
+    service_error: bool = False  # a service the retriever needs failed while it was built
+    check_passed: bool | None = None
+    check_severity: str | None = None
+    verdict: str | None = None
+    complete: bool | None = None
+    is_regression: bool | None = None
+    hit_rates: dict = field(default_factory=dict)
+    """The evaluation's tested hit rates (metadata.TESTED_RATES), by Figure."""
 
 
 def outcomes_from_events(
@@ -22,6 +40,7 @@ def outcomes_from_events(
     from dagster import DagsterEventType
 
     from retrieval_pipeline.dagster_layer.checks import CHECK_NAME
+    from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
     from retrieval_pipeline.dagster_layer.partition_steps import FAILED_PARTITIONS
 
     outcomes = {
@@ -32,9 +51,7 @@ def outcomes_from_events(
         outcome = outcomes.get(str(event.partition or ""))
         if event.event_type == DagsterEventType.ASSET_MATERIALIZATION and outcome is not None:
             metadata = event.step_materialization_data.materialization.metadata
-            if "top1_hit_rate" in metadata:
-                outcome.top1_hit_rate = metadata["top1_hit_rate"].value
-                outcome.top3_hit_rate = metadata["top3_hit_rate"].value
+            outcome.hit_rates.update({rate: metadata[rate.column].value for rate in TESTED_RATES if rate.column in metadata})
         elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.asset_check_evaluation_data
             outcome = outcomes.get(str(evaluation.partition or ""))

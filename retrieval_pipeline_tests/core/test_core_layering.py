@@ -101,3 +101,14 @@ def test_importing_every_core_module_does_not_load_dagster():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_dagster_layer_imports_nothing_from_the_command_line():
+    """The command line drives the Dagster layer (`nightly`), never the other way round."""
+    layer = CORE.parent / "dagster_layer"
+    offenders = {}
+    for path in sorted(layer.rglob("*.py")):
+        bad = sorted(module for module in imported_modules(path) if module.startswith("retrieval_pipeline.cli"))
+        if bad:
+            offenders[path.name] = bad
+    assert offenders == {}

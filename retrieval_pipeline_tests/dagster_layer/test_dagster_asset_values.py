@@ -14,10 +14,9 @@ from dagster_test_project import ALPHA, BETA, RETRIEVERS, SETS, degraded
 from fsspec.core import url_to_fs
 from rich.console import Console
 
+from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
-from retrieval_pipeline.dagster_layer.io_manager import ResultStoreIOManager
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
 
 EVALUATION = "retrieval_evaluation"
 QUESTIONS = {"alpha": [q["id"] for q in ALPHA["questions"]], "beta.small": [q["id"] for q in BETA["questions"]]}
@@ -110,7 +109,7 @@ def test_each_run_is_written_once_and_handle_output_writes_nothing(project, defs
     after_run = stored_files(str(project.store))
     assert [path.split("/store/")[1].split("/")[0] for path in sorted(set(after_run) - set(before))] == ["questions", "summaries"]
 
-    manager = ResultStoreIOManager(defs.resources["project"])
+    manager = defs.resources["result_store_io_manager"]
     key = MultiPartitionKey({"set": "alpha", "retriever": "good"})
     context = build_output_context(asset_key=AssetKey(EVALUATION), partition_key=key)
     manager.handle_output(context, None)
@@ -133,7 +132,7 @@ def test_a_partition_with_nothing_stored_is_named_unless_missing_partitions_are_
 def test_an_asset_without_a_stored_value_is_refused_with_the_ones_that_have_one(defs):
     context = build_input_context(asset_key=AssetKey("query_logs"))
     with pytest.raises(UnknownIdentifierError, match="available: golden_question_set, leaderboard, retrieval_evaluation"):
-        ResultStoreIOManager(defs.resources["project"]).load_input(context)
+        defs.resources["result_store_io_manager"].load_input(context)
 
 
 @pytest.mark.slow

@@ -14,9 +14,9 @@ from dagster_runs import evaluate, materialize_everything, only_materialization,
 from dagster_test_project import RETRIEVERS, SETS
 from rich.console import Console
 
+from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.core.base.redaction import REDACTED, fingerprint, redacted
 from retrieval_pipeline.dagster_layer.definitions import RETRIEVERS_JOB, SETS_JOB, build_definitions
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
 
 EVALUATION = AssetKey("retrieval_evaluation")
 

@@ -113,7 +113,7 @@ def test_nightly_holds_back_the_set_whose_labels_fail_and_evaluates_the_other(pr
 
     from rich.console import Console
 
-    from retrieval_pipeline.dagster_layer.nightly import run_nightly
+    from retrieval_pipeline.cli.nightly import run_nightly
 
     _name_corpus(project, ALPHA_DOCUMENTS)
     output = io.StringIO()

@@ -20,7 +20,7 @@ from dagster_test_project import degraded, write_project
 from rich.console import Console
 from webserver_helpers import REPO_ROOT, fresh_dagster_home, running_webserver
 
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
+from retrieval_pipeline.cli.nightly import run_nightly
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 CHROMIUM_FLAGS = (

@@ -27,7 +27,7 @@ from retrieval_pipeline.dagster_layer.definitions import (
     build_definitions,
 )
 from retrieval_pipeline.dagster_layer.executors import EXECUTOR_ENV_VAR
-from retrieval_pipeline.dagster_layer.nightly import DEFAULT_INSTANCE_YAML
+from retrieval_pipeline.dagster_layer.nightly_runs import DEFAULT_INSTANCE_YAML
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")

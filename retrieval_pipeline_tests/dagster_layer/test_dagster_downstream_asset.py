@@ -13,9 +13,9 @@ from dagster import AssetKey, Definitions
 from dagster_test_project import RETRIEVERS
 from rich.console import Console
 
+from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "downstream_asset.py"
 MISSES = AssetKey("questions_every_retriever_misses")

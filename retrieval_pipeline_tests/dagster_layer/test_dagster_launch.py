@@ -12,9 +12,9 @@ from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS, degraded
 from rich.console import Console
 
+from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.launch import LAUNCH_TAG
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
 pytestmark = pytest.mark.slow

@@ -16,14 +16,9 @@ from dagster_test_project import RETRIEVERS, SETS, degraded
 from printed_tables import assert_whole, figure_in, printed_table
 from rich.console import Console
 
+from retrieval_pipeline.cli.nightly import nightly, run_nightly
 from retrieval_pipeline.core.services.config_lookup import demo_config_path
-from retrieval_pipeline.dagster_layer.nightly import (
-    DEFAULT_HOME,
-    DEFAULT_INSTANCE_YAML,
-    nightly,
-    prepare_dagster_home,
-    run_nightly,
-)
+from retrieval_pipeline.dagster_layer.nightly_runs import DEFAULT_HOME, DEFAULT_INSTANCE_YAML, prepare_dagster_home
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")
@@ -163,8 +158,8 @@ def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard
 def test_the_demo_leaderboard_in_a_narrow_terminal_prints_every_figure_whole(tmp_path, instance, monkeypatch):
     """The README's first command at 80 and 60 columns: `33.3%` once read `33.…` there."""
     from retrieval_pipeline.cli import main
+    from retrieval_pipeline.cli.nightly_report import print_results
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
-    from retrieval_pipeline.dagster_layer.nightly_report import print_results
 
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
     store = str(tmp_path / "store")

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from retrieval_pipeline.cli import main
+from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.dagster_layer.nightly import run_nightly
 from retrieval_pipeline.demo import demos
 from retrieval_pipeline.demo.demos import DEMOS
 from retrieval_pipeline.retrievers.vector import dense

@@ -11,6 +11,8 @@ from pathlib import Path
 
 CONFIG_ENV_VAR = "RETRIEVAL_EVAL_CONFIG"
 CONFIG_FILE_NAME = "retrieval-eval.yaml"
+STORE_ENV_VAR = "RETRIEVAL_EVAL_STORE"
+"""Replaces the configuration's `store`: read by the CLI's --store and by the Dagster code location."""
 DEMO_NOTE = (
     f"no configuration was named, so the embedded demo is in use; name yours with --config FILE, "
     f"${CONFIG_ENV_VAR}, or a {CONFIG_FILE_NAME} in the current folder or a parent"

@@ -7,26 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-EXIT_OK, EXIT_REGRESSION, EXIT_INVALID, EXIT_INCOMPLETE, EXIT_INTERNAL = 0, 1, 2, 3, 4
-
-
-@dataclass
-class PartitionOutcome:
-    job: str
-    partition: str
-    success: bool
-    set_identifier: str | None = None
-    retriever_identifier: str | None = None
-    error: str | None = None
-    input_error: bool = False
-    service_error: bool = False  # a service the retriever needs failed while it was built
-    check_passed: bool | None = None
-    check_severity: str | None = None
-    verdict: str | None = None
-    complete: bool | None = None
-    is_regression: bool | None = None
-    top1_hit_rate: float | None = None
-    top3_hit_rate: float | None = None
+from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK
 
 
 @dataclass
@@ -34,10 +15,11 @@ class NightlyReport:
     dagster_home: Path | None
     config_path: Path
     store_uri: str
-    outcomes: list[PartitionOutcome] = field(default_factory=list)
+    outcomes: list = field(default_factory=list)
+    """Each partition's `PartitionOutcome` (dagster_layer/run_outcomes.py)."""
 
     @property
-    def evaluations(self) -> list[PartitionOutcome]:
+    def evaluations(self) -> list:
         from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
 
         return [o for o in self.outcomes if o.job == EVALUATION_JOB]
@@ -50,7 +32,7 @@ class NightlyReport:
         if any(o.input_error for o in failed):
             return EXIT_INVALID
         if any(o.is_regression and o.check_severity == "ERROR" for o in self.evaluations):
-            return EXIT_REGRESSION
+            return EXIT_FAILED
         if failed or any(o.complete is False for o in self.evaluations):
             return EXIT_INCOMPLETE
         return EXIT_OK

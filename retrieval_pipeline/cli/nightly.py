@@ -1,0 +1,165 @@
+"""`retrieval-eval nightly`: the main job in one command, in-process, on the local Dagster instance.
+
+It materializes every partition of the code location `dagster dev` loads (every golden set, every
+retriever, every set x retriever evaluation with its regression check, then the leaderboard) through
+the same jobs the schedule and the sensor use (dagster_layer/nightly_runs.py), then prints the
+leaderboard and the check verdicts. With `--launch` the same partitions are submitted to the instance
+instead (its run coordinator and run launcher, e.g. Celery workers; see docs/production.md) and
+awaited with a progress display; the printing and the exit codes are the same.
+
+Exit codes (the command line's): 0 every check passed; 1 a regression failed a check of severity
+ERROR; 2 invalid input (configuration, a set, a retriever that cannot be built); 3 an incomplete run
+(the retriever failed on some questions) or a service a retriever needs failing while it is built
+(an embeddings endpoint encoding the corpus); 4 an unexpected error; 130 interrupted (Ctrl-C: the store is
+first made to agree with the instance, see dagster_layer/interruption.py). With several outcomes, the
+first that applies in the order 4, 2, 1, 3 wins.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from retrieval_pipeline.cli.common import config_option, store_option
+from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
+from retrieval_pipeline.cli.nightly_report import NightlyReport, print_results
+from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
+
+
+def run_nightly(
+    config_path=None,
+    store_uri=None,
+    *,
+    instance=None,
+    console=None,
+    cwd: Path | None = None,
+    launch: Path | None = None,
+    demo: str | None = None,
+) -> NightlyReport:
+    """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
+    workspace file; `instance` defaults to the local one (dagster_layer/nightly_runs.py). `demo` names a
+    shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`."""
+    from dagster import DagsterInstance
+
+    from retrieval_pipeline.cli.common import stdout_console
+    from retrieval_pipeline.core.storage.store import ResultStore
+    from retrieval_pipeline.dagster_layer.definitions import build_definitions
+    from retrieval_pipeline.dagster_layer.nightly_runs import NightlyInterrupted, Skipped, prepare_dagster_home, run_stages
+
+    console = console or stdout_console()
+    config_path = DEMOS[demo].config_path() if demo else config_path
+    defs = build_definitions(config_path, store_uri)  # invalid configuration: raised before anything runs
+    project = defs.resources["project"]
+    ResultStore(project.resolved_store_uri).check_writable()  # before anything is built, asked or launched
+    home = None
+    if instance is None:
+        home, seeded_from = prepare_dagster_home(cwd)
+        console.print(f"Dagster instance: [bold]{home}[/bold]", soft_wrap=True, highlight=False)
+        if seeded_from:
+            console.print(f"  wrote {home / 'dagster.yaml'} (from {seeded_from})", soft_wrap=True, highlight=False)
+        os.environ["DAGSTER_HOME"] = str(home)  # this process's Dagster instance is the one printed above
+        instance = DagsterInstance.get()
+    report = NightlyReport(home, project.resolved_config_path, project.resolved_store_uri)
+    console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
+    if demo and launch is None:
+        build_dense_retrievers(project.config, console)
+
+    def on_outcome(outcome) -> None:
+        if not isinstance(outcome, Skipped):
+            report.outcomes.append(outcome)
+        _print_progress(outcome, console)
+
+    try:
+        run_stages(defs, instance, project, on_outcome, launch=launch, console=console)
+    except NightlyInterrupted as interrupted:
+        raise CommandError(str(interrupted), EXIT_INTERRUPTED) from None
+    finally:
+        if home is not None:
+            instance.dispose()
+    print_results(report, project, console)
+    return report
+
+
+def _print_progress(outcome, console) -> None:
+    """One line per failed set or retriever, skipped pair and evaluation, as each is known."""
+    from rich.markup import escape
+
+    from retrieval_pipeline.core.base.formatting import percent_or_blank
+    from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB
+    from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
+    from retrieval_pipeline.dagster_layer.nightly_runs import Skipped
+
+    if isinstance(outcome, Skipped):
+        console.print(f"[yellow]-[/yellow] {outcome.label}: skipped (its set or retriever failed above)", soft_wrap=True)
+    elif outcome.job == EVALUATION_JOB:
+        label = f"{outcome.set_identifier} × {outcome.retriever_identifier}"
+        if not outcome.success:
+            console.print(f"[red]✗[/red] {label}: {escape(outcome.error or '')}", soft_wrap=True)
+        else:
+            mark = "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
+            rates = ", ".join(f"{rate.short} {percent_or_blank(outcome.hit_rates.get(rate))}" for rate in TESTED_RATES)
+            console.print(f"{mark} {label}: {rates}. {escape(outcome.verdict or '')}", soft_wrap=True)
+    elif outcome.job != LEADERBOARD_JOB and not outcome.success:
+        console.print(
+            f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.error or '')}", soft_wrap=True
+        )
+
+
+@click.command("nightly")
+@config_option
+@store_option
+@click.option(
+    "--demo",
+    type=click.Choice(sorted(DEMOS)),
+    default=None,
+    help="Run a shipped demo instead: embedding-swap (BM25 against MiniLM models; needs the [dense] extra).",
+)
+@click.option(
+    "--launch",
+    is_flag=True,
+    help="Submit the runs to the instance's run coordinator and launcher (e.g. Celery workers) instead of "
+    "running them here; the code location comes from the workspace file.",
+)
+@click.option(
+    "--workspace",
+    "workspace_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("workspace.yaml"),
+    show_default=True,
+    help="With --launch: the workspace file naming the code location (the daemon's).",
+)
+def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, launch: bool, workspace_file: Path) -> None:
+    """Run the nightly Dagster job now: every partition, in-process, on the local Dagster instance.
+
+    Evaluates every set against every retriever of the configuration, checks each run for regressions
+    against the previous run of the same pair, prints the leaderboard and the check verdicts, and
+    records everything in the Dagster instance ($DAGSTER_HOME, else ./.dagster_home) so that
+    `dagster dev` shows it. With --launch, the runs go to the instance's run coordinator and launcher
+    (a team's daemon and Celery workers, see docs/production.md) and this command waits for them.
+    Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run or a failing
+    service; 4 an unexpected error; 130 interrupted (every run it saved is then one Dagster recorded, or incomplete).
+    """
+    if demo and click.get_current_context().get_parameter_source("config_path") is ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --config or --demo, not both")  # a demo replaces $RETRIEVAL_EVAL_CONFIG's
+    report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None, demo=demo)
+    sys.exit(report.exit_code)
+
+
+def main() -> None:
+    """`python -m retrieval_pipeline.cli.nightly`: the same command outside the `retrieval-eval` group."""
+    from retrieval_pipeline.cli.errors import reported_errors
+
+    try:
+        with reported_errors():
+            nightly.main(standalone_mode=False)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""The Dagster side of `retrieval-eval nightly` (cli/nightly.py): the local instance, and every partition
+of the code location run through the same jobs the schedule and the sensor use.
+
+Where the schedule runs one partition per run, nightly runs each stage as one run over the range of
+its partitions (partition_steps.py): one for the sets with their label checks, one for the
+retrievers, one for the evaluations (more only when a broken set or retriever splits the range), one
+for the leaderboard; the history charts are drawn meanwhile by one worker process
+(reports/chart_worker.py). The runs are recorded in the Dagster instance, so `dagster dev` started
+afterwards with the same DAGSTER_HOME shows every partition, the check results and the rate plots.
+With a workspace file the same partitions are submitted to the instance instead, one run each so that
+the workers share them (launch.py).
+
+The instance: $DAGSTER_HOME when set, else `.dagster_home` in the current folder (created). A home
+without a `dagster.yaml` gets the project's (the `dagster.yaml` of the current folder, else the same
+settings embedded here: telemetry off, at most two concurrent runs), because Dagster reads the
+instance configuration from DAGSTER_HOME, not from the folder `dagster dev` is started in.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
+from retrieval_pipeline.dagster_layer.interruption import InterruptWatch, settle
+from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, outcomes_from_events
+
+DEFAULT_HOME = ".dagster_home"
+DEFAULT_INSTANCE_YAML = """\
+# The local Dagster instance: SQLite storage under DAGSTER_HOME (Dagster's default), no telemetry, and
+# at most two runs at once (the schedule and the sensor queue the rest). See docs/production.md.
+telemetry:
+  enabled: false
+
+concurrency:
+  runs:
+    max_concurrent_runs: 2
+"""
+LAUNCHED_INTERRUPTED = (
+    "interrupted (Ctrl-C): stopped waiting; the runs already submitted go on on the instance's workers, each "
+    "recording its own partition (see the Dagster UI)"
+)
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""Each failure is one line here (its message); Dagster's own console log would add its traceback, which
+the run's event log keeps for the UI."""
+
+
+class NightlyInterrupted(Exception):
+    """Ctrl-C, once the store agrees with the instance; the message says what was finished."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An evaluation not run because its set or retriever failed."""
+
+    label: str
+
+
+def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
+    """The instance folder (created), and where its dagster.yaml came from when this call wrote it."""
+    cwd = cwd or Path.cwd()
+    explicit = os.environ.get("DAGSTER_HOME")
+    home = (Path(explicit).expanduser() if explicit else cwd / DEFAULT_HOME).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    target = home / "dagster.yaml"
+    if target.exists():
+        return home, None
+    project_yaml = cwd / "dagster.yaml"
+    if project_yaml.is_file() and project_yaml.resolve() != target:
+        shutil.copyfile(project_yaml, target)  # bytes as they are: Dagster reads the file, not us
+        return home, str(project_yaml)
+    target.write_text(DEFAULT_INSTANCE_YAML, encoding="utf-8")
+    return home, "the defaults built into retrieval-eval"
+
+
+def partition_keys(defs) -> dict[str, list[str]]:
+    return {
+        asset: defs.resolve_assets_def(asset).partitions_def.get_partition_keys()
+        for asset in ("golden_question_set", "retriever_config")
+    }
+
+
+def run_stages(defs, instance, project, on_outcome: Callable, *, launch: Path | None = None, console=None) -> None:
+    """Every partition in-process, or through the instance's launcher when `launch` names the workspace
+    file; `on_outcome` receives each PartitionOutcome (and each Skipped evaluation) as it is known."""
+    from retrieval_pipeline.core.scoring.results import utc_now
+    from retrieval_pipeline.core.storage.store import ResultStore
+    from retrieval_pipeline.reports.chart_worker import shared_drawer
+
+    keys, started = partition_keys(defs), utc_now()
+    try:
+        if launch is None:
+            # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
+            with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1), InterruptWatch() as watch:
+                _run_all(defs, _in_process(defs, instance, project, watch), on_outcome)
+        else:
+            from retrieval_pipeline.dagster_layer.launch import run_submitter
+
+            with run_submitter(instance, launch, defs, console) as submitter:
+                submitter.check_partitions(keys)
+                console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
+                _run_all(defs, submitter, on_outcome)
+    except KeyboardInterrupt:
+        if launch is not None:
+            raise NightlyInterrupted(LAUNCHED_INTERRUPTED) from None
+        pairs = [(s, r) for s in keys["golden_question_set"] for r in keys["retriever_config"]]
+        settled = settle(instance, ResultStore(project.resolved_store_uri), pairs, started)
+        raise NightlyInterrupted(settled.sentence()) from None
+
+
+def _run_all(defs, run_batch, on_outcome: Callable) -> None:
+    """Sets and retrievers, then the evaluations whose set and retriever built, then the leaderboard.
+    `run_batch(requests, title)` runs (job, partition keys) requests, each a key range or `[None]`, and
+    yields each partition's outcome as its run finishes."""
+    from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
+    from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
+
+    keys = partition_keys(defs)
+    partitions = ProjectPartitions(tuple(keys["golden_question_set"]), tuple(keys["retriever_config"]))
+    broken: set[str] = set()
+    inputs = [(SETS_JOB, list(partitions.set_identifiers)), (RETRIEVERS_JOB, list(partitions.retriever_identifiers))]
+    for outcome in run_batch(inputs, "sets and retrievers"):
+        if not outcome.success:
+            broken.add(outcome.partition)
+        on_outcome(outcome)
+    for key in partitions.evaluation_keys():
+        if broken & set(partitions.dimensions(key)):
+            on_outcome(Skipped(" × ".join(partitions.dimensions(key))))
+    evaluations = [(EVALUATION_JOB, keys) for keys in partitions.evaluation_ranges(broken)]
+    for outcome in run_batch(evaluations, "evaluations"):
+        outcome.set_identifier, outcome.retriever_identifier = partitions.dimensions(outcome.partition)
+        on_outcome(outcome)
+    for outcome in run_batch([(LEADERBOARD_JOB, [None])], "leaderboard"):
+        on_outcome(outcome)
+
+
+def _in_process(defs, instance, project, watch: InterruptWatch):
+    """`run_batch` for `_run_all`: each request run here, the leaderboard's chart started in the chart
+    worker before Dagster sets up the leaderboard's run (its step then finds it drawn)."""
+    from retrieval_pipeline.dagster_layer.definitions import LEADERBOARD_JOB
+    from retrieval_pipeline.reports.chart_worker import chart_drawer
+    from retrieval_pipeline.reports.charts import leaderboard_chart_png
+
+    def run_batch(requests, title):
+        for job_name, partition_keys in requests:
+            if job_name == LEADERBOARD_JOB:
+                board = project.leaderboard()
+                if board.entries:
+                    with chart_drawer(1) as drawer:
+                        drawer.draw_ahead(leaderboard_chart_png, board)
+            yield from _execute(defs, instance, job_name, partition_keys, watch)
+
+    return run_batch
+
+
+def _execute(defs, instance, job_name: str, partition_keys: list, watch: InterruptWatch) -> list[PartitionOutcome]:
+    """One run for the whole range: the stage's bookkeeping is paid once, not once per partition."""
+    if len(partition_keys) == 1:
+        where = {"partition_key": partition_keys[0]}
+    else:
+        where = {"tags": partition_range_tags(str(partition_keys[0]), str(partition_keys[-1]))}
+    result = defs.resolve_job_def(job_name).execute_in_process(
+        instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
+    )
+    watch.raise_if_interrupted(result.all_events)
+    return outcomes_from_events(job_name, partition_keys, result.success, result.all_events)
