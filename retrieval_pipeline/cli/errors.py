@@ -16,7 +16,6 @@ from retrieval_pipeline.core.base.exit_codes import (
     EXIT_INVALID,
 )
 
-INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report a command a signal 2 ended
 INTERRUPTED = "interrupted (Ctrl-C)"
 DEBUG_ENV_VAR = "RETRIEVAL_EVAL_DEBUG"
 

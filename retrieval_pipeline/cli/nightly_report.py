@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_pipeline.cli.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK
+from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK
 
 
 @dataclass
