@@ -49,6 +49,8 @@ def _print_listing(view) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from retrieval_pipeline.core.golden.beir import left_out_note
+
     console = stdout_console()
     console.print(f"Configuration: {view.config_source}")
     console.print(f"Result store: {view.store_uri}")
@@ -62,6 +64,9 @@ def _print_listing(view) -> None:
             listed.identifier, str(listed.question_count), str(forms.get("match", 0)), str(forms.get("gap", 0)), listed.name
         )
     console.print(table if view.question_sets else "No question sets configured.")
+    for listed in view.question_sets:
+        if listed.left_out:
+            console.print(f"{escape(listed.identifier)}: {escape(left_out_note(listed.left_out))}")
     table = Table(title="Retrievers", title_justify="left")
     identifier_column(table, "retriever")
     table.add_column("kind")
@@ -147,6 +152,8 @@ def _print_history(view) -> None:
         for entry in view.entries
     ]
     print_fitted(console, None, columns, rows, show_edge=False)
+    for line in filter(None, map(view.left_out_line, view.entries)):
+        console.print(line, markup=False)
 
 
 @click.command("prune")

@@ -14,8 +14,6 @@ from retrieval_pipeline.cli.errors import CommandError, warn
 if TYPE_CHECKING:
     from retrieval_pipeline.core.golden.beir import ImportedSet
 
-MAX_NAMED = 10
-"""Query ids the left-out line names before it says how many more."""
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")  # those load_question_set_file reads
 
 
@@ -80,7 +78,7 @@ def _import_to_file(
     """
     if out.suffix not in SUFFIXES:
         raise click.BadParameter(f"{out}: the file type follows the suffix; use one of {', '.join(SUFFIXES)}", param_hint="--out")
-    from retrieval_pipeline.core.base.formatting import id_list
+    from retrieval_pipeline.core.golden.beir import left_out_note
     from retrieval_pipeline.core.golden.question_file_writer import write_question_set_file
     from retrieval_pipeline.core.golden.questions import check_identifier
 
@@ -94,10 +92,7 @@ def _import_to_file(
     question_set, left_out = imported.question_set, imported.left_out
     written = write_question_set_file(question_set, out, overwrite=force)
     if left_out:
-        warn(
-            f"left out {len(left_out)} quer{'ies' if len(left_out) != 1 else 'y'} judged only not relevant "
-            f"(nothing to score them on): {id_list(left_out, limit=MAX_NAMED)}"
-        )
+        warn(left_out_note(left_out))
     if as_json:
         from retrieval_pipeline.cli.payloads import emit
 

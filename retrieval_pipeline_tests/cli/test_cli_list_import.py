@@ -26,7 +26,7 @@ def test_list_json(cli, project):
 
     [question_set] = document["question_sets"]
     assert question_set["identifier"] == "cli.small" and question_set["by_form"] == {"match": 1, "gap": 1}
-    assert question_set["source"].endswith("small.yaml")
+    assert question_set["source"].endswith("small.yaml") and "left_out" not in question_set  # a set file leaves none out
     assert document["retrievers"][0] == {"identifier": "good", "kind": "cli_table", "status": "ok", "problem": None}
 
 
@@ -111,6 +111,20 @@ def beir_folder(tmp_path: Path) -> Path:
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td1\t2\n2\td2\t1\n2\td3\t0\n")
     return folder
+
+
+def test_list_names_the_queries_a_configured_beir_folder_left_out(cli, beir_folder, tmp_path):
+    entry = {"beir": str(beir_folder), "identifier": "tiny.set", "min_relevance": 2}
+    config = tmp_path / "retrieval-eval.yaml"
+    config.write_text(json.dumps({"question_sets": [entry]}), encoding="utf-8")
+
+    listed = cli("list", "--config", str(config))
+    document = json.loads(cli("list", "--config", str(config), "--json").stdout)
+
+    assert listed.exit_code == 0, listed.stderr
+    assert "tiny.set: left out 1 query judged only not relevant (nothing to score them on): 2" in listed.stdout.splitlines()
+    [question_set] = document["question_sets"]
+    assert (question_set["question_count"], question_set["left_out"]) == (1, ["2"])
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".yml", ".json", ".jsonl"])

@@ -157,3 +157,25 @@ def test_history_rescore_shows_every_run_under_the_current_labels_and_says_so(cl
     assert [row["rescored_questions"] for row in rescored["runs"]] == [[], ["q2"]]
     assert "Every run under the current labels of cli.small, rescored from its stored ids." in table
     assert "1 relabelled rescored" in table
+
+
+def test_history_rescore_names_each_runs_questions_that_could_not_be_rescored_and_why(cli, project):
+    run(cli, project)
+    data = json.loads(json.dumps(SMALL_SET))
+    data["questions"][1]["question"] = "beta question, reworded"
+    (project.root / "small.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    run(cli, project)
+    history = ("history", "cli.small", "good", "--config", str(project.config))
+
+    rescored = json.loads(cli(*history, "--json", "--rescore").stdout)
+    stored = json.loads(cli(*history, "--json").stdout)
+    table = cli(*history, "--rescore", env={"COLUMNS": "200"}).stdout
+
+    newest, oldest = rescored["runs"]
+    reworded = "asked with another text: its stored ranking answered another question"
+    assert newest["not_rescored_questions"] == []
+    assert oldest["not_rescored_questions"] == [{"question_id": "q2", "reason": reworded}]
+    assert oldest["question_count"] == 1 and oldest["not_rescored"] is None
+    assert all("not_rescored_questions" not in row for row in stored["runs"])
+    assert f"{oldest['run_id']}: not rescored, left out of its figures: q2 ({reworded})." in table.splitlines()
+    assert newest["run_id"] + ":" not in table

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.formatting import id_list
 from retrieval_pipeline.core.base.text_files import text_lines
 from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.golden.question_files import question_set_from_mapping
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+
+MAX_NAMED = 10
+"""Query ids a left-out note names before it says how many more."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,15 @@ class ImportedSet:
 
     question_set: GoldenQuestionSet
     left_out: tuple[str, ...]
+
+
+def left_out_note(left_out: Sequence[str]) -> str:
+    """The one account of the queries an import left out: `import` warns it, `list` prints it under its table."""
+    count = len(left_out)
+    return (
+        f"left out {count} quer{'ies' if count != 1 else 'y'} judged only not relevant "
+        f"(nothing to score them on): {id_list(left_out, limit=MAX_NAMED)}"
+    )
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

@@ -69,10 +69,7 @@ class SetChanges:
         kept, left = len(self.rescored), len(self.not_rescored_questions)
         if not left:
             return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept." if kept else None
-        reasons: dict[str, list[str]] = {}
-        for question_id, reason in self.not_rescored_questions:
-            reasons.setdefault(reason, []).append(question_id)
-        listed = "; ".join(f"{id_list(ids, limit=MAX_NAMED)} ({reason})" for reason, ids in reasons.items())
+        listed = by_reason(self.not_rescored_questions)
         if not kept:
             return f"Baseline not rescored under the current labels: {_counted(left, 'relabelled question')} left out: {listed}."
         return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept, {left} left out: {listed}."
@@ -109,6 +106,15 @@ def set_changes(current: RunResult, baseline: RunResult) -> SetChanges:
         (unchanged if same else relabelled).append(question_id)
     removed = [question_id for question_id in then.ids if question_id not in now.positions]
     return SetChanges(tuple(added), tuple(removed), tuple(relabelled), tuple(unchanged), by_labels)
+
+
+def by_reason(questions: Sequence[tuple[str, str]]) -> str:
+    """(question id, why) pairs as a check's verdict and `history --rescore` name them: the ids of each
+    reason clipped, then the reason ("q7, q9 (asked with another text: ...)")."""
+    reasons: dict[str, list[str]] = {}
+    for question_id, reason in questions:
+        reasons.setdefault(reason, []).append(question_id)
+    return "; ".join(f"{id_list(ids, limit=MAX_NAMED)} ({reason})" for reason, ids in reasons.items())
 
 
 def _counted(count: int, noun: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -27,6 +28,9 @@ from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.config_file import BeirSource, ConfigFile, SetFileSource
 from retrieval_pipeline.core.services.config_lookup import DEMO_NOTE, demo_config_path
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.golden.beir import ImportedSet
 
 
 class ProjectConfig:
@@ -46,6 +50,7 @@ class ProjectConfig:
         self.retriever_specs = data.retrievers
         self._retrievers: dict[str, Retriever] = {}
         self._corpora: dict[str, frozenset[str] | None] = {}
+        self._beir_imports: dict[BeirSource, ImportedSet] = {}
 
     @property
     def source(self) -> str:
@@ -71,22 +76,30 @@ class ProjectConfig:
 
     def set_corpus(self, identifier: str) -> Path | None:
         """The corpus a set entry names (`corpus:`; a BEIR folder's own corpus.jsonl by default)."""
-        source = self.question_sets.source_of(identifier)
-        for entry, provider_source, _ in self._set_entries():
-            if provider_source == source:
-                if entry.corpus is not None:
-                    return self.resolve(entry.corpus)
-                if isinstance(entry, BeirSource):
-                    beir_corpus = self.resolve(entry.beir) / "corpus.jsonl"
-                    return beir_corpus if beir_corpus.is_file() else None
+        entry = self._entry_of(identifier)
+        if entry is not None and entry.corpus is not None:
+            return self.resolve(entry.corpus)
+        if isinstance(entry, BeirSource):
+            beir_corpus = self.resolve(entry.beir) / "corpus.jsonl"
+            return beir_corpus if beir_corpus.is_file() else None
         return None
+
+    def set_left_out(self, identifier: str) -> tuple[str, ...] | None:
+        """The judged queries a set read from a BEIR folder left out (judged only not relevant, under its
+        `min_relevance`), so `list` can say why the set is smaller than its qrels; None for any other set."""
+        entry = self._entry_of(identifier)
+        return self._imported_beir(entry).left_out if isinstance(entry, BeirSource) else None
+
+    def _entry_of(self, identifier: str) -> SetFileSource | BeirSource | None:
+        """The configuration entry set `identifier` came from; None for a plugin's set."""
+        source = self.question_sets.source_of(identifier)
+        return next((entry for entry, provider_source, _ in self._set_entries() if provider_source == source), None)
 
     def _set_providers(self) -> Iterable[SetProvider]:
         for _, source, provide in self._set_entries():
             yield source, provide
 
     def _set_entries(self) -> Iterable[tuple[SetFileSource | BeirSource, str, Callable[[], list[GoldenQuestionSet]]]]:
-        from retrieval_pipeline.core.golden.beir import import_beir
         from retrieval_pipeline.core.golden.question_files import load_question_set_file
 
         for source in self._data.question_sets:
@@ -94,12 +107,25 @@ class ProjectConfig:
                 path = self.resolve(source.file)
                 yield source, str(path), lambda path=path: [load_question_set_file(path)]
             else:
-                path = self.resolve(source.beir)
                 yield (
                     source,
-                    f"{path} (BEIR, {source.split})",
-                    lambda s=source, path=path: [import_beir(path, identifier=s.identifier, split=s.split, name=s.name)],
+                    f"{self.resolve(source.beir)} (BEIR, {source.split})",
+                    lambda s=source: [self._imported_beir(s).question_set],
                 )
+
+    def _imported_beir(self, entry: BeirSource) -> ImportedSet:
+        """A BEIR entry read once: its set for the registry and the queries it left out for `list`."""
+        if entry not in self._beir_imports:
+            from retrieval_pipeline.core.golden.beir import imported_beir
+
+            self._beir_imports[entry] = imported_beir(
+                self.resolve(entry.beir),
+                identifier=entry.identifier,
+                split=entry.split,
+                name=entry.name,
+                min_relevance=entry.min_relevance,
+            )
+        return self._beir_imports[entry]
 
     @property
     def is_demo(self) -> bool:

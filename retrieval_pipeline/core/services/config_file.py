@@ -45,11 +45,21 @@ class BeirSource(_Section):
     split: str = "test"
     name: str | None = None
     corpus: str | None = None
+    min_relevance: float | None = Field(None, allow_inf_nan=False)
+    """The lowest grade counted relevant, as `import beir --min-relevance`; None: any grade above 0."""
 
     @field_validator("identifier")
     @classmethod
     def _identifier(cls, value: str) -> str:
         return check_identifier(value, "set identifier")
+
+    @field_validator("min_relevance", mode="before")
+    @classmethod
+    def _grade(cls, value: Any) -> Any:
+        """Before pydantic's coercion, which would read `true` as the grade 1."""
+        if isinstance(value, bool):
+            raise ValueError("must be a number, the lowest relevance grade that counts as relevant")
+        return value
 
 
 def _source_kind(value: Any) -> str:

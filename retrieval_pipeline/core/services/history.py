@@ -36,6 +36,9 @@ class HistoryEntry:
     the figures are the stored ones."""
     not_rescored: str | None = None
     """Why the run could not be rescored: its figures are the stored ones."""
+    not_rescored_questions: tuple[tuple[str, str], ...] = ()
+    """(question id, why) for each question of a rescored run the current set changed but that could not
+    take its labels (reworded): left out of the run's figures."""
 
     @property
     def accepted(self) -> bool:

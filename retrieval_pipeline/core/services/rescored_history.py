@@ -3,8 +3,8 @@
 A label fix then improves the whole history instead of breaking it: the run before the fix and the run
 after it are scored by the same labels. Each entry keeps its run's own verdict (what its check found at
 the time), and its deltas are recomputed against its baseline, rescored too, on the questions both
-share. The per-question files are read (a rescored figure cannot come from a summary) and nothing is
-written.
+share; the questions it could not rescore are named with why. The per-question files are read (a
+rescored figure cannot come from a summary) and nothing is written.
 """
 
 from __future__ import annotations
@@ -49,7 +49,14 @@ def rescored_history(
         baseline = entry.baseline_run_id
         deltas = _deltas(rescoring, rescoring_of(baseline)) if baseline in stored else {}  # a pruned baseline: none
         entries.append(
-            replace(entry, summary=summary, deltas=deltas, rescored=rescoring.relabelled, not_rescored=rescoring.refused)
+            replace(
+                entry,
+                summary=summary,
+                deltas=deltas,
+                rescored=rescoring.relabelled,
+                not_rescored=rescoring.refused,
+                not_rescored_questions=rescoring.not_rescored,
+            )
         )
     return entries
 

@@ -193,6 +193,51 @@ def test_a_beir_entry_without_an_identifier_names_it(tmp_path):
     assert error.field == "identifier", f"the error must name the missing 'identifier': {error}"
 
 
+def write_graded_beir(folder: Path) -> Path:
+    """Query 7: graded 2 and 1; query 8: graded 1 only; query 9: graded 0 only."""
+    write_beir(folder)
+    corpus = [{"_id": "2", "title": "Flaps", "text": "flaps add lift"}, {"_id": "3", "title": "Drag", "text": "drag"}]
+    with (folder / "corpus.jsonl").open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(document) + "\n" for document in corpus)
+    with (folder / "queries.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write('{"_id": "8", "text": "flap lift"}\n{"_id": "9", "text": "drag"}\n')
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n7\t1\t2\n7\t2\t1\n8\t2\t1\n8\t3\t0\n9\t3\t0\n", encoding="utf-8"
+    )
+    return folder
+
+
+def test_a_beir_entry_with_min_relevance_counts_only_grades_from_it_and_names_the_queries_left_out(tmp_path):
+    write_graded_beir(tmp_path / "data" / "graded")
+    entries = [{"beir": "data/graded", "identifier": "graded.test", "min_relevance": 2}]
+    config = load_config(write_config(tmp_path, {"question_sets": entries}))
+    default = load_config(write_config(tmp_path, {"question_sets": [{**entries[0], "min_relevance": None}]}, "default.yaml"))
+
+    [question] = config.question_set("graded.test").questions
+    assert (question.id, question.expected_document_ids, question.rejected_document_ids) == ("7", ("1",), ("2",))
+    assert config.set_left_out("graded.test") == ("8", "9")
+    by_default = {q.id: (q.expected_document_ids, q.rejected_document_ids) for q in default.question_set("graded.test").questions}
+    assert by_default == {"7": (("1", "2"), ()), "8": (("2",), ("3",))}
+    assert default.set_left_out("graded.test") == ("9",)
+
+
+def test_a_set_not_read_from_a_beir_folder_has_nothing_left_out(tmp_path):
+    write_set(tmp_path / "local.json", "local.set")
+
+    config = load_config(write_config(tmp_path, {"question_sets": [{"file": "local.json"}]}))
+
+    assert config.set_left_out("local.set") is None
+
+
+@pytest.mark.parametrize("grade", [True, "high", float("inf")], ids=["boolean", "word", "infinite"])
+def test_a_beir_entry_with_a_min_relevance_that_is_not_a_finite_number_names_the_field(tmp_path, grade):
+    entry = {"beir": "data/tiny", "identifier": "tiny.test", "min_relevance": grade}
+
+    error = failure(write_config(tmp_path, {"question_sets": [entry]}))
+
+    assert (error.key, error.field) == ("question_sets.0", "min_relevance")
+
+
 def test_invalid_yaml_is_reported_with_the_file(tmp_path):
     error = failure(write_config(tmp_path, "store: [unclosed\n"))
     assert "invalid YAML" in str(error)

@@ -104,6 +104,11 @@ def group_changes(view: Breakdown) -> dict[str, dict[str, float | int]]:
     }
 
 
+def not_rescored_questions(questions: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    """(question id, why) pairs as every JSON document names them: a check's and each run of `history --rescore`."""
+    return [{"question_id": question_id, "reason": reason} for question_id, reason in questions]
+
+
 def set_changes(changes: SetChanges) -> dict[str, Any]:
     return {
         "added": list(changes.added),
@@ -111,9 +116,7 @@ def set_changes(changes: SetChanges) -> dict[str, Any]:
         "relabelled": list(changes.relabelled),
         "rescored": list(changes.rescored),
         "not_rescored": changes.not_rescored,
-        "not_rescored_questions": [
-            {"question_id": question_id, "reason": reason} for question_id, reason in changes.not_rescored_questions
-        ],
+        "not_rescored_questions": not_rescored_questions(changes.not_rescored_questions),
         "compared": changes.compared,
         "matched_by": "labels" if changes.by_labels else "fingerprint",
     }

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrieval_pipeline.core.scoring.measures import TESTED, Figure
+from retrieval_pipeline.core.scoring.set_versions import by_reason
 from retrieval_pipeline.core.services.history import HistoryEntry
+from retrieval_pipeline.core.services.views.documents import not_rescored_questions
 from retrieval_pipeline.core.storage.store import HistoryKey, StoredRun
 
 
@@ -45,6 +47,13 @@ class HistoryView:
         if entry.not_rescored:
             notes.append(f"not rescored: {entry.not_rescored}")
         return "; ".join(note for note in notes if note)
+
+    def left_out_line(self, entry: HistoryEntry) -> str | None:
+        """The line under the table for a rescored run that left questions out of its figures (reworded
+        since it ran), each named with why, as a check's verdict names them; None when it left none out."""
+        if not entry.not_rescored_questions:
+            return None
+        return f"{entry.summary.run_id}: not rescored, left out of its figures: {by_reason(entry.not_rescored_questions)}."
 
     def to_dict(self) -> dict[str, Any]:
         """The `retrieval-eval history --json` document."""
@@ -87,6 +96,7 @@ class HistoryView:
             "is_baseline": e.is_baseline,
             "rescored_questions": None if e.rescored is None else list(e.rescored),
             "not_rescored": e.not_rescored,
+            **({"not_rescored_questions": not_rescored_questions(e.not_rescored_questions)} if self.rescored else {}),
         }
 
 

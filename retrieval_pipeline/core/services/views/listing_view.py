@@ -1,5 +1,6 @@
-"""A configuration as `list` shows it: each question set with its questions by form, and each retriever
-with the problem that keeps it from running (checked as `run` checks it, no index built)."""
+"""A configuration as `list` shows it: each question set with its questions by form (and, read from a BEIR
+folder, the judged queries it left out), and each retriever with the problem that keeps it from running
+(checked as `run` checks it, no index built)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,15 @@ class ListedSet:
     by_form: dict[str, int]
     by_hard_class: dict[str, int]
     source: str
+    left_out: tuple[str, ...] | None = None
+    """A set read from a BEIR folder: the queries judged only not relevant, left out. None for any other set."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its entry of the `list --json` document: `left_out` only where a set can leave queries out."""
+        document = asdict(self)
+        if self.left_out is None:
+            del document["left_out"]
+        return document
 
 
 @dataclass(frozen=True)
@@ -48,7 +58,7 @@ class ListingView:
         return {
             "config": self.config_source,
             "store": self.store_uri,
-            "question_sets": [asdict(listed) for listed in self.question_sets],
+            "question_sets": [listed.to_dict() for listed in self.question_sets],
             "retrievers": [
                 {"identifier": r.identifier, "kind": r.kind, "status": r.status, "problem": r.problem} for r in self.retrievers
             ],
@@ -68,6 +78,7 @@ def listing_view(config: ProjectConfig) -> ListingView:
             question_set.counts_by_form(),
             question_set.counts_by_hard_class(),
             sets.source_of(identifier),
+            config.set_left_out(identifier),
         )
         for identifier, question_set in sets.items()
     )
