@@ -209,7 +209,7 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
         summary = f"{summary} {losses.sentence()}"
     if changes.rescore_sentence:
         summary += f" {changes.rescore_sentence}"
-    paired = overall_test(tests, 1).questions
+    paired = overall_test(tests, TESTED[0].k).questions
     return RegressionReport(
         has_baseline=True,
         unjudged_losses=losses,

@@ -47,7 +47,7 @@ class GroupRates:
 @dataclass(frozen=True)
 class EvaluationSummary:
     """The generic evaluation-result model's names, which retrieval rates are also stored under (`pass_rate` =
-    top-1, `mean_score` = top-3) so any reader of that model sees retrieval runs as graded runs."""
+    the first tested rate, top-1; `mean_score` = the deepest, top-3) so any reader of that model sees retrieval runs as graded runs."""
 
     set_identifier: str
     model: str
@@ -194,15 +194,16 @@ class RunResult:
         return numbers(self.questions.column("latency_ms"))[self.questions.answered].tolist()
 
     def to_evaluation_summary(self) -> EvaluationSummary:
+        first, deepest = TESTED[0].k, TESTED[-1].k
         return EvaluationSummary(
             set_identifier=self.set_identifier,
             model=self.retriever_identifier,
             grader=self.grader,
             total=self.question_count,
-            passed=self.hit_count(1),
-            pass_rate=self.hit_rate(1),
-            mean_score=self.hit_rate(3),
+            passed=self.hit_count(first),
+            pass_rate=self.hit_rate(first),
+            mean_score=self.hit_rate(deepest),
             question_outcomes=tuple(
-                zip(self.questions.ids, self.questions.hits(1).tolist(), self.questions.hits(3).astype(float).tolist())
+                zip(self.questions.ids, self.questions.hits(first).tolist(), self.questions.hits(deepest).astype(float).tolist())
             ),
         )
