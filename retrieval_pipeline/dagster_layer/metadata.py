@@ -13,7 +13,7 @@ from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 from retrieval_pipeline.core.base.formatting import id_list, shortened
 from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildReport, Retriever, VersionedIndex
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, Measure, gated_figures
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, Measure
 from retrieval_pipeline.core.scoring.results import QuestionResult
 from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
@@ -168,7 +168,7 @@ def _report_values(report: Mapping[str, str | int | float | bool]) -> dict[str, 
 
 
 def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: ChartDrawer) -> dict[str, Any]:
-    gated = [figure for figure, _ in gated_figures((1, 3)) if figure.measure is HIT_RATE]
+    gated = list(TESTED_RATES)
     recorded = recorded_figures(board.entries, headline=True)
     ranking = list({figure.measure.name: figure.measure for figure in recorded if figure.measure is not HIT_RATE}.values())
     metadata: dict[str, Any] = {

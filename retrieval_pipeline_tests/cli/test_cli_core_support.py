@@ -62,7 +62,7 @@ def test_comparison_groups_keep_first_seen_order_across_runs():
     comparison = compare_runs([run_of("a", "1-", forms="gm"), run_of("b", "-1", forms="gm")])
 
     assert [g.key for g in comparison.by_form] == ["gap", "match"]
-    assert [r.top1_hit_rate for r in comparison.by_form[0].rates] == [1.0, 0.0]
+    assert [r.hit_rate(1) for r in comparison.by_form[0].rates] == [1.0, 0.0]
     assert [g.key for g in comparison.by_hard_class] == ["normal"]
 
 

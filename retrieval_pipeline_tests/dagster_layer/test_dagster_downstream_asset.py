@@ -49,7 +49,7 @@ def missed_by_every_retriever(store_uri: str, set_identifier: str, retrievers) -
     found: dict[str, bool] = {}
     for retriever in retrievers:
         for question in store.baseline(HistoryKey(set_identifier, retriever)).questions:
-            found[question.question_id] = found.get(question.question_id, False) or bool(question.top3_hit)
+            found[question.question_id] = found.get(question.question_id, False) or bool(question.hit_at(3))
     return {question_id for question_id, hit in found.items() if not hit}
 
 

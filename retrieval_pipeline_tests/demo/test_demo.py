@@ -144,7 +144,7 @@ def test_the_demo_retrievers_differ_meaningfully(demo_runs):
 
 def test_the_stemmed_retriever_answers_some_off_domain_questions_with_silence(demo_runs):
     _, runs = demo_runs
-    silent = [q.question_id for q in runs["bm25_stemmed"].questions if not q.expected_document_ids and q.top1_hit]
+    silent = [q.question_id for q in runs["bm25_stemmed"].questions if not q.expected_document_ids and q.hit_at(1)]
     assert silent, "no empty-label question passes: min_score no longer filters anything"
 
 
@@ -158,8 +158,8 @@ def test_the_score_floor_costs_no_cranfield_hit(demo_runs, demo_set):
     floored = runs["bm25_stemmed"]
     for before, after in zip(baseline.questions, floored.questions):
         if before.expected_document_ids:
-            assert (after.top1_hit, after.top3_hit) == (before.top1_hit, before.top3_hit), before.question_id
-    cranfield_top3 = sum(1 for q in floored.questions if q.expected_document_ids and q.top3_hit) / CRANFIELD_QUESTIONS
+            assert (after.hit_at(1), after.hit_at(3)) == (before.hit_at(1), before.hit_at(3)), before.question_id
+    cranfield_top3 = sum(1 for q in floored.questions if q.expected_document_ids and q.hit_at(3)) / CRANFIELD_QUESTIONS
     assert cranfield_top3 == pytest.approx(0.707, abs=0.01)  # shared/data/README.md reference figure
 
 

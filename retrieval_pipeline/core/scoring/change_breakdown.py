@@ -20,8 +20,11 @@ class GroupDelta:
 
     key: str
     questions: int
-    top1_delta: float
-    top3_delta: float
+    deltas: tuple[tuple[int, float], ...]
+    """(cut-off, current minus baseline hit rate) at each tested cut-off, in increasing order."""
+
+    def delta(self, k: int) -> float:
+        return dict(self.deltas)[k]
 
 
 def group_deltas(current: dict[str, GroupRates], baseline: dict[str, GroupRates]) -> tuple[GroupDelta, ...]:
@@ -31,8 +34,7 @@ def group_deltas(current: dict[str, GroupRates], baseline: dict[str, GroupRates]
         GroupDelta(
             key=key,
             questions=rates.questions,
-            top1_delta=rates.top1_hit_rate - baseline[key].top1_hit_rate,
-            top3_delta=rates.top3_hit_rate - baseline[key].top3_hit_rate,
+            deltas=tuple((k, rates.hit_rate(k) - baseline[key].hit_rate(k)) for k, _ in rates.hit_counts),
         )
         for key, rates in current.items()
     )

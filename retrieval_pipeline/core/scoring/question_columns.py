@@ -271,14 +271,6 @@ class QuestionResult:
             return None
         return self.first_hit_rank is not None and self.first_hit_rank <= k
 
-    @property
-    def top1_hit(self) -> bool | None:
-        return self.hit_at(1)
-
-    @property
-    def top3_hit(self) -> bool | None:
-        return self.hit_at(3)
-
     def _fields(self) -> tuple:
         return tuple(self._value(name) for name in FIELDS)
 

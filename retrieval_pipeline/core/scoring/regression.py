@@ -55,16 +55,16 @@ class RegressionReport:
     has_baseline: bool
     verdict: Verdict
     summary: str
-    top1_delta: float = 0.0
-    top3_delta: float = 0.0
+    hit_rate_deltas: tuple[tuple[int, float], ...] = ()
+    """(cut-off, current minus baseline hit rate) at each tested cut-off (measures.TESTED) the check compared."""
     baseline_run_id: str | None = None
     p95_latency_delta_ms: float | None = None
     by_form: tuple[GroupDelta, ...] = ()
     by_hard_class: tuple[GroupDelta, ...] = ()
     flipped_to_miss: tuple[str, ...] = ()
     flipped_to_hit: tuple[str, ...] = ()
-    top1_p_value: float = 1.0
-    top3_p_value: float = 1.0
+    hit_rate_p_values: tuple[tuple[int, float], ...] = ()
+    """(cut-off, uncorrected paired p-value of the change) at each tested cut-off the check compared."""
     set_changes: SetChanges | None = None
     """Present whenever there is a baseline: what the comparison left out, and on how many questions it ran."""
     excluded_unstable: tuple[str, ...] = ()
@@ -78,6 +78,14 @@ class RegressionReport:
     """Ranking metrics, current minus baseline, for every metric both runs have."""
     unjudged_losses: UnjudgedLosses | None = None
     """The lost hits with unjudged documents in their place; None when nothing was compared."""
+
+    def hit_rate_delta(self, k: int) -> float:
+        """The change at tested cut-off `k`; 0 when nothing was compared."""
+        return dict(self.hit_rate_deltas).get(k, 0.0)
+
+    def hit_rate_p_value(self, k: int) -> float:
+        """The uncorrected p-value at tested cut-off `k`; 1 when nothing was compared."""
+        return dict(self.hit_rate_p_values).get(k, 1.0)
 
     @property
     def is_regression(self) -> bool:
@@ -171,7 +179,6 @@ def incomplete_report(current: RunResult, baseline: RunResult | None) -> Regress
 def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, changes: SetChanges) -> RegressionReport:
     """Both runs over the same unchanged questions."""
     tested = {figure: current.hit_rate(figure.k) - baseline.hit_rate(figure.k) for figure in TESTED}
-    top1_delta, top3_delta = tested.values()
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
     drops, inconclusive = [], []
@@ -202,7 +209,7 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
         summary = f"{summary} {losses.sentence()}"
     if changes.rescore_sentence:
         summary += f" {changes.rescore_sentence}"
-    paired = overall_test(tests, 1).questions
+    paired = overall_test(tests, TESTED[0].k).questions
     return RegressionReport(
         has_baseline=True,
         unjudged_losses=losses,
@@ -212,16 +219,14 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
         minimum_detectable_drop=minimum_detectable_drop(paired, significance, len(tests)),
         metric_deltas=deltas,
         summary=summary,
-        top1_delta=top1_delta,
-        top3_delta=top3_delta,
+        hit_rate_deltas=tuple((figure.k, delta) for figure, delta in tested.items()),
         baseline_run_id=baseline.run_id,
         p95_latency_delta_ms=latency_delta,
         by_form=group_deltas(current.by_form(), baseline.by_form()),
         by_hard_class=group_deltas(current.by_hard_class(), baseline.by_hard_class()),
         flipped_to_miss=to_miss,
         flipped_to_hit=to_hit,
-        top1_p_value=overall_test(tests, 1).p_value,
-        top3_p_value=overall_test(tests, 3).p_value,
+        hit_rate_p_values=tuple((figure.k, overall_test(tests, figure.k).p_value) for figure in TESTED),
         set_changes=changes,
     )
 

@@ -11,6 +11,7 @@ from retrieval_pipeline.core.base.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
 from retrieval_pipeline.core.retrieval import latency
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.question_columns import QuestionResult as QuestionResult  # readers import it from here
 from retrieval_pipeline.core.scoring.ranking_metrics import mean_scores
@@ -23,31 +24,30 @@ RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"
 
 @dataclass(frozen=True)
 class GroupRates:
-    """One key of a breakdown (a form or a hard class)."""
+    """One key of a breakdown (a form or a hard class): its hits at each tested cut-off (measures.TESTED),
+    kept by cut-off so another tested cut-off needs no new field."""
 
     questions: int
-    top1_hits: int
-    top3_hits: int
+    hit_counts: tuple[tuple[int, int], ...]
+    """(cut-off, hits) at each tested cut-off, in increasing order."""
 
-    @property
-    def top1_hit_rate(self) -> float:
-        return hit_rate(self.top1_hits, self.questions)
+    def hit_count(self, k: int) -> int:
+        return dict(self.hit_counts)[k]
 
-    @property
-    def top3_hit_rate(self) -> float:
-        return hit_rate(self.top3_hits, self.questions)
+    def hit_rate(self, k: int) -> float:
+        return hit_rate(self.hit_count(k), self.questions)
 
     def intervals(self) -> dict[str, tuple[float, float]]:
-        return {"top1": wilson_interval(self.top1_hits, self.questions), "top3": wilson_interval(self.top3_hits, self.questions)}
+        return {figure.key: wilson_interval(self.hit_count(figure.k), self.questions) for figure in TESTED}
 
     def as_dict(self) -> dict[str, float | int]:
-        return {"questions": self.questions, "top1_hit_rate": self.top1_hit_rate, "top3_hit_rate": self.top3_hit_rate}
+        return {"questions": self.questions, **{figure.column: self.hit_rate(figure.k) for figure in TESTED}}
 
 
 @dataclass(frozen=True)
 class EvaluationSummary:
     """The generic evaluation-result model's names, which retrieval rates are also stored under (`pass_rate` =
-    top-1, `mean_score` = top-3) so any reader of that model sees retrieval runs as graded runs."""
+    the first tested rate, top-1; `mean_score` = the deepest, top-3) so any reader of that model sees retrieval runs as graded runs."""
 
     set_identifier: str
     model: str
@@ -143,10 +143,15 @@ class RunResult:
 
         keys, codes = self.questions.groups(label)
         labelled = codes >= 0
-        counts = [
-            np.bincount(codes[labelled & hits], minlength=len(keys)) for hits in (labelled, *map(self.questions.hits, (1, 3)))
-        ]
-        return {key: GroupRates(*(int(count[index]) for count in counts)) for index, key in enumerate(keys)}
+        cutoffs = [figure.k for figure in TESTED]
+        totals, *counts = (
+            np.bincount(codes[labelled & hits], minlength=len(keys)).tolist()
+            for hits in (labelled, *map(self.questions.hits, cutoffs))
+        )
+        return {
+            key: GroupRates(totals[index], tuple((k, count[index]) for k, count in zip(cutoffs, counts)))
+            for index, key in enumerate(keys)
+        }
 
     def intervals(self) -> dict[str, tuple[float, float]]:
         """The Wilson 95% interval of every hit rate, keyed `top1`, `top3`, ..."""
@@ -189,15 +194,16 @@ class RunResult:
         return numbers(self.questions.column("latency_ms"))[self.questions.answered].tolist()
 
     def to_evaluation_summary(self) -> EvaluationSummary:
+        first, deepest = TESTED[0].k, TESTED[-1].k
         return EvaluationSummary(
             set_identifier=self.set_identifier,
             model=self.retriever_identifier,
             grader=self.grader,
             total=self.question_count,
-            passed=self.hit_count(1),
-            pass_rate=self.hit_rate(1),
-            mean_score=self.hit_rate(3),
+            passed=self.hit_count(first),
+            pass_rate=self.hit_rate(first),
+            mean_score=self.hit_rate(deepest),
             question_outcomes=tuple(
-                zip(self.questions.ids, self.questions.hits(1).tolist(), self.questions.hits(3).astype(float).tolist())
+                zip(self.questions.ids, self.questions.hits(first).tolist(), self.questions.hits(deepest).astype(float).tolist())
             ),
         )

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.scoring.tolerances import exceeds
-
-LOST_CUTOFFS = (1, 3)
-"""The cut-offs a hit is lost at, as `change_breakdown.flipped_questions` counts flips."""
 
 
 @dataclass(frozen=True)
@@ -52,11 +50,11 @@ def unjudged_losses(current: RunResult, baseline: RunResult, lost: Sequence[str]
     """`lost` are the questions that lost a hit (both runs hold the same unchanged questions, labels
     included, so the current run's labels are the baseline's)."""
     now, then = current.questions, baseline.questions
-    unjudged = {k: now.unjudged_ids(k) for k in LOST_CUTOFFS}
+    unjudged = {k: now.unjudged_ids(k) for k in TESTED_CUTOFFS}  # where hits are lost, as flipped_questions counts them
     found, depths = [], set()
     for question_id in lost:
         position, earlier = now.positions[question_id], then.positions[question_id]
-        depth = max(k for k in LOST_CUTOFFS if then.hits(k)[earlier] and not now.hits(k)[position])
+        depth = max(k for k in TESTED_CUTOFFS if then.hits(k)[earlier] and not now.hits(k)[position])
         if unjudged[depth][position]:
             found.append(question_id)
             depths.add(depth)

@@ -23,6 +23,7 @@ from pydantic import (
 
 from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.golden.questions import check_identifier
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
 from retrieval_pipeline.core.scoring.tolerances import tolerance_fields, tolerance_problem
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
@@ -124,7 +125,7 @@ class DagsterSection(_Section):
 
 
 class LeaderboardSection(_Section):
-    rank_by: str = "top1"
+    rank_by: str = TESTED[0].key
     """A figure key of the configured cut-offs (`top1`, `ndcg@10`, `hit_rate@3`); top-1 by default, the
     methodology's primary figure. Checked against the cut-offs in `ProjectConfig`, which knows them."""
 

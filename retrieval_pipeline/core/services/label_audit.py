@@ -152,7 +152,7 @@ def suspect_labels(
     suspects = []
     for question in question_set.questions:
         answers = [(run.retriever_identifier, by_id.get(question.id)) for run, by_id in zip(latest_runs, outcomes)]
-        if not question.expected_document_ids or any(a is None or a.hit_at(3) for _, a in answers):
+        if not question.expected_document_ids or any(a is None or a.hit_at(TESTED[-1].k) for _, a in answers):
             continue
         firsts = Counter(a.retrieved_document_ids[0] for _, a in answers if a.retrieved_document_ids)
         for candidate, _ in firsts.most_common():
@@ -222,10 +222,7 @@ def flip_counts(question_set: GoldenQuestionSet, oldest_first: Sequence[RunResul
             continue
         before, after = outcomes[index - 1], outcomes[index]
         for question_id in after.keys() & before.keys():
-            if (before[question_id].hit_at(1), before[question_id].hit_at(3)) != (
-                after[question_id].hit_at(1),
-                after[question_id].hit_at(3),
-            ):
+            if any(before[question_id].hit_at(figure.k) != after[question_id].hit_at(figure.k) for figure in TESTED):
                 flips[question_id] += 1
     return dict(flips)
 

@@ -212,7 +212,7 @@ def build_leaderboard(
 def _rank(rank_by: Figure, entry: LeaderboardEntry) -> tuple:
     value = entry.summary.figure(rank_by.key)
     summary = entry.summary
-    return (value is None, -(value or 0.0), -summary.hit_rate(1), -summary.hit_rate(3), entry.retriever_identifier)
+    return (value is None, -(value or 0.0), *(-summary.hit_rate(figure.k) for figure in TESTED), entry.retriever_identifier)
 
 
 def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None:

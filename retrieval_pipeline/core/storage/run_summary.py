@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval_pipeline.core.retrieval.latency import PERCENTILES
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, figure_of, in_declared_order
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, figure_of, in_declared_order
 from retrieval_pipeline.core.storage.store import HistoryKey
 
 
@@ -81,7 +81,7 @@ class RunSummary:
         rates = {HIT_RATE.key(k): rate for k, rate in zip(cutoffs, row["hit_rates"])}
         latency = {f"p{p}": row[f"latency_p{p}_ms"] for p in PERCENTILES} | {"max": row["latency_max_ms"]}
         latency["batch_mean"] = row["latency_batch_mean_ms"]
-        deltas = {"top1": row["top1_delta"], "top3": row["top3_delta"]}
+        deltas = {figure.key: row[f"{figure.key}_delta"] for figure in TESTED}
         return cls(
             key=key,
             run_id=row["run_id"],
@@ -94,7 +94,7 @@ class RunSummary:
             intervals={
                 HIT_RATE.key(k): (low, high) for k, low, high in zip(cutoffs, row["hit_rate_ci_low"], row["hit_rate_ci_high"])
             },
-            hit_counts={1: row["top1_hit_count"], 3: row["top3_hit_count"]},
+            hit_counts={figure.k: row[f"{figure.key}_hit_count"] for figure in TESTED},
             latency={name: value for name, value in latency.items() if value is not None},
             latency_mode=row["latency_mode"],
             index_version=row["index_version"],

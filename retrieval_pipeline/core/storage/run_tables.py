@@ -14,6 +14,7 @@ import json
 from retrieval_pipeline.core.base.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns, question_schema
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.results import RunResult
@@ -159,12 +160,13 @@ def summary_table(run: RunResult, report: RegressionReport | None = None, tolera
         "complete": run.complete,
         "question_count": run.question_count,
         "errored_count": len(run.errored_question_ids),
-        "top1_hit_count": run.hit_count(1),
-        "top1_hit_rate": run.hit_rate(1),
-        "top3_hit_count": run.hit_count(3),
-        "top3_hit_rate": run.hit_rate(3),
-        "pass_rate": run.hit_rate(1),  # the generic model's names (see EvaluationSummary)
-        "mean_score": run.hit_rate(3),
+        **{
+            column: value
+            for figure in TESTED
+            for column, value in ((f"{figure.key}_hit_count", run.hit_count(figure.k)), (figure.column, run.hit_rate(figure.k)))
+        },
+        "pass_rate": run.hit_rate(TESTED[0].k),  # the generic model's names (see EvaluationSummary)
+        "mean_score": run.hit_rate(TESTED[-1].k),
         "cutoffs": list(run.cutoffs),
         "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
         "by_form": _breakdown_rows(run.by_form()),
@@ -188,8 +190,7 @@ def summary_table(run: RunResult, report: RegressionReport | None = None, tolera
         "tolerances": json.dumps(dataclasses.asdict(tolerances)) if tolerances else None,
         "baseline_run_id": report.baseline_run_id if report else None,
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
-        "top1_delta": report.top1_delta if compared else None,
-        "top3_delta": report.top3_delta if compared else None,
+        **{f"{figure.key}_delta": report.hit_rate_delta(figure.k) if compared else None for figure in TESTED},
         "schema_version": SCHEMA_VERSION,
     }
     return from_rows([row], _schemas()[0])
@@ -228,8 +229,7 @@ def question_table(run: RunResult):
     columns = {
         "run_id": pa.repeat(from_python([run.run_id], pa.string())[0], len(questions)),
         **{name: questions.column(name) for name in FIELDS[:5]},
-        "top1_hit": questions.hit_column(1),
-        "top3_hit": questions.hit_column(3),
+        **{f"{figure.key}_hit": questions.hit_column(figure.k) for figure in TESTED},
         "latency_ms": questions.column("latency_ms"),
         "error": errors,
         "question_fingerprint": questions.column("fingerprint"),

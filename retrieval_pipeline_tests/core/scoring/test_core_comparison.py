@@ -50,7 +50,7 @@ def test_questions_relabelled_between_stored_runs_are_left_out_of_every_figure_a
     assert comparison.set_changes[0].compared == 2
     by_class = {g.key: g.rates for g in comparison.by_hard_class}
     assert list(by_class) == ["prose-free"]
-    assert [rates.top1_hit_rate for rates in by_class["prose-free"]] == [1.0, 1.0]
+    assert [rates.hit_rate(1) for rates in by_class["prose-free"]] == [1.0, 1.0]
     assert comparison.test("b", 1).delta == 0.5
 
 

@@ -96,8 +96,8 @@ def test_core_hit_rates_equal_ir_measures_success_at_1_and_3(shared_data, collec
 
     labelled = [q for q in run.questions if q.expected_document_ids]
     assert len(labelled) == len(golden.questions)
-    top1 = sum(bool(q.top1_hit) for q in labelled) / len(labelled)
-    top3 = sum(bool(q.top3_hit) for q in labelled) / len(labelled)
+    top1 = sum(bool(q.hit_at(1)) for q in labelled) / len(labelled)
+    top3 = sum(bool(q.hit_at(3)) for q in labelled) / len(labelled)
     assert top1 == pytest.approx(oracle[ir_measures.Success @ 1], abs=1e-12)
     assert top3 == pytest.approx(oracle[ir_measures.Success @ 3], abs=1e-12)
     assert run.hit_rate(1) == pytest.approx(top1, abs=1e-12)
@@ -107,7 +107,7 @@ def test_core_hit_rates_equal_ir_measures_success_at_1_and_3(shared_data, collec
     for metric in ir_measures.iter_calc([ir_measures.Success @ 1, ir_measures.Success @ 3], qrels, run_rows):
         per_query[metric.query_id][str(metric.measure)] = metric.value
     for q in labelled:
-        assert (q.top1_hit, q.top3_hit) == (
+        assert (q.hit_at(1), q.hit_at(3)) == (
             per_query[q.question_id]["Success@1"] == 1.0,
             per_query[q.question_id]["Success@3"] == 1.0,
         ), q.question_id

@@ -76,4 +76,4 @@ def test_an_empty_label_question_is_scored_like_its_hit():
     }
     # judged@k reads the ranking as it is: nothing shown is nothing unjudged; a rejected document is judged
     assert [run.question_metrics[q]["judged@3"] for q in ("q1", "q2", "q3")] == [1.0, 0.0, 1.0]
-    assert (silent.top1_hit, noisy.top1_hit) == (True, False)
+    assert (silent.hit_at(1), noisy.hit_at(1)) == (True, False)

@@ -18,7 +18,7 @@ def test_no_baseline_is_not_a_regression_and_is_recorded_as_the_baseline():
     report = detect_regression(run_from_codes("--"), None, DEFAULT)
     assert report.has_baseline is False
     assert report.is_regression is False
-    assert (report.top1_delta, report.top3_delta) == (0.0, 0.0)
+    assert (report.hit_rate_delta(1), report.hit_rate_delta(3)) == (0.0, 0.0)
     assert "recorded as the baseline" in report.summary
     assert report.baseline_run_id is None
 
@@ -28,24 +28,24 @@ def test_a_large_top1_drop_is_a_regression():
     current = run_from_codes("1111113333")  # top-1 10/10 -> 6/10, top-3 unchanged
     report = detect_regression(current, baseline, DEFAULT)
     assert report.is_regression is True
-    assert report.top1_delta == pytest.approx(-0.4)
-    assert report.top3_delta == 0.0
+    assert report.hit_rate_delta(1) == pytest.approx(-0.4)
+    assert report.hit_rate_delta(3) == 0.0
     assert report.baseline_run_id == baseline.run_id
 
 
 def test_an_improvement_is_not_a_regression():
     report = detect_regression(run_from_codes("1111"), run_from_codes("3--1"), DEFAULT)
     assert report.is_regression is False
-    assert report.top1_delta == pytest.approx(0.75)
-    assert report.top3_delta == pytest.approx(0.5)
+    assert report.hit_rate_delta(1) == pytest.approx(0.75)
+    assert report.hit_rate_delta(3) == pytest.approx(0.5)
 
 
 def test_a_five_point_drop_is_stable_under_default_tolerances():
     baseline = run_from_codes("1" * 20)
     current = run_from_codes("1" * 19 + "-")  # top-1 and top-3 both -0.05
     report = detect_regression(current, baseline, DEFAULT)
-    assert report.top1_delta == pytest.approx(-0.05)
-    assert report.top3_delta == pytest.approx(-0.05)
+    assert report.hit_rate_delta(1) == pytest.approx(-0.05)
+    assert report.hit_rate_delta(3) == pytest.approx(-0.05)
     assert report.is_regression is False
 
 
@@ -53,7 +53,7 @@ def test_a_top3_drop_alone_is_a_regression():
     baseline = run_from_codes("3333333333")
     current = run_from_codes("33333-----")  # top-1 stays 0, top-3 10/10 -> 5/10
     report = detect_regression(current, baseline, DEFAULT)
-    assert report.top1_delta == 0.0
+    assert report.hit_rate_delta(1) == 0.0
     assert report.is_regression is True
     assert "top-3" in report.summary and "top-1" not in report.summary
 
@@ -110,16 +110,16 @@ def test_per_class_deltas_show_a_drop_that_cancels_out_overall():
     baseline = run_from_codes("11--1", hard_classes=classes, forms="mmggm")
     current = run_from_codes("--111", hard_classes=classes, forms="mmggm")
     report = detect_regression(current, baseline, DEFAULT)
-    assert report.top1_delta == 0.0 and report.top3_delta == 0.0
+    assert report.hit_rate_delta(1) == 0.0 and report.hit_rate_delta(3) == 0.0
     assert report.is_regression is False
     by_class = {group.key: group for group in report.by_hard_class}
     assert list(by_class) == ["near-duplicate", "prose-free"]
-    assert (by_class["near-duplicate"].top1_delta, by_class["near-duplicate"].top3_delta) == (-1.0, -1.0)
-    assert (by_class["prose-free"].top1_delta, by_class["prose-free"].top3_delta) == (1.0, 1.0)
+    assert (by_class["near-duplicate"].delta(1), by_class["near-duplicate"].delta(3)) == (-1.0, -1.0)
+    assert (by_class["prose-free"].delta(1), by_class["prose-free"].delta(3)) == (1.0, 1.0)
     assert by_class["near-duplicate"].questions == 2
     by_form = {group.key: group for group in report.by_form}
-    assert by_form["match"].top1_delta == pytest.approx(-2 / 3)
-    assert by_form["gap"].top1_delta == 1.0
+    assert by_form["match"].delta(1) == pytest.approx(-2 / 3)
+    assert by_form["gap"].delta(1) == 1.0
 
 
 def test_a_question_whose_hard_class_was_dropped_is_relabelled_and_left_out_of_the_class_deltas():
@@ -234,6 +234,6 @@ def test_report_carries_the_paired_p_value_of_the_change():
     baseline = run_from_codes("1" * 10)
     current = run_from_codes("-" * 10)
     report = detect_regression(current, baseline, DEFAULT)
-    assert report.top1_p_value == 2 / 1024
-    assert report.top3_p_value == 2 / 1024
-    assert detect_regression(baseline, baseline, DEFAULT).top1_p_value == 1.0
+    assert report.hit_rate_p_value(1) == 2 / 1024
+    assert report.hit_rate_p_value(3) == 2 / 1024
+    assert detect_regression(baseline, baseline, DEFAULT).hit_rate_p_value(1) == 1.0

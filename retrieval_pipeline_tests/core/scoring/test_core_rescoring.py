@@ -67,7 +67,12 @@ def test_a_question_that_only_gained_rejected_ids_stays_compared_and_scores_as_b
 
     changes = report.set_changes
     assert (changes.relabelled, changes.rescored, changes.compared) == (("q1", "q2", "q3"),) * 2 + (6,)
-    assert (report.verdict, report.top1_delta, report.top3_delta, report.flipped_to_miss) == (Verdict.PASS, 0.0, 0.0, ())
+    assert (report.verdict, report.hit_rate_delta(1), report.hit_rate_delta(3), report.flipped_to_miss) == (
+        Verdict.PASS,
+        0.0,
+        0.0,
+        (),
+    )
     assert changes.not_rescored_questions == ()
 
 
@@ -80,7 +85,7 @@ def test_a_relabelled_question_that_has_rejected_ids_is_rescored(tmp_path):
     report = evaluate_and_record(fixed, retriever_for(RANKINGS, fixed), store, NO_WAIT).report
 
     assert (report.set_changes.rescored, report.set_changes.compared) == (("q1", "q3"), 6)
-    assert (report.top1_delta, report.top3_delta, report.flipped_to_hit) == (0.0, 0.0, ())
+    assert (report.hit_rate_delta(1), report.hit_rate_delta(3), report.flipped_to_hit) == (0.0, 0.0, ())
 
 
 def test_a_reworded_question_is_named_with_why_it_was_left_out(tmp_path):
@@ -113,7 +118,7 @@ def test_relabelled_questions_stay_compared_and_a_label_fix_is_no_regression(tmp
 
     assert report.verdict is Verdict.PASS
     assert report.set_changes.rescored == ("q1", "q2", "q3", "q4") and report.set_changes.compared == 6
-    assert (report.top1_delta, report.flipped_to_hit) == (0.0, ())  # the fix is not credited to the retriever
+    assert (report.hit_rate_delta(1), report.flipped_to_hit) == (0.0, ())  # the fix is not credited to the retriever
     assert report.summary.endswith("Baseline rescored under the current labels: 4 relabelled questions kept.")
 
 

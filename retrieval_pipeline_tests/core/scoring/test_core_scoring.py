@@ -25,24 +25,24 @@ def score_one(ranking, expected=("t",)):
 
 def test_target_at_rank_1_hits_both_cutoffs():
     result = score_one(["t", "b", "c"])
-    assert (result.top1_hit, result.top3_hit) == (True, True)
+    assert (result.hit_at(1), result.hit_at(3)) == (True, True)
 
 
 def test_target_at_rank_3_is_a_top3_hit_only():
     result = score_one(["a", "b", "t"])
-    assert (result.top1_hit, result.top3_hit) == (False, True)
+    assert (result.hit_at(1), result.hit_at(3)) == (False, True)
 
 
 def test_target_at_rank_4_misses_both_cutoffs():
     result = score_one(["a", "b", "c", "t"])
-    assert (result.top1_hit, result.top3_hit) == (False, False)
+    assert (result.hit_at(1), result.hit_at(3)) == (False, False)
 
 
 def test_any_of_several_targets_counts_as_a_hit():
     result = score_one(["a", "t2", "c"], expected=("t1", "t2", "t3"))
-    assert (result.top1_hit, result.top3_hit) == (False, True)
+    assert (result.hit_at(1), result.hit_at(3)) == (False, True)
     result = score_one(["t3", "a"], expected=("t1", "t2", "t3"))
-    assert (result.top1_hit, result.top3_hit) == (True, True)
+    assert (result.hit_at(1), result.hit_at(3)) == (True, True)
 
 
 def test_repeated_ids_collapse_to_their_first_occurrence():
@@ -54,7 +54,7 @@ def test_empty_ids_are_skipped():
     assert collapse(["", "a", "", "b"], 3) == ("a", "b")
     result = score_one(["", "t"])
     assert result.retrieved_document_ids == ("t",)
-    assert result.top1_hit is True
+    assert result.hit_at(1) is True
 
 
 def test_at_most_three_distinct_ids_are_kept():
@@ -65,23 +65,23 @@ def test_at_most_three_distinct_ids_are_kept():
 def test_empty_retrieval_on_a_labelled_question_misses_both():
     result = score_one([])
     assert result.retrieved_document_ids == ()
-    assert (result.top1_hit, result.top3_hit) == (False, False)
+    assert (result.hit_at(1), result.hit_at(3)) == (False, False)
 
 
 def test_empty_label_question_with_empty_retrieval_hits_both():
     result = score_one([], expected=())
-    assert (result.top1_hit, result.top3_hit) == (True, True)
+    assert (result.hit_at(1), result.hit_at(3)) == (True, True)
 
 
 def test_empty_label_question_with_only_empty_ids_counts_as_empty_retrieval():
     result = score_one(["", ""], expected=())
-    assert (result.top1_hit, result.top3_hit) == (True, True)
+    assert (result.hit_at(1), result.hit_at(3)) == (True, True)
 
 
 @pytest.mark.parametrize("ranking", [["a"], ["a", "b", "c"], ["x"] * 12])
 def test_empty_label_question_with_any_retrieval_misses_both(ranking):
     result = score_one(ranking, expected=())
-    assert (result.top1_hit, result.top3_hit) == (False, False)
+    assert (result.hit_at(1), result.hit_at(3)) == (False, False)
 
 
 def test_every_question_is_asked_for_twelve_results():
@@ -110,13 +110,13 @@ def test_chunk_grained_ranking_still_fills_three_distinct_documents():
     qs = question_set(question("q1", ("d3",)))
     run = run_question_set(qs, ChunkStore(chunks), retry=NO_WAIT)
     assert run.questions[0].retrieved_document_ids == ("d1", "d2", "d3")
-    assert run.questions[0].top3_hit is True
+    assert run.questions[0].hit_at(3) is True
 
 
 def test_target_at_raw_rank_4_but_distinct_rank_3_is_a_top3_hit():
     result = score_one(["a", "a", "b", "t", "c"])
     assert result.retrieved_document_ids == ("a", "b", "t")
-    assert (result.top1_hit, result.top3_hit) == (False, True)
+    assert (result.hit_at(1), result.hit_at(3)) == (False, True)
 
 
 def test_chunk_prefix_maps_a_chunk_to_its_document():

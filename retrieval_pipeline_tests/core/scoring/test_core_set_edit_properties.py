@@ -81,8 +81,11 @@ def test_the_verdict_over_an_edited_set_equals_the_verdict_on_the_unchanged_ques
         return
     expected = detect_regression(alone(current, unchanged), alone(baseline, unchanged), tolerances)
     assert report.verdict is expected.verdict
-    assert (report.top1_delta, report.top3_delta) == (expected.top1_delta, expected.top3_delta)
-    assert (report.top1_p_value, report.top3_p_value) == (expected.top1_p_value, expected.top3_p_value)
+    assert (report.hit_rate_delta(1), report.hit_rate_delta(3)) == (expected.hit_rate_delta(1), expected.hit_rate_delta(3))
+    assert (report.hit_rate_p_value(1), report.hit_rate_p_value(3)) == (
+        expected.hit_rate_p_value(1),
+        expected.hit_rate_p_value(3),
+    )
     assert set(report.flipped_to_miss) == set(expected.flipped_to_miss)
     assert set(report.flipped_to_hit) == set(expected.flipped_to_hit)
     assert set(report.by_form) == set(expected.by_form)

@@ -84,7 +84,7 @@ def test_relabelling_questions_with_the_retriever_unchanged_is_never_a_regressio
     assert evaluation.run.hit_rate(1) == 0.5  # the headline rate is over every current question
     report = evaluation.report
     assert report.verdict is Verdict.PASS
-    assert (report.top1_delta, report.top3_delta, report.flipped_to_miss) == (0.0, 0.0, ())
+    assert (report.hit_rate_delta(1), report.hit_rate_delta(3), report.flipped_to_miss) == (0.0, 0.0, ())
     assert report.set_changes.relabelled == report.set_changes.rescored == ("q1", "q2", "q3", "q4")
     assert report.set_changes.compared == 8  # the baseline rescored: the relabelled questions stay compared
     assert report.set_changes.sentence() == "Set changed since the baseline: 4 relabelled; compared on 8 questions."
@@ -114,7 +114,7 @@ def test_a_real_drop_on_the_unchanged_questions_is_still_a_regression_whatever_e
         "q3 (asked with another text: its stored ranking answered another question)."
     )
     assert report.set_changes.rescored == ("q1",)
-    assert report.top1_delta == pytest.approx(-2 / 6)
+    assert report.hit_rate_delta(1) == pytest.approx(-2 / 6)
     assert report.flipped_to_miss == ("q5", "q6")
     assert {group.key: group.questions for group in report.by_form} == {"gap": 3, "match": 3}
 

@@ -47,11 +47,11 @@ def test_the_second_run_compares_with_the_first_and_reports_deltas(store):
     assert second.baseline == first.run
     report = second.report
     assert report.baseline_run_id == first.run.run_id
-    assert report.top1_delta == pytest.approx(0.25 - 0.75)
-    assert report.top3_delta == pytest.approx(0.25 - 1.0)
+    assert report.hit_rate_delta(1) == pytest.approx(0.25 - 0.75)
+    assert report.hit_rate_delta(3) == pytest.approx(0.25 - 1.0)
     assert report.is_regression is True
     assert report.flipped_to_miss == ("q2", "q3", "q4")
-    assert {group.key: group.top1_delta for group in report.by_form} == {"match": -0.5, "gap": -0.5}
+    assert {group.key: group.delta(1) for group in report.by_form} == {"match": -0.5, "gap": -0.5}
 
 
 def test_a_run_never_compares_with_itself(store):

@@ -64,9 +64,9 @@ def test_a_failing_question_is_retried_then_recorded_with_its_error():
 def test_an_errored_question_is_neither_hit_nor_miss():
     run = run_question_set(QS, FlakyRetriever("second question", failures=99), retry=NO_WAIT)
     errored = run.questions[1]
-    assert errored.top1_hit is None and errored.top3_hit is None
+    assert errored.hit_at(1) is None and errored.hit_at(3) is None
     assert errored.retrieved_document_ids == ()
-    assert [q.top1_hit for q in run.questions] == [True, None, True]
+    assert [q.hit_at(1) for q in run.questions] == [True, None, True]
     assert run.hit_count(1) == 2
 
 
@@ -118,14 +118,14 @@ def test_a_retriever_returning_something_other_than_document_ids_is_a_fault_sayi
     run = run_question_set(question_set(question("q1")), retriever, retry=NO_WAIT)
     result = run.questions[0]
     assert described in result.error
-    assert result.top1_hit is None
+    assert result.hit_at(1) is None
     assert run.complete is False
     assert retriever.calls == 1  # a malformed answer is not retried: asking again will not fix it
 
 
 def test_a_tuple_of_ids_is_a_valid_ranking():
     run = run_question_set(question_set(question("q1")), ReturnsRetriever(("a", "t")), retry=NO_WAIT)
-    assert run.complete and run.questions[0].top3_hit is True
+    assert run.complete and run.questions[0].hit_at(3) is True
 
 
 class BatchRetriever:

@@ -63,16 +63,16 @@ def breakdown(
     """Each group beside the check's change for it where the check compared it (the terminal shows those
     whenever they exist, the reports only for a judged run), then the check's groups on their own."""
     rated = TESTED
-    by_key = {delta.key: _deltas(delta) for delta in deltas}
+    by_key = {delta.key: dict(delta.deltas) for delta in deltas}
     rows = []
     for key, rates in groups.items():
-        counts, intervals, changes = _counts(rates), rates.intervals(), by_key.get(key, {})
+        intervals, changes = rates.intervals(), by_key.get(key, {})
         cells = tuple(
             FigureRow(
                 figure,
-                counts[figure.k][1],
+                rates.hit_rate(figure.k),
                 rates.questions,
-                counts[figure.k][0],
+                rates.hit_count(figure.k),
                 intervals[figure.key],
                 change=changes.get(figure.k) if judged else None,
                 checked=changes.get(figure.k),
@@ -82,16 +82,7 @@ def breakdown(
         scores = tuple(FigureRow(figure, metrics[key][figure.key], rates.questions) for figure in ranking)
         rows.append(GroupRow(key, rates.questions, cells, scores, cutoffs))
     changes = tuple(
-        GroupChange(delta.key, delta.questions, tuple(FigureDelta(figure, by_key[delta.key][figure.k]) for figure in rated))
+        GroupChange(delta.key, delta.questions, tuple(FigureDelta(figure, delta.delta(figure.k)) for figure in rated))
         for delta in deltas
     )
     return Breakdown(name, f"By {name.replace('_', ' ')}", rated, tuple(rows), changes)
-
-
-def _counts(rates: GroupRates) -> dict[int, tuple[int, float]]:
-    """(hits, rate) at each cut-off a breakdown counts: top-1 and top-3."""
-    return {1: (rates.top1_hits, rates.top1_hit_rate), 3: (rates.top3_hits, rates.top3_hit_rate)}
-
-
-def _deltas(delta: GroupDelta) -> dict[int, float]:
-    return {1: delta.top1_delta, 3: delta.top3_delta}

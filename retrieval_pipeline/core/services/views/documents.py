@@ -9,9 +9,9 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.base.arrow_arrays import python_values
+from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 
 if TYPE_CHECKING:
@@ -46,14 +46,14 @@ def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterato
             columns.values(name)
             for name in ("question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids")
         ),
-        *(python_values(columns.hit_column(k)) for k in TESTED_CUTOFFS),
+        zip(*(python_values(columns.hit_column(figure.k)) for figure in TESTED)),
         zip(*(values.tolist() for values in metrics.values())),
         columns.values("latency_ms"),
         columns.values("error"),
         columns.values("rejected_document_ids"),
         columns.unjudged_ids(run.cutoffs[-1]),
     )
-    for question_id, form, hard_class, expected, retrieved, top1, top3, scores, latency_ms, error, rejected, unjudged in rows:
+    for question_id, form, hard_class, expected, retrieved, hits, scores, latency_ms, error, rejected, unjudged in rows:
         yield {
             "id": question_id,
             "form": form,
@@ -62,8 +62,7 @@ def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterato
             "retrieved_document_ids": retrieved,
             "rejected_document_ids": rejected,
             "unjudged_document_ids": unjudged,
-            "top1_hit": top1,
-            "top3_hit": top3,
+            **{f"{figure.key}_hit": hit for figure, hit in zip(TESTED, hits)},
             "metrics": None if error is not None else dict(zip(names, scores)),
             "latency_ms": latency_ms,
             "error": error,

@@ -103,7 +103,7 @@ def run_view(run: RunResult, report: RegressionReport | None = None, baseline: R
             baseline,
             report.verdict in JUDGED,
             not edited(report.set_changes),
-            {1: (report.top1_delta, report.top1_p_value), 3: (report.top3_delta, report.top3_p_value)},
+            {k: (report.hit_rate_delta(k), report.hit_rate_p_value(k)) for k in TESTED_CUTOFFS},
             dict(report.metric_deltas),
         )
     declared = figures(run.cutoffs)
