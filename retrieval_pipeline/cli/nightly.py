@@ -89,8 +89,8 @@ def _print_progress(outcome, console) -> None:
     from rich.markup import escape
 
     from retrieval_pipeline.core.base.formatting import percent_or_blank
+    from retrieval_pipeline.core.scoring.measures import TESTED
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB
-    from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
     from retrieval_pipeline.dagster_layer.nightly_runs import Skipped
 
     if isinstance(outcome, Skipped):
@@ -101,7 +101,7 @@ def _print_progress(outcome, console) -> None:
             console.print(f"[red]✗[/red] {label}: {escape(outcome.error or '')}", soft_wrap=True)
         else:
             mark = "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
-            rates = ", ".join(f"{rate.short} {percent_or_blank(outcome.hit_rates.get(rate))}" for rate in TESTED_RATES)
+            rates = ", ".join(f"{rate.short} {percent_or_blank(outcome.hit_rates.get(rate))}" for rate in TESTED)
             console.print(f"{mark} {label}: {rates}. {escape(outcome.verdict or '')}", soft_wrap=True)
     elif outcome.job != LEADERBOARD_JOB and not outcome.success:
         console.print(

@@ -32,11 +32,10 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.base.formatting import percent
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
 from retrieval_pipeline.core.services.label_audit import Finding
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
-from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -59,7 +58,7 @@ OPTIMISTIC_SCHEMA = TableSchema(
         TableColumn("retriever", "string"),
         *[
             column
-            for number, figure in enumerate(TESTED_RATES)
+            for number, figure in enumerate(TESTED)
             for column in (
                 TableColumn(figure.key, "string"),
                 TableColumn(
@@ -158,7 +157,7 @@ def audit_metadata(report: AuditReport) -> dict:
                         "retriever": name,
                         **{
                             key: percent(r[column])
-                            for figure in TESTED_RATES
+                            for figure in TESTED
                             for key, column in (
                                 (figure.key, figure.column),
                                 (OPTIMISTIC.format(figure.key), OPTIMISTIC.format(figure.column)),

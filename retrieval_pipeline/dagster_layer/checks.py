@@ -36,14 +36,13 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.base.formatting import as_written, milliseconds, p_value, points
-from retrieval_pipeline.core.scoring.measures import gated_figures
+from retrieval_pipeline.core.scoring.measures import TESTED, gated_figures
 from retrieval_pipeline.core.scoring.metric_gates import ranking_gate_options
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
-from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
 from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
 CHECK_NAME = "no_regression"
@@ -58,7 +57,7 @@ DELTA_SCHEMA = TableSchema(
             TableColumn(
                 f"{figure.key}_change", "string", description=f"{figure.title.capitalize()} hit rate change, percentage points"
             )
-            for figure in TESTED_RATES
+            for figure in TESTED
         ],
     ]
 )

@@ -13,9 +13,8 @@ from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 from retrieval_pipeline.core.base.formatting import id_list, shortened
 from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildReport, Retriever, VersionedIndex
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, Measure
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, Measure
 from retrieval_pipeline.core.scoring.results import QuestionResult
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
@@ -32,14 +31,12 @@ PREVIEW_ROWS = 20
 PREVIEW_IDS = 3
 ID_WIDTH = 18
 
-TESTED_RATES = tuple(Figure(HIT_RATE, k) for k in TESTED_CUTOFFS)
-"""The hit rates a breakdown counts and a regression check tests, as the declarations name them."""
 COUNT_SCHEMA = TableSchema(columns=[TableColumn("key", "string"), TableColumn("questions", "int")])
 RATES_SCHEMA = TableSchema(
     columns=[
         TableColumn("key", "string"),
         TableColumn("questions", "int"),
-        *[TableColumn(figure.key, "string", description=f"{figure.title.capitalize()} hit rate") for figure in TESTED_RATES],
+        *[TableColumn(figure.key, "string", description=f"{figure.title.capitalize()} hit rate") for figure in TESTED],
     ]
 )
 PREVIEW_SCHEMA = TableSchema(
@@ -168,7 +165,7 @@ def _report_values(report: Mapping[str, str | int | float | bool]) -> dict[str, 
 
 
 def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: ChartDrawer) -> dict[str, Any]:
-    gated = list(TESTED_RATES)
+    gated = list(TESTED)
     recorded = recorded_figures(board.entries, headline=True)
     ranking = list({figure.measure.name: figure.measure for figure in recorded if figure.measure is not HIT_RATE}.values())
     metadata: dict[str, Any] = {

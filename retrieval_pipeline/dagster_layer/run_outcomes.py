@@ -29,7 +29,7 @@ class PartitionOutcome:
     complete: bool | None = None
     is_regression: bool | None = None
     hit_rates: dict = field(default_factory=dict)
-    """The evaluation's tested hit rates (metadata.TESTED_RATES), by Figure."""
+    """The evaluation's tested hit rates (measures.TESTED), by Figure."""
 
 
 def outcomes_from_events(
@@ -39,8 +39,8 @@ def outcomes_from_events(
     `partition_keys`: the partitions the run held, or `[None]` for an unpartitioned job."""
     from dagster import DagsterEventType
 
+    from retrieval_pipeline.core.scoring.measures import TESTED
     from retrieval_pipeline.dagster_layer.checks import CHECK_NAME
-    from retrieval_pipeline.dagster_layer.metadata import TESTED_RATES
     from retrieval_pipeline.dagster_layer.partition_steps import FAILED_PARTITIONS
 
     outcomes = {
@@ -51,7 +51,7 @@ def outcomes_from_events(
         outcome = outcomes.get(str(event.partition or ""))
         if event.event_type == DagsterEventType.ASSET_MATERIALIZATION and outcome is not None:
             metadata = event.step_materialization_data.materialization.metadata
-            outcome.hit_rates.update({rate: metadata[rate.column].value for rate in TESTED_RATES if rate.column in metadata})
+            outcome.hit_rates.update({rate: metadata[rate.column].value for rate in TESTED if rate.column in metadata})
         elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.asset_check_evaluation_data
             outcome = outcomes.get(str(evaluation.partition or ""))

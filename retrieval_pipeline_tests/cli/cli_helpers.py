@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,3 +59,15 @@ def console_script() -> Sequence[str]:
     if script.exists():
         return [str(script)]
     return [sys.executable, "-c", "from retrieval_pipeline.cli import main; main()"]
+
+
+def as_permissions_bind() -> list[str]:
+    """The prefix that runs a command bound by file permissions: root writes through any of them
+    (CAP_DAC_OVERRIDE), so as root the command runs without that capability; otherwise nothing."""
+    import pytest
+
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root and setpriv (util-linux) is missing to drop CAP_DAC_OVERRIDE")
+    return ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"]

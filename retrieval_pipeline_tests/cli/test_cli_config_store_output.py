@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
 import yaml
-from cli_helpers import console_script, subprocess_env
+from cli_helpers import as_permissions_bind, console_script, subprocess_env
 
 from retrieval_pipeline.cli.errors import EXIT_INVALID
 
@@ -70,17 +69,17 @@ def test_a_file_where_the_store_folder_should_be_fails_before_the_retriever_is_b
     assert project.store.read_text(encoding="utf-8") == "not a folder"
 
 
-def test_a_store_without_write_permission_fails_before_any_question_is_asked(cli, project):
-    if os.geteuid() == 0:
-        pytest.skip("root writes through any permission")
+@pytest.mark.slow
+def test_a_store_without_write_permission_fails_before_any_question_is_asked(project, plugins):
+    command = [*as_permissions_bind(), *console_script(), "run", "cli.small", "good", "--config", str(project.config)]
     project.store.mkdir()
     project.store.chmod(0o500)
     try:
-        result = cli("run", "cli.small", "good", "--config", str(project.config))
+        result = subprocess.run(command, env=subprocess_env(plugins), capture_output=True, text=True, check=False)
     finally:
         project.store.chmod(0o700)
 
-    assert result.exit_code == EXIT_INVALID
+    assert result.returncode == EXIT_INVALID, result.stderr
     assert "cannot write to the result store" in result.stderr and "Permission denied" in result.stderr
     assert list(project.store.iterdir()) == []
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import console_script, subprocess_env
+from cli_helpers import as_permissions_bind, console_script, subprocess_env
 from desk_project import answer, apply, evaluate, pool
 
 ANSWERS = {("q1", "n1"): "yes", ("q2", "n2"): "no", ("q3", "n3"): "yes"}
@@ -104,12 +103,7 @@ def test_apply_as_root_keeps_the_set_files_owner(cli, desk):
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="folder permissions are POSIX")
 def test_apply_into_a_read_only_folder_is_refused_in_one_line_naming_the_set_file(cli, desk):
-    """Root writes into any folder (CAP_DAC_OVERRIDE), so as root the command runs without that capability."""
-    without_override = []
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root and setpriv (util-linux) is missing to drop CAP_DAC_OVERRIDE")
-        without_override = ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"]
+    without_override = as_permissions_bind()
     pooled(cli, desk, "pool.csv")
     set_before = (desk / "desk.yaml").read_bytes()
     os.chmod(desk, 0o555)

@@ -283,6 +283,10 @@ def _create_dir(fs, local: bool, folder: str) -> None:
 
 
 def first_line(error: BaseException) -> str:
+    """The reason to show after the path the message already names: the system's words for an OS error
+    (Arrow repeats the path first, which on a long path left the reason itself cut off)."""
+    if isinstance(error, OSError) and error.errno:
+        return os.strerror(error.errno)
     return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
 
 
