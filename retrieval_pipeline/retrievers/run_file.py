@@ -9,7 +9,7 @@ trec_eval's order, is `core/retrieval/run_files.py`'s job.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted
-from retrieval_pipeline.core.retrieval.corpus import read_document_ids, read_document_texts
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
+from retrieval_pipeline.retrievers.base.corpus import CorpusKind
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 if TYPE_CHECKING:
@@ -49,8 +49,10 @@ class RunSource:
         return load_run(self.path, self.format, key=self.key, depth=depth)
 
 
-class RunFileRetriever:
+class RunFileRetriever(CorpusKind):
     """Answers a question with the run's ranking for that question's query id, best first."""
+
+    corpus_key = ".corpus"  # only a corpus the user names: the run lists just the documents it happened to rank
 
     def __init__(
         self,
@@ -99,23 +101,6 @@ class RunFileRetriever:
     def index_version(self) -> str:
         """The checksum of the bytes loaded: a new export of the run is a new version, a touch is not."""
         return f"sha256:{self._rankings.checksum}"
-
-    @classmethod
-    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str] | None:
-        """Only the corpus the user names: the run itself lists just the documents it happened to rank."""
-        parsed = cls.check_config(identifier, params, context)
-        if parsed.corpus is None:
-            return None
-        return read_document_ids(context.resolve(parsed.corpus), f"retrievers.{identifier}.corpus")
-
-    @classmethod
-    def corpus_texts(
-        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
-    ) -> dict[str, tuple[str, str]] | None:
-        parsed = cls.check_config(identifier, params, context)
-        if parsed.corpus is None:
-            return None
-        return read_document_texts(context.resolve(parsed.corpus), wanted, f"retrievers.{identifier}.corpus")
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         ranking = self._rankings_for(limit).top(self._query_id(question), limit)
