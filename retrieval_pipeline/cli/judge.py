@@ -1,4 +1,5 @@
-"""`retrieval-eval judge FILE [--apply SET_FILE]`: judge a pooled file in the terminal, or merge it.
+"""`retrieval-eval judge FILE [--apply SET_FILE | --judge NAME [--probe]]`: judge a pooled file in the
+terminal, merge it, or have a configured machine judge fill its machine columns (`machine_judge.py`).
 
 One candidate at a time, one key per answer: y (yes, it answers the question), n (no), s (skip: leave it
 empty), b (back to the previous one), q (quit). Every answer is written to FILE at once, so quitting, a
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, load_project, stdout_console
+from retrieval_pipeline.cli.common import config_option, json_option, load_project, stdout_console
 
 KEYS = {"y": "yes", "n": "no", "s": "skip", "b": "back", "q": "quit"}
 PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
@@ -26,12 +27,50 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids).",
 )
+@click.option(
+    "--judge",
+    "judge_name",
+    metavar="NAME",
+    help="Have the configured machine judge NAME (the `judges:` section) fill machine_judgement, machine_grade and judged_by.",
+)
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="With --judge: insert the question's words into rows people answered no and count how often the judge flips to yes.",
+)
+@click.option("--sample", type=click.IntRange(min=1), default=50, show_default=True, help="--probe: rows to sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="--probe: the random sample's and insertions' seed.")
+@json_option
 @config_option
-def judge(judging_file: Path, set_file: Path | None, config_path: Path | None) -> None:
+def judge(
+    judging_file: Path,
+    set_file: Path | None,
+    judge_name: str | None,
+    probe: bool,
+    sample: int,
+    seed: int,
+    as_json: bool,
+    config_path: Path | None,
+) -> None:
     """Judge FILE (written by `retrieval-eval pool`) one candidate at a time, or with --apply merge its
     judgements into SET_FILE, keeping the file's format and layout, and list what changed. A yes must
-    name a document of the corpus of a configured retriever that ranked the pool, when its kind knows it."""
-    if set_file is not None:
+    name a document of the corpus of a configured retriever that ranked the pool, when its kind knows it.
+    With --judge NAME a machine judge answers every row in columns of its own (the person's `judgement`
+    is never touched), resumably, its answers cached; with --probe too, it is tested for query-word stuffing."""
+    if probe and judge_name is None:
+        raise click.UsageError("--probe needs --judge NAME")
+    if judge_name is not None and set_file is not None:
+        raise click.UsageError("--judge and --apply are separate steps: judge first, then apply")
+    if as_json and judge_name is None:
+        raise click.UsageError("--json goes with --judge")
+    if judge_name is not None:
+        from retrieval_pipeline.cli import machine_judge
+
+        if probe:
+            machine_judge.probe(judging_file, judge_name, config_path, sample, seed, as_json)
+        else:
+            machine_judge.machine_judge(judging_file, judge_name, config_path, as_json)
+    elif set_file is not None:
         _apply(judging_file, set_file, config_path)
     else:
         _session(judging_file)

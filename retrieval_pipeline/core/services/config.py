@@ -22,6 +22,7 @@ from retrieval_pipeline.core.golden.question_sets import (
     entry_point_providers,
 )
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.retrieval.judges import Judge
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring.measures import Figure, figure_names
 from retrieval_pipeline.core.scoring.scoring import CutOffs
@@ -48,7 +49,9 @@ class ProjectConfig:
         self.audit = data.audit
         self.rank_by = _ranking_figure(data.leaderboard.rank_by, self.cutoffs.values, path)
         self.retriever_specs = data.retrievers
+        self.judge_specs = data.judges
         self._retrievers: dict[str, Retriever] = {}
+        self._judges: dict[str, Judge] = {}
         self._corpora: dict[str, frozenset[str] | None] = {}
         self._beir_imports: dict[BeirSource, ImportedSet] = {}
 
@@ -192,6 +195,22 @@ class ProjectConfig:
 
         spec = self.retriever_specs[identifier]
         return retriever_corpus_texts(identifier, spec.kind, spec.params, self._build_context(), wanted)
+
+    def judge(self, name: str) -> Judge:
+        """A machine judge of the `judges:` section, built once per configuration."""
+        if name not in self._judges:
+            from retrieval_pipeline.core.retrieval.judge_kinds import build_judge
+
+            if name not in self.judge_specs:
+                raise UnknownIdentifierError("judge", name, self.judge_specs)
+            spec = self.judge_specs[name]
+            self._judges[name] = build_judge(name, spec.kind, spec.params, self._build_context())
+        return self._judges[name]
+
+    @property
+    def judgement_cache(self) -> Path:
+        """Where machine judges' answers are kept, keyed by judge fingerprint and texts, across files."""
+        return self.cache_dir / "judgements"
 
     def _build_context(self, progress: Callable[[str], None] | None = None) -> BuildContext:
         return BuildContext(

@@ -94,6 +94,11 @@ class RetrieverSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
+class JudgeSpec(RetrieverSpec):
+    """A machine judge: `kind` picks the judge kind (`openai`, `rerank`, `callable`, or a plugin's); every
+    other key is that kind's parameter, validated by the kind."""
+
+
 class _ToleranceChecks(_Section):
     """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
 
@@ -147,16 +152,17 @@ class ConfigFile(_Section):
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
     question_sets: list[SetSource] = []
     retrievers: dict[str, RetrieverSpec] = {}
+    judges: dict[str, JudgeSpec] = {}
     dagster: DagsterSection = DagsterSection()
     audit: AuditSection = AuditSection()
     leaderboard: LeaderboardSection = LeaderboardSection()
 
-    @field_validator("retrievers")
+    @field_validator("retrievers", "judges")
     @classmethod
-    def _retriever_identifiers(cls, retrievers: dict[str, RetrieverSpec]) -> dict[str, RetrieverSpec]:
-        for identifier in retrievers:
-            check_identifier(identifier, "retriever identifier")
-        return retrievers
+    def _identifiers(cls, specs: dict[str, RetrieverSpec], info: ValidationInfo) -> dict[str, RetrieverSpec]:
+        for identifier in specs:
+            check_identifier(identifier, f"{info.field_name.removesuffix('s')} identifier")
+        return specs
 
     @field_validator("retention_days")
     @classmethod

@@ -38,6 +38,10 @@ FIELDS = (
     "text",
 )
 REQUIRED = FIELDS[:3]
+MACHINE_FIELDS = ("machine_judgement", "machine_grade", "judged_by")
+"""A machine judge's answer, its 0-3 grade (empty when the judge gives none or failed) and who gave it
+(`name@fingerprint`): columns of their own, so a machine's answer never passes for a person's `judgement`.
+Written only once a judge has filled them; a file without them reads as one never machine-judged."""
 YES, NO = "yes", "no"
 ANSWERS = (YES, NO, "")
 SUFFIXES = (".csv", ".jsonl")
@@ -62,12 +66,21 @@ def write_judging_file(rows: Sequence[dict], path: Path) -> Path:
         raise InvalidInputError(f"a judging file is {' or '.join(SUFFIXES)}", source=str(path))
     if path.suffix == ".jsonl":
         return write_text_atomically(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    machine = any(name in row for row in rows for name in MACHINE_FIELDS)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(
+        buffer, fieldnames=FIELDS + MACHINE_FIELDS if machine else FIELDS, extrasaction="ignore", lineterminator="\n"
+    )
     writer.writeheader()
     for row in rows:
-        writer.writerow({name: LIST_SEPARATOR.join(value) if isinstance(value, list) else value for name, value in row.items()})
+        writer.writerow({name: _cell(value) for name, value in row.items()})
     return write_text_atomically(path, buffer.getvalue())
+
+
+def _cell(value) -> str:
+    if isinstance(value, list):
+        return LIST_SEPARATOR.join(value)
+    return "" if value is None else str(value)
 
 
 def read_judging_file(path: Path) -> list[dict]:
@@ -176,4 +189,24 @@ def _checked(row: dict, where: str) -> dict:
         raise InvalidInputError(
             f"{quoted(row['judgement'])} is not an answer; use yes, no or leave it empty", source=where, field="judgement"
         )
-    return {**row, "judgement": answer}
+    return {**row, "judgement": answer, **_machine_answer(row, where)}
+
+
+def _machine_answer(row: dict, where: str) -> dict:
+    """The machine columns when present: `machine_judgement` yes, no or empty, `machine_grade` 0-3 or
+    empty (an integer, or None), `judged_by` a string."""
+    if not any(name in row for name in MACHINE_FIELDS):
+        return {}
+    answer, grade, by = (row.get(name) for name in MACHINE_FIELDS)
+    answer = "" if answer is None else answer
+    if not isinstance(answer, str) or answer.strip().lower() not in ANSWERS:
+        raise InvalidInputError(f"{quoted(answer)} is not yes, no or empty", source=where, field="machine_judgement")
+    if grade in (None, ""):
+        grade = None
+    elif isinstance(grade, bool) or str(grade).strip() not in ("0", "1", "2", "3"):
+        raise InvalidInputError(f"{quoted(grade)} is not a grade 0-3 or empty", source=where, field="machine_grade")
+    else:
+        grade = int(str(grade).strip())
+    if not isinstance(by or "", str):
+        raise InvalidInputError("must be a string", source=where, field="judged_by")
+    return {"machine_judgement": answer.strip().lower(), "machine_grade": grade, "judged_by": by or ""}

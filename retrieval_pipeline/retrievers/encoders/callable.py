@@ -9,35 +9,26 @@ load anything), so the vectors are keyed by the dotted name and an optional `ver
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, RetrieverParams
+from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import VectorWidth, checked_vectors, identity_fingerprints, in_batches
 
 
 class CallableEncoderParams(RetrieverParams):
     kind: Literal["callable"]
-    function: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", description="package.module:function")
+    function: str = Field(pattern=DOTTED_PATTERN, description="package.module:function")
     version: str | None = Field(
         None, min_length=1, description="put into the vector cache key: change it when the function's vectors change"
     )
 
     def resolve(self, kind: KindContext) -> Callable[[list[str]], Any]:
-        module_name, _, attributes = self.function.partition(":")
-        try:
-            found: Any = importlib.import_module(module_name)
-            for attribute in attributes.split("."):
-                found = getattr(found, attribute)
-        except Exception as error:  # noqa: BLE001 - not installed, not there, or failing on import: all "cannot use"
-            raise kind.invalid(f"cannot import {self.function}: {type(error).__name__}: {error}", "encoder.function") from None
-        if not callable(found):
-            raise kind.invalid(f"{self.function} is not callable", "encoder.function")
-        return found
+        return imported_callable(self.function, kind, "encoder.function")
 
     def open(self, kind: KindContext, normalize: bool, batch_size: int) -> CallableEncoder:
         return CallableEncoder(self, self.resolve(kind), normalize, batch_size)

@@ -1,0 +1,68 @@
+"""`retrieval-eval judge FILE --judge NAME [--probe]`: a machine judge fills the file's machine columns, or
+probes whether query words stuffed into rejected documents fool it. The work is the core's
+(`machine_judging`, `stuffing_probe`); this module parses, reports and counts an interruption."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from retrieval_pipeline.cli.common import load_project, progress_bar, stdout_console
+from retrieval_pipeline.cli.errors import INTERRUPTED, CommandError
+from retrieval_pipeline.cli.payloads import emit
+from retrieval_pipeline.core.base.exit_codes import EXIT_INTERRUPTED
+
+
+def machine_judge(path: Path, judge_name: str, config_path: Path | None, as_json: bool) -> None:
+    from retrieval_pipeline.core.services.judging_files import read_judging_file
+    from retrieval_pipeline.core.services.machine_judging import Tally, machine_judge_file
+
+    config = load_project(config_path)
+    judge = config.judge(judge_name)
+    tally = Tally()
+    try:
+        with progress_bar(len(read_judging_file(path)), f"judging with {judge_name}") as advance:
+            summary = machine_judge_file(path, judge, config.judgement_cache, tally, advance)
+    except KeyboardInterrupt:
+        raise CommandError(
+            f"{INTERRUPTED}: {tally.asked} row(s) answered by {judge_name} ({tally.cached} from the cache) before the "
+            f"stop are saved in {path} but those of the batch in flight; run the same command again to resume",
+            EXIT_INTERRUPTED,
+        ) from None
+    if as_json:
+        emit(summary.to_dict())
+        return
+    stdout_console().print(_summary_line(summary, path), markup=False, highlight=False)
+
+
+def _summary_line(summary, path: Path) -> str:
+    document = summary.to_dict()
+    errors = "; ".join(f"{count} x {cause}" for cause, count in document["errors_by_cause"].items())
+    rate = document["rows_per_second"]
+    cost = document["tokens_per_1000_rows"]
+    return (
+        f"{summary.judged} of {summary.rows} row(s) of {path} carry the answer of {summary.judged_by} ({summary.yes} yes); "
+        f"this pass asked {document['asked']}, took {document['from_cache']} from the cache, skipped {document['already_judged']} "
+        f"already judged; {document['errors']} error(s){': ' + errors if errors else ''}; "
+        f"{'n/a' if rate is None else f'{rate:g}'} row(s)/s asked; "
+        f"{'tokens not reported' if cost is None else f'{cost:,.0f} tokens per 1,000 rows'}"
+    )
+
+
+def probe(path: Path, judge_name: str, config_path: Path | None, sample: int, seed: int, as_json: bool) -> None:
+    from retrieval_pipeline.core.base.formatting import percent
+    from retrieval_pipeline.core.services.stuffing_probe import stuffing_probe
+
+    config = load_project(config_path)
+    result = stuffing_probe(path, config.judge(judge_name), config.judgement_cache, sample, seed)
+    if as_json:
+        emit({"judge": judge_name, **result.to_dict()})
+        return
+    low, high = result.interval
+    share = "n/a" if result.share is None else f"{percent(result.share)} (95% interval {percent(low)} to {percent(high)})"
+    click.echo(
+        f"Stuffing probe of {judge_name} on {result.sampled} of the {result.human_no} row(s) people answered no (seed {result.seed}): "
+        f"{result.flipped} of {result.no_as_written} flipped to yes once the question's words were inserted: {share}; "
+        f"it already said yes to {result.yes_as_written} as written; {result.errors} row(s) with an error."
+    )
