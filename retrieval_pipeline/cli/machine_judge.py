@@ -11,7 +11,7 @@ import click
 from retrieval_pipeline.cli.common import load_project, progress_bar, stdout_console
 from retrieval_pipeline.cli.errors import INTERRUPTED, CommandError
 from retrieval_pipeline.cli.payloads import emit
-from retrieval_pipeline.core.base.exit_codes import EXIT_INTERRUPTED
+from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE, EXIT_INTERRUPTED
 
 
 def machine_judge(path: Path, judge_name: str, config_path: Path | None, as_json: bool) -> None:
@@ -32,8 +32,10 @@ def machine_judge(path: Path, judge_name: str, config_path: Path | None, as_json
         ) from None
     if as_json:
         emit(summary.to_dict())
-        return
-    stdout_console().print(_summary_line(summary, path), markup=False, highlight=False)
+    else:
+        stdout_console().print(_summary_line(summary, path), markup=False, highlight=False)
+    if summary.tally.errors:  # as `run` with retriever errors: the answers are saved, the pass is incomplete
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
 
 
 def _summary_line(summary, path: Path) -> str:
