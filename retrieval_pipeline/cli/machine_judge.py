@@ -26,8 +26,8 @@ def machine_judge(path: Path, judge_name: str, config_path: Path | None, as_json
             summary = machine_judge_file(path, judge, config.judgement_cache, tally, advance)
     except KeyboardInterrupt:
         raise CommandError(
-            f"{INTERRUPTED}: {tally.asked} row(s) answered by {judge_name} ({tally.cached} from the cache) before the "
-            f"stop are saved in {path} but those of the batch in flight; run the same command again to resume",
+            f"{INTERRUPTED}: the {tally.saved} row(s) {judge_name} answered in this pass before the batch in flight are "
+            f"saved in {path}; run the same command again to resume",
             EXIT_INTERRUPTED,
         ) from None
     if as_json:

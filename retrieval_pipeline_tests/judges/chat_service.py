@@ -4,7 +4,8 @@ cosine of question and document mapped to UMBRELA's 0-3 by fixed thresholds.
 
 No generative model ships its weights to this machine; an embedding judge exercises everything the
 protocol carries (the prompt, the reply's first digit, `usage`) with answers nobody hard-coded. Other paths
-answer as broken endpoints do: 500, 401, slowly, non-JSON, without `choices`, without a digit.
+answer as broken endpoints do (500, 401, slowly, non-JSON, without `choices`, without a digit) or
+always `2` (`/v1/steady`, for tests about the pass rather than the grades).
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             "/v1/html": lambda body: (200, f"<html>bad gateway for {self.headers.get('Authorization')}</html>"),
             "/v1/no-choices": lambda body: (200, {"object": "chat.completion", "choices": []}),
             "/v1/no-digit": lambda body: (200, completion("I cannot judge this document.", 10)),
+            "/v1/steady": lambda body: (200, completion("2", 10)),
         }[path]
         status, payload = route(body)
         self.answer(status, payload)

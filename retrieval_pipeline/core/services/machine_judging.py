@@ -40,6 +40,7 @@ class Tally:
     completion_tokens: int = 0
     reported: int = 0  # answers whose endpoint reported its tokens
     unreachable: int = 0  # rows whose service could not be reached
+    saved: int = 0  # rows whose new answer is in the file
 
     def count(self, answer: MachineJudgement) -> None:
         self.asked += 1
@@ -109,10 +110,12 @@ def machine_judge_file(
             for start in range(0, len(pending), size):
                 batch = pending[start : start + size]
                 pairs = [(row["question"], document_text(row.get("title", ""), row.get("text", ""))) for row in batch]
-                for row, answer in zip(batch, ask_all(judge, pairs, cache, tally, workers)):
+                answers = ask_all(judge, pairs, cache, tally, workers)
+                for row, answer in zip(batch, answers):
                     if answer is not None:
                         row.update(machine_columns(answer, label))
                 write_judging_file(rows, path)
+                tally.saved += sum(answer is not None for answer in answers)
                 if advance is not None:
                     advance(len(batch))
     finally:  # Ctrl-C: the queued rows are dropped, not asked; only the requests in flight finish
