@@ -20,6 +20,7 @@ from retrieval_pipeline.dagster_layer.assets import build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, ResultStoreIOManager
+from retrieval_pipeline.dagster_layer.judging import machine_judgements
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
 from retrieval_pipeline.dagster_layer.resources import project_resource
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
@@ -50,7 +51,7 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
     )
     leaderboard_job = define_asset_job(LEADERBOARD_JOB, [leaderboard])
     defs = Definitions(
-        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit],
+        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit, machine_judgements],
         jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[

@@ -1,0 +1,82 @@
+"""The `machine_judgements` asset in a real ephemeral Dagster instance: on demand only, its metadata what the
+pass did and cost, never a secret."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+from chat_service import SECRET, TOKEN_VAR, ChatService, serving
+from conftest import openai_judge
+from dagster import DagsterInstance, materialize
+
+from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
+from retrieval_pipeline.dagster_layer.judging import JUDGING_ASSET, machine_judgements
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+
+ROWS = [
+    {"question_id": f"q{n}", "document_id": f"d{n}", "judgement": "", "question": f"question {n}", "title": "", "text": f"text {n}"}
+    for n in range(6)
+]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.setenv(TOKEN_VAR, SECRET)
+    monkeypatch.setenv("RETRIEVAL_EVAL_CACHE", str(tmp_path / "cache"))
+    pools = tmp_path / "pools"
+    pools.mkdir()
+    older = write_judging_file(ROWS[:2], pools / "older.csv")
+    os.utime(older, (1, 1))
+    return tmp_path, write_judging_file(ROWS, pools / "latest.jsonl")
+
+
+def run(tmp_path, judges: dict, file: str):
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"store": "store", "judges": judges}), encoding="utf-8")
+    return materialize(
+        [machine_judgements],
+        instance=DagsterInstance.ephemeral(),
+        resources={"project": RetrievalProject(config_path=str(config))},
+        run_config={"ops": {JUDGING_ASSET: {"config": {"judge": "steady", "file": file}}}},
+        raise_on_error=False,
+    )
+
+
+def test_the_asset_judges_the_newest_pool_of_a_folder_and_records_rows_yes_share_and_tokens_per_1000_rows(project):
+    tmp_path, latest = project
+    with serving(ChatService(grader=None)) as server:
+        result = run(tmp_path, {"steady": openai_judge(server.url("/v1/steady"))}, "pools")
+
+    assert result.success
+    (event,) = result.get_asset_materialization_events()
+    metadata = {key: value.value for key, value in event.materialization.metadata.items()}
+    judged_by = read_judging_file(latest)[0]["judged_by"]
+    assert metadata["file"] == str(latest) and metadata["judged_by"] == judged_by and judged_by.startswith("steady@")
+    assert (metadata["rows"], metadata["rows_judged"], metadata["errors"], metadata["yes_share"]) == (6, 6, 0, 1.0)
+    assert metadata["tokens_per_1000_rows"] == 11_000.0  # each answer: 10 prompt tokens and 1 reply token
+    assert server.asked == 6 and all("machine_judgement" not in row for row in read_judging_file(tmp_path / "pools" / "older.csv"))
+    assert SECRET not in repr(event.materialization.metadata)
+
+
+def test_row_errors_are_counted_in_the_metadata_and_the_materialization_still_records(project):
+    tmp_path, latest = project
+    with serving(ChatService(grader=None)) as server:
+        result = run(tmp_path, {"steady": openai_judge(server.url("/v1/no-digit"))}, str(latest))
+
+    assert result.success
+    metadata = {key: value.value for key, value in result.get_asset_materialization_events()[0].materialization.metadata.items()}
+    assert (metadata["rows_judged"], metadata["errors"], metadata["yes_share"], metadata["tokens_per_1000_rows"]) == (0, 6, None, None)
+
+
+def test_no_job_schedule_or_sensor_of_the_project_selects_the_judging_asset(tmp_path, monkeypatch):
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    defs = build_definitions()
+
+    assert defs.resolve_assets_def(JUDGING_ASSET) is not None
+    for job in defs.resolve_all_job_defs():
+        if job.name != "__ASSET_JOB":
+            assert JUDGING_ASSET not in {key.path[-1] for key in job.asset_layer.selected_asset_keys}, job.name
+    assert JUDGING_ASSET not in {key.path[-1] for key in defs.resolve_job_def(EVALUATION_JOB).asset_layer.selected_asset_keys}
