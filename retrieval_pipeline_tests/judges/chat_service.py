@@ -16,8 +16,6 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -45,6 +43,11 @@ class MiniLMGrader:
         settings = encoder_settings(model, MINILM_TOKENIZER, "onnx", max_length=128, pooling="mean", normalize=True, batch_size=8)
         self._encoder = open_encoder(settings)
         self._lock = threading.Lock()
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER))
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
 
     def cosine(self, question: str, document: str) -> float:
         with self._lock:  # one inference at a time: the machine is shared
@@ -56,7 +59,8 @@ class MiniLMGrader:
         return sum(cosine >= threshold for threshold in THRESHOLDS)
 
     def tokens(self, text: str) -> int:
-        return len(text.split())
+        """The prompt's WordPiece tokens (without [CLS] and [SEP]): what `usage.prompt_tokens` reports."""
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
 
 class ChatService(ThreadingHTTPServer):
@@ -79,17 +83,6 @@ class ChatService(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address):
         """A client that gave up (timeout, Ctrl-C) breaks the pipe: the test's point, not a failure."""
-
-
-@contextmanager
-def serving(server: ChatService) -> Iterator[ChatService]:
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 class ChatHandler(BaseHTTPRequestHandler):

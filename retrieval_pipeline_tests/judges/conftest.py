@@ -10,18 +10,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from chat_service import SECRET, TOKEN_VAR, ChatService, MiniLMGrader, serving
+from chat_service import SECRET, TOKEN_VAR, ChatService, MiniLMGrader
 from click.testing import CliRunner, Result
+from judge_helpers import demo_project
+from local_servers import running
 
-import retrieval_pipeline.demo
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.registry import installed_entry_points
 from retrieval_pipeline.core.retrieval.judges import JUDGE_KINDS_GROUP
 
-DEMO = Path(retrieval_pipeline.demo.__file__).resolve().parent
-QUESTIONS = 12
 DEPTH = 3
-FAST = {"timeout_seconds": 20, "retries": 1, "backoff_seconds": 0.01}
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +36,7 @@ def grader() -> MiniLMGrader:
 
 @pytest.fixture
 def chat(grader) -> ChatService:
-    with serving(ChatService(grader)) as server:
+    with running(ChatService(grader)) as server:
         yield server
 
 
@@ -57,17 +55,6 @@ class DemoPool:
         self.config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
 
-def openai_judge(url: str, **params) -> dict:
-    return {
-        "kind": "openai",
-        "url": url,
-        "model": "minilm-judge",
-        "headers": {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}},
-        **FAST,
-        **params,
-    }
-
-
 @pytest.fixture
 def cli(monkeypatch, tmp_path) -> Callable[..., Result]:
     monkeypatch.setenv(TOKEN_VAR, SECRET)
@@ -78,19 +65,6 @@ def cli(monkeypatch, tmp_path) -> Callable[..., Result]:
         return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
     return invoke
-
-
-def demo_project(root: Path, questions: int = QUESTIONS) -> Path:
-    """The demo's first `questions` questions and its stemmed BM25, in a project of their own."""
-    demo_set = yaml.safe_load((DEMO / "demo.cranfield.yaml").read_text(encoding="utf-8"))
-    demo_set["questions"] = demo_set["questions"][:questions]
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "set.yaml").write_text(yaml.safe_dump(demo_set, sort_keys=False), encoding="utf-8")
-    demo_config = yaml.safe_load((DEMO / "config.yaml").read_text(encoding="utf-8"))
-    bm25 = {**demo_config["retrievers"]["bm25_stemmed"], "corpus": str(DEMO / "cranfield-corpus.jsonl.gz")}
-    config = {"store": "store", "question_sets": [{"file": "set.yaml"}], "retrievers": {"bm25": bm25}}
-    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return root / "config.yaml"
 
 
 @pytest.fixture

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from chat_service import ChatHandler, ChatService, serving
+from chat_service import ChatHandler, ChatService
 from judge_functions import overlap_grade
+from local_servers import running
 
 from retrieval_pipeline.core.retrieval.judges import document_text
 from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
@@ -99,7 +100,7 @@ def test_a_rerank_endpoint_judges_yes_from_its_threshold_up_without_a_grade(cli,
     path = write_judging_file(ROWS, tmp_path / "pool.jsonl")
     server = ChatService(grader)
     server.RequestHandlerClass = RerankHandler
-    with serving(server):
+    with running(server):
         scorer = {"kind": "http", "url": server.url("/v1/rerank"), "timeout_seconds": 20}
         config = configure(tmp_path, rerank={"kind": "rerank", "threshold": 0.5, "scorer": scorer})
         result = cli("judge", str(path), "--judge", "rerank", "--config", config, "--json")

@@ -8,10 +8,10 @@ from importlib.metadata import EntryPoint
 
 import pytest
 from chat_service import SECRET, TOKEN_VAR
-from conftest import openai_judge
+from judge_helpers import openai_judge
 
 from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.retrieval.judge_kinds import _kinds_of
+from retrieval_pipeline.core.base.registry import entry_point_registry
 from retrieval_pipeline.core.retrieval.judges import Grade, JudgeFault, MachineJudgement, grade_of_reply
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.core.services.config import load_config
@@ -126,7 +126,7 @@ def test_two_distributions_claiming_one_judge_kind_fail_fast_naming_both():
     with pytest.raises(
         DuplicateIdentifierError, match="duplicate judge kind 'openai': given by team_a.judges:Judge .* and by team_b"
     ):
-        _kinds_of(claims)
+        entry_point_registry("judge kind", claims)
 
 
 def test_a_file_without_machine_columns_is_written_as_pool_writes_it_and_one_with_them_round_trips(tmp_path):

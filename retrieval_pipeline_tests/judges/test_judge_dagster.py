@@ -7,19 +7,17 @@ import os
 
 import pytest
 import yaml
-from chat_service import SECRET, TOKEN_VAR, ChatService, serving
-from conftest import openai_judge
+from chat_service import SECRET, TOKEN_VAR, ChatService
 from dagster import DagsterInstance, materialize
+from judge_helpers import numbered_rows, openai_judge
+from local_servers import running
 
 from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
 from retrieval_pipeline.dagster_layer.judging import JUDGING_ASSET, machine_judgements
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
-ROWS = [
-    {"question_id": f"q{n}", "document_id": f"d{n}", "judgement": "", "question": f"question {n}", "title": "", "text": f"text {n}"}
-    for n in range(6)
-]
+ROWS = numbered_rows(6)
 
 
 @pytest.fixture
@@ -47,7 +45,7 @@ def run(tmp_path, judges: dict, file: str):
 
 def test_the_asset_judges_the_newest_pool_of_a_folder_and_records_rows_yes_share_and_tokens_per_1000_rows(project):
     tmp_path, latest = project
-    with serving(ChatService(grader=None)) as server:
+    with running(ChatService(grader=None)) as server:
         result = run(tmp_path, {"steady": openai_judge(server.url("/v1/steady"))}, "pools")
 
     assert result.success
@@ -57,18 +55,25 @@ def test_the_asset_judges_the_newest_pool_of_a_folder_and_records_rows_yes_share
     assert metadata["file"] == str(latest) and metadata["judged_by"] == judged_by and judged_by.startswith("steady@")
     assert (metadata["rows"], metadata["rows_judged"], metadata["errors"], metadata["yes_share"]) == (6, 6, 0, 1.0)
     assert metadata["tokens_per_1000_rows"] == 11_000.0  # each answer: 10 prompt tokens and 1 reply token
-    assert server.asked == 6 and all("machine_judgement" not in row for row in read_judging_file(tmp_path / "pools" / "older.csv"))
+    assert server.asked == 6 and all(
+        "machine_judgement" not in row for row in read_judging_file(tmp_path / "pools" / "older.csv")
+    )
     assert SECRET not in repr(event.materialization.metadata)
 
 
 def test_row_errors_are_counted_in_the_metadata_and_the_materialization_still_records(project):
     tmp_path, latest = project
-    with serving(ChatService(grader=None)) as server:
+    with running(ChatService(grader=None)) as server:
         result = run(tmp_path, {"steady": openai_judge(server.url("/v1/no-digit"))}, str(latest))
 
     assert result.success
     metadata = {key: value.value for key, value in result.get_asset_materialization_events()[0].materialization.metadata.items()}
-    assert (metadata["rows_judged"], metadata["errors"], metadata["yes_share"], metadata["tokens_per_1000_rows"]) == (0, 6, None, None)
+    assert (metadata["rows_judged"], metadata["errors"], metadata["yes_share"], metadata["tokens_per_1000_rows"]) == (
+        0,
+        6,
+        None,
+        None,
+    )
 
 
 def test_no_job_schedule_or_sensor_of_the_project_selects_the_judging_asset(tmp_path, monkeypatch):

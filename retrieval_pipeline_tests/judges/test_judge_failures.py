@@ -7,8 +7,9 @@ import json
 import socket
 
 import pytest
-from chat_service import ChatService, serving
-from conftest import openai_judge
+from chat_service import ChatService
+from judge_helpers import openai_judge
+from local_servers import running
 
 from retrieval_pipeline.core.services.judging_files import write_judging_file
 
@@ -28,7 +29,7 @@ ROWS = [
 @pytest.fixture
 def broken(tmp_path):
     """A failing endpoint's paths (no model is loaded: no row is ever graded) and a three-row judging file."""
-    with serving(ChatService(grader=None)) as server:
+    with running(ChatService(grader=None)) as server:
         yield server
 
 

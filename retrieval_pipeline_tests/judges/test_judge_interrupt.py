@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from chat_service import SECRET, TOKEN_VAR, ChatService, serving
-from conftest import openai_judge
+from chat_service import SECRET, TOKEN_VAR, ChatService
+from judge_helpers import numbered_rows, openai_judge
+from local_servers import running
 
 from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
 from retrieval_pipeline.core.services.machine_judging import BATCH_PER_WORKER
@@ -42,19 +43,9 @@ def judge_process(path: Path, config: Path, cache: Path) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_ctrl_c_keeps_every_batch_answered_before_it_and_the_same_command_resumes(cli, tmp_path):
-    rows = [
-        {
-            "question_id": f"q{n}",
-            "document_id": f"d{n}",
-            "judgement": "",
-            "question": f"question {n}",
-            "title": "",
-            "text": f"text {n}",
-        }
-        for n in range(ROWS)
-    ]
+    rows = numbered_rows(ROWS)
     path = write_judging_file(rows, tmp_path / "pool.csv")
-    with serving(ChatService(grader=None)) as server:
+    with running(ChatService(grader=None)) as server:
         server.delay = 0.1
         config = tmp_path / "config.yaml"
         config.write_text(

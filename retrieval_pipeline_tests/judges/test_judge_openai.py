@@ -7,7 +7,7 @@ import json
 
 import pytest
 from chat_service import SECRET
-from conftest import openai_judge
+from judge_helpers import openai_judge
 
 from retrieval_pipeline.core.retrieval.judges import document_text
 
@@ -43,9 +43,9 @@ def test_every_row_gets_the_models_grade_and_yes_from_grade_two_while_the_human_
     assert summary["yes"] == sum(row["machine_judgement"] == "yes" for row in rows)
     sent = chat.bodies[0]
     assert (sent["model"], sent["temperature"], sent["seed"]) == ("minilm-judge", 0, 0)
-    words = sum(len(body["messages"][0]["content"].split()) + 1 for body in chat.bodies)
-    assert summary["prompt_tokens"] + summary["completion_tokens"] == words
-    assert summary["tokens_per_1000_rows"] == round(1000 * words / len(rows), 1)
+    tokens = sum(grader.tokens(body["messages"][0]["content"]) + 1 for body in chat.bodies)
+    assert summary["prompt_tokens"] + summary["completion_tokens"] == tokens
+    assert summary["tokens_per_1000_rows"] == round(1000 * tokens / len(rows), 1)
 
 
 def test_a_second_pass_asks_nothing_and_another_file_with_the_same_pairs_is_answered_from_the_cache(cli, demo_pool, chat):

@@ -7,8 +7,8 @@ import json
 import random
 
 import pytest
-from conftest import openai_judge
 from judge_functions import every_word
+from judge_helpers import openai_judge
 from scipy.stats import binomtest
 
 from retrieval_pipeline.core.retrieval.judges import document_text

@@ -11,11 +11,11 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+
+from local_servers import running  # noqa: F401 - the retriever tests import it from here
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
@@ -57,18 +57,6 @@ class Service(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address):
         """A client that gave up (timeout) breaks the pipe; that is the test's point, not a failure."""
-
-
-@contextmanager
-def running(server: Service) -> Iterator[Service]:
-    """Serves on a free port of 127.0.0.1 until the block ends, however it ends."""
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -7,9 +7,9 @@ import functools
 import sys
 from collections.abc import Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, InvalidInputError, UnknownIdentifierError
 
 T = TypeVar("T")
 
@@ -56,3 +56,24 @@ def installed_entry_points(group: str) -> tuple[EntryPoint, ...]:
 @functools.lru_cache(maxsize=8)
 def _entry_points_on(group: str, import_path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
     return tuple(entry_points(group=group))
+
+
+@functools.lru_cache(maxsize=16)
+def entry_point_registry(what: str, entry_points: tuple[EntryPoint, ...]) -> Registry[EntryPoint]:
+    """Name to entry point, each named with its distribution, so two distributions claiming one name fail
+    fast naming both. Built once per set of entry points: naming a distribution parses its metadata,
+    which adds up over many distributions, and every build and check of a kind asks for the kinds."""
+    kinds: Registry[EntryPoint] = Registry(what)
+    for entry_point in entry_points:
+        distribution = entry_point.dist.name if entry_point.dist else "an unknown distribution"
+        kinds.add(entry_point.name, entry_point, f"{entry_point.value} (from {distribution})")
+    return kinds
+
+
+def loaded_kind(kinds: Registry[EntryPoint], kind: str, source: str, key: str) -> Any:
+    """The class registered as `kind`; an unknown kind is the configuration's error at `key`, listing the known ones."""
+    try:
+        entry_point = kinds[kind]
+    except UnknownIdentifierError as error:
+        raise InvalidInputError(str(error), source=source, key=key, field="kind") from None
+    return entry_point.load()

@@ -3,30 +3,20 @@ team's judge plugs in as a retriever kind does."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint
 from typing import Any
 
 from retrieval_pipeline.core.base import secrets
-from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
-from retrieval_pipeline.core.base.registry import Registry, installed_entry_points
+from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.registry import Registry, entry_point_registry, installed_entry_points, loaded_kind
 from retrieval_pipeline.core.retrieval.judges import JUDGE_KINDS_GROUP, Judge
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 
 
 def judge_kinds() -> Registry[EntryPoint]:
     """Kind name to entry point; two distributions claiming one kind fail fast, naming both."""
-    return _kinds_of(installed_entry_points(JUDGE_KINDS_GROUP))
-
-
-@functools.lru_cache(maxsize=8)
-def _kinds_of(entry_points: tuple[EntryPoint, ...]) -> Registry[EntryPoint]:
-    kinds: Registry[EntryPoint] = Registry("judge kind")
-    for entry_point in entry_points:
-        distribution = entry_point.dist.name if entry_point.dist else "an unknown distribution"
-        kinds.add(entry_point.name, entry_point, f"{entry_point.value} (from {distribution})")
-    return kinds
+    return entry_point_registry("judge kind", installed_entry_points(JUDGE_KINDS_GROUP))
 
 
 def build_judge(name: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> Judge:
@@ -44,8 +34,4 @@ def build_judge(name: str, kind: str, params: Mapping[str, Any], context: BuildC
 
 
 def _kind_class(name: str, kind: str, context: BuildContext) -> Any:
-    try:
-        entry_point = judge_kinds()[kind]
-    except UnknownIdentifierError as error:
-        raise InvalidInputError(str(error), source=context.source, key=f"judges.{name}", field="kind") from None
-    return entry_point.load()
+    return loaded_kind(judge_kinds(), kind, context.source, f"judges.{name}")

@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Collection, Mapping
 from importlib.metadata import EntryPoint
 from typing import Any
 
 from retrieval_pipeline.core.base import secrets
-from retrieval_pipeline.core.base.errors import InvalidInputError, ServiceFailedError, UnknownIdentifierError
-from retrieval_pipeline.core.base.registry import Registry, installed_entry_points
+from retrieval_pipeline.core.base.errors import InvalidInputError, ServiceFailedError
+from retrieval_pipeline.core.base.registry import Registry, entry_point_registry, installed_entry_points, loaded_kind
 from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever, RetrieverFault
 
 
 def retriever_kinds() -> Registry[EntryPoint]:
     """Kind name to entry point; two distributions claiming one kind fail fast, naming both."""
-    return _kinds_of(installed_entry_points(RETRIEVER_KINDS_GROUP))
-
-
-@functools.lru_cache(maxsize=8)
-def _kinds_of(entry_points: tuple[EntryPoint, ...]) -> Registry[EntryPoint]:
-    """Built once per set of entry points: naming a distribution parses its metadata, which adds up
-    over many distributions, and every build, check and corpus read of a retriever asks for the kinds."""
-    kinds: Registry[EntryPoint] = Registry("retriever kind")
-    for entry_point in entry_points:
-        distribution = entry_point.dist.name if entry_point.dist else "an unknown distribution"
-        kinds.add(entry_point.name, entry_point, f"{entry_point.value} (from {distribution})")
-    return kinds
+    return entry_point_registry("retriever kind", installed_entry_points(RETRIEVER_KINDS_GROUP))
 
 
 def build_retriever(identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext) -> Retriever:
@@ -84,8 +72,4 @@ def retriever_echoes(identifier: str, kind: str, params: Mapping[str, Any], cont
 
 
 def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:
-    try:
-        entry_point = retriever_kinds()[kind]
-    except UnknownIdentifierError as error:
-        raise InvalidInputError(str(error), source=context.source, key=f"retrievers.{identifier}", field="kind") from None
-    return entry_point.load()
+    return loaded_kind(retriever_kinds(), kind, context.source, f"retrievers.{identifier}")
