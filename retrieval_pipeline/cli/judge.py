@@ -12,7 +12,9 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, load_project, stdout_console
+from retrieval_pipeline.cli.common import config_option, json_option, load_project, stdout_console, store_option
+from retrieval_pipeline.cli.judge_calibration import calibrate as run_calibration
+from retrieval_pipeline.cli.judge_calibration import calibration_options
 
 KEYS = {"y": "yes", "n": "no", "s": "skip", "b": "back", "q": "quit"}
 PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
@@ -26,12 +28,26 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids).",
 )
+@calibration_options
+@json_option
 @config_option
-def judge(judging_file: Path, set_file: Path | None, config_path: Path | None) -> None:
+@store_option
+def judge(
+    judging_file: Path,
+    set_file: Path | None,
+    calibrate: bool,
+    as_json: bool,
+    config_path: Path | None,
+    store_uri: str | None,
+    **calibration,
+) -> None:
     """Judge FILE (written by `retrieval-eval pool`) one candidate at a time, or with --apply merge its
     judgements into SET_FILE, keeping the file's format and layout, and list what changed. A yes must
-    name a document of the corpus of a configured retriever that ranked the pool, when its kind knows it."""
-    if set_file is not None:
+    name a document of the corpus of a configured retriever that ranked the pool, when its kind knows it.
+    With --calibrate, say how far the machine's answers (`machine_judgement`) agree with the human ones."""
+    if calibrate:
+        run_calibration(judging_file, as_json=as_json, config_path=config_path, store_uri=store_uri, **calibration)
+    elif set_file is not None:
         _apply(judging_file, set_file, config_path)
     else:
         _session(judging_file)
