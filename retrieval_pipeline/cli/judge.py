@@ -28,6 +28,10 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids).",
 )
+@click.option(
+    "--machine", is_flag=True, help="With --apply: also apply the machine judge's answers, into the set's machine lists."
+)
+@click.option("--force", is_flag=True, help="With --machine: apply below the judging thresholds; the set records it.")
 @calibration_options
 @json_option
 @config_option
@@ -35,6 +39,8 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
 def judge(
     judging_file: Path,
     set_file: Path | None,
+    machine: bool,
+    force: bool,
     calibrate: bool,
     as_json: bool,
     config_path: Path | None,
@@ -48,22 +54,38 @@ def judge(
     if calibrate:
         run_calibration(judging_file, as_json=as_json, config_path=config_path, store_uri=store_uri, **calibration)
     elif set_file is not None:
-        _apply(judging_file, set_file, config_path)
+        _apply(judging_file, set_file, config_path, machine, force)
     else:
         _session(judging_file)
 
 
-def _apply(judging_file: Path, set_file: Path, config_path: Path | None) -> None:
+def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine: bool, force: bool) -> None:
     from retrieval_pipeline.core.services.judging_files import apply_judgements
+    from retrieval_pipeline.core.services.machine_apply import apply_with_machine
 
-    changes = apply_judgements(judging_file, set_file, load_project(config_path))
+    config = load_project(config_path)
+    applied = apply_with_machine(judging_file, set_file, config, force) if machine else None
+    changes = applied.human if applied else apply_judgements(judging_file, set_file, config)
     console = stdout_console()
-    if not changes:
+    if not changes and not (applied and applied.machine):
         console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)
         return
-    console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
+    if changes:
+        console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
     for change in changes:
         console.print(f"  {change.line()}", highlight=False, markup=False)
+    if applied and applied.machine:
+        calibration = applied.calibration
+        kappa = "undefined" if calibration.kappa is None else f"{calibration.kappa:.3f}"
+        forced = ", FORCED below the judging thresholds" if calibration.forced else ""
+        console.print(
+            f"Machine labels of {applied.judged_by} (kappa {kappa} on {calibration.n} rows{forced}) into {set_file}, "
+            f"{len(applied.machine)} question(s) changed:",
+            highlight=False,
+            markup=False,
+        )
+        for change in applied.machine:
+            console.print(f"  {change.line()}", highlight=False, markup=False)
 
 
 def _session(path: Path) -> None:

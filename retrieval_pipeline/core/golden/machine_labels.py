@@ -12,8 +12,10 @@ under the other choice is rescored (never silently compared) like any relabelled
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.golden.judgements import Labels
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
 HUMAN, HUMAN_AND_MACHINE = "human", "human+machine"
@@ -62,3 +64,45 @@ def with_answers(question_set: GoldenQuestionSet, answers: Mapping[tuple[str, st
             question.model_copy(update={expected: getattr(question, expected) + yes, rejected: getattr(question, rejected) + no})
         )
     return question_set.model_copy(update={"questions": tuple(questions)})
+
+
+@dataclass(frozen=True)
+class MachineChange:
+    question_id: str
+    expected_added: tuple[str, ...]
+    rejected_added: tuple[str, ...]
+    dropped: tuple[str, ...]
+    """Machine-judged documents a person has judged since: the person's label wins."""
+
+    def line(self) -> str:
+        parts = [
+            f"+{len(ids)} machine {what} ({', '.join(ids)})"
+            for what, ids in (("expected", self.expected_added), ("rejected", self.rejected_added))
+            if ids
+        ]
+        if self.dropped:
+            parts.append(f"-{len(self.dropped)} machine (judged by a person now: {', '.join(self.dropped)})")
+        return f"{self.question_id}: {', '.join(parts)}"
+
+
+def machine_merged(
+    question_set: GoldenQuestionSet, human: Labels, answers: Mapping[tuple[str, str], bool]
+) -> tuple[Labels, list[MachineChange]]:
+    """Each changed question's new machine lists: today's, less the documents a person judges now (in
+    `human`, the new human lists, or the set's), with the machine's (question id, document id) -> yes
+    answers for documents no person judged (a newer answer for a document replaces the older one)."""
+    labels: Labels = {}
+    changes = []
+    for question in question_set.questions:
+        expected, rejected = human.get(question.id, (question.expected_document_ids, question.rejected_document_ids))
+        judged = set(expected) | set(rejected)
+        mine = {document: yes for (question_id, document), yes in answers.items() if question_id == question.id}
+        kept_yes = [d for d in question.machine_expected_document_ids if d not in judged and mine.get(d, True)]
+        kept_no = [d for d in question.machine_rejected_document_ids if d not in judged and not mine.get(d, False)]
+        added_yes = tuple(d for d, yes in mine.items() if yes and d not in judged and d not in kept_yes)
+        added_no = tuple(d for d, yes in mine.items() if not yes and d not in judged and d not in kept_no)
+        dropped = tuple(d for d in question.machine_expected_document_ids + question.machine_rejected_document_ids if d in judged)
+        if added_yes or added_no or dropped:
+            labels[question.id] = (tuple(kept_yes) + added_yes, tuple(kept_no) + added_no)
+            changes.append(MachineChange(question.id, added_yes, added_no, dropped))
+    return labels, changes
