@@ -52,6 +52,15 @@ def store_option(function):
     )(function)
 
 
+def labels_option(function):
+    """--labels of every command that scores runs: which labels score them (docs/labels.md)."""
+    return click.option(
+        "--labels",
+        type=click.Choice(("human", "human+machine")),
+        help="Score with the human labels alone or with a calibrated machine judge's too. Default: the configuration's `labels` (human).",
+    )(function)
+
+
 def json_option(function):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of tables.")(function)
 

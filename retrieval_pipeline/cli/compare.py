@@ -11,6 +11,7 @@ from retrieval_pipeline.cli.common import (
     config_option,
     identifiers,
     json_option,
+    labels_option,
     load_project,
     open_store,
     progress_bar,
@@ -47,6 +48,7 @@ from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE
     help="Disagreeing questions to list (0 lists all; --json always has all).",
 )
 @json_option
+@labels_option
 def compare(
     set_identifier: str,
     retriever_identifiers: tuple[str, ...],
@@ -55,6 +57,7 @@ def compare(
     save: bool,
     limit: int,
     as_json: bool,
+    labels: str | None,
 ) -> None:
     """Evaluate each RETRIEVER on SET and show them side by side: overall, by form, by hard class,
     the questions on which they disagree, and an exact McNemar p-value of each retriever against the
@@ -72,7 +75,7 @@ def compare(
     from retrieval_pipeline.core.services.settings import EvaluationSettings
 
     config = load_project(config_path)
-    settings = EvaluationSettings.from_config(config)
+    settings = EvaluationSettings.from_config(config, labels=labels)
     store = open_store(store_uri, config) if save else None
     question_set = config.question_set(set_identifier)
     for identifier in retriever_identifiers:

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, json_option, load_project, stdout_console
+from retrieval_pipeline.cli.common import config_option, json_option, load_project, stdout_console, store_option
+from retrieval_pipeline.cli.judge_calibration import calibrate as run_calibration
+from retrieval_pipeline.cli.judge_calibration import calibration_options
 
 KEYS = {"y": "yes", "n": "no", "s": "skip", "b": "back", "q": "quit"}
 PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
@@ -28,6 +30,10 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids).",
 )
 @click.option(
+    "--machine", is_flag=True, help="With --apply: also apply the machine judge's answers, into the set's machine lists."
+)
+@click.option("--force", is_flag=True, help="With --machine: apply below the judging thresholds; the set records it.")
+@click.option(
     "--judge",
     "judge_name",
     metavar="NAME",
@@ -38,55 +44,77 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     is_flag=True,
     help="With --judge: insert the question's words into rows people answered no and count how often the judge flips to yes.",
 )
-@click.option("--sample", type=click.IntRange(min=1), default=50, show_default=True, help="--probe: rows to sample.")
-@click.option("--seed", type=int, default=0, show_default=True, help="--probe: the random sample's and insertions' seed.")
+@click.option("--sample", type=click.IntRange(min=1), default=50, show_default=True, help="With --probe: rows to sample.")
+@calibration_options
 @json_option
 @config_option
+@store_option
 def judge(
     judging_file: Path,
     set_file: Path | None,
+    machine: bool,
+    force: bool,
     judge_name: str | None,
     probe: bool,
     sample: int,
-    seed: int,
+    calibrate: bool,
     as_json: bool,
     config_path: Path | None,
+    store_uri: str | None,
+    **calibration,
 ) -> None:
     """Judge FILE (written by `retrieval-eval pool`) one candidate at a time, or with --apply merge its
     judgements into SET_FILE, keeping the file's format and layout, and list what changed. A yes must
     name a document of the corpus of a configured retriever that ranked the pool, when its kind knows it.
     With --judge NAME a machine judge answers every row in columns of its own (the person's `judgement`
-    is never touched), resumably, its answers cached; with --probe too, it is tested for query-word stuffing."""
+    is never touched), resumably, its answers cached; with --probe too, it is tested for query-word stuffing.
+    With --calibrate, say how far the machine's answers (`machine_judgement`) agree with the human ones."""
     if probe and judge_name is None:
         raise click.UsageError("--probe needs --judge NAME")
-    if judge_name is not None and set_file is not None:
-        raise click.UsageError("--judge and --apply are separate steps: judge first, then apply")
-    if as_json and judge_name is None:
-        raise click.UsageError("--json goes with --judge")
+    if judge_name is not None and (set_file is not None or calibrate):
+        raise click.UsageError("--judge is a step of its own: judge first, then --calibrate or --apply")
     if judge_name is not None:
         from retrieval_pipeline.cli import machine_judge
 
         if probe:
-            machine_judge.probe(judging_file, judge_name, config_path, sample, seed, as_json)
+            machine_judge.probe(judging_file, judge_name, config_path, sample, calibration["seed"], as_json)
         else:
             machine_judge.machine_judge(judging_file, judge_name, config_path, as_json)
+    elif calibrate:
+        run_calibration(judging_file, as_json=as_json, config_path=config_path, store_uri=store_uri, **calibration)
     elif set_file is not None:
-        _apply(judging_file, set_file, config_path)
+        _apply(judging_file, set_file, config_path, machine, force)
     else:
         _session(judging_file)
 
 
-def _apply(judging_file: Path, set_file: Path, config_path: Path | None) -> None:
+def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine: bool, force: bool) -> None:
     from retrieval_pipeline.core.services.judging_files import apply_judgements
+    from retrieval_pipeline.core.services.machine_apply import apply_with_machine
 
-    changes = apply_judgements(judging_file, set_file, load_project(config_path))
+    config = load_project(config_path)
+    applied = apply_with_machine(judging_file, set_file, config, force) if machine else None
+    changes = applied.human if applied else apply_judgements(judging_file, set_file, config)
     console = stdout_console()
-    if not changes:
+    if not changes and not (applied and applied.machine):
         console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)
         return
-    console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
+    if changes:
+        console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
     for change in changes:
         console.print(f"  {change.line()}", highlight=False, markup=False)
+    if applied and applied.machine:
+        calibration = applied.calibration
+        kappa = "undefined" if calibration.kappa is None else f"{calibration.kappa:.3f}"
+        forced = ", FORCED below the judging thresholds" if calibration.forced else ""
+        console.print(
+            f"Machine labels of {applied.judged_by} (kappa {kappa} on {calibration.n} rows{forced}) into {set_file}, "
+            f"{len(applied.machine)} question(s) changed:",
+            highlight=False,
+            markup=False,
+        )
+        for change in applied.machine:
+            console.print(f"  {change.line()}", highlight=False, markup=False)
 
 
 def _session(path: Path) -> None:

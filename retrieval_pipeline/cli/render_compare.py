@@ -24,7 +24,7 @@ def print_comparison(console: Console, view: ComparisonView, limit: int) -> None
     reference = view.reference
     console.print(
         f"[bold]{view.set_identifier}[/bold]: {len(view.runs)} retrievers on "
-        f"{reference.run.result.question_count} questions; reference {reference.identifier}"
+        f"{reference.run.result.question_count} questions; reference {reference.identifier}; labels {reference.run.result.labels}"
     )
     for line in view.set_change_lines:
         console.print(line)

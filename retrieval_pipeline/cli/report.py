@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, load_project, no_stored_runs, open_store, store_option
+from retrieval_pipeline.cli.common import config_option, labels_option, load_project, no_stored_runs, open_store, store_option
 
 FILE = click.Path(dir_okay=False, writable=True, path_type=Path)
 
@@ -34,6 +34,7 @@ def write_markdown(path: Path, view, note: str | None = None) -> None:
 @store_option
 @click.option("--html", "html_path", type=FILE, metavar="FILE", help="Write a self-contained HTML page to FILE.")
 @markdown_option
+@labels_option
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True, help="Runs drawn in the history chart.")
 @click.option(
     "--rejudge",
@@ -42,7 +43,15 @@ def write_markdown(path: Path, view, note: str | None = None) -> None:
     "recorded with it; the output says it was re-judged.",
 )
 def report(
-    set_identifier: str, retriever_identifier: str, config_path, store_uri, html_path, markdown_path, runs: int, rejudge: bool
+    set_identifier: str,
+    retriever_identifier: str,
+    config_path,
+    store_uri,
+    html_path,
+    markdown_path,
+    labels: str | None,
+    runs: int,
+    rejudge: bool,
 ) -> None:
     """Report the latest stored run of SET against RETRIEVER: the verdict recorded with it (the one CI acted
     on) against the run its check compared it with, rates, breakdowns, flipped questions, and the pair's
@@ -58,13 +67,17 @@ def report(
     config = load_project(config_path)
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
-    labels = config.question_sets[set_identifier] if set_identifier in config.question_sets else None
-    evaluation = latest_evaluation(store, key, config.tolerances, labels, rejudge=rejudge)
+    question_set = config.question_sets[set_identifier] if set_identifier in config.question_sets else None
+    choice = labels or config.labels
+    evaluation = latest_evaluation(store, key, config.tolerances, question_set, rejudge=rejudge, choice=choice)
     if evaluation is None:
         raise no_stored_runs(store, key)
     view = evaluation_view(evaluation)
     note = None
-    if rejudge:
+    stored_labels = store.read_summary(evaluation.stored)["labels"]
+    if evaluation.run.labels != stored_labels:
+        note = f"Rescored under {choice} labels (stored under {stored_labels}) and judged again with today's tolerances."
+    elif rejudge:
         recorded = store.read_summary(evaluation.stored)["verdict"]
         at_the_time = (
             f"the verdict recorded with the run was {recorded.replace('_', ' ')}" if recorded else "no verdict was recorded"
@@ -75,7 +88,7 @@ def report(
         from retrieval_pipeline.reports.html import html_report
 
         baseline = view.verdict.baseline_run_id
-        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=baseline, labels=labels)
+        history = history_chart_data(store, key, config.tolerances, runs=runs, baseline_run_id=baseline, labels=question_set)
         write_text_atomically(html_path, html_report(view, history, store.uri, note))
         click.echo(f"Wrote {html_path}", err=True)
     if markdown_path is not None:

@@ -11,6 +11,7 @@ from retrieval_pipeline.cli.common import (
     config_option,
     identifiers,
     json_option,
+    labels_option,
     load_project,
     open_store,
     progress_bar,
@@ -69,6 +70,7 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
 )
 @markdown_option
 @json_option
+@labels_option
 def run(
     set_identifier: str,
     retriever_identifier: str,
@@ -82,6 +84,7 @@ def run(
     show: str,
     markdown_path,
     as_json: bool,
+    labels: str | None,
 ) -> None:
     """Run the question set SET against RETRIEVER, save the run and compare it with the previous one.
 
@@ -94,7 +97,7 @@ def run(
 
     config = load_project(config_path)
     settings = EvaluationSettings.from_config(
-        config, max_top1_drop=max_top1_drop, max_top3_drop=max_top3_drop, baseline_run_id=baseline_run_id
+        config, max_top1_drop=max_top1_drop, max_top3_drop=max_top3_drop, baseline_run_id=baseline_run_id, labels=labels
     )
     store = open_store(store_uri, config)
     question_set = config.question_set(set_identifier)
@@ -160,7 +163,7 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     console = stdout_console()
     console.print(
         f"[bold]{run_result.set_identifier}[/bold] × [bold]{run_result.retriever_identifier}[/bold] "
-        f"(grader {run_result.grader}, {run_result.question_count} questions)"
+        f"(grader {run_result.grader}, {run_result.question_count} questions, labels {run_result.labels})"
     )
     questions, note = render.selected_questions(run_result, show)
     if questions:

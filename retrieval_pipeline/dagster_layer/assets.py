@@ -156,7 +156,7 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
                 allow_retries=False,
             )
         config, store = project.config, project.store(context.log)
-        settings = EvaluationSettings.from_config(config, baseline_run_id=pinned_baseline(context))
+        settings = EvaluationSettings.from_config(config, baseline_run_id=pinned_baseline(context), labels=project.labels)
         # Range keys come retriever by retriever (Dagster orders the dimensions by name): each is built
         # once; each set's label check is read once (a failed one is read, and refused, every time).
         retriever = functools.lru_cache(maxsize=1)(config.retriever)

@@ -91,6 +91,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "complete": MetadataValue.bool(run.complete),
         "has_baseline": MetadataValue.bool(verdict.has_baseline),
         "run_id": MetadataValue.text(run.run_id),
+        "labels": MetadataValue.text(run.labels),
         "baseline_run_id": MetadataValue.text(verdict.baseline_run_id or "none"),
         **{f"{row.key}_change": MetadataValue.text(_change(view, row)) for row in tested},
         **{

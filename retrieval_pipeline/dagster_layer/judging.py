@@ -5,22 +5,38 @@ A judge costs money (tokens), so no job, schedule or sensor selects the asset: i
 materializes it (the UI's launchpad, `dagster asset materialize`), naming the judge and the judging file,
 or a folder of them, whose newest `.csv`/`.jsonl` is the latest pool. The work is the core's
 `machine_judge_file`, as `retrieval-eval judge FILE --judge NAME` does it; the metadata says what it
-did and cost. Nothing secret reaches it: the judge is named by its configured name and fingerprint.
+did and cost. Its check `machine_judge_agreement` is the judge's calibration on the rows people answered
+too: Cohen's kappa and its 95% interval, WARN below `judging.min_kappa` or on fewer rows than
+`judging.min_calibration_rows` (a warning, never a failure: the answers are saved either way, and they
+are applied to a set only through `judge --apply --machine`, which has its own gate). Nothing secret reaches it: the judge is named by its configured name and fingerprint.
 No `from __future__ import annotations`: Dagster reads the asset's annotations (its config class) at
 definition time.
 """
 
 from pathlib import Path
 
-from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Config,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
 from pydantic import Field
 
+from retrieval_pipeline.core.scoring.agreement import Agreement
+from retrieval_pipeline.core.services.config_file import JudgingSection
 from retrieval_pipeline.core.services.judging_files import SUFFIXES
-from retrieval_pipeline.core.services.machine_judging import JudgingSummary, machine_judge_file
+from retrieval_pipeline.core.services.machine_judging import JudgingSummary, judge_agreement, machine_judge_file
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 JUDGING_ASSET = "machine_judgements"
 JUDGING_GROUP = "judging"
+AGREEMENT_CHECK = "machine_judge_agreement"
 
 
 class MachineJudgingConfig(Config):
@@ -67,10 +83,37 @@ def judging_metadata(summary: JudgingSummary, path: Path, judge_name: str) -> di
     }
 
 
+def agreement_check(agreement: Agreement | None, thresholds: JudgingSection) -> AssetCheckResult:
+    """Passes when at least `min_calibration_rows` rows carry both answers and kappa reaches `min_kappa`."""
+    n = agreement.n if agreement is not None else 0
+    kappa = agreement.kappa if agreement is not None else None
+    passed = n >= thresholds.min_calibration_rows and kappa is not None and kappa >= thresholds.min_kappa
+    interval = "" if kappa is None else f"[{agreement.low:.3f}, {agreement.high:.3f}]"
+    return AssetCheckResult(
+        check_name=AGREEMENT_CHECK,
+        passed=passed,
+        severity=AssetCheckSeverity.WARN,
+        metadata={
+            "kappa": MetadataValue.float(kappa) if kappa is not None else MetadataValue.null(),
+            "kappa_interval_95": interval,
+            "n": n,
+            "min_kappa": thresholds.min_kappa,
+            "min_calibration_rows": thresholds.min_calibration_rows,
+        },
+    )
+
+
 @asset(
     name=JUDGING_ASSET,
     group_name=JUDGING_GROUP,
     description="A judging file's machine columns filled by a configured judge (on demand: a judge costs money).",
+    check_specs=[
+        AssetCheckSpec(
+            AGREEMENT_CHECK,
+            asset=JUDGING_ASSET,
+            description="Cohen's kappa of the judge with people on the rows both answered, against judging.min_kappa.",
+        )
+    ],
 )
 def machine_judgements(
     context: AssetExecutionContext, config: MachineJudgingConfig, project: RetrievalProject
@@ -79,4 +122,5 @@ def machine_judgements(
     summary = machine_judge_file(path, project.config.judge(config.judge), project.config.judgement_cache)
     for cause, count in summary.tally.errors.most_common():
         context.log.warning(f"{count} row(s) not judged: {cause}")
-    return MaterializeResult(metadata=judging_metadata(summary, path, config.judge))
+    agreement = agreement_check(judge_agreement(path, summary.judged_by), project.config.judging)
+    return MaterializeResult(metadata=judging_metadata(summary, path, config.judge), check_results=[agreement])

@@ -113,6 +113,7 @@ def evaluation_metadata(
         "complete": MetadataValue.bool(run.complete),
         "is_regression": MetadataValue.bool(verdict.is_regression),
         "set_fingerprint": MetadataValue.text(run.set_fingerprint or "none"),
+        "labels": MetadataValue.text(run.labels),
         "by_form": _rates_table(view.run.by_form),
         "by_hard_class": _rates_table(view.run.by_hard_class),
         "questions_preview_order": MetadataValue.text(

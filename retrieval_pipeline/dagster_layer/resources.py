@@ -29,13 +29,15 @@ def resolve_store_uri(uri: str | None) -> str | None:
     return str(Path(uri).expanduser().resolve())
 
 
-def project_resource(config_path: str | Path | None = None, store_uri: str | None = None) -> RetrievalProject:
+def project_resource(
+    config_path: str | Path | None = None, store_uri: str | None = None, labels: str | None = None
+) -> RetrievalProject:
     """The project a code location serves: `config_path`, else $RETRIEVAL_EVAL_CONFIG, else the embedded
     demo; `store_uri`, else $RETRIEVAL_EVAL_STORE, else the configuration's store. Both resolved now, so
     the webserver, the daemon and every run read the same files whatever their working folder."""
     path = Path(config_path).expanduser().resolve() if config_path else default_config_path().resolve()
     return RetrievalProject(
-        config_path=str(path), store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None)
+        config_path=str(path), store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None), labels=labels
     )
 
 
@@ -49,6 +51,10 @@ class RetrievalProject(ConfigurableResource):
     store_uri: str | None = Field(
         default=None,
         description="Result store URI (a folder, s3://..., gs://...) replacing the configuration's `store`.",
+    )
+    labels: str | None = Field(
+        default=None,
+        description="The labels that score the runs, `human` or `human+machine`, replacing the configuration's `labels`.",
     )
 
     _config: ProjectConfig | None = PrivateAttr(default=None)

@@ -85,3 +85,41 @@ def test_no_job_schedule_or_sensor_of_the_project_selects_the_judging_asset(tmp_
         if job.name != "__ASSET_JOB":
             assert JUDGING_ASSET not in {key.path[-1] for key in job.asset_layer.selected_asset_keys}, job.name
     assert JUDGING_ASSET not in {key.path[-1] for key in defs.resolve_job_def(EVALUATION_JOB).asset_layer.selected_asset_keys}
+
+
+def agreement_of(tmp_path, min_kappa: float, min_rows: int):
+    """Twelve rows people answered (yes for the first five), judged by word overlap; the check's result."""
+    rows = [
+        {**row, "judgement": "yes" if n < 5 else "no", "question": f"wing stall {n}", "text": text}
+        for n, (row, text) in enumerate(
+            zip(numbered_rows(12), ["wing stall at high angle"] * 4 + ["the wing"] * 3 + ["stall"] * 2 + ["engines"] * 3)
+        )
+    ]
+    path = write_judging_file(rows, tmp_path / "calibrated.csv")
+    config = tmp_path / "config.yaml"
+    judges = {"words": {"kind": "callable", "function": "judge_functions:overlap_grade"}}
+    judging = {"min_kappa": min_kappa, "min_calibration_rows": min_rows}
+    config.write_text(yaml.safe_dump({"store": "store", "judges": judges, "judging": judging}), encoding="utf-8")
+    result = materialize(
+        [machine_judgements],
+        instance=DagsterInstance.ephemeral(),
+        resources={"project": RetrievalProject(config_path=str(config))},
+        run_config={"ops": {JUDGING_ASSET: {"config": {"judge": "words", "file": str(path)}}}},
+    )
+    (evaluation,) = result.get_asset_check_evaluations()
+    return evaluation, read_judging_file(path)
+
+
+@pytest.mark.parametrize(("min_kappa", "min_rows", "passed"), [(0.1, 10, True), (0.9, 10, False), (0.1, 13, False)])
+def test_the_agreement_check_warns_below_min_kappa_or_on_too_few_rows_with_sklearns_kappa(tmp_path, min_kappa, min_rows, passed):
+    from sklearn.metrics import cohen_kappa_score
+
+    evaluation, rows = agreement_of(tmp_path, min_kappa, min_rows)
+
+    metadata = {key: value.value for key, value in evaluation.metadata.items()}
+    expected = cohen_kappa_score([row["judgement"] for row in rows], [row["machine_judgement"] for row in rows])
+    assert 0.1 < expected < 0.9
+    assert metadata["kappa"] == pytest.approx(expected) and metadata["n"] == 12
+    low, high = (float(bound) for bound in metadata["kappa_interval_95"].strip("[]").split(", "))
+    assert low < expected < high
+    assert (evaluation.passed, evaluation.severity.value) == (passed, "WARN")

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
-from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 
 
 @dataclass(frozen=True)
@@ -58,20 +58,7 @@ def merged_labels(
     known = {question.id: question for question in question_set.questions}
     answers: dict[tuple[str, str], Judgement] = {}
     for judgement in judgements:
-        question = known.get(judgement.question_id)
-        if question is None:
-            raise InvalidInputError(
-                f"question {quoted(judgement.question_id)} is not in set {quoted(question_set.identifier)}",
-                source=judgement.where,
-                field="question_id",
-            )
-        if judgement.question and _words(judgement.question) != _words(question.question):
-            raise InvalidInputError(
-                f"question {quoted(judgement.question_id)} was reworded since this file was pooled: "
-                "pool it again and judge the new wording",
-                source=judgement.where,
-                field="question",
-            )
+        question = asked(question_set, known, judgement)
         pair = (judgement.question_id, judgement.document_id)
         earlier = answers.setdefault(pair, judgement)
         if earlier.relevant != judgement.relevant:
@@ -104,6 +91,26 @@ def merged_labels(
             labels[question.id] = (question.expected_document_ids + expected, question.rejected_document_ids + rejected)
             changes.append(LabelChange(question.id, expected, rejected, not question.expected_document_ids))
     return labels, changes
+
+
+def asked(question_set: GoldenQuestionSet, known: Mapping[str, GoldenQuestion], judgement: Judgement) -> GoldenQuestion:
+    """The question a judgement answers, as the set asks it today; refused when the set lacks it or
+    has reworded it since the file was pooled (the answer was to another question)."""
+    question = known.get(judgement.question_id)
+    if question is None:
+        raise InvalidInputError(
+            f"question {quoted(judgement.question_id)} is not in set {quoted(question_set.identifier)}",
+            source=judgement.where,
+            field="question_id",
+        )
+    if judgement.question and _words(judgement.question) != _words(question.question):
+        raise InvalidInputError(
+            f"question {quoted(judgement.question_id)} was reworded since this file was pooled: "
+            "pool it again and judge the new wording",
+            source=judgement.where,
+            field="question",
+        )
+    return question
 
 
 def _words(text: str) -> str:

@@ -16,22 +16,25 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
-HEADER_FIELDS = ("identifier", "name", "description")
+HEADER_FIELDS = ("identifier", "name", "description", "machine_judged_by", "machine_calibration")
+OPTIONAL_LISTS = ("rejected_document_ids", "machine_expected_document_ids", "machine_rejected_document_ids")
 
 
 def question_set_document(question_set: GoldenQuestionSet) -> dict[str, Any]:
-    """The mapping a set file holds; optional fields that are unset (or, for rejected ids, empty) are left out."""
+    """The mapping a set file holds; optional fields that are unset (or, for the optional id lists, empty)
+    are left out."""
     document = question_set.model_dump(mode="json", exclude_none=True)
     for question in document["questions"]:
-        if not question["rejected_document_ids"]:
-            del question["rejected_document_ids"]
+        for name in OPTIONAL_LISTS:
+            if not question[name]:
+                del question[name]
     return document
 
 
 def dump_question_set(question_set: GoldenQuestionSet, suffix: str) -> str:
     document = question_set_document(question_set)
     if suffix == ".jsonl":
-        header = {field: document[field] for field in HEADER_FIELDS}
+        header = {field: document[field] for field in HEADER_FIELDS if field in document}
         lines = [header, *document["questions"]]
         return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     if suffix == ".json":

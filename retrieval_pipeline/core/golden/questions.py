@@ -52,6 +52,9 @@ class GoldenQuestion(_Frozen):
     hard_class: NonEmpty | None = None
     answer_gist: str | None = None
     rejected_document_ids: tuple[NonEmpty, ...] = ()
+    machine_expected_document_ids: tuple[NonEmpty, ...] = ()
+    """A machine judge's yes (machine_labels.py): scored only under `labels: human+machine`."""
+    machine_rejected_document_ids: tuple[NonEmpty, ...] = ()
 
     @field_validator("id", "question", "hard_class")
     @classmethod
@@ -60,7 +63,9 @@ class GoldenQuestion(_Frozen):
             raise ValueError("must not be blank")
         return value
 
-    @field_validator("expected_document_ids", "rejected_document_ids")
+    @field_validator(
+        "expected_document_ids", "rejected_document_ids", "machine_expected_document_ids", "machine_rejected_document_ids"
+    )
     @classmethod
     def _distinct(cls, ids: tuple[str, ...], info) -> tuple[str, ...]:
         if len(set(ids)) == len(ids):  # the common case, at C speed; the loop names the repeat
@@ -68,7 +73,9 @@ class GoldenQuestion(_Frozen):
         seen: set[str] = set()
         for document_id in ids:
             if document_id in seen:
-                raise ValueError(f"duplicate {info.field_name.split('_')[0]} document id {quoted(document_id)}")
+                raise ValueError(
+                    f"duplicate {info.field_name.removesuffix('_document_ids').replace('_', ' ')} document id {quoted(document_id)}"
+                )
             seen.add(document_id)
         return ids
 
@@ -82,9 +89,31 @@ class GoldenQuestion(_Frozen):
             raise ValueError(f"{quoted(both)} is also an expected document id")
         return ids
 
+    @field_validator("machine_expected_document_ids", "machine_rejected_document_ids")
+    @classmethod
+    def _human_wins(cls, ids: tuple[str, ...], info) -> tuple[str, ...]:
+        """A document a person judged keeps the person's label; a machine cannot say both yes and no."""
+        human = set(info.data.get("expected_document_ids", ())) | set(info.data.get("rejected_document_ids", ()))
+        machine_yes = set(info.data.get("machine_expected_document_ids", ()))
+        for document_id in ids:
+            if document_id in human:
+                raise ValueError(f"{quoted(document_id)} is judged by a person: a human label wins, drop it here")
+            if info.field_name == "machine_rejected_document_ids" and document_id in machine_yes:
+                raise ValueError(f"{quoted(document_id)} is also a machine expected document id")
+        return ids
+
     @property
     def judged_document_ids(self) -> tuple[str, ...]:
         return self.expected_document_ids + self.rejected_document_ids
+
+
+class MachineCalibration(_Frozen):
+    """The calibration the machine labels were applied under: kappa (None: undefined) on n rows both
+    judged, and whether `--force` applied them below the configured thresholds."""
+
+    kappa: float | None
+    n: int = Field(ge=0)
+    forced: bool = False
 
 
 class GoldenQuestionSet(_Frozen):
@@ -94,6 +123,9 @@ class GoldenQuestionSet(_Frozen):
     name: NonEmpty
     description: str = ""
     questions: tuple[GoldenQuestion, ...] = Field(min_length=1)
+    machine_judged_by: NonEmpty | None = None
+    """The judge (`name@fingerprint`) whose answers the questions' machine lists hold."""
+    machine_calibration: MachineCalibration | None = None
 
     @field_validator("identifier")
     @classmethod
@@ -107,6 +139,11 @@ class GoldenQuestionSet(_Frozen):
             if question.id in seen:
                 raise ValueError(f"duplicate question id {quoted(question.id)}")
             seen.add(question.id)
+        labelled = next(
+            (q.id for q in self.questions if q.machine_expected_document_ids or q.machine_rejected_document_ids), None
+        )
+        if labelled is not None and self.machine_judged_by is None:
+            raise ValueError(f"question {quoted(labelled)} has machine labels: machine_judged_by must name the judge")
         return self
 
     def question(self, question_id: str) -> GoldenQuestion:

@@ -88,7 +88,7 @@ def under_current_labels(run: RunResult, question_set: GoldenQuestionSet) -> Res
     if rescoring.refused is not None:
         return rescoring
     current = {
-        q.id: question_fingerprint(q.question, q.expected_document_ids, q.form.value, q.hard_class)
+        q.id: question_fingerprint(q.question, q.expected_document_ids, q.form.value, q.hard_class, q.rejected_document_ids)
         for q in question_set.questions
     }
     questions = rescoring.run.questions

@@ -88,6 +88,8 @@ class RunResult:
     grader: str = GRADER
     latency_mode: str = latency.PER_QUESTION
     """What each question's latency_ms is (see latency.py): its own timing, or its batch's mean."""
+    labels: str = "human"
+    """The labels it was scored under (machine_labels.py): `human`, or `human+machine`."""
 
     def __post_init__(self) -> None:
         latency.check_mode(self.latency_mode)

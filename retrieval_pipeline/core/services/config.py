@@ -47,6 +47,8 @@ class ProjectConfig:
         self.retention_days = data.retention_days
         self.dagster = data.dagster
         self.audit = data.audit
+        self.judging = data.judging
+        self.labels = data.labels
         self.rank_by = _ranking_figure(data.leaderboard.rank_by, self.cutoffs.values, path)
         self.retriever_specs = data.retrievers
         self.judge_specs = data.judges

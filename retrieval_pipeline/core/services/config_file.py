@@ -142,6 +142,15 @@ class AuditSection(_Section):
     exclude_unstable: bool = False
 
 
+class JudgingSection(_Section):
+    """When `judge --apply --machine` lets a machine judge's answers into a set (docs/labels.md): at least
+    `min_calibration_rows` rows answered by both a person and the judge, with Cohen's kappa at least
+    `min_kappa` on them (0.4: the lower end of "moderate" agreement; LLM judges reach 0.3 to 0.65)."""
+
+    min_calibration_rows: int = Field(50, ge=1)
+    min_kappa: float = Field(0.4, ge=-1, le=1)
+
+
 class ConfigFile(_Section):
     store: str = "results"
     retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
@@ -156,6 +165,9 @@ class ConfigFile(_Section):
     dagster: DagsterSection = DagsterSection()
     audit: AuditSection = AuditSection()
     leaderboard: LeaderboardSection = LeaderboardSection()
+    judging: JudgingSection = JudgingSection()
+    labels: Literal["human", "human+machine"] = "human"
+    """Which labels score every run, comparison and report (`--labels` overrides): see machine_labels.py."""
 
     @field_validator("retrievers", "judges")
     @classmethod

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.golden.machine_labels import scored_under
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict, detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.rescoring import rescored
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.baselines import load_baseline
@@ -47,14 +49,25 @@ def evaluate_and_record(
     """
     refuse_unmeasurable_tolerances(settings, retriever)
     store.check_writable()
+    question_set = scored_under(question_set, settings.labels)
     key = HistoryKey(question_set.identifier, retriever.identifier)
     baseline = load_baseline(store, key, settings.baseline_policy, settings.baseline_run_id)
     window = settings.unstable_window
     unstable = _unstable(store, key, question_set, window) if window else frozenset()
-    run = run_question_set(question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
+    run = scored_run(question_set, retriever, settings, progress)
     report = judge(run, baseline, settings.tolerances, unstable, question_set)
     stored = store.save(run, report, settings.tolerances)
     return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
+
+
+def scored_run(
+    question_set: GoldenQuestionSet, retriever: Retriever, settings: EvaluationSettings, progress: Progress | None = None
+) -> RunResult:
+    """The set asked and scored under the settings' labels (`question_set` already is, or is turned into,
+    the set those labels make), the run saying which."""
+    scored = scored_under(question_set, settings.labels)
+    run = run_question_set(scored, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
+    return replace(run, labels=settings.labels)
 
 
 def _unstable(store: ResultStore, key: HistoryKey, question_set: GoldenQuestionSet, window: int) -> frozenset[str]:
@@ -85,6 +98,7 @@ def latest_evaluation(
     labels: GoldenQuestionSet | None = None,
     *,
     rejudge: bool = False,
+    choice: str | None = None,
 ) -> Evaluation | None:
     """The key's latest stored run, for reports made after the fact, against the run its check compared it
     with (stored with it; for a run saved without a check, the latest complete run before it), rescored
@@ -92,7 +106,11 @@ def latest_evaluation(
 
     Its verdict is the one recorded with the run, the one CI acted on; the details are computed with the
     tolerances recorded with it (`tolerances` for a run saved before they were recorded). `rejudge` judges
-    it again with `tolerances` instead: today's, which may say otherwise."""
+    it again with `tolerances` instead: today's, which may say otherwise.
+
+    `choice` (a label choice, with `labels`): a run stored under the other choice is rescored under
+    `labels` scored that way, and judged again (its recorded verdict was reached under other labels);
+    one that cannot be rescored is refused, never shown as if scored so."""
     history = store.history(key)
     if not history:
         return None
@@ -104,11 +122,24 @@ def latest_evaluation(
         earlier = next((stored for stored in history[1:] if stored.complete), None)
     run = store.load(latest)
     baseline = store.load(earlier) if earlier is not None else None
+    if choice is not None and labels is not None:
+        labels = scored_under(labels, choice)
+        if run.labels != choice:
+            run, rejudge = _rescored_as(run, labels, choice), True
     recorded = recorded_tolerances(row)
     report = judge(run, baseline, tolerances if rejudge or recorded is None else recorded, labels=labels)
     if not rejudge and row["verdict"] is not None:
         report = _as_recorded(report, Verdict(row["verdict"]), row["verdict_summary"])
     return Evaluation(run=run, report=report, stored=latest, baseline=baseline)
+
+
+def _rescored_as(run: RunResult, labels: GoldenQuestionSet, choice: str) -> RunResult:
+    rescoring = rescored(run, labels)
+    if rescoring.refused is not None:
+        raise InvalidInputError(
+            f"run {run.run_id} was scored under {run.labels} labels and cannot be rescored under {choice}: {rescoring.refused}"
+        )
+    return replace(rescoring.run, labels=choice)
 
 
 def _as_recorded(report: RegressionReport, verdict: Verdict, sentence: str | None) -> RegressionReport:

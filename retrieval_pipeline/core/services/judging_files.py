@@ -18,8 +18,10 @@ from pathlib import Path
 from retrieval_pipeline.core.base.durable import write_text_atomically
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.base.text_files import read_text
-from retrieval_pipeline.core.golden.judgements import Judgement, LabelChange, merged_labels
+from retrieval_pipeline.core.golden.judgements import Judgement, LabelChange, Labels, merged_labels
+from retrieval_pipeline.core.golden.machine_labels import machine_merged
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
 from retrieval_pipeline.core.services.audit import retriever_corpora
 from retrieval_pipeline.core.services.config import ProjectConfig
@@ -109,7 +111,17 @@ def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) 
     file is left untouched when anything is refused or nothing changes. A yes must name a document of
     the corpus of a retriever the file's `ranked_by` names, when `config` knows that retriever's corpus."""
     question_set = load_question_set_file(set_path)
-    rows = numbered_judging_rows(judging_path)
+    labels, changes = human_labels(question_set, numbered_judging_rows(judging_path), config)
+    machine, _ = machine_merged(question_set, labels, {})  # a person's new label wins over a machine's
+    if labels:
+        relabel_set_file(set_path, labels, machine)
+    return changes
+
+
+def human_labels(
+    question_set: GoldenQuestionSet, rows: list[tuple[str, dict]], config: ProjectConfig
+) -> tuple[Labels, list[LabelChange]]:
+    """The set's new human labels from the rows' `judgement`s (see `apply_judgements`)."""
     judgements = [
         Judgement(row["question_id"], row["document_id"], row["judgement"] == YES, where, row.get("question", ""))
         for where, row in rows
@@ -117,10 +129,7 @@ def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) 
     ]
     rankers = dict.fromkeys(entry.rpartition("@")[0] for _, row in rows for entry in row.get("ranked_by", ()))
     corpora = retriever_corpora(config, [identifier for identifier in rankers if identifier in config.retriever_specs])
-    labels, changes = merged_labels(question_set, judgements, corpora)
-    if labels:
-        relabel_set_file(set_path, labels)
-    return changes
+    return merged_labels(question_set, judgements, corpora)
 
 
 def _csv_rows(text: str, path: Path) -> list[tuple[int, dict]]:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.core.services.evaluation import Evaluation, evaluate_and_record, judge
-from retrieval_pipeline.core.services.runner import Progress, run_question_set
+from retrieval_pipeline.core.services.evaluation import Evaluation, evaluate_and_record, judge, scored_run
+from retrieval_pipeline.core.services.runner import Progress
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -82,7 +82,7 @@ def evaluated(
     """Saved and judged against its baseline with a store; without one, a fresh run judged against nothing."""
     if store is not None:
         return evaluate_and_record(question_set, retriever, store, settings, progress=progress)
-    run = run_question_set(question_set, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
+    run = scored_run(question_set, retriever, settings, progress)
     return Evaluation(run=run, report=judge(run, None, settings.tolerances), stored=None, baseline=None)
 
 

@@ -16,14 +16,17 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.base.errors import ServiceFailedError
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.judges import Judge, MachineJudgement, document_text, judged_by
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.services.judgement_cache import JudgementCache
-from retrieval_pipeline.core.services.judging_files import NO, YES, read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.judging_files import NO, YES, numbered_judging_rows, read_judging_file, write_judging_file
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.scoring.agreement import Agreement
 
 BATCH_PER_WORKER = 4
 NO_TEXT = "the row has no document title or text to judge (the pool's retrievers did not know the corpus)"
@@ -173,3 +176,17 @@ def _fail_fast(judge: Judge, tally: Tally, fault: RetrieverFault) -> None:
         raise ServiceFailedError(
             f"judge {judge.name}: the first {tally.unreachable} rows asked could not reach its service, stopped: {scrub(str(fault))}"
         )
+
+
+def judge_agreement(path: Path, label: str) -> Agreement | None:
+    """Cohen's kappa of one judge (`judged_by` label) with people, over the file's rows carrying both a
+    person's and that judge's answer; None when no row does."""
+    from retrieval_pipeline.core.scoring.agreement import kappa_agreement
+    from retrieval_pipeline.core.services.calibration import answered_rows
+
+    pairs = [
+        (row.human, row.machine)
+        for row in answered_rows(numbered_judging_rows(path))
+        if row.judged_by == label and row.human is not None and row.machine is not None
+    ]
+    return kappa_agreement(pairs) if pairs else None

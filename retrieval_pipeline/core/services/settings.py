@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.golden.machine_labels import check_labels
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
@@ -42,6 +43,8 @@ class EvaluationSettings:
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
     baseline_run_id: str | None = None
     unstable_window: int | None = None
+    labels: str = "human"
+    """Which labels score the run (machine_labels.py): the configuration's `labels`, or `--labels`."""
 
     @classmethod
     def from_config(
@@ -51,6 +54,7 @@ class EvaluationSettings:
         max_top1_drop: float | None = None,
         max_top3_drop: float | None = None,
         baseline_run_id: str | None = None,
+        labels: str | None = None,
     ) -> EvaluationSettings:
         """An override of None leaves the configuration's value. One that makes the tolerances invalid is
         refused here, before any store is opened or question asked."""
@@ -66,4 +70,5 @@ class EvaluationSettings:
             baseline_policy=config.baseline_policy,
             baseline_run_id=baseline_run_id,
             unstable_window=config.audit.unstable_window if config.audit.exclude_unstable else None,
+            labels=check_labels(labels or config.labels),
         )

@@ -40,6 +40,7 @@ was (its columns grew over time: verdicts, fingerprints, intervals, ranking metr
 
 _NOT_RECORDED = {
     "latency_mode": PER_QUESTION,
+    "labels": "human",
     "hit_rate_ci_low": [],
     "hit_rate_ci_high": [],
     "metric_names": [],
@@ -109,6 +110,7 @@ def _schemas():
             ("top1_delta", pa.float64()),
             ("top3_delta", pa.float64()),
             ("schema_version", pa.int64()),
+            ("labels", pa.string()),
         ]
     )
     questions = pa.schema(
@@ -192,6 +194,7 @@ def summary_table(run: RunResult, report: RegressionReport | None = None, tolera
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         **{f"{figure.key}_delta": report.hit_rate_delta(figure.k) if compared else None for figure in TESTED},
         "schema_version": SCHEMA_VERSION,
+        "labels": run.labels,
     }
     return from_rows([row], _schemas()[0])
 
@@ -296,6 +299,7 @@ def run_from_tables(summary, questions) -> RunResult:
         cutoffs=tuple(row["cutoffs"]),
         index_version=row["index_version"],
         latency_mode=row["latency_mode"],
+        labels=row["labels"],
         questions=QuestionColumns(pa.Table.from_arrays(columns, schema=schema)),
     )
 

@@ -19,6 +19,7 @@ def comparison(view: ComparisonView) -> dict[str, Any]:
     return {
         "set": view.set_identifier,
         "question_count": reference.question_count,
+        "labels": reference.labels,
         "reference": view.reference.identifier,
         "set_changes": {compared.identifier: set_changes(changes) for compared, changes in zip(view.others, view.set_changes)},
         "saved": saved is not None,

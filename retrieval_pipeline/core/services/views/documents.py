@@ -75,6 +75,7 @@ def run_summary(view: RunView) -> dict[str, Any]:
         "set": run.set_identifier,
         "retriever": run.retriever_identifier,
         "grader": run.grader,
+        "labels": run.labels,
         "run_id": run.run_id,
         "run_at": run.run_at.isoformat(),
         "question_count": run.question_count,

@@ -62,7 +62,7 @@ def _run_line(view: EvaluationView) -> str:
     run, baseline_run_id = view.run.result, view.verdict.baseline_run_id
     errors = f", {len(run.errored_question_ids)} errored" if run.errored_question_ids else ""
     against = f", compared with run `{baseline_run_id}`" if baseline_run_id is not None else ""
-    return f"Run `{run.run_id}` ({run.run_at:%Y-%m-%d %H:%M} UTC, {run.question_count} questions{errors}){against}."
+    return f"Run `{run.run_id}` ({run.run_at:%Y-%m-%d %H:%M} UTC, {run.question_count} questions{errors}, labels {run.labels}){against}."
 
 
 def comparison_markdown(view: ComparisonView) -> str:
@@ -73,7 +73,7 @@ def comparison_markdown(view: ComparisonView) -> str:
     lines = [
         f"### Retrieval quality: `{view.set_identifier}`, {len(view.runs)} retrievers compared",
         "",
-        f"{view.reference.run.result.question_count} questions; reference `{view.reference.identifier}`.",
+        f"{view.reference.run.result.question_count} questions; reference `{view.reference.identifier}`; labels {view.reference.run.result.labels}.",
         "",
         f"| retriever |{tested}{ranking}",
         "|---|" + "---:|---:|---:|" * len(view.tested) + "---:|" * len(view.ranking),

@@ -1,0 +1,90 @@
+"""`retrieval-eval judge FILE --calibrate`: how far the machine judge agrees with people, and what to answer next."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from retrieval_pipeline.cli.common import load_project, open_store, stdout_console
+from retrieval_pipeline.cli.errors import CommandError
+
+
+def calibration_options(function):
+    """The options `judge` takes for --calibrate, passed on to `calibrate` as they are."""
+    options = [
+        click.option(
+            "--calibrate", is_flag=True, help="Compare the machine's answers with the human ones (kappa, confusion, ranking)."
+        ),
+        click.option(
+            "--width",
+            type=click.FloatRange(min=0, min_open=True),
+            default=0.2,
+            show_default=True,
+            help="With --calibrate: the kappa interval width to reach.",
+        ),
+        click.option(
+            "--next",
+            "next_count",
+            type=click.IntRange(min=1),
+            help="With --calibrate: how many rows to answer next (with --out).",
+        ),
+        click.option(
+            "--out",
+            "out_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="With --next: the judging file to write them to.",
+        ),
+        click.option("--seed", type=int, default=0, show_default=True, help="With --next or --probe: the random sample's seed."),
+        click.option(
+            "--set",
+            "set_identifier",
+            metavar="SET",
+            help="With --calibrate: the set the file was pooled from (default: the configured set asking all its questions).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def calibrate(
+    judging_file: Path,
+    *,
+    width: float,
+    next_count: int | None,
+    out_path: Path | None,
+    seed: int,
+    set_identifier: str | None,
+    as_json: bool,
+    config_path: Path | None,
+    store_uri: str | None,
+) -> None:
+    from retrieval_pipeline.core.services.calibration import BLIND, calibrate_file, next_rows
+    from retrieval_pipeline.core.services.judging_files import write_judging_file
+    from retrieval_pipeline.core.services.views.calibration_view import calibration_document, calibration_lines
+
+    if (next_count is None) != (out_path is None):
+        raise CommandError("--next N and --out FILE go together: how many rows to answer next, and where to write them")
+    config = load_project(config_path)
+    calibration, numbered, answered = calibrate_file(judging_file, width, config, open_store(store_uri, config), set_identifier)
+    chosen = next_rows(answered, next_count, seed) if next_count is not None else []
+    if out_path is not None:
+        write_judging_file([{name: numbered[i][1].get(name, "") for name in BLIND} for i in chosen], out_path)
+    if as_json:
+        from retrieval_pipeline.cli.payloads import emit
+
+        document = calibration_document(calibration)
+        if out_path is not None:
+            document["next"] = {"file": str(out_path), "rows": len(chosen), "seed": seed}
+        emit(document)
+        return
+    console = stdout_console()
+    for line in calibration_lines(calibration):
+        console.print(line, highlight=False, markup=False)
+    if out_path is not None:
+        console.print(
+            f"Wrote {len(chosen)} row(s) to answer next to {out_path} (seed {seed}, stratified by the machine's answer, machine answers hidden).",
+            highlight=False,
+            markup=False,
+        )
