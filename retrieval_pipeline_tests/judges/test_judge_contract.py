@@ -90,6 +90,10 @@ def write_config(tmp_path, judges: dict):
             "judges.j: field 'function': cannot import no_such_module:judge",
         ),
         ({"kind": "rerank", "threshold": 0.5, "scorer": {"kind": "http"}}, "judges.j: field 'scorer.http.url'"),
+        (
+            {"kind": "rerank", "threshold": 0.5, "scorer": {"kind": "cross_encoder", "model": "no-such-folder"}},
+            "judges.j: field 'scorer.model': no model folder at",
+        ),
     ],
 )
 def test_a_wrong_judge_configuration_is_refused_naming_the_file_the_judge_and_the_field(tmp_path, spec, problem):

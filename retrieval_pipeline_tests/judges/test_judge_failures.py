@@ -102,13 +102,14 @@ def test_an_unreachable_endpoint_without_fail_fast_counts_every_row_as_refused(c
     assert "3 error(s): 3 x connection refused" in result.stdout
 
 
-def test_a_row_without_document_text_is_an_error_and_the_endpoint_is_not_asked(cli, broken, tmp_path):
-    path = write_judging_file([{**ROWS[0], "title": "", "text": ""}], tmp_path / "pool.csv")
+def test_a_row_without_document_text_or_question_is_an_error_and_the_endpoint_is_not_asked(cli, broken, tmp_path):
+    path = write_judging_file([{**ROWS[0], "title": "", "text": ""}, {**ROWS[1], "question": ""}], tmp_path / "pool.csv")
     config = configure(tmp_path, broken=openai_judge(broken.url("/v1/overloaded")))
 
     result = cli("judge", str(path), "--judge", "broken", "--config", config, "--json")
 
     assert json.loads(result.stdout)["errors_by_cause"] == {
-        "the row has no document title or text to judge (the pool's retrievers did not know the corpus)": 1
+        "the row has no document title or text to judge (the pool's retrievers did not know the corpus)": 1,
+        "the row has no question text to judge": 1,
     }
     assert broken.asked == 0

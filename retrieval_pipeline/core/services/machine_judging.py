@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 BATCH_PER_WORKER = 4
 NO_TEXT = "the row has no document title or text to judge (the pool's retrievers did not know the corpus)"
+NO_QUESTION = "the row has no question text to judge"
 
 
 @dataclass
@@ -112,7 +113,7 @@ def machine_judge_file(
         with JudgementCache(cache_folder, judge.fingerprint) as cache:
             for start in range(0, len(pending), size):
                 batch = pending[start : start + size]
-                pairs = [(row["question"], document_text(row.get("title", ""), row.get("text", ""))) for row in batch]
+                pairs = [(row.get("question", ""), document_text(row.get("title", ""), row.get("text", ""))) for row in batch]
                 answers = ask_all(judge, pairs, cache, tally, workers)
                 for row, answer in zip(batch, answers):
                     if answer is not None:
@@ -144,8 +145,8 @@ def ask_all(
     answers: list[MachineJudgement | None] = [None] * len(pairs)
     asking = {}
     for index, (question, document) in enumerate(pairs):
-        if not document.strip():
-            tally.errors[NO_TEXT] += 1
+        if not question.strip() or not document.strip():
+            tally.errors[NO_QUESTION if not question.strip() else NO_TEXT] += 1
             continue
         cached = cache.get(question, document)
         if cached is not None:

@@ -77,7 +77,7 @@ def stuffing_probe(
     rows = [row for row in read_judging_file(path) if row["judgement"] == NO]
     rng = random.Random(seed)
     chosen = rng.sample(rows, min(sample, len(rows)))
-    written = [(row["question"], document_text(row.get("title", ""), row.get("text", ""))) for row in chosen]
+    written = [(row.get("question", ""), document_text(row.get("title", ""), row.get("text", ""))) for row in chosen]
     pairs = written + [(question, stuffed(document, question, rng)) for question, document in written]
     tally = Tally()
     workers = ThreadPoolExecutor(judge.concurrency, thread_name_prefix=f"probe {judge.name}")
