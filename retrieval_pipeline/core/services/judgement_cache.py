@@ -34,6 +34,10 @@ class JudgementCache:
         try:
             Path(folder).mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(Path(folder) / FILE_NAME, timeout=30)
+            # A cache, not the record: the judging file is written durably; a power cut may cost the cache
+            # its last batches (asked again), so commits need not wait for the disk (WAL, synchronous NORMAL).
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as error:
             raise InvalidInputError(f"cannot open the judgement cache: {error}", source=str(folder)) from None

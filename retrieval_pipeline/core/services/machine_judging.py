@@ -1,8 +1,10 @@
 """`retrieval-eval judge FILE --judge NAME`: a machine judge's answer for every row of a judging file, in the
 row's own columns (`machine_judgement`, `machine_grade`, `judged_by`), never in the person's `judgement`.
 
-Rows are asked in batches of a few times the judge's concurrency; after each batch the answers go to the
-cache and the file is replaced whole (`write_judging_file`), so Ctrl-C loses at most the batch in flight,
+Every row is queued at once, `concurrency` asked at a time; the answers are gathered in batches of a few
+times the concurrency, and after each batch they go to the cache and the file is replaced whole
+(`write_judging_file`) while the next rows are being asked, so Ctrl-C loses at most the answers of the
+batch being gathered and the requests in flight,
 and running the command again skips every row this judge (same fingerprint) already answered. A row the
 judge cannot answer (a reply without a grade, a failing request) keeps what it held and is counted by
 cause; a judge whose first `fail_fast_after` rows all fail to reach its service stops the pass.
@@ -13,7 +15,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,18 +110,23 @@ def machine_judge_file(
     size = max(1, judge.concurrency) * BATCH_PER_WORKER
     if advance is not None:
         advance(len(rows) - len(pending))
+    pairs = [(row.get("question", ""), document_text(row.get("title", ""), row.get("text", ""))) for row in pending]
     workers = ThreadPoolExecutor(judge.concurrency, thread_name_prefix=f"judge {judge.name}")
     try:
         with JudgementCache(cache_folder, judge.fingerprint) as cache:
+            # Every row is queued at once, so the workers go on asking while a batch is written.
+            answers = submitted(judge, pairs, cache, tally, workers)
             for start in range(0, len(pending), size):
-                batch = pending[start : start + size]
-                pairs = [(row.get("question", ""), document_text(row.get("title", ""), row.get("text", ""))) for row in batch]
-                answers = ask_all(judge, pairs, cache, tally, workers)
-                for row, answer in zip(batch, answers):
-                    if answer is not None:
-                        row.update(machine_columns(answer, label))
-                write_judging_file(rows, path)
-                tally.saved += sum(answer is not None for answer in answers)
+                batch = range(start, min(start + size, len(pending)))
+                fresh = {index: collected(judge, answers[index], tally) for index in batch if isinstance(answers[index], Future)}
+                answers.update(fresh)
+                for index in batch:
+                    if answers[index] is not None:
+                        pending[index].update(machine_columns(answers[index], label))
+                cache.put_all((*pairs[index], answer) for index, answer in fresh.items() if answer is not None)
+                if fresh or start + size >= len(pending):  # cached answers survive a stop in the cache itself
+                    write_judging_file(rows, path)
+                    tally.saved = sum(answers[index] is not None for index in range(batch.stop))
                 if advance is not None:
                     advance(len(batch))
     finally:  # Ctrl-C: the queued rows are dropped, not asked; only the requests in flight finish
@@ -142,33 +149,43 @@ def ask_all(
 ) -> list[MachineJudgement | None]:
     """Each pair's answer (None: an error, counted in `tally`), from the cache when it holds one, else asked
     `judge.concurrency` at a time; the new answers are cached in one transaction before returning."""
-    answers: list[MachineJudgement | None] = [None] * len(pairs)
-    asking = {}
+    answers = submitted(judge, pairs, cache, tally, workers)
+    fresh = {index: collected(judge, future, tally) for index, future in answers.items() if isinstance(future, Future)}
+    cache.put_all((*pairs[index], answer) for index, answer in fresh.items() if answer is not None)
+    return [fresh.get(index, answers[index]) for index in range(len(pairs))]
+
+
+def submitted(
+    judge: Judge, pairs: Sequence[tuple[str, str]], cache: JudgementCache, tally: Tally, workers: ThreadPoolExecutor
+) -> dict[int, MachineJudgement | Future | None]:
+    """By position: the cached answer, the request queued on `workers`, or None for a pair without text."""
+    answers: dict[int, MachineJudgement | Future | None] = {}
     for index, (question, document) in enumerate(pairs):
         if not question.strip() or not document.strip():
             tally.errors[NO_QUESTION if not question.strip() else NO_TEXT] += 1
+            answers[index] = None
             continue
-        cached = cache.get(question, document)
-        if cached is not None:
+        answers[index] = cache.get(question, document)
+        if answers[index] is not None:
             tally.cached += 1
-            answers[index] = cached
         else:
-            asking[index] = workers.submit(judge.judge, question, document)
-    fresh = []
-    for index, future in asking.items():
-        try:
-            answer = future.result()
-        except RetrieverFault as fault:
-            tally.errors[scrub(str(fault)).split(ANSWER_MARK, 1)[0]] += 1
-            if isinstance(fault, ServiceUnreachable):
-                tally.unreachable += 1
-                _fail_fast(judge, tally, fault)
-            continue
-        tally.count(answer)
-        answers[index] = answer
-        fresh.append((*pairs[index], answer))
-    cache.put_all(fresh)
+            answers[index] = workers.submit(judge.judge, question, document)
     return answers
+
+
+def collected(judge: Judge, future: Future, tally: Tally) -> MachineJudgement | None:
+    """The request's answer, counted; None for a failure, counted by cause (and the pass stopped when the
+    service is down from the start)."""
+    try:
+        answer = future.result()
+    except RetrieverFault as fault:
+        tally.errors[scrub(str(fault)).split(ANSWER_MARK, 1)[0]] += 1
+        if isinstance(fault, ServiceUnreachable):
+            tally.unreachable += 1
+            _fail_fast(judge, tally, fault)
+        return None
+    tally.count(answer)
+    return answer
 
 
 def _fail_fast(judge: Judge, tally: Tally, fault: RetrieverFault) -> None:
