@@ -11,6 +11,7 @@ entry and the url.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from retrieval_pipeline.retrievers.http.client import JsonService, at_path
 from retrieval_pipeline.retrievers.http.params import HttpTransportParams, resolved_headers
 
 PLACEHOLDERS = ("{question}", "{document}")
+_PLACEHOLDER = re.compile(r"\{(question|document)\}")
 DEFAULT_PROMPT = """\
 You judge whether a document answers a search question, on a scale of 0 to 3:
 3 = the document is about the question and holds its exact answer;
@@ -81,12 +83,10 @@ class OpenAIJudge:
         parsed = kind.parse(OpenAIJudgeParams, params)
         return cls(name, parsed, resolved_headers(parsed, kind))
 
-    def retries(self) -> dict[str, int]:
-        return self._service.retries()
-
     def judge(self, question: str, document: str) -> MachineJudgement:
         params = self._params
-        content = params.prompt.replace("{question}", question).replace("{document}", document)
+        texts = {"question": question, "document": document}  # one pass: a question may hold "{document}"
+        content = _PLACEHOLDER.sub(lambda found: texts[found.group(1)], params.prompt)
         body: dict[str, Any] = {
             "model": params.model,
             "messages": [{"role": "user", "content": content}],

@@ -113,3 +113,13 @@ def test_a_row_without_document_text_or_question_is_an_error_and_the_endpoint_is
         "the row has no question text to judge": 1,
     }
     assert broken.asked == 0
+
+
+def test_a_question_holding_a_placeholder_reaches_the_prompt_as_written(cli, broken, tmp_path):
+    path = write_judging_file([{**ROWS[0], "question": "what is {document} in a template?"}], tmp_path / "pool.csv")
+    config = configure(tmp_path, steady=openai_judge(broken.url("/v1/steady")))
+
+    assert cli("judge", str(path), "--judge", "steady", "--config", config).exit_code == 0
+
+    content = broken.bodies[0]["messages"][0]["content"]
+    assert "Question: what is {document} in a template?\n" in content and "Document:\na title\n\na text\n" in content

@@ -3,11 +3,11 @@ row's own columns (`machine_judgement`, `machine_grade`, `judged_by`), never in 
 
 Every row is queued at once, `concurrency` asked at a time; the answers are gathered in batches of a few
 times the concurrency, and after each batch they go to the cache and the file is replaced whole
-(`write_judging_file`) while the next rows are being asked, so Ctrl-C loses at most the answers of the
-batch being gathered and the requests in flight,
-and running the command again skips every row this judge (same fingerprint) already answered. A row the
-judge cannot answer (a reply without a grade, a failing request) keeps what it held and is counted by
-cause; a judge whose first `fail_fast_after` rows all fail to reach its service stops the pass.
+(`write_judging_file`) while the next rows are being asked. So Ctrl-C loses at most the answers of the
+batch being gathered and the requests in flight, and running the command again skips every row this
+judge (same fingerprint) already answered. A row the judge cannot answer (a reply without a grade, a
+failing request) keeps what it held and is counted by cause; a judge whose first `fail_fast_after` rows
+all fail to reach its service stops the pass.
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ class JudgingSummary:
 def machine_judge_file(
     path: Path, judge: Judge, cache_folder: Path, tally: Tally | None = None, advance: Callable[[int], None] | None = None
 ) -> JudgingSummary:
-    """Fill the machine columns of every row of `path` not yet answered by `judge`; `advance` is told of
-    the rows already answered, then of each batch's, `tally` (the caller's, to report an interruption) counts as it goes."""
+    """Fill the machine columns of every row of `path` not yet answered by `judge`. `advance` is told of the
+    rows already answered, then of each batch's; `tally` (the caller's, to report an interruption) counts
+    as it goes."""
     started = time.monotonic()
     tally = tally if tally is not None else Tally()
     rows = read_judging_file(path)
