@@ -73,3 +73,10 @@ def answer_rows(path: Path, human_share: float, flip: float, seed: int = 11, jud
         writer.writeheader()
         writer.writerows(rows)
     return rows
+
+
+def judged_project(cli, root: Path, flip: float) -> tuple[Path, Path, list[dict]]:
+    """The project run and pooled, half its rows answered by a person, all by a judge flipping `flip` of them."""
+    make_project(root)
+    pool = run_and_pool(cli, root)
+    return root, pool, answer_rows(pool, human_share=0.5, flip=flip)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from calibration_project import RETRIEVERS, answer_rows, make_project, run_and_pool
+from calibration_project import RETRIEVERS, answer_rows, judged_project, make_project, run_and_pool
 from desk_project import read_csv
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
@@ -15,9 +15,7 @@ from sklearn.metrics import cohen_kappa_score
 
 @pytest.fixture
 def answered(cli, tmp_path) -> tuple[Path, Path, list[dict]]:
-    root = make_project(tmp_path / "project")
-    pool = run_and_pool(cli, root)
-    return root, pool, answer_rows(pool, human_share=0.5, flip=0.2)
+    return judged_project(cli, tmp_path / "project", flip=0.2)
 
 
 def calibrate(cli, root: Path, pool: Path, *options: str):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from calibration_project import QUESTIONS, RETRIEVERS, answer_rows, make_project, run_and_pool
+from calibration_project import QUESTIONS, RETRIEVERS, answer_rows, judged_project, run_and_pool
 from sklearn.metrics import cohen_kappa_score
 
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
@@ -17,9 +17,7 @@ from retrieval_pipeline.core.golden.question_files import load_question_set_file
 
 @pytest.fixture
 def project(cli, tmp_path) -> tuple[Path, Path, list[dict]]:
-    root = make_project(tmp_path / "project")
-    pool = run_and_pool(cli, root)
-    return root, pool, answer_rows(pool, human_share=0.5, flip=0.1)
+    return judged_project(cli, tmp_path / "project", flip=0.1)
 
 
 def apply_machine(cli, root: Path, pool: Path, *options: str):
