@@ -11,7 +11,9 @@ the machine makes on the questions people labelled,
 with f the figure under machine labels and y under human labels, and a 95% interval from the two
 independent variances,
 
-    θ̂ ± z·√( Var(f)/N + Var(y − f)/n ).
+    θ̂ ± z·√( Var(f)/N + Var(y − f)/n ),
+
+clipped to [0, 1], where every figure estimated here (a hit, an nDCG) lies.
 
 It is unbiased whatever the judge's quality when the labelled questions are a uniform random sample of
 the N; a good judge (y − f small) makes it far narrower than the human-only interval, a bad one about as
@@ -43,15 +45,15 @@ class Estimate:
             raise ValueError(f"labelled questions are some of the total: {self.labelled} of {self.total}")
 
 
-def classical_mean(observed: Sequence[float], z: float = Z_95) -> Estimate:
-    """The mean of the human-labelled questions alone, with the normal interval."""
+def classical_mean(
+    observed: Sequence[float], exact: Sequence[float] = (), population: int | None = None, z: float = Z_95
+) -> Estimate:
+    """The human figures alone: the mean of the labelled questions (a random sample of the `population`
+    of questions labels can change, default: just them) with the normal interval, and the `exact` ones."""
     if not observed:
         raise ValueError("no labelled question to estimate from")
-    value = fmean(observed)
-    if len(observed) < 2:
-        return Estimate(value, None, None, len(observed), len(observed))
-    half = z * math.sqrt(variance(observed) / len(observed))
-    return Estimate(value, value - half, value + half, len(observed), len(observed))
+    spread = math.sqrt(variance(observed) / len(observed)) if len(observed) > 1 else None
+    return _joined(fmean(observed), spread, population or len(observed), len(observed), exact, z)
 
 
 def ppi_mean(
@@ -67,15 +69,21 @@ def ppi_mean(
     if len(predicted_labelled) != len(observed_labelled):
         raise ValueError("each labelled question has a machine figure and a human figure")
     total, labelled = len(predicted), len(observed_labelled)
-    if labelled == 0 and total:
+    if labelled == 0:
         raise ValueError("no question with human labels: the machine's error cannot be measured")
     errors = [y - f for y, f in zip(observed_labelled, predicted_labelled)]
-    rectified = fmean(predicted) + fmean(errors) if total else 0.0
-    everyone = total + len(exact)
-    share = total / everyone
-    value = share * rectified + (sum(exact) / everyone if exact else 0.0)
-    if total and (total < 2 or labelled < 2):
+    rectified = fmean(predicted) + fmean(errors)
+    spread = math.sqrt(variance(predicted) / total + variance(errors) / labelled) if min(total, labelled) > 1 else None
+    return _joined(rectified, spread, total, labelled, exact, z)
+
+
+def _joined(mean: float, spread: float | None, population: int, labelled: int, exact: Sequence[float], z: float) -> Estimate:
+    """The estimate of the `population` questions joined with the questions known exactly, each part
+    weighted by its share of all questions (the exact part adds no variance)."""
+    everyone = population + len(exact)
+    share = population / everyone
+    value = share * mean + sum(exact) / everyone
+    if spread is None:
         return Estimate(value, None, None, labelled + len(exact), everyone)
-    spread = math.sqrt(variance(predicted) / total + variance(errors) / labelled) if total else 0.0
     half = z * share * spread
-    return Estimate(value, value - half, value + half, labelled + len(exact), everyone)
+    return Estimate(value, max(0.0, value - half), min(1.0, value + half), labelled + len(exact), everyone)

@@ -36,14 +36,21 @@ def test_the_estimate_is_the_machine_mean_corrected_by_its_labelled_error():
     value = (len(f) * rectified + sum(exact)) / (len(f) + len(exact))
     half = Z_95 * len(f) / (len(f) + len(exact)) * math.sqrt(f.var(ddof=1) / len(f) + errors.var(ddof=1) / len(labelled))
     assert estimate.value == pytest.approx(value)
-    assert (estimate.low, estimate.high) == pytest.approx((value - half, value + half))
+    assert (estimate.low, estimate.high) == pytest.approx((max(0.0, value - half), min(1.0, value + half)))
     assert (estimate.labelled, estimate.total) == (6, 10)
 
 
 def test_the_human_only_interval_is_the_normal_one():
-    estimate = classical_mean([1.0, 0.0, 1.0, 1.0])
-    half = Z_95 * math.sqrt(np.var([1, 0, 1, 1], ddof=1) / 4)
-    assert (estimate.value, estimate.low, estimate.high) == pytest.approx((0.75, 0.75 - half, 0.75 + half))
+    observed = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+    estimate = classical_mean(observed)
+    half = Z_95 * math.sqrt(np.var(observed, ddof=1) / len(observed))
+    assert (estimate.value, estimate.low, estimate.high) == pytest.approx((0.6875, 0.6875 - half, 0.6875 + half))
+    assert 0 < estimate.low and estimate.high < 1  # inside [0, 1]: nothing clipped
+
+
+def test_intervals_stay_inside_zero_to_one():
+    estimate = classical_mean([1.0, 1.0, 1.0, 0.0])
+    assert estimate.high == 1.0 and estimate.low > 0
 
 
 def test_no_labelled_question_is_refused():
