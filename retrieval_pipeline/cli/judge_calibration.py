@@ -17,6 +17,11 @@ def calibration_options(function):
             "--calibrate", is_flag=True, help="Compare the machine's answers with the human ones (kappa, confusion, ranking)."
         ),
         click.option(
+            "--estimate",
+            is_flag=True,
+            help="With --calibrate: the hit rates and nDCG of the latest runs human-only, machine-filled and prediction-powered.",
+        ),
+        click.option(
             "--width",
             type=click.FloatRange(min=0, min_open=True),
             default=0.2,
@@ -56,6 +61,7 @@ def calibrate(
     out_path: Path | None,
     seed: int,
     set_identifier: str | None,
+    estimate: bool,
     as_json: bool,
     config_path: Path | None,
     store_uri: str | None,
@@ -63,12 +69,15 @@ def calibrate(
     from retrieval_pipeline.core.services.calibration import BLIND, calibrate_file, next_rows
     from retrieval_pipeline.core.services.judging_files import write_judging_file
     from retrieval_pipeline.core.services.views.calibration_view import calibration_document, calibration_lines
+    from retrieval_pipeline.core.services.views.estimates_view import estimates_document, estimates_lines
 
     if (next_count is None) != (out_path is None):
         raise CommandError("--next N and --out FILE go together: how many rows to answer next, and where to write them")
     config = load_project(config_path)
-    calibration, numbered, answered = calibrate_file(judging_file, width, config, open_store(store_uri, config), set_identifier)
+    store = open_store(store_uri, config)
+    calibration, numbered, answered = calibrate_file(judging_file, width, config, store, set_identifier)
     chosen = next_rows(answered, next_count, seed) if next_count is not None else []
+    estimated = _estimates(config, store, set_identifier, answered) if estimate else None
     if out_path is not None:
         write_judging_file([{name: numbered[i][1].get(name, "") for name in BLIND} for i in chosen], out_path)
     if as_json:
@@ -77,10 +86,12 @@ def calibrate(
         document = calibration_document(calibration)
         if out_path is not None:
             document["next"] = {"file": str(out_path), "rows": len(chosen), "seed": seed}
+        if estimated is not None:
+            document["estimates"] = estimates_document(estimated)
         emit(document)
         return
     console = stdout_console()
-    for line in calibration_lines(calibration):
+    for line in [*calibration_lines(calibration), *(estimates_lines(estimated) if estimated is not None else [])]:
         console.print(line, highlight=False, markup=False)
     if out_path is not None:
         console.print(
@@ -88,3 +99,14 @@ def calibrate(
             highlight=False,
             markup=False,
         )
+
+
+def _estimates(config, store, set_identifier: str | None, answered):
+    from retrieval_pipeline.core.services.calibration import pooled_set_runs
+    from retrieval_pipeline.core.services.estimates import estimates
+
+    question_set, runs = pooled_set_runs(config, store, set_identifier, answered)
+    try:
+        return estimates(question_set, runs, answered)
+    except ValueError as error:
+        raise CommandError(str(error)) from None

@@ -56,20 +56,32 @@ def run_and_pool(cli, root: Path, out: str = "pool.csv") -> Path:
     return root / out
 
 
-def answer_rows(path: Path, human_share: float, flip: float, seed: int = 11, judge: str = "umbrela@abc123") -> list[dict]:
+def answer_rows(
+    path: Path, human_share: float, flip: float, seed: int = 11, judge: str = "umbrela@abc123", whole_questions: bool = False
+) -> list[dict]:
     """Every row gets a machine answer (the truth, flipped with chance `flip`), a random `human_share` of
-    them the truth as a person's answer; the file is saved as a spreadsheet saves it."""
+    them (or with `whole_questions`, every row of a random `human_share` of the questions) the truth as a
+    person's answer; the file is saved as a spreadsheet saves it."""
     generator = random.Random(seed)
     rows = read_csv(path)
+    chosen = {f"q{i}" for i in range(QUESTIONS) if generator.random() < human_share}
     for row in rows:
         relevant = truth(int(row["question_id"][1:]), row["document_id"])
         machine = relevant if generator.random() >= flip else not relevant
         row["machine_judgement"] = "yes" if machine else "no"
         row["machine_grade"] = "3" if machine else "0"
         row["judged_by"] = judge
-        row["judgement"] = ("yes" if relevant else "no") if generator.random() < human_share else ""
+        answered = row["question_id"] in chosen if whole_questions else generator.random() < human_share
+        row["judgement"] = ("yes" if relevant else "no") if answered else ""
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
     return rows
+
+
+def judged_project(cli, root: Path, flip: float) -> tuple[Path, Path, list[dict]]:
+    """The project run and pooled, half its rows answered by a person, all by a judge flipping `flip` of them."""
+    make_project(root)
+    pool = run_and_pool(cli, root)
+    return root, pool, answer_rows(pool, human_share=0.5, flip=flip)

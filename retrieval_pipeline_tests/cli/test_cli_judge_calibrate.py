@@ -4,20 +4,22 @@ and the hit rates computed here from the run files; the rows to answer next draw
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
-from calibration_project import RETRIEVERS, answer_rows, make_project, run_and_pool
+from calibration_project import RETRIEVERS, answer_rows, judged_project, make_project, run_and_pool
 from desk_project import read_csv
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
+from retrieval_pipeline.core.scoring.intervals import Z_95
+
 
 @pytest.fixture
 def answered(cli, tmp_path) -> tuple[Path, Path, list[dict]]:
-    root = make_project(tmp_path / "project")
-    pool = run_and_pool(cli, root)
-    return root, pool, answer_rows(pool, human_share=0.5, flip=0.2)
+    return judged_project(cli, tmp_path / "project", flip=0.2)
 
 
 def calibrate(cli, root: Path, pool: Path, *options: str):
@@ -123,3 +125,49 @@ def test_next_without_out_is_refused(cli, answered):
     root, pool, _ = answered
     result = calibrate(cli, root, pool, "--next", "5")
     assert result.exit_code == 2 and "--next N and --out FILE go together" in result.stderr
+
+
+def test_estimates_are_the_prediction_powered_formula_over_the_figures_computed_here(cli, tmp_path):
+    root = make_project(tmp_path / "project")
+    pool = run_and_pool(cli, root)
+    rows = answer_rows(pool, human_share=0.4, flip=0.15, whole_questions=True)
+    result = calibrate(cli, root, pool, "--estimate", "--json")
+    assert result.exit_code == 0, result.stderr
+    estimates = json.loads(result.stdout)["estimates"]
+
+    pooled = {row["question_id"] for row in rows}
+    labelled = sorted({r["question_id"] for r in rows if r["judgement"]}, key=lambda q: int(q[1:]))
+    assert estimates["labelled_questions"] == labelled and estimates["pooled_questions"] == len(pooled)
+    human = {f"q{i}": {f"q{i}-r0"} for i in range(40)}
+    machine = {question: set(ids) for question, ids in human.items()}
+    for row in rows:
+        if row["judgement"] == "yes":
+            human[row["question_id"]].add(row["document_id"])
+        if row["machine_judgement"] == "yes":
+            machine[row["question_id"]].add(row["document_id"])
+    for name in RETRIEVERS:
+        runs = {
+            run["query_id"]: run["document_ids"][:3]
+            for run in map(json.loads, (root / f"{name}.jsonl").read_text(encoding="utf-8").splitlines())
+        }
+        y = {q: float(bool(set(ranking) & human[q])) for q, ranking in runs.items()}
+        f = {q: float(bool(set(ranking) & machine[q])) for q, ranking in runs.items()}
+        exact = [f[q] for q in f if q not in pooled]
+        predicted = np.array([f[q] for q in f if q in pooled])
+        errors = np.array([y[q] - f[q] for q in labelled])
+        share = len(predicted) / 40
+        value = share * (predicted.mean() + errors.mean()) + sum(exact) / 40
+        half = Z_95 * share * math.sqrt(predicted.var(ddof=1) / len(predicted) + errors.var(ddof=1) / len(errors))
+        top3 = estimates["retrievers"][name]["top3"]
+        assert top3["machine_filled"] == pytest.approx(sum(f.values()) / 40)
+        assert top3["prediction_powered"]["value"] == pytest.approx(value)
+        assert top3["prediction_powered"]["interval"] == pytest.approx([max(0.0, value - half), min(1.0, value + half)])
+        human_only = share * np.mean([y[q] for q in labelled]) + sum(exact) / 40
+        assert top3["human_only"]["value"] == pytest.approx(human_only)
+        assert set(estimates["retrievers"][name]) == {"top1", "top3", "ndcg@3"}
+
+
+def test_estimates_need_whole_questions_answered(cli, answered):
+    root, pool, _ = answered  # answers scattered over rows: no question has all of its rows answered
+    result = calibrate(cli, root, pool, "--estimate")
+    assert result.exit_code == 2 and "answer whole questions, drawn at random" in result.stderr

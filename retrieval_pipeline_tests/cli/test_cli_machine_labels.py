@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from calibration_project import QUESTIONS, RETRIEVERS, answer_rows, make_project, run_and_pool
+from calibration_project import QUESTIONS, RETRIEVERS, answer_rows, judged_project, run_and_pool
 from sklearn.metrics import cohen_kappa_score
 
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
@@ -17,9 +17,7 @@ from retrieval_pipeline.core.golden.question_files import load_question_set_file
 
 @pytest.fixture
 def project(cli, tmp_path) -> tuple[Path, Path, list[dict]]:
-    root = make_project(tmp_path / "project")
-    pool = run_and_pool(cli, root)
-    return root, pool, answer_rows(pool, human_share=0.5, flip=0.1)
+    return judged_project(cli, tmp_path / "project", flip=0.1)
 
 
 def apply_machine(cli, root: Path, pool: Path, *options: str):
@@ -178,3 +176,25 @@ def test_labels_in_the_configuration_are_checked(cli, project):
     configure(root, labels="machine")
     result = cli("list", "--config", str(root / "config.yaml"))
     assert result.exit_code == 2 and "labels" in result.stderr
+
+
+@pytest.mark.parametrize("labels", ["human", "human+machine"])
+def test_judged_at_k_counts_people_only_and_judged_any_counts_the_machine_too(cli, project, labels):
+    root, pool, _ = project
+    assert apply_machine(cli, root, pool).exit_code == 0
+    question_set = load_question_set_file(root / "pool.yaml")
+    people = {q.id: set(q.judged_document_ids) for q in question_set.questions}
+    either = {
+        q.id: people[q.id] | set(q.machine_expected_document_ids + q.machine_rejected_document_ids)
+        for q in question_set.questions
+    }
+    result = cli("run", "pool.set", "alpha", "--config", str(root / "config.yaml"), "--json", "--labels", labels)
+    document = json.loads(result.stdout)
+    runs = [json.loads(line) for line in (root / "alpha.jsonl").read_text(encoding="utf-8").splitlines()]
+
+    def share(judged: dict[str, set[str]]) -> float:
+        return sum(len(set(run["document_ids"][:3]) & judged[run["query_id"]]) / 3 for run in runs) / len(runs)
+
+    assert document["metrics"]["judged@3"] == pytest.approx(share(people))
+    assert document["metrics"]["judged_any@3"] == pytest.approx(share(either))
+    assert share(either) > share(people)

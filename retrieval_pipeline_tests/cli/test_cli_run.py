@@ -222,6 +222,8 @@ def test_json_is_exactly_one_object_with_every_field(cli, project):
         "match": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 1.0, "recall@3": 1.0, "judged@1": 1.0, "judged@3": 0.5},
         "gap": {"mrr@3": 1.0, "ndcg@3": 1.0, "recall@1": 0.5, "recall@3": 1.0, "judged@1": 1.0, "judged@3": 1.0},
     }
+    for form, judged in (("match", (1.0, 0.5)), ("gap", (1.0, 1.0))):  # no machine labels: judged_any@k is judged@k
+        metrics[form] |= {"judged_any@1": judged[0], "judged_any@3": judged[1]}
     assert document["by_form"] == {
         form: {
             "questions": 1,
@@ -243,6 +245,8 @@ def test_json_is_exactly_one_object_with_every_field(cli, project):
         "recall@3": 1.0,
         "judged@1": 1.0,
         "judged@3": 0.75,  # q1's second document, x, was never judged
+        "judged_any@1": 1.0,
+        "judged_any@3": 0.75,
     }
     assert [q["unjudged_document_ids"] for q in document["questions"]] == [["x"], []]
     assert [q["metrics"] for q in document["questions"]] == [metrics["match"], metrics["gap"]]

@@ -30,21 +30,26 @@ def check_labels(labels: str) -> str:
 
 def scored_under(question_set: GoldenQuestionSet, labels: str) -> GoldenQuestionSet:
     """The set whose expected and rejected ids score under `labels`: as it is for `human`; for
-    `human+machine` each question's machine lists appended to its human ones."""
+    `human+machine` each question's machine lists appended to its human ones (and kept as they are, so a
+    run still tells which documents a machine judged: judged@k counts people only). Not validated again:
+    it is a scoring view, never written."""
     if check_labels(labels) == HUMAN:
         return question_set
     questions = tuple(
         question.model_copy(
             update={
-                "expected_document_ids": question.expected_document_ids + question.machine_expected_document_ids,
-                "rejected_document_ids": question.rejected_document_ids + question.machine_rejected_document_ids,
-                "machine_expected_document_ids": (),
-                "machine_rejected_document_ids": (),
+                "expected_document_ids": _joined(question.expected_document_ids, question.machine_expected_document_ids),
+                "rejected_document_ids": _joined(question.rejected_document_ids, question.machine_rejected_document_ids),
             }
         )
         for question in question_set.questions
     )
     return question_set.model_copy(update={"questions": questions})
+
+
+def _joined(human: tuple[str, ...], machine: tuple[str, ...]) -> tuple[str, ...]:
+    """Idempotent: a set already scored under human+machine labels scores the same when asked again."""
+    return human + tuple(document_id for document_id in machine if document_id not in human)
 
 
 def with_answers(question_set: GoldenQuestionSet, answers: Mapping[tuple[str, str], bool], machine: bool) -> GoldenQuestionSet:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.formatting import percent, signed_pp
 from retrieval_pipeline.core.base.registry import Registry
-from retrieval_pipeline.core.scoring.ranking_metrics import judged, ndcg, recall, reciprocal_rank
+from retrieval_pipeline.core.scoring.ranking_metrics import judged, judged_any, ndcg, recall, reciprocal_rank
 
 if TYPE_CHECKING:
     import numpy as np
@@ -172,6 +172,17 @@ MEASURES: Registry[Measure] = measure_registry(
         Measure("recall", "Recall", EVERY_CUTOFF, headline=False, gate="max_recall_drop", score=recall),
         Measure(
             "judged", "Judged", EVERY_CUTOFF, RATE, headline=DEEPEST_CUTOFF, score=judged, scores_silence=False, paired_test=False
+        ),
+        # judged by a person or a machine judge (docs/labels.md): kept beside judged@k, never in its place
+        Measure(
+            "judged_any",
+            "Judged (any)",
+            EVERY_CUTOFF,
+            RATE,
+            headline=False,
+            score=judged_any,
+            scores_silence=False,
+            paired_test=False,
         ),
     )
 )

@@ -38,16 +38,19 @@ FIELDS = (
     "error",
     "fingerprint",
     "rejected_document_ids",
+    "machine_judged_document_ids",
 )
 """`fingerprint` is None in runs stored before fingerprints existed (see fingerprints.py); the rejected ids
-(judged not to answer) are empty in runs stored before they existed, and default to empty in `of`."""
+(judged not to answer) are empty in runs stored before they existed, and default to empty in `of`; so do
+the ids a machine judge labelled (yes or no; machine_labels.py), which judged@k leaves out and
+judged_any@k counts."""
 
 
 def question_schema() -> pa.Schema:
     import pyarrow as pa
 
     ids = pa.list_(pa.string())
-    types = (pa.string(), pa.string(), pa.string(), ids, ids, pa.float64(), pa.string(), pa.string(), ids)
+    types = (pa.string(), pa.string(), pa.string(), ids, ids, pa.float64(), pa.string(), pa.string(), ids, ids)
     return pa.schema(list(zip(FIELDS, types)))
 
 
@@ -69,7 +72,7 @@ class QuestionColumns(Sequence["QuestionResult"]):
 
         schema = question_schema()
         count = len(columns["question_id"])
-        columns = {"rejected_document_ids": [()] * count, **columns}
+        columns = {"rejected_document_ids": [()] * count, "machine_judged_document_ids": [()] * count, **columns}
         arrays = []
         for field in schema:
             values = columns[field.name]
@@ -144,7 +147,10 @@ class QuestionColumns(Sequence["QuestionResult"]):
         from retrieval_pipeline.core.scoring.scoring import Relevance
 
         return Relevance.of(
-            self.column("retrieved_document_ids"), self.column("expected_document_ids"), self.column("rejected_document_ids")
+            self.column("retrieved_document_ids"),
+            self.column("expected_document_ids"),
+            self.column("rejected_document_ids"),
+            self.column("machine_judged_document_ids"),
         )
 
     @cached_property
@@ -224,6 +230,7 @@ class QuestionResult:
         error: str | None = None,
         fingerprint: str | None = None,
         rejected_document_ids: Sequence[str] = (),
+        machine_judged_document_ids: Sequence[str] = (),
     ):
         values = (
             question_id,
@@ -235,6 +242,7 @@ class QuestionResult:
             error,
             fingerprint,
             rejected_document_ids,
+            machine_judged_document_ids,
         )
         self._columns = QuestionColumns.of(**{name: [value] for name, value in zip(FIELDS, values)})
         self._row = 0
@@ -257,6 +265,7 @@ class QuestionResult:
     error = property(lambda self: self._value("error"))
     fingerprint = property(lambda self: self._value("fingerprint"))
     rejected_document_ids = property(lambda self: self._value("rejected_document_ids"))
+    machine_judged_document_ids = property(lambda self: self._value("machine_judged_document_ids"))
 
     def unjudged_document_ids(self, k: int) -> tuple[str, ...]:
         return self._columns.unjudged_ids(k)[self._row]

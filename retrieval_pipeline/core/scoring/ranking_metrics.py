@@ -34,6 +34,8 @@ class Ranked:
     labels: np.ndarray
     judged: np.ndarray
     retrieved: np.ndarray
+    machine_judged: np.ndarray | None = None
+    """Where a machine judge labelled the document; None: nowhere."""
 
     @classmethod
     def of(cls, relevance: Relevance, depth: int) -> Ranked:
@@ -45,7 +47,10 @@ class Ranked:
             padded[:, : shown.shape[1]] = shown
             return padded
 
-        return cls(cut(relevance.relevant), np.maximum(relevance.expected, 1), cut(relevance.judged), relevance.retrieved)
+        machine = None if relevance.machine_judged is None else cut(relevance.machine_judged)
+        return cls(
+            cut(relevance.relevant), np.maximum(relevance.expected, 1), cut(relevance.judged), relevance.retrieved, machine
+        )
 
 
 def reciprocal_rank(ranked: Ranked, k: int) -> np.ndarray:
@@ -73,12 +78,24 @@ def recall(ranked: Ranked, k: int) -> np.ndarray:
 
 
 def judged(ranked: Ranked, k: int) -> np.ndarray:
-    """The share of the top-k distinct documents that were judged, as ir_measures' `Judged@k` (over the
-    documents shown when fewer than k are). An empty ranking shows nothing unjudged and scores 1."""
+    """The share of the top-k distinct documents that a person judged, as ir_measures' `Judged@k` (over the
+    documents shown when fewer than k are). An empty ranking shows nothing unjudged and scores 1. A
+    document only a machine judge labelled is not counted, under either label choice."""
+    by_person = ranked.judged if ranked.machine_judged is None else ranked.judged & ~ranked.machine_judged
+    return _share(by_person, ranked.retrieved, k)
+
+
+def judged_any(ranked: Ranked, k: int) -> np.ndarray:
+    """As `judged`, counting a document a person or a machine judge labelled."""
+    either = ranked.judged if ranked.machine_judged is None else ranked.judged | ranked.machine_judged
+    return _share(either, ranked.retrieved, k)
+
+
+def _share(marked: np.ndarray, retrieved: np.ndarray, k: int) -> np.ndarray:
     import numpy as np
 
-    shown = np.minimum(ranked.retrieved, k)
-    return np.where(shown > 0, ranked.judged[:, :k].sum(axis=1) / np.maximum(shown, 1), 1.0)
+    shown = np.minimum(retrieved, k)
+    return np.where(shown > 0, marked[:, :k].sum(axis=1) / np.maximum(shown, 1), 1.0)
 
 
 def question_scores(relevance: Relevance, cutoffs: Sequence[int], figures: Sequence[Figure]) -> dict[str, np.ndarray]:

@@ -110,15 +110,25 @@ class Relevance:
     retrieved: np.ndarray
     expected: np.ndarray
     judged: np.ndarray
+    machine_judged: np.ndarray | None = None
+    """Where a machine judge labelled the document (None: nowhere); such ranks are `judged` too when the
+    run is scored under human+machine labels."""
 
     @classmethod
-    def of(cls, retrieved: pa.ListArray, expected: pa.ListArray, rejected: pa.ListArray | None = None) -> Relevance:
+    def of(
+        cls,
+        retrieved: pa.ListArray,
+        expected: pa.ListArray,
+        rejected: pa.ListArray | None = None,
+        machine: pa.ListArray | None = None,
+    ) -> Relevance:
         """`retrieved` holds collapsed rankings (distinct ids); `expected` and `rejected` the labels, question
-        by question (no rejected ids when None)."""
+        by question (no rejected ids when None); `machine` the ids a machine judge labelled."""
         relevant, lengths, labels = _matches(retrieved, expected)
         unrejected = rejected is None or not len(_flattened(rejected)[0])  # most sets: no second pass
         judged = relevant if unrejected else relevant | _matches(retrieved, rejected)[0]
-        return cls(relevant, lengths, labels, judged)
+        unlabelled = machine is None or not len(_flattened(machine)[0])
+        return cls(relevant, lengths, labels, judged, None if unlabelled else _matches(retrieved, machine)[0])
 
     def first_hit_ranks(self) -> np.ndarray:
         """The 1-based distinct rank from which each question is a hit at every cut-off; 0 if at none.

@@ -163,11 +163,20 @@ def calibrate_file(
     answered = answered_rows(numbered)
     result = calibration(answered, width)
     try:
-        identifiers = [set_identifier] if set_identifier else list(config.question_sets)
-        question_set = set_of_rows([config.question_set(identifier) for identifier in identifiers], answered)
-        ranked = replace(result, ranking=ranking_agreement(question_set, latest_runs(store, question_set.identifier), answered))
+        question_set, runs = pooled_set_runs(config, store, set_identifier, answered)
+        ranked = replace(result, ranking=ranking_agreement(question_set, runs, answered))
     except InvalidInputError as error:
         if set_identifier is not None:
             raise
         ranked = replace(result, ranking_note=error.problem)
     return ranked, numbered, answered
+
+
+def pooled_set_runs(
+    config: ProjectConfig, store: ResultStore, set_identifier: str | None, answered: Sequence[Answered]
+) -> tuple[GoldenQuestionSet, list[RunResult]]:
+    """The set the file was pooled from (named, or the one configured set asking all its questions) and
+    the latest stored run of each retriever on it."""
+    identifiers = [set_identifier] if set_identifier else list(config.question_sets)
+    question_set = set_of_rows([config.question_set(identifier) for identifier in identifiers], answered)
+    return question_set, latest_runs(store, question_set.identifier)

@@ -111,6 +111,9 @@ def run_question_set(
             for question in questions
         ],
         rejected_document_ids=[question.rejected_document_ids for question in questions],
+        machine_judged_document_ids=[
+            question.machine_expected_document_ids + question.machine_rejected_document_ids for question in questions
+        ],
     )
     _report_retries(retriever)
     return RunResult(

@@ -127,6 +127,7 @@ def _schemas():
             ("error", pa.string()),
             ("question_fingerprint", pa.string()),
             ("rejected_document_ids", pa.list_(pa.string())),
+            ("machine_judged_document_ids", pa.list_(pa.string())),
         ]
     )
     return summary, questions
@@ -237,6 +238,7 @@ def question_table(run: RunResult):
         "error": errors,
         "question_fingerprint": questions.column("fingerprint"),
         "rejected_document_ids": questions.column("rejected_document_ids"),
+        "machine_judged_document_ids": questions.column("machine_judged_document_ids"),
     }
     return pa.Table.from_arrays(list(columns.values()), schema=_schemas()[1])
 
@@ -305,14 +307,14 @@ def run_from_tables(summary, questions) -> RunResult:
 
 
 def _stored_column(questions, field):
-    """A missing column is a foreign file (KeyError), except the fingerprints and rejected ids older runs
-    lack (none recorded: no fingerprint, nothing rejected)."""
+    """A missing column is a foreign file (KeyError), except the fingerprints, rejected and machine-judged
+    ids older runs lack (none recorded: no fingerprint, nothing rejected, nothing machine-judged)."""
     import pyarrow as pa
 
     name = "question_fingerprint" if field.name == "fingerprint" else field.name
     if name == "question_fingerprint" and name not in questions.column_names:
         return pa.nulls(questions.num_rows, field.type)
-    if name == "rejected_document_ids" and name not in questions.column_names:
+    if name in ("rejected_document_ids", "machine_judged_document_ids") and name not in questions.column_names:
         return from_python([[]] * questions.num_rows, field.type)
     return questions.column(name).cast(field.type)
 

@@ -42,6 +42,9 @@ def test_figures_come_in_declaration_order_each_at_its_cutoffs():
         "judged@1",
         "judged@3",
         "judged@10",
+        "judged_any@1",
+        "judged_any@3",
+        "judged_any@10",
     ]
     assert [figure.short for figure in figures((1, 3), headline=True)] == [
         "top-1",
@@ -80,7 +83,7 @@ def test_a_declaration_with_an_unknown_depth_or_scale_is_refused():
 def test_judged_at_k_is_kept_at_every_cutoff_but_tables_show_it_at_the_deepest_only():
     keys = [figure.key for figure in figures((1, 3, 10))]
     shown = [figure.key for figure in figures((1, 3, 10), headline=True)]
-    assert [key for key in keys if key.startswith("judged")] == ["judged@1", "judged@3", "judged@10"]
+    assert [key for key in keys if key.startswith("judged@")] == ["judged@1", "judged@3", "judged@10"]
     assert [key for key in shown if key.startswith("judged")] == ["judged@10"]
     assert all(gated.measure.name != "judged" for gated, _ in gated_figures((1, 3, 10)))
 

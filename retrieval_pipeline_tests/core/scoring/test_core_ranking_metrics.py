@@ -38,7 +38,16 @@ def test_a_question_nothing_answers_scores_one_only_on_silence(name):
 
 
 def test_metrics_are_named_by_the_deepest_cutoff_and_recall_by_every_cutoff():
-    assert tuple(f.key for f in ranking_figures((1, 3))) == ("mrr@3", "ndcg@3", "recall@1", "recall@3", "judged@1", "judged@3")
+    assert tuple(f.key for f in ranking_figures((1, 3))) == (
+        "mrr@3",
+        "ndcg@3",
+        "recall@1",
+        "recall@3",
+        "judged@1",
+        "judged@3",
+        "judged_any@1",
+        "judged_any@3",
+    )
     keys = tuple(f.key for f in ranking_figures((1, 3, 5, 10)))
     assert keys[:6] == ("mrr@10", "ndcg@10", "recall@1", "recall@3", "recall@5", "recall@10")
 
@@ -56,9 +65,11 @@ def test_run_metrics_average_over_all_questions_with_errors_counting_zero():
     assert run.metrics_by_form() == {
         "match": pytest.approx(
             {"mrr@3": 0.5, "ndcg@3": 0.5, "recall@1": 0.5, "recall@3": 0.5, "judged@1": 0.5, "judged@3": 1 / 6}
+            | {"judged_any@1": 0.5, "judged_any@3": 1 / 6}  # no machine labels: the same as judged@k
         ),
         "gap": pytest.approx(
             {"mrr@3": 1 / 6, "ndcg@3": 0.25, "recall@1": 0.0, "recall@3": 0.5, "judged@1": 0.0, "judged@3": 1 / 6}
+            | {"judged_any@1": 0.0, "judged_any@3": 1 / 6}
         ),
     }
 

@@ -34,6 +34,8 @@ def test_rows_are_the_declared_figures_and_headline_decides_what_tables_show(mon
         "recall@3",
         "judged@1",
         "judged@3",
+        "judged_any@1",
+        "judged_any@3",
         "shown@3",
         "kept@3",
     ]
