@@ -84,6 +84,11 @@ class ProjectConfig:
             return beir_corpus if beir_corpus.is_file() else None
         return None
 
+    def set_traffic(self, identifier: str) -> str | None:
+        """The query log a set entry names for its traffic-weighted figures (`traffic:`); None for none."""
+        entry = self._entry_of(identifier)
+        return entry.traffic if entry is not None else None
+
     def set_left_out(self, identifier: str) -> tuple[str, ...] | None:
         """The judged queries a set read from a BEIR folder left out (judged only not relevant, under its
         `min_relevance`), so `list` can say why the set is smaller than its qrels; None for any other set."""

@@ -38,6 +38,8 @@ class _Section(BaseModel):
 class SetFileSource(_Section):
     file: str
     corpus: str | None = None
+    traffic: str | None = None
+    """The query log whose traffic weighs the set's questions (traffic-weighted figures); None: none."""
 
 
 class BeirSource(_Section):
@@ -46,6 +48,7 @@ class BeirSource(_Section):
     split: str = "test"
     name: str | None = None
     corpus: str | None = None
+    traffic: str | None = None
     min_relevance: float | None = Field(None, allow_inf_nan=False)
     """The lowest grade counted relevant, as `import beir --min-relevance`; None: any grade above 0."""
 

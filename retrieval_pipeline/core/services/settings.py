@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.traffic import TrafficWeights
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
 from retrieval_pipeline.core.services.runner import RetryPolicy
 
@@ -42,6 +43,9 @@ class EvaluationSettings:
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
     baseline_run_id: str | None = None
     unstable_window: int | None = None
+    traffic: TrafficWeights | None = None
+    """The traffic a query log assigned to the set's questions: the run gets weighted figures beside the
+    plain ones (and is gated on them with `tolerances.weighted`); None: plain figures only."""
 
     @classmethod
     def from_config(
