@@ -174,6 +174,8 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     latency = render.latency_line(view.run)
     if latency:
         console.print(latency)
+    for line in render.traffic_lines(view.traffic):
+        console.print(line)
     for breakdown in view.run.breakdowns:
         render.print_breakdown(console, breakdown)
     console.print()

@@ -179,4 +179,6 @@ def evaluation(view: EvaluationView, streamed: bool = False) -> dict[str, Any]:
     }
     if view.set_changes is not None:
         document["set_changes"] = set_changes(view.set_changes)
+    if view.traffic is not None:
+        document["traffic"] = view.traffic.to_dict()
     return document

@@ -31,6 +31,7 @@ def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
         "|---|---:|---:|---:|",
         *[f"| {row.name} | {row.now_text} | {row.baseline_text} | {row.change_text} |" for row in view.reported],
         "",
+        *_weighted_table(view),
         _run_line(view),
     ]
     if view.set_change_line:
@@ -44,6 +45,20 @@ def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
     for breakdown in view.run.breakdowns:
         lines += ["", f"<details><summary>{breakdown.title}</summary>", "", *_group_table(breakdown), "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _weighted_table(view: EvaluationView) -> list[str]:
+    """The traffic-weighted figures under the plain ones, when a query log weighed the run."""
+    if view.traffic is None:
+        return []
+    return [
+        view.traffic.sentence,
+        "",
+        "| traffic-weighted | this run | baseline | change |",
+        "|---|---:|---:|---:|",
+        *[f"| {row.name} | {row.now_text} | {row.baseline_text} | {row.change_text} |" for row in view.reported_weighted],
+        "",
+    ]
 
 
 def _group_table(breakdown: Breakdown) -> list[str]:
