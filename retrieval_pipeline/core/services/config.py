@@ -7,14 +7,15 @@ paths resolve against the file's folder; every error names the file and the key.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
+from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.question_sets import (
     QuestionSetRegistry,
     SetProvider,
@@ -46,6 +47,8 @@ class ProjectConfig:
         self.retention_days = data.retention_days
         self.dagster = data.dagster
         self.audit = data.audit
+        self.query_logs = data.query_logs
+        self.coverage = data.coverage
         self.rank_by = _ranking_figure(data.leaderboard.rank_by, self.cutoffs.values, path)
         self.retriever_specs = data.retrievers
         self._retrievers: dict[str, Retriever] = {}
@@ -69,6 +72,16 @@ class ProjectConfig:
     def resolve(self, path: str) -> Path:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else self.base_dir / candidate
+
+    def query_log(self, name: str) -> tuple[QueryLogSpec, Path]:
+        """A configured log's settings and resolved path; a name that is not configured but an existing
+        file is read with the default settings (field `query`, format from the suffix, no examples)."""
+        if name in self.query_logs:
+            spec = self.query_logs[name]
+            return spec, self.resolve(spec.path)
+        if Path(name).expanduser().is_file():
+            return QueryLogSpec(path=name), Path(name).expanduser()
+        raise UnknownIdentifierError("query log", name, self.query_logs, "or the path of a log file")
 
     @cached_property
     def question_sets(self) -> QuestionSetRegistry:
@@ -197,6 +210,19 @@ class ProjectConfig:
 
         spec = self.retriever_specs[identifier]
         return retriever_corpus_texts(identifier, spec.kind, spec.params, self._build_context(), wanted)
+
+    def question_encoder(self, identifier: str) -> Callable[[Sequence[str]], Any] | None:
+        """How retriever `identifier` embeds a question (None: its kind embeds nothing), built without its index."""
+        from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_question_encoder
+
+        spec = self.retriever_specs[identifier]
+        return retriever_question_encoder(identifier, spec.kind, spec.params, self._build_context())
+
+    def embeds_questions(self, identifier: str) -> bool:
+        """Whether retriever `identifier`'s kind offers a question encoder, asked without loading a model."""
+        from retrieval_pipeline.core.retrieval.retriever_kinds import embeds_questions
+
+        return embeds_questions(self.retriever_specs[identifier].kind)
 
     def _build_context(self, progress: Callable[[str], None] | None = None) -> BuildContext:
         return BuildContext(

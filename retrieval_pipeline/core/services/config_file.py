@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
@@ -140,6 +141,16 @@ class AuditSection(_Section):
     exclude_unstable: bool = False
 
 
+class CoverageSection(_Section):
+    """How `coverage` assigns logged queries to golden questions (docs/coverage.md calibrates both)."""
+
+    threshold: float | None = Field(None, ge=0, le=1)
+    """The least similarity for a query to count as covered; None: the calibrated default of the method
+    (an encoder's cosine or the lexical analyzer's normalised BM25)."""
+    min_share: float = Field(0.5, ge=0, le=1)
+    """The Dagster check warns when less of the log's traffic than this is covered."""
+
+
 class ConfigFile(_Section):
     store: str = "results"
     retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
@@ -153,13 +164,17 @@ class ConfigFile(_Section):
     dagster: DagsterSection = DagsterSection()
     audit: AuditSection = AuditSection()
     leaderboard: LeaderboardSection = LeaderboardSection()
+    query_logs: dict[str, QueryLogSpec] = {}
+    coverage: CoverageSection = CoverageSection()
 
-    @field_validator("retrievers")
+    @field_validator("retrievers", "query_logs")
     @classmethod
-    def _retriever_identifiers(cls, retrievers: dict[str, RetrieverSpec]) -> dict[str, RetrieverSpec]:
-        for identifier in retrievers:
-            check_identifier(identifier, "retriever identifier")
-        return retrievers
+    def _names(cls, named: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Retriever and log names end up in run keys and partition keys."""
+        what = "retriever identifier" if info.field_name == "retrievers" else "query log name"
+        for identifier in named:
+            check_identifier(identifier, what)
+        return named
 
     @field_validator("retention_days")
     @classmethod
