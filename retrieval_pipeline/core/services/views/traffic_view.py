@@ -16,6 +16,7 @@ from retrieval_pipeline.core.scoring.measures import figures
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow
 
+
 @dataclass(frozen=True)
 class TrafficView:
     log: str
@@ -88,5 +89,12 @@ def traffic_view(
     )
     traffic = weighted.traffic
     return TrafficView(
-        traffic.log, traffic.fingerprint, weighted.total, weighted.effective_questions, weighted.zero_traffic, rows, cutoffs, gated
+        traffic.log,
+        traffic.fingerprint,
+        weighted.total,
+        weighted.effective_questions,
+        weighted.zero_traffic,
+        rows,
+        cutoffs,
+        gated,
     )
