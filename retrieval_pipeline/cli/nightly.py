@@ -24,7 +24,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from retrieval_pipeline.cli.common import config_option, store_option
+from retrieval_pipeline.cli.common import config_option, store_option, traffic_option
 from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
 from retrieval_pipeline.cli.nightly_report import NightlyReport, print_results
 from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
@@ -39,10 +39,12 @@ def run_nightly(
     cwd: Path | None = None,
     launch: Path | None = None,
     demo: str | None = None,
+    traffic_log: str | None = None,
 ) -> NightlyReport:
     """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
     workspace file; `instance` defaults to the local one (dagster_layer/nightly_runs.py). `demo` names a
-    shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`."""
+    shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`. `traffic_log` weighs
+    every set by that query log instead of its `traffic:`."""
     from dagster import DagsterInstance
 
     from retrieval_pipeline.cli.common import stdout_console
@@ -52,7 +54,7 @@ def run_nightly(
 
     console = console or stdout_console()
     config_path = DEMOS[demo].config_path() if demo else config_path
-    defs = build_definitions(config_path, store_uri)  # invalid configuration: raised before anything runs
+    defs = build_definitions(config_path, store_uri, traffic_log)  # invalid configuration: raised before anything runs
     project = defs.resources["project"]
     ResultStore(project.resolved_store_uri).check_writable()  # before anything is built, asked or launched
     home = None
@@ -132,7 +134,10 @@ def _print_progress(outcome, console) -> None:
     show_default=True,
     help="With --launch: the workspace file naming the code location (the daemon's).",
 )
-def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, launch: bool, workspace_file: Path) -> None:
+@traffic_option
+def nightly(
+    config_path: Path | None, store_uri: str | None, demo: str | None, launch: bool, workspace_file: Path, traffic_log: str | None
+) -> None:
     """Run the nightly Dagster job now: every partition, in-process, on the local Dagster instance.
 
     Evaluates every set against every retriever of the configuration, checks each run for regressions
@@ -145,7 +150,10 @@ def nightly(config_path: Path | None, store_uri: str | None, demo: str | None, l
     """
     if demo and click.get_current_context().get_parameter_source("config_path") is ParameterSource.COMMANDLINE:
         raise click.UsageError("give --config or --demo, not both")  # a demo replaces $RETRIEVAL_EVAL_CONFIG's
-    report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None, demo=demo)
+    if launch and traffic_log:  # the launched runs load the workspace's code location, not this command's options
+        raise click.UsageError("--traffic applies to runs made here; for --launch name the log as `traffic:` on the set's entry")
+    launched = workspace_file.resolve() if launch else None
+    report = run_nightly(config_path, store_uri, launch=launched, demo=demo, traffic_log=traffic_log)
     sys.exit(report.exit_code)
 
 

@@ -35,8 +35,10 @@ EVALUATION_JOB = "retrieval_evaluation_job"
 LEADERBOARD_JOB = "leaderboard_job"
 
 
-def build_definitions(config_path: str | Path | None = None, store_uri: str | None = None) -> Definitions:
-    project = project_resource(config_path, store_uri)
+def build_definitions(
+    config_path: str | Path | None = None, store_uri: str | None = None, traffic_log: str | None = None
+) -> Definitions:
+    project = project_resource(config_path, store_uri, traffic_log)
     config = load_config(project.resolved_config_path)
     partitions = project_partitions(config, source=project.config_path)
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
