@@ -98,9 +98,17 @@ class ProjectConfig:
         return None
 
     def set_traffic(self, identifier: str) -> str | None:
-        """The query log a set entry names for its traffic-weighted figures (`traffic:`); None for none."""
+        """The query log a set entry names for its traffic-weighted figures (`traffic:`); None for none. A
+        log that is neither configured nor a file is bad input of this file, named with the set's entry."""
         entry = self._entry_of(identifier)
-        return entry.traffic if entry is not None else None
+        if entry is None or entry.traffic is None:
+            return None
+        try:
+            self.query_log(entry.traffic)
+        except UnknownIdentifierError as error:
+            position = self._data.question_sets.index(entry)
+            raise InvalidInputError(str(error), source=self.source, key=f"question_sets.{position}", field="traffic") from None
+        return entry.traffic
 
     def set_left_out(self, identifier: str) -> tuple[str, ...] | None:
         """The judged queries a set read from a BEIR folder left out (judged only not relevant, under its

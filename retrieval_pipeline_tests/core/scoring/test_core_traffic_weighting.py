@@ -154,3 +154,33 @@ def test_the_weighted_switch_is_true_or_false_and_left_out_of_records_when_off()
         Tolerances(weighted=1)
     assert "weighted" not in Tolerances().as_dict()
     assert Tolerances(weighted=True).as_dict()["weighted"] is True
+
+
+def test_a_weighted_run_stored_reads_back_its_weights_and_figures_and_older_runs_read_without(tmp_path, demo_runs):
+    import pyarrow.parquet as pq
+
+    from retrieval_pipeline.core.services.evaluation import latest_evaluation
+    from retrieval_pipeline.core.storage.run_summary import RunSummary
+    from retrieval_pipeline.core.storage.run_tables import TRAFFIC_COLUMNS, recorded_traffic
+    from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+
+    run = demo_runs[0]
+    traffic = traffic_for(run)
+    store, key = ResultStore(str(tmp_path)), HistoryKey(run.set_identifier, run.retriever_identifier)
+    weighted = weighted_figures(run, traffic)
+    stored = store.save(run, detect_regression(run, None, Tolerances()), Tolerances(), weighted)
+    row = store.read_summary(stored)
+    assert recorded_traffic(row) == traffic
+    summary = RunSummary.of(key, row)
+    assert (summary.traffic_log, summary.traffic_fingerprint) == ("web", "sha256:abc")
+    assert summary.weighted == weighted.values and summary.weighted_intervals["top3"] == weighted.intervals["top3"]
+    assert latest_evaluation(store, key).weighted == weighted  # `report` weighs by the stored traffic
+
+    older = store.save(demo_runs[1])
+    path = next(tmp_path.glob(f"summaries/**/{older.file_name}"))
+    pq.write_table(pq.read_table(path).drop_columns(list(TRAFFIC_COLUMNS)), path)  # as version 2 wrote it
+    old_row = store.read_summary(older)
+    assert recorded_traffic(old_row) is None
+    old_summary = RunSummary.of(HistoryKey(run.set_identifier, demo_runs[1].retriever_identifier), old_row)
+    assert old_summary.traffic_log is None and old_summary.weighted == {} and old_summary.weighted_intervals == {}
+    assert store.load(older).hit_rate(3) == demo_runs[1].hit_rate(3)
