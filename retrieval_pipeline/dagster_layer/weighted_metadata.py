@@ -14,7 +14,7 @@ from dagster import MetadataValue
 from retrieval_pipeline.core.services.views.traffic_view import TrafficView
 
 
-def traffic_metadata(view: TrafficView | None) -> dict[str, Any]:
+def weighted_metadata(view: TrafficView | None) -> dict[str, Any]:
     """`weighted_top1` as the text a person reads ("50.6%, 95% CI 25.2–75.7%") and `weighted_top1_value`
     as the float the UI plots, like the plain `top1` and `top1_hit_rate`."""
     if view is None:
