@@ -96,7 +96,9 @@ def test_skip_bad_lines_counts_them_and_keeps_the_good_ones(tmp_path):
 
 
 def test_redaction_replaces_every_match_before_the_query_is_counted(tmp_path):
-    path = _jsonl(tmp_path / "log.jsonl", [{"query": "refund for bob@example.org order 12345"}, {"query": "refund for ann@example.com"}])
+    path = _jsonl(
+        tmp_path / "log.jsonl", [{"query": "refund for bob@example.org order 12345"}, {"query": "refund for ann@example.com"}]
+    )
     spec = QueryLogSpec(path="-", redact=(r"[\w.]+@[\w.]+", r"\d{5}"))
     counts = read_query_log(spec, path)
     assert dict(counts.counts) == {"refund for [redacted] order [redacted]": 1, "refund for [redacted]": 1}
