@@ -39,15 +39,35 @@ def judge(judging_file: Path, set_file: Path | None, config_path: Path | None) -
 
 def _apply(judging_file: Path, set_file: Path, config_path: Path | None) -> None:
     from retrieval_pipeline.core.services.judging_files import apply_judgements
+    from retrieval_pipeline.core.services.new_questions import judged_new_questions
 
-    changes = apply_judgements(judging_file, set_file, load_project(config_path))
+    config = load_project(config_path)
+    added = judged_new_questions(judging_file, set_file, config)  # checked before anything is written
+    changes = apply_judgements(judging_file, set_file, config)
     console = stdout_console()
-    if not changes:
+    if added:
+        _add_questions(console, set_file, added)
+    elif not changes:
         console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)
-        return
-    console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
+    if changes:
+        console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
     for change in changes:
         console.print(f"  {change.line()}", highlight=False, markup=False)
+
+
+def _add_questions(console, set_file: Path, added) -> None:
+    """Sampled queries (`coverage --sample`) judged in the file, appended to the set as new questions."""
+    from retrieval_pipeline.core.golden.set_file_additions import add_questions_to_set_file
+
+    add_questions_to_set_file(set_file, added)
+    console.print(f"Added to {set_file}, {len(added)} new question(s) from sampled queries:", markup=False)
+    for question in added:
+        console.print(
+            f"  {question.id}: {question.form.value}, {len(question.expected_document_ids)} expected, "
+            f"asked {question.source_traffic} time(s) in {question.source_log}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _session(path: Path) -> None:

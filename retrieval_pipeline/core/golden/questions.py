@@ -52,6 +52,10 @@ class GoldenQuestion(_Frozen):
     hard_class: NonEmpty | None = None
     answer_gist: str | None = None
     rejected_document_ids: tuple[NonEmpty, ...] = ()
+    source_log: NonEmpty | None = None
+    """The query log a question was drawn from (`coverage --sample`, then `judge --apply`); never scored."""
+    source_traffic: int | None = Field(None, ge=0)
+    """How many times the log held its query when it was drawn; never scored."""
 
     @field_validator("id", "question", "hard_class")
     @classmethod

@@ -65,6 +65,18 @@ class Coverage:
     expected documents (forms.MATCH_THRESHOLD); None when no configured corpus knows those documents."""
 
 
+def named_set(project: ProjectConfig, name: str) -> GoldenQuestionSet:
+    """A configured set's identifier, or the path of a set file (YAML, JSON, JSONL)."""
+    from pathlib import Path
+
+    from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES, load_question_set_file
+
+    path = Path(name).expanduser()
+    if path.suffix in SET_FILE_SUFFIXES and path.is_file():
+        return load_question_set_file(path)
+    return project.question_set(name)
+
+
 def read_log(project: ProjectConfig, log: str) -> QueryCounts:
     spec, path = project.query_log(log)
     return read_query_log(spec, path)
@@ -141,7 +153,7 @@ def _scan(counts: QueryCounts, question_set: GoldenQuestionSet, similarity, thre
         nearest[start : start + len(batch)], alike[start : start + len(batch)] = found.question, found.similarity
         if clusters is not None:
             out = numpy.flatnonzero(found.similarity < threshold)
-            clusters.add([batch[i] for i in out], traffic[start + out], found.vectors[out])
+            clusters.add([batch[i] for i in out], traffic[start + out].tolist(), found.vectors[out])
             covered.extend(
                 (int(found.question[i]), batch[i], int(traffic[start + i]))
                 for i in numpy.flatnonzero(found.similarity >= threshold)

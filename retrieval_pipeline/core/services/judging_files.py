@@ -23,6 +23,7 @@ from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
 from retrieval_pipeline.core.services.audit import retriever_corpora
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.new_questions import is_new_question_row
 from retrieval_pipeline.core.services.pooling import Candidate
 
 FIELDS = (
@@ -63,7 +64,8 @@ def write_judging_file(rows: Sequence[dict], path: Path) -> Path:
     if path.suffix == ".jsonl":
         return write_text_atomically(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
+    extra = [name for name in dict.fromkeys(name for row in rows for name in row) if name not in FIELDS]
+    writer = csv.DictWriter(buffer, fieldnames=[*FIELDS, *extra], lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({name: LIST_SEPARATOR.join(value) if isinstance(value, list) else value for name, value in row.items()})
@@ -93,10 +95,11 @@ def numbered_judging_rows(path: Path) -> list[tuple[str, dict]]:
 
 def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) -> list[LabelChange]:
     """Merge the file's yes and no answers into the set file (empty answers are not judgements); the set
-    file is left untouched when anything is refused or nothing changes. A yes must name a document of
+    file is left untouched when anything is refused or nothing changes. Rows of sampled queries that are
+    not questions yet are left to `new_questions`. A yes must name a document of
     the corpus of a retriever the file's `ranked_by` names, when `config` knows that retriever's corpus."""
     question_set = load_question_set_file(set_path)
-    rows = numbered_judging_rows(judging_path)
+    rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if not is_new_question_row(row, question_set)]
     judgements = [
         Judgement(row["question_id"], row["document_id"], row["judgement"] == YES, where, row.get("question", ""))
         for where, row in rows
