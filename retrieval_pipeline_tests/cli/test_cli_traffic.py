@@ -96,6 +96,8 @@ def test_a_set_naming_its_log_is_weighted_and_the_stored_run_keeps_the_weights(c
     assert summary.weighted_intervals["top1"] == pytest.approx(tuple(first["traffic"]["intervals"]["top1"]))
     report = cli("report", SET, "bm25", "--config", str(config))
     assert report.exit_code == 0 and "| traffic-weighted | this run | baseline | change |" in report.stdout
+    history = json.loads(cli("history", SET, "bm25", "--config", str(config), "--json").stdout)
+    assert [run["traffic"]["figures"]["top3"] for run in history["runs"]] == [first["traffic"]["figures"]["top3"]] * 2
 
 
 def test_weighted_tolerances_gate_the_weighted_rates_and_the_verdict_says_so(cli, logged):
