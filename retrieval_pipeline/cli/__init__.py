@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "retrieval_pipeline.cli.judge:judge",
         "Judge a pooled file in the terminal, or merge its judgements into a set file.",
     ),
+    "coverage": (
+        "retrieval_pipeline.cli.coverage:coverage",
+        "Measure how much of a query log's traffic a golden set covers, and sample its gaps.",
+    ),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
     "nightly": (
         "retrieval_pipeline.cli.nightly:nightly",

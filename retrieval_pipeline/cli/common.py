@@ -65,6 +65,16 @@ def json_option(function):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of tables.")(function)
 
 
+def traffic_option(function):
+    return click.option(
+        "--traffic",
+        "traffic_log",
+        metavar="LOG",
+        help="Weigh each question by the traffic this query log (a name under query_logs:, or a log file) "
+        "assigns it, and show the traffic-weighted figures beside the plain ones. Default: the set's `traffic:`.",
+    )(function)
+
+
 def load_project(config_path: Path | None) -> ProjectConfig:
     """A configuration not given with --config is named on stderr, one line, so a run never silently uses
     a file found in a parent folder, or the demo."""

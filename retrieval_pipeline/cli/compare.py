@@ -18,6 +18,7 @@ from retrieval_pipeline.cli.common import (
     status,
     stdout_console,
     store_option,
+    traffic_option,
 )
 from retrieval_pipeline.cli.errors import CommandError
 from retrieval_pipeline.cli.interruptions import Tally
@@ -47,6 +48,7 @@ from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE
     show_default=True,
     help="Disagreeing questions to list (0 lists all; --json always has all).",
 )
+@traffic_option
 @json_option
 @labels_option
 def compare(
@@ -56,6 +58,7 @@ def compare(
     store_uri: str | None,
     save: bool,
     limit: int,
+    traffic_log: str | None,
     as_json: bool,
     labels: str | None,
 ) -> None:
@@ -71,8 +74,11 @@ def compare(
     if repeated:
         raise click.UsageError(f"retriever '{repeated}' is given more than once")
 
+    from dataclasses import replace
+
     from retrieval_pipeline.core.services.library import compared
     from retrieval_pipeline.core.services.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.traffic_weights import set_traffic
 
     config = load_project(config_path)
     settings = EvaluationSettings.from_config(config, labels=labels)
@@ -83,6 +89,7 @@ def compare(
             config.retriever(identifier)  # raises the unknown-retriever error listing the known ones
     if store is not None:
         store.check_writable()  # before any retriever is built or asked
+    settings = replace(settings, traffic=set_traffic(config, question_set, traffic_log))
     runs, tally = _evaluate_each(config, question_set, retriever_identifiers, store, settings)
     view = compared(runs, settings, tally.saved if store is not None else None)
     if as_json:

@@ -91,12 +91,16 @@ def judge(
 def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine: bool, force: bool) -> None:
     from retrieval_pipeline.core.services.judging_files import apply_judgements
     from retrieval_pipeline.core.services.machine_apply import apply_with_machine
+    from retrieval_pipeline.core.services.new_questions import judged_new_questions
 
     config = load_project(config_path)
+    added = judged_new_questions(judging_file, set_file, config)  # checked before anything is written
     applied = apply_with_machine(judging_file, set_file, config, force) if machine else None
     changes = applied.human if applied else apply_judgements(judging_file, set_file, config)
     console = stdout_console()
-    if not changes and not (applied and applied.machine):
+    if added:
+        _add_questions(console, set_file, added)
+    elif not changes and not (applied and applied.machine):
         console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)
         return
     if changes:
@@ -115,6 +119,21 @@ def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine
         )
         for change in applied.machine:
             console.print(f"  {change.line()}", highlight=False, markup=False)
+
+
+def _add_questions(console, set_file: Path, added) -> None:
+    """Sampled queries (`coverage --sample`) judged in the file, appended to the set as new questions."""
+    from retrieval_pipeline.core.golden.set_file_additions import add_questions_to_set_file
+
+    add_questions_to_set_file(set_file, added)
+    console.print(f"Added to {set_file}, {len(added)} new question(s) from sampled queries:", markup=False)
+    for question in added:
+        console.print(
+            f"  {question.id}: {question.form.value}, {len(question.expected_document_ids)} expected, "
+            f"asked {question.source_traffic} time(s) in {question.source_log}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _session(path: Path) -> None:

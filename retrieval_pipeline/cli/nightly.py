@@ -24,7 +24,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from retrieval_pipeline.cli.common import config_option, labels_option, store_option
+from retrieval_pipeline.cli.common import config_option, labels_option, store_option, traffic_option
 from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
 from retrieval_pipeline.cli.nightly_report import NightlyReport, print_results
 from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
@@ -40,10 +40,12 @@ def run_nightly(
     launch: Path | None = None,
     demo: str | None = None,
     labels: str | None = None,
+    traffic_log: str | None = None,
 ) -> NightlyReport:
     """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
     workspace file; `instance` defaults to the local one (dagster_layer/nightly_runs.py). `demo` names a
-    shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`."""
+    shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`. `traffic_log` weighs
+    every set by that query log instead of its `traffic:`."""
     from dagster import DagsterInstance
 
     from retrieval_pipeline.cli.common import stdout_console
@@ -53,7 +55,7 @@ def run_nightly(
 
     console = console or stdout_console()
     config_path = DEMOS[demo].config_path() if demo else config_path
-    defs = build_definitions(config_path, store_uri, labels)  # invalid configuration: raised before anything runs
+    defs = build_definitions(config_path, store_uri, labels, traffic_log)  # invalid configuration: raised before anything runs
     project = defs.resources["project"]
     ResultStore(project.resolved_store_uri).check_writable()  # before anything is built, asked or launched
     home = None
@@ -134,8 +136,15 @@ def _print_progress(outcome, console) -> None:
     show_default=True,
     help="With --launch: the workspace file naming the code location (the daemon's).",
 )
+@traffic_option
 def nightly(
-    config_path: Path | None, store_uri: str | None, labels: str | None, demo: str | None, launch: bool, workspace_file: Path
+    config_path: Path | None,
+    store_uri: str | None,
+    labels: str | None,
+    demo: str | None,
+    launch: bool,
+    workspace_file: Path,
+    traffic_log: str | None,
 ) -> None:
     """Run the nightly Dagster job now: every partition, in-process, on the local Dagster instance.
 
@@ -151,7 +160,10 @@ def nightly(
         raise click.UsageError("give --config or --demo, not both")  # a demo replaces $RETRIEVAL_EVAL_CONFIG's
     if labels and launch:  # launched runs read the code location's configuration, not this process's options
         raise click.UsageError("--labels does not reach launched runs: set `labels:` in the configuration instead")
-    report = run_nightly(config_path, store_uri, launch=workspace_file.resolve() if launch else None, demo=demo, labels=labels)
+    if launch and traffic_log:  # the launched runs load the workspace's code location, not this command's options
+        raise click.UsageError("--traffic applies to runs made here; for --launch name the log as `traffic:` on the set's entry")
+    launched = workspace_file.resolve() if launch else None
+    report = run_nightly(config_path, store_uri, launch=launched, demo=demo, labels=labels, traffic_log=traffic_log)
     sys.exit(report.exit_code)
 
 

@@ -16,6 +16,7 @@ from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow
 from retrieval_pipeline.core.services.views.run_view import RunView
+from retrieval_pipeline.core.services.views.traffic_view import TrafficView
 
 AUTO_SHOW_ALL_UP_TO = 50
 MAX_RETRIEVED_SHOWN = 3
@@ -120,6 +121,15 @@ def print_questions(console: Console, questions: Sequence[QuestionResult]) -> No
 
 def rate_lines(view: RunView) -> list[str]:
     return [f"{row.name[:1].upper()}{row.name[1:]}: {row.now_text}" for row in view.rates]
+
+
+def traffic_lines(view: TrafficView | None) -> list[str]:
+    """The traffic-weighted headline figures, with their change where the check measured one; none
+    without a traffic log."""
+    if view is None:
+        return []
+    changed = (f" ({row.change_text} against the baseline)" if row.change is not None else "" for row in view.headline)
+    return [view.sentence, *(f"  Weighted {row.name}: {row.now_text}{change}" for row, change in zip(view.headline, changed))]
 
 
 def metrics_line(view: RunView) -> str:

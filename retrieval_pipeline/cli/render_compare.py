@@ -30,6 +30,7 @@ def print_comparison(console: Console, view: ComparisonView, limit: int) -> None
         console.print(line)
     print_overall(console, view)
     console.print(SIGNIFICANCE_NOTE, style="dim")
+    print_weighted(console, view)
     for table in view.group_tables:
         print_group_table(console, table, view)
     for compared in view.others:
@@ -67,6 +68,25 @@ def print_overall(console: Console, view: ComparisonView) -> None:
         row += [MISSING if latency is None else latency.cell_text, str(len(compared.run.result.errored_question_ids))]
         rows.append(row)
     print_fitted(console, "Overall", columns, rows)
+
+
+def print_weighted(console: Console, view: ComparisonView) -> None:
+    """Each retriever's traffic-weighted headline figures and their change against the reference's, under
+    the sentence that says what they stand on; nothing without a traffic log."""
+    if view.traffic is None:
+        return
+    console.print(view.traffic.sentence)
+    figures = [row.figure for row in view.traffic.headline]
+    columns = [Column("retriever", "left", identifier=True)]
+    for order, figure in enumerate(figures):
+        columns += [Column(figure.title, optional=2 * order), Column(f"Δ {figure.title}", optional=2 * order + 1)]
+    rows = []
+    for compared in view.runs:
+        cells: list[str | Text] = [compared.identifier]
+        for row in compared.traffic.headline:
+            cells += [row.now_text, "ref" if row.change is None else row.change_text]
+        rows.append(cells)
+    print_fitted(console, "Traffic-weighted", columns, rows)
 
 
 def print_group_table(console: Console, table: GroupTable, view: ComparisonView) -> None:

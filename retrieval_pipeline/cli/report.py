@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, labels_option, load_project, no_stored_runs, open_store, store_option
+from retrieval_pipeline.cli.common import (
+    config_option,
+    labels_option,
+    load_project,
+    no_stored_runs,
+    open_store,
+    store_option,
+    traffic_option,
+)
 
 FILE = click.Path(dir_okay=False, writable=True, path_type=Path)
 
@@ -42,6 +50,7 @@ def write_markdown(path: Path, view, note: str | None = None) -> None:
     help="Judge the run again with the configuration's tolerances of today instead of showing the verdict "
     "recorded with it; the output says it was re-judged.",
 )
+@traffic_option
 def report(
     set_identifier: str,
     retriever_identifier: str,
@@ -52,15 +61,20 @@ def report(
     labels: str | None,
     runs: int,
     rejudge: bool,
+    traffic_log: str | None,
 ) -> None:
     """Report the latest stored run of SET against RETRIEVER: the verdict recorded with it (the one CI acted
     on) against the run its check compared it with, rates, breakdowns, flipped questions, and the pair's
-    history chart. --rejudge judges it again with today's tolerances, labelled as such.
+    history chart. --rejudge judges it again with today's tolerances, labelled as such. Traffic-weighted
+    figures are shown when the run was weighted by a query log (the weights stored with it), or, with
+    --traffic LOG, weighted by that log as it is today.
 
     --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
     summaries. Without either, the Markdown summary is printed."""
+    from retrieval_pipeline.cli.errors import CommandError
     from retrieval_pipeline.core.services.chart_data import history_chart_data
     from retrieval_pipeline.core.services.evaluation import latest_evaluation
+    from retrieval_pipeline.core.services.traffic_weights import set_traffic
     from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
     from retrieval_pipeline.core.storage.store import HistoryKey
 
@@ -68,8 +82,11 @@ def report(
     store = open_store(store_uri, config)
     key = HistoryKey(set_identifier, retriever_identifier)
     question_set = config.question_sets[set_identifier] if set_identifier in config.question_sets else None
+    if traffic_log is not None and question_set is None:
+        raise CommandError(f"--traffic needs set '{set_identifier}' in the configuration: its questions are weighed by the log")
+    traffic = set_traffic(config, question_set, traffic_log) if traffic_log is not None else None
     choice = labels or config.labels
-    evaluation = latest_evaluation(store, key, config.tolerances, question_set, rejudge=rejudge, choice=choice)
+    evaluation = latest_evaluation(store, key, config.tolerances, question_set, rejudge=rejudge, choice=choice, traffic=traffic)
     if evaluation is None:
         raise no_stored_runs(store, key)
     view = evaluation_view(evaluation)

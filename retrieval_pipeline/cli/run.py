@@ -20,6 +20,7 @@ from retrieval_pipeline.cli.common import (
     store_option,
     stored_run_id,
     tolerance,
+    traffic_option,
 )
 from retrieval_pipeline.cli.errors import CommandError, warn
 from retrieval_pipeline.cli.interruptions import Tally
@@ -68,6 +69,7 @@ SHOW_CHOICES = ("auto", "all", "misses", "none")
     show_default=True,
     help="Per-question rows: auto = all for up to 50 questions, else misses; misses = top-3 misses and errors.",
 )
+@traffic_option
 @markdown_option
 @json_option
 @labels_option
@@ -82,6 +84,7 @@ def run(
     fail_on_inconclusive: bool,
     baseline_run_id: str | None,
     show: str,
+    traffic_log: str | None,
     markdown_path,
     as_json: bool,
     labels: str | None,
@@ -92,7 +95,10 @@ def run(
     class, the saved run and the regression verdict; with a baseline also the per-group deltas, the
     questions that flipped, and paired exact McNemar p-values.
     """
+    from dataclasses import replace
+
     from retrieval_pipeline.core.services.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.traffic_weights import set_traffic
     from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 
     config = load_project(config_path)
@@ -102,6 +108,7 @@ def run(
     store = open_store(store_uri, config)
     question_set = config.question_set(set_identifier)
     store.check_writable()  # before the retriever is built: its index may take long, and its run longer
+    settings = replace(settings, traffic=set_traffic(config, question_set, traffic_log))
     evaluation = _evaluate(config, question_set, retriever_identifier, store, settings)
     view = evaluation_view(evaluation, settings, store.uri)
     if markdown_path is not None:
@@ -177,6 +184,8 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     latency = render.latency_line(view.run)
     if latency:
         console.print(latency)
+    for line in render.traffic_lines(view.traffic):
+        console.print(line)
     for breakdown in view.run.breakdowns:
         render.print_breakdown(console, breakdown)
     console.print()

@@ -32,6 +32,7 @@ get the values as pyarrow Tables.
 import functools
 import time
 import warnings
+from dataclasses import replace
 
 from dagster import (
     AssetDep,
@@ -52,6 +53,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.traffic_weights import set_traffic
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER
@@ -161,13 +163,13 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         # once; each set's label check is read once (a failed one is read, and refused, every time).
         retriever = functools.lru_cache(maxsize=1)(config.retriever)
         labels_fixed = functools.cache(functools.partial(refuse_unfixed_labels, context))
+        traffic = functools.cache(lambda identifier: set_traffic(config, config.question_set(identifier), project.traffic_log))
 
         def evaluate(key: str) -> PartitionDone:
             set_identifier, retriever_identifier = partitions.dimensions(key)
             labels_fixed(set_identifier)
-            evaluation = evaluate_and_record(
-                config.question_set(set_identifier), retriever(retriever_identifier), store, settings
-            )
+            weighed = replace(settings, traffic=traffic(set_identifier))
+            evaluation = evaluate_and_record(config.question_set(set_identifier), retriever(retriever_identifier), store, weighed)
             return PartitionDone(
                 evaluation_metadata(evaluation, store, settings.tolerances, drawer),
                 regression_check_result(evaluation, settings.tolerances, config.dagster.check_severity),

@@ -29,6 +29,8 @@ from retrieval_pipeline.dagster_layer.sensors import (
     build_label_audit_automation,
     build_leaderboard_automation,
 )
+from retrieval_pipeline.dagster_layer.traffic import build_traffic
+from retrieval_pipeline.dagster_layer.traffic_sensor import build_query_log_sensor
 
 SETS_JOB = "golden_question_set_job"
 RETRIEVERS_JOB = "retriever_config_job"
@@ -37,9 +39,12 @@ LEADERBOARD_JOB = "leaderboard_job"
 
 
 def build_definitions(
-    config_path: str | Path | None = None, store_uri: str | None = None, labels: str | None = None
+    config_path: str | Path | None = None,
+    store_uri: str | None = None,
+    labels: str | None = None,
+    traffic_log: str | None = None,
 ) -> Definitions:
-    project = project_resource(config_path, store_uri, labels)
+    project = project_resource(config_path, store_uri, labels, traffic_log)
     config = load_config(project.resolved_config_path)
     partitions = project_partitions(config, source=project.config_path)
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
@@ -52,14 +57,25 @@ def build_definitions(
         description="Evaluate one (set, retriever) partition and check it for regressions.",
     )
     leaderboard_job = define_asset_job(LEADERBOARD_JOB, [leaderboard])
+    traffic = build_traffic(config, partitions.sets)
+    traffic_sensors = [build_query_log_sensor(traffic, partitions.set_identifiers, config.dagster)] if traffic.assets else []
     defs = Definitions(
-        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit, machine_judgements],
-        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
+        assets=[
+            golden_question_set,
+            retriever_config,
+            retrieval_evaluation,
+            leaderboard,
+            label_audit,
+            machine_judgements,
+            *traffic.assets,
+        ],
+        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job(), *traffic.jobs],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[
             build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster),
             build_leaderboard_automation(leaderboard, evaluation_job, config.dagster),
             build_label_audit_automation(label_audit, config.dagster),
+            *traffic_sensors,
         ],
         resources={
             "project": project,

@@ -24,6 +24,7 @@ from retrieval_pipeline.core.services.views.question_outcomes import misses_firs
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.partition_steps import Pending
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.weighted_metadata import weighted_metadata
 from retrieval_pipeline.reports.chart_worker import ChartDrawer
 from retrieval_pipeline.reports.charts import leaderboard_chart_png, markdown_image, stored_history_chart_png
 
@@ -139,7 +140,7 @@ def evaluation_metadata(
         metadata[f"{row.key}_ci_high"] = MetadataValue.float(round(high, 4))
     for row in view.run.latency:
         metadata[f"latency_{row.statistic}_ms"] = MetadataValue.float(round(row.value, 3))
-    return metadata
+    return metadata | weighted_metadata(view.traffic)
 
 
 def retriever_metadata(spec, retriever: Retriever, build_seconds: float) -> dict[str, Any]:

@@ -30,14 +30,21 @@ def resolve_store_uri(uri: str | None) -> str | None:
 
 
 def project_resource(
-    config_path: str | Path | None = None, store_uri: str | None = None, labels: str | None = None
+    config_path: str | Path | None = None,
+    store_uri: str | None = None,
+    labels: str | None = None,
+    traffic_log: str | None = None,
 ) -> RetrievalProject:
     """The project a code location serves: `config_path`, else $RETRIEVAL_EVAL_CONFIG, else the embedded
     demo; `store_uri`, else $RETRIEVAL_EVAL_STORE, else the configuration's store. Both resolved now, so
-    the webserver, the daemon and every run read the same files whatever their working folder."""
+    the webserver, the daemon and every run read the same files whatever their working folder.
+    `traffic_log` (`nightly --traffic`) weighs every set by that query log instead of its `traffic:`."""
     path = Path(config_path).expanduser().resolve() if config_path else default_config_path().resolve()
     return RetrievalProject(
-        config_path=str(path), store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None), labels=labels
+        config_path=str(path),
+        store_uri=resolve_store_uri(store_uri or os.environ.get(STORE_ENV_VAR) or None),
+        labels=labels,
+        traffic_log=traffic_log,
     )
 
 
@@ -55,6 +62,10 @@ class RetrievalProject(ConfigurableResource):
     labels: str | None = Field(
         default=None,
         description="The labels that score the runs, `human` or `human+machine`, replacing the configuration's `labels`.",
+    )
+    traffic_log: str | None = Field(
+        default=None,
+        description="A query log whose traffic weighs every set's questions, replacing each set's `traffic:`.",
     )
 
     _config: ProjectConfig | None = PrivateAttr(default=None)

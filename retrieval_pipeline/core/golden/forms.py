@@ -37,10 +37,14 @@ def content_terms(text: str) -> set[str]:
 
 def vocabulary_overlap(question: str, target_texts: Iterable[str]) -> float:
     """Best share of the question's content terms found in any one target document."""
-    terms = content_terms(question)
+    return best_overlap(content_terms(question), [content_terms(text) for text in target_texts])
+
+
+def best_overlap(terms: set[str], target_terms: Iterable[set[str]]) -> float:
+    """`vocabulary_overlap` on terms already extracted: many queries against the same targets."""
     if not terms:
         return 0.0
-    return max((len(terms & content_terms(text)) / len(terms) for text in target_texts), default=0.0)
+    return max((len(terms & target) / len(terms) for target in target_terms), default=0.0)
 
 
 def tag_form(question: str, target_texts: Iterable[str]) -> str:

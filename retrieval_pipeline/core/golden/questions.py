@@ -55,6 +55,10 @@ class GoldenQuestion(_Frozen):
     machine_expected_document_ids: tuple[NonEmpty, ...] = ()
     """A machine judge's yes (machine_labels.py): scored only under `labels: human+machine`."""
     machine_rejected_document_ids: tuple[NonEmpty, ...] = ()
+    source_log: NonEmpty | None = None
+    """The query log a question was drawn from (`coverage --sample`, then `judge --apply`); never scored."""
+    source_traffic: int | None = Field(None, ge=0)
+    """How many times the log held its query when it was drawn; never scored."""
 
     @field_validator("id", "question", "hard_class")
     @classmethod

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from importlib.metadata import EntryPoint
 from typing import Any
 
 from retrieval_pipeline.core.base import secrets
-from retrieval_pipeline.core.base.errors import InvalidInputError, ServiceFailedError
+from retrieval_pipeline.core.base.errors import InvalidInputError, ServiceFailedError, UnknownIdentifierError
 from retrieval_pipeline.core.base.registry import Registry, entry_point_registry, installed_entry_points, loaded_kind
 from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP, BuildContext, Retriever, RetrieverFault
 
@@ -69,6 +69,24 @@ def retriever_echoes(identifier: str, kind: str, params: Mapping[str, Any], cont
     two opinions."""
     echoes = getattr(_kind_class(identifier, kind, context), "echoed_retrievers", None)
     return () if echoes is None else tuple(echoes(identifier, params, context))
+
+
+def retriever_question_encoder(
+    identifier: str, kind: str, params: Mapping[str, Any], context: BuildContext
+) -> Callable[[Sequence[str]], Any] | None:
+    """Texts to vectors as the retriever embeds its questions, from the kind's optional classmethod
+    `question_encoder(identifier, params, context)`, with no index built: None for a kind that embeds
+    nothing (lexical, http), so `coverage` can pick the first retriever that does."""
+    encoder = getattr(_kind_class(identifier, kind, context), "question_encoder", None)
+    return None if encoder is None else encoder(identifier, params, context)
+
+
+def embeds_questions(kind: str) -> bool:
+    """Whether `kind` (installed) offers `question_encoder`; an unknown kind offers nothing."""
+    try:
+        return hasattr(retriever_kinds()[kind].load(), "question_encoder")
+    except UnknownIdentifierError:
+        return False
 
 
 def _kind_class(identifier: str, kind: str, context: BuildContext) -> Any:

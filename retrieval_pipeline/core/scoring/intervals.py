@@ -20,12 +20,25 @@ def wilson_interval(hits: int, total: int, z: float = Z_95) -> tuple[float, floa
     keeps a useful width at 0 or all hits, which small golden sets reach often. No questions: all of 0..1."""
     if total == 0:
         return 0.0, 1.0
-    rate = hits / total
-    denominator = 1 + z * z / total
-    centre = (rate + z * z / (2 * total)) / denominator
-    half_width = z * math.sqrt(rate * (1 - rate) / total + z * z / (4 * total * total)) / denominator
+    return effective_wilson_interval(hits / total, total, z, hits == 0, hits == total)
+
+
+def effective_wilson_interval(
+    rate: float, size: float, z: float = Z_95, none: bool | None = None, every: bool | None = None
+) -> tuple[float, float]:
+    """The Wilson interval of a (possibly weighted) rate over an effective sample size `size`: with
+    Kish's n_eff = (sum w)^2 / sum w^2 for a weighted mean of 0/1 outcomes, and exactly the plain
+    interval when every weight is equal (n_eff = n). `none` / `every`: no / every unit is a success, where
+    the bound is exactly 0 / 1 (read from the rate when not given). No sample: all of 0..1."""
+    if size <= 0:
+        return 0.0, 1.0
+    none = rate == 0 if none is None else none
+    every = rate == 1 if every is None else every
+    denominator = 1 + z * z / size
+    centre = (rate + z * z / (2 * size)) / denominator
+    half_width = z * math.sqrt(rate * (1 - rate) / size + z * z / (4 * size * size)) / denominator
     # At 0 or all hits the exact bound is 0 or 1; rounding must not leave the rate outside its own interval.
-    return (0.0 if hits == 0 else min(rate, centre - half_width)), (1.0 if hits == total else max(rate, centre + half_width))
+    return (0.0 if none else min(rate, centre - half_width)), (1.0 if every else max(rate, centre + half_width))
 
 
 def minimum_discordant_questions(significance: float, tests: int = 1) -> int:

@@ -24,7 +24,8 @@ from retrieval_pipeline.core.scoring.rescoring import rescored_baseline
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
+from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, exceeds, hit_rate_gates
+from retrieval_pipeline.core.scoring.traffic import TrafficWeights, weighted_figures, weighted_hit_rate
 from retrieval_pipeline.core.scoring.unjudged_losses import UnjudgedLosses, unjudged_losses
 
 
@@ -78,6 +79,10 @@ class RegressionReport:
     """Ranking metrics, current minus baseline, for every metric both runs have."""
     unjudged_losses: UnjudgedLosses | None = None
     """The lost hits with unjudged documents in their place; None when nothing was compared."""
+    weighted_deltas: tuple[tuple[str, float], ...] = ()
+    """With a traffic log: every traffic-weighted figure's change on the compared questions, by key."""
+    weighted_gate: bool = False
+    """The hit-rate tolerances gated the traffic-weighted rates (`tolerances.weighted` and a log)."""
 
     def hit_rate_delta(self, k: int) -> float:
         """The change at tested cut-off `k`; 0 when nothing was compared."""
@@ -102,11 +107,14 @@ def detect_regression(
     tolerances: Tolerances,
     unstable: Collection[str] = (),
     labels: GoldenQuestionSet | None = None,
+    traffic: TrafficWeights | None = None,
 ) -> RegressionReport:
     """Headline rates stay the current run's own; the verdict looks only at the unchanged questions, less
     those known to flip on their own (`unstable`), so a flaky question cannot fail a gate alone. Given the
     set the current run measured (`labels`), questions relabelled since the baseline stay compared: the
-    baseline is rescored under the current labels (rescoring.py)."""
+    baseline is rescored under the current labels (rescoring.py). With `traffic`, the weighted figures'
+    changes are measured on the same questions, and gated instead of the plain rates when
+    `tolerances.weighted`."""
     if baseline is None:
         return RegressionReport(has_baseline=False, verdict=Verdict.BASELINE, summary="No baseline: recorded as the baseline.")
     if labels is not None:
@@ -115,7 +123,7 @@ def detect_regression(
         changes = set_changes(current, baseline)
     excluded = tuple(i for i in changes.compared_ids if i in unstable)
     if excluded:
-        return _without_unstable(current, baseline, tolerances, excluded, changes)
+        return _without_unstable(current, baseline, tolerances, excluded, changes, traffic)
     if changes.compared < tolerances.min_compared_questions:
         return RegressionReport(
             has_baseline=True,
@@ -127,11 +135,16 @@ def detect_regression(
             set_changes=changes,
         )
     ids = changes.compared_ids
-    return _compare(restrict(current, ids), restrict(baseline, ids), tolerances, changes)
+    return _compare(restrict(current, ids), restrict(baseline, ids), tolerances, changes, traffic)
 
 
 def _without_unstable(
-    current: RunResult, baseline: RunResult, tolerances: Tolerances, excluded: tuple[str, ...], changes: SetChanges
+    current: RunResult,
+    baseline: RunResult,
+    tolerances: Tolerances,
+    excluded: tuple[str, ...],
+    changes: SetChanges,
+    traffic: TrafficWeights | None,
 ) -> RegressionReport:
     """The verdict on the runs less the unstable questions, which the report names (the baseline already
     rescored, and its rescoring kept in the set changes)."""
@@ -140,6 +153,7 @@ def _without_unstable(
         restrict(current, kept),
         restrict(baseline, [question_id for question_id in baseline.questions.ids if question_id not in excluded]),
         tolerances,
+        traffic=traffic,
     )
     listed = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
     rescore = f" {changes.rescore_sentence}" if changes.rescore_sentence else ""
@@ -176,9 +190,14 @@ def incomplete_report(current: RunResult, baseline: RunResult | None) -> Regress
     )
 
 
-def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, changes: SetChanges) -> RegressionReport:
+def _compare(
+    current: RunResult, baseline: RunResult, tolerances: Tolerances, changes: SetChanges, traffic: TrafficWeights | None
+) -> RegressionReport:
     """Both runs over the same unchanged questions."""
+    weighted = _weighted_deltas(current, baseline, traffic)
+    gate_weighted = tolerances.weighted and traffic is not None
     tested = {figure: current.hit_rate(figure.k) - baseline.hit_rate(figure.k) for figure in TESTED}
+    stated = {figure: dict(weighted)[figure.key] for figure in TESTED} if gate_weighted else tested
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
     drops, inconclusive = [], []
@@ -186,7 +205,9 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     counts = {
         k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
     }
-    for k in dropped_hit_rates(counts, tolerances):
+    if gate_weighted:
+        drops = _weighted_drops(current, baseline, traffic, gates)
+    for k in [] if gate_weighted else dropped_hit_rates(counts, tolerances):
         drop = f"{Figure(HIT_RATE, k).title} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(gates[k])})"
         corrected = overall_test(tests, k).corrected_p_value
         if tolerances.min_significance is not None and corrected > tolerances.min_significance:
@@ -204,7 +225,8 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
     limit = tolerances.max_p95_latency_increase_ms
     if limit is not None and latency_delta is not None and latency_delta > limit:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
-    summary = _summary(changes.scope, drops, inconclusive, unjudged, tested)
+    scope = f"{changes.scope}, traffic-weighted by log '{traffic.log}'" if gate_weighted else changes.scope
+    summary = _summary(scope, drops, inconclusive, unjudged, stated)
     if losses.sentence():
         summary = f"{summary} {losses.sentence()}"
     if changes.rescore_sentence:
@@ -228,7 +250,28 @@ def _compare(current: RunResult, baseline: RunResult, tolerances: Tolerances, ch
         flipped_to_hit=to_hit,
         hit_rate_p_values=tuple((figure.k, overall_test(tests, figure.k).p_value) for figure in TESTED),
         set_changes=changes,
+        weighted_deltas=weighted,
+        weighted_gate=gate_weighted,
     )
+
+
+def _weighted_deltas(current: RunResult, baseline: RunResult, traffic: TrafficWeights | None) -> tuple[tuple[str, float], ...]:
+    """Each weighted figure's change, the same weights on the same questions; none without traffic."""
+    if traffic is None:
+        return ()
+    now, then = weighted_figures(current, traffic).values, weighted_figures(baseline, traffic).values
+    return tuple((key, value - then[key]) for key, value in now.items() if key in then)
+
+
+def _weighted_drops(current: RunResult, baseline: RunResult, traffic: TrafficWeights, gates: dict[int, float]) -> list[str]:
+    """The weighted hit rates that dropped beyond their tolerance, held to it exactly (the traffic is counted).
+    Not held to `min_significance`: the paired test counts questions, and says nothing of their traffic."""
+    drops = []
+    for k, tolerance in gates.items():
+        drop = weighted_hit_rate(baseline, traffic, k) - weighted_hit_rate(current, traffic, k)
+        if exceeds(drop, tolerance):
+            drops.append(f"{Figure(HIT_RATE, k).title} hit rate dropped {points(float(drop))} (tolerance {points(tolerance)})")
+    return drops
 
 
 def _summary(scope: str, drops: list[str], inconclusive: list[str], unjudged: list[str], tested: dict[Figure, float]) -> str:

@@ -9,6 +9,7 @@ tolerance by the same exact rule.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import typing
 from collections.abc import Mapping
@@ -21,9 +22,10 @@ from retrieval_pipeline.core.scoring.results import RunResult
 DEFAULT_MAX_DROP = 0.1
 DEFAULT_MIN_COMPARED_QUESTIONS = 1
 
-FRACTION, MILLISECONDS, COUNT, LEVEL = "fraction", "milliseconds", "count", "level"
+FRACTION, MILLISECONDS, COUNT, LEVEL, SWITCH = "fraction", "milliseconds", "count", "level", "switch"
 """Units of tolerance fields, declared as `field(metadata={"unit": ...})`; a field without one is a fraction.
-A level is a fraction strictly between 0 and 1 (a significance level of 0 or 1 decides nothing)."""
+A level is a fraction strictly between 0 and 1 (a significance level of 0 or 1 decides nothing); a switch
+is true or false, and says how the others are applied."""
 
 
 def tolerance_problem(name: str, value: object, unit: str | None = None) -> str | None:
@@ -36,9 +38,11 @@ def tolerance_problem(name: str, value: object, unit: str | None = None) -> str 
     """
     if value is None:
         return None
+    unit = unit or _UNITS.get(name, FRACTION)
+    if unit == SWITCH:
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, got {type(value).__name__}"
-    unit = unit or _UNITS.get(name, FRACTION)
     if unit == COUNT:
         return None if isinstance(value, int) and value >= 1 else f"must be a whole number >= 1, got {value!r}"
     if unit == MILLISECONDS:
@@ -69,12 +73,23 @@ class Tolerances:
     max_unjudged_share: float | None = None
     """When set, a drop beyond tolerance where more of the lost hits than this share have unjudged
     documents in their new top k is inconclusive: the labels, not the retriever, are in doubt."""
+    weighted: bool = field(default=False, metadata={"unit": SWITCH})
+    """When true, the top-1 and top-3 drop tolerances gate the traffic-weighted hit rates of a set that
+    names a traffic log (traffic.py) instead of the plain ones; a set without one is gated as before."""
 
     def __post_init__(self) -> None:
         for tolerance in fields(self):
             problem = tolerance_problem(tolerance.name, getattr(self, tolerance.name), tolerance.metadata.get("unit", FRACTION))
             if problem:
                 raise ValueError(f"{tolerance.name} {problem}")
+
+    def as_dict(self) -> dict[str, float | int | bool | None]:
+        """The tolerances as the JSON document and the stored run state them; the `weighted` switch only
+        when on, so the records of projects that never weigh by traffic stay as they were."""
+        written = dataclasses.asdict(self)
+        if not self.weighted:
+            del written["weighted"]
+        return written
 
 
 _UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}

@@ -7,14 +7,15 @@ paths resolve against the file's folder; every error names the file and the key.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
+from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.question_sets import (
     QuestionSetRegistry,
     SetProvider,
@@ -49,6 +50,8 @@ class ProjectConfig:
         self.audit = data.audit
         self.judging = data.judging
         self.labels = data.labels
+        self.query_logs = data.query_logs
+        self.coverage = data.coverage
         self.rank_by = _ranking_figure(data.leaderboard.rank_by, self.cutoffs.values, path)
         self.retriever_specs = data.retrievers
         self.judge_specs = data.judges
@@ -75,6 +78,16 @@ class ProjectConfig:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else self.base_dir / candidate
 
+    def query_log(self, name: str) -> tuple[QueryLogSpec, Path]:
+        """A configured log's settings and resolved path; a name that is not configured but an existing
+        file is read with the default settings (field `query`, format from the suffix, no examples)."""
+        if name in self.query_logs:
+            spec = self.query_logs[name]
+            return spec, self.resolve(spec.path)
+        if Path(name).expanduser().is_file():
+            return QueryLogSpec(path=name), Path(name).expanduser()
+        raise UnknownIdentifierError("query log", name, self.query_logs, "or the path of a log file")
+
     @cached_property
     def question_sets(self) -> QuestionSetRegistry:
         return build_question_set_registry([*self._set_providers(), *entry_point_providers()])
@@ -88,6 +101,19 @@ class ProjectConfig:
             beir_corpus = self.resolve(entry.beir) / "corpus.jsonl"
             return beir_corpus if beir_corpus.is_file() else None
         return None
+
+    def set_traffic(self, identifier: str) -> str | None:
+        """The query log a set entry names for its traffic-weighted figures (`traffic:`); None for none. A
+        log that is neither configured nor a file is bad input of this file, named with the set's entry."""
+        entry = self._entry_of(identifier)
+        if entry is None or entry.traffic is None:
+            return None
+        try:
+            self.query_log(entry.traffic)
+        except UnknownIdentifierError as error:
+            position = self._data.question_sets.index(entry)
+            raise InvalidInputError(str(error), source=self.source, key=f"question_sets.{position}", field="traffic") from None
+        return entry.traffic
 
     def set_left_out(self, identifier: str) -> tuple[str, ...] | None:
         """The judged queries a set read from a BEIR folder left out (judged only not relevant, under its
@@ -213,6 +239,19 @@ class ProjectConfig:
     def judgement_cache(self) -> Path:
         """Where machine judges' answers are kept, keyed by judge fingerprint and texts, across files."""
         return self.cache_dir / "judgements"
+
+    def question_encoder(self, identifier: str) -> Callable[[Sequence[str]], Any] | None:
+        """How retriever `identifier` embeds a question (None: its kind embeds nothing), built without its index."""
+        from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_question_encoder
+
+        spec = self.retriever_specs[identifier]
+        return retriever_question_encoder(identifier, spec.kind, spec.params, self._build_context())
+
+    def embeds_questions(self, identifier: str) -> bool:
+        """Whether retriever `identifier`'s kind offers a question encoder, asked without loading a model."""
+        from retrieval_pipeline.core.retrieval.retriever_kinds import embeds_questions
+
+        return embeds_questions(self.retriever_specs[identifier].kind)
 
     def _build_context(self, progress: Callable[[str], None] | None = None) -> BuildContext:
         return BuildContext(

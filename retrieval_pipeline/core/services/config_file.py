@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
@@ -38,6 +39,8 @@ class _Section(BaseModel):
 class SetFileSource(_Section):
     file: str
     corpus: str | None = None
+    traffic: str | None = None
+    """The query log whose traffic weighs the set's questions (traffic-weighted figures); None: none."""
 
 
 class BeirSource(_Section):
@@ -46,6 +49,7 @@ class BeirSource(_Section):
     split: str = "test"
     name: str | None = None
     corpus: str | None = None
+    traffic: str | None = None
     min_relevance: float | None = Field(None, allow_inf_nan=False)
     """The lowest grade counted relevant, as `import beir --min-relevance`; None: any grade above 0."""
 
@@ -151,6 +155,16 @@ class JudgingSection(_Section):
     min_kappa: float = Field(0.4, ge=-1, le=1)
 
 
+class CoverageSection(_Section):
+    """How `coverage` assigns logged queries to golden questions (docs/coverage.md calibrates both)."""
+
+    threshold: float | None = Field(None, ge=0, le=1)
+    """The least similarity for a query to count as covered; None: the calibrated default of the method
+    (an encoder's cosine or the lexical analyzer's normalised BM25)."""
+    min_share: float = Field(0.5, ge=0, le=1)
+    """The Dagster check warns when less of the log's traffic than this is covered."""
+
+
 class ConfigFile(_Section):
     store: str = "results"
     retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
@@ -168,13 +182,17 @@ class ConfigFile(_Section):
     judging: JudgingSection = JudgingSection()
     labels: Literal["human", "human+machine"] = "human"
     """Which labels score every run, comparison and report (`--labels` overrides): see machine_labels.py."""
+    query_logs: dict[str, QueryLogSpec] = {}
+    coverage: CoverageSection = CoverageSection()
 
-    @field_validator("retrievers", "judges")
+    @field_validator("retrievers", "judges", "query_logs")
     @classmethod
-    def _identifiers(cls, specs: dict[str, RetrieverSpec], info: ValidationInfo) -> dict[str, RetrieverSpec]:
-        for identifier in specs:
-            check_identifier(identifier, f"{info.field_name.removesuffix('s')} identifier")
-        return specs
+    def _names(cls, named: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Retriever, judge and log names end up in run keys, fingerprints and partition keys."""
+        what = {"retrievers": "retriever identifier", "judges": "judge identifier", "query_logs": "query log name"}
+        for identifier in named:
+            check_identifier(identifier, what[info.field_name])
+        return named
 
     @field_validator("retention_days")
     @classmethod

@@ -13,10 +13,11 @@ from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.rescoring import rescored
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.traffic import TrafficWeights, WeightedFigures, weighted_figures
 from retrieval_pipeline.core.services.baselines import load_baseline
 from retrieval_pipeline.core.services.runner import Progress, latency_mode, run_question_set
 from retrieval_pipeline.core.services.settings import EvaluationSettings
-from retrieval_pipeline.core.storage.run_tables import recorded_tolerances
+from retrieval_pipeline.core.storage.run_tables import recorded_tolerances, recorded_traffic
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 
@@ -27,6 +28,10 @@ class Evaluation:
     stored: StoredRun | None
     """None for a run evaluated without a store (the library's `evaluate` with no `store`)."""
     baseline: RunResult | None
+    weighted: WeightedFigures | None = None
+    """The run's traffic-weighted figures; None without a traffic log."""
+    baseline_weighted: WeightedFigures | None = None
+    """The baseline's, weighted by the same traffic."""
 
 
 def evaluate_and_record(
@@ -55,9 +60,19 @@ def evaluate_and_record(
     window = settings.unstable_window
     unstable = _unstable(store, key, question_set, window) if window else frozenset()
     run = scored_run(question_set, retriever, settings, progress)
-    report = judge(run, baseline, settings.tolerances, unstable, question_set)
-    stored = store.save(run, report, settings.tolerances)
-    return Evaluation(run=run, report=report, stored=stored, baseline=baseline)
+    report = judge(run, baseline, settings.tolerances, unstable, question_set, settings.traffic)
+    weighted, baseline_weighted = weighed(settings.traffic, run, baseline)
+    stored = store.save(run, report, settings.tolerances, weighted)
+    return Evaluation(run, report, stored, baseline, weighted, baseline_weighted)
+
+
+def weighed(
+    traffic: TrafficWeights | None, run: RunResult, baseline: RunResult | None
+) -> tuple[WeightedFigures | None, WeightedFigures | None]:
+    """The run's and its baseline's weighted figures under the same traffic; (None, None) without any."""
+    if traffic is None:
+        return None, None
+    return weighted_figures(run, traffic), weighted_figures(baseline, traffic) if baseline is not None else None
 
 
 def scored_run(
@@ -83,12 +98,13 @@ def judge(
     tolerances: Tolerances,
     unstable: frozenset[str] = frozenset(),
     labels: GoldenQuestionSet | None = None,
+    traffic: TrafficWeights | None = None,
 ) -> RegressionReport:
     """An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`);
     given the set the run measured (`labels`), the baseline is rescored under its labels."""
     if not run.complete:
         return incomplete_report(run, baseline)
-    return detect_regression(run, baseline, tolerances, unstable, labels)
+    return detect_regression(run, baseline, tolerances, unstable, labels, traffic)
 
 
 def latest_evaluation(
@@ -99,6 +115,7 @@ def latest_evaluation(
     *,
     rejudge: bool = False,
     choice: str | None = None,
+    traffic: TrafficWeights | None = None,
 ) -> Evaluation | None:
     """The key's latest stored run, for reports made after the fact, against the run its check compared it
     with (stored with it; for a run saved without a check, the latest complete run before it), rescored
@@ -106,7 +123,8 @@ def latest_evaluation(
 
     Its verdict is the one recorded with the run, the one CI acted on; the details are computed with the
     tolerances recorded with it (`tolerances` for a run saved before they were recorded). `rejudge` judges
-    it again with `tolerances` instead: today's, which may say otherwise.
+    it again with `tolerances` instead: today's, which may say otherwise. Its weighted figures are weighted
+    by `traffic` when given, else by the traffic recorded with it (none for a run saved without a log).
 
     `choice` (a label choice, with `labels`): a run stored under the other choice is rescored under
     `labels` scored that way, and judged again (its recorded verdict was reached under other labels);
@@ -127,10 +145,11 @@ def latest_evaluation(
         if run.labels != choice:
             run, rejudge = _rescored_as(run, labels, choice), True
     recorded = recorded_tolerances(row)
-    report = judge(run, baseline, tolerances if rejudge or recorded is None else recorded, labels=labels)
+    traffic = traffic or recorded_traffic(row)
+    report = judge(run, baseline, tolerances if rejudge or recorded is None else recorded, labels=labels, traffic=traffic)
     if not rejudge and row["verdict"] is not None:
         report = _as_recorded(report, Verdict(row["verdict"]), row["verdict_summary"])
-    return Evaluation(run=run, report=report, stored=latest, baseline=baseline)
+    return Evaluation(run, report, latest, baseline, *weighed(traffic, run, baseline))
 
 
 def _rescored_as(run: RunResult, labels: GoldenQuestionSet, choice: str) -> RunResult:

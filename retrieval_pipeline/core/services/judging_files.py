@@ -25,6 +25,7 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
 from retrieval_pipeline.core.services.audit import retriever_corpora
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.new_questions import is_new_question_row
 from retrieval_pipeline.core.services.pooling import Candidate
 
 FIELDS = (
@@ -70,9 +71,9 @@ def write_judging_file(rows: Sequence[dict], path: Path) -> Path:
         return write_text_atomically(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     machine = any(name in row for row in rows for name in MACHINE_FIELDS)
     buffer = io.StringIO()
-    writer = csv.DictWriter(
-        buffer, fieldnames=FIELDS + MACHINE_FIELDS if machine else FIELDS, extrasaction="ignore", lineterminator="\n"
-    )
+    fieldnames = [*FIELDS, *(MACHINE_FIELDS if machine else ())]
+    extra = [name for name in dict.fromkeys(name for row in rows for name in row) if name not in fieldnames]
+    writer = csv.DictWriter(buffer, fieldnames=[*fieldnames, *extra], lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({name: _cell(value) for name, value in row.items()})
@@ -108,14 +109,21 @@ def numbered_judging_rows(path: Path) -> list[tuple[str, dict]]:
 
 def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) -> list[LabelChange]:
     """Merge the file's yes and no answers into the set file (empty answers are not judgements); the set
-    file is left untouched when anything is refused or nothing changes. A yes must name a document of
+    file is left untouched when anything is refused or nothing changes. Rows of sampled queries that are
+    not questions yet are left to `new_questions`. A yes must name a document of
     the corpus of a retriever the file's `ranked_by` names, when `config` knows that retriever's corpus."""
     question_set = load_question_set_file(set_path)
-    labels, changes = human_labels(question_set, numbered_judging_rows(judging_path), config)
+    labels, changes = human_labels(question_set, question_rows(judging_path, question_set), config)
     machine, _ = machine_merged(question_set, labels, {})  # a person's new label wins over a machine's
     if labels:
         relabel_set_file(set_path, labels, machine)
     return changes
+
+
+def question_rows(judging_path: Path, question_set: GoldenQuestionSet) -> list[tuple[str, dict]]:
+    """The file's rows about the set's questions: rows of sampled queries that are not questions yet
+    (`coverage --sample`) are left to `new_questions`."""
+    return [(where, row) for where, row in numbered_judging_rows(judging_path) if not is_new_question_row(row, question_set)]
 
 
 def human_labels(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.core.services.evaluation import Evaluation, evaluate_and_record, judge, scored_run
+from retrieval_pipeline.core.services.evaluation import Evaluation, evaluate_and_record, judge, scored_run, weighed
 from retrieval_pipeline.core.services.runner import Progress
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore
@@ -83,13 +83,15 @@ def evaluated(
     if store is not None:
         return evaluate_and_record(question_set, retriever, store, settings, progress=progress)
     run = scored_run(question_set, retriever, settings, progress)
-    return Evaluation(run=run, report=judge(run, None, settings.tolerances), stored=None, baseline=None)
+    return Evaluation(run, judge(run, None, settings.tolerances), None, None, *weighed(settings.traffic, run, None))
 
 
 def compared(runs: Sequence[RunResult], settings: EvaluationSettings, saved: dict[str, Saved] | None) -> ComparisonView:
-    """`saved`: each retriever's stored run and verdict when the runs were saved, else None."""
+    """`saved`: each retriever's stored run and verdict when the runs were saved, else None. With the
+    settings' traffic, each run's weighted figures beside the plain ones."""
     from retrieval_pipeline.core.scoring.comparison import compare_runs
     from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
+    from retrieval_pipeline.core.scoring.traffic import weighted_figures
     from retrieval_pipeline.core.services.views.comparison_view import comparison_view
 
     comparison = compare_runs(
@@ -97,7 +99,9 @@ def compared(runs: Sequence[RunResult], settings: EvaluationSettings, saved: dic
         min_compared_questions=settings.tolerances.min_compared_questions,
         significance=settings.tolerances.min_significance or DEFAULT_SIGNIFICANCE,
     )
-    return comparison_view(comparison, saved)
+    traffic = settings.traffic
+    weighted = [weighted_figures(run, traffic) for run in runs] if traffic is not None else None
+    return comparison_view(comparison, saved, weighted)
 
 
 def _project(config: ProjectConfig | str | Path | None, *given: object) -> ProjectConfig | None:

@@ -22,7 +22,7 @@ from retrieval_pipeline.core.golden.questions import MachineCalibration
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
 from retrieval_pipeline.core.services.calibration import MACHINE, answered_rows, calibration
 from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.judging_files import human_labels, numbered_judging_rows
+from retrieval_pipeline.core.services.judging_files import human_labels, question_rows
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class MachineApplied:
 
 def apply_with_machine(judging_path: Path, set_path: Path, config: ProjectConfig, force: bool = False) -> MachineApplied:
     question_set = load_question_set_file(set_path)
-    numbered = numbered_judging_rows(judging_path)
+    numbered = question_rows(judging_path, question_set)
     answered = answered_rows(numbered)
     judged_by = _one_judge(numbered, question_set.machine_judged_by)
     agreement = calibration(answered, 1.0).agreement

@@ -7,7 +7,7 @@ Here the runs are each retriever's latest stored run, and the labels are the set
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError, quoted
@@ -114,19 +114,20 @@ def pool_latest(
     """The pool of the retrievers' latest runs, with texts from every configured retriever that knows its corpus."""
     runs = latest_runs(store, set_identifier, retrievers)
     candidates = pool(config.question_set(set_identifier), runs, depth)
+    pooled = [run.retriever_identifier for run in runs]
+    return with_texts(candidates, lambda wanted: corpus_texts(config, wanted, pooled)), runs
 
-    def texts(wanted: set[str]) -> dict[str, tuple[str, str]]:
-        """From the pooled retrievers' corpora first, then any other configured retriever's; one whose
-        configuration is refused is passed over (its own evaluation says why)."""
-        pooled = [run.retriever_identifier for run in runs]
-        known: dict[str, tuple[str, str]] = {}
-        for identifier in dict.fromkeys([*pooled, *config.retriever_identifiers]):
-            if identifier in config.retriever_specs and len(known) < len(wanted):
-                try:
-                    found = config.retriever_corpus_texts(identifier, wanted - set(known)) or {}
-                except RetrievalEvalError:
-                    continue
-                known = {**found, **known}
-        return known
 
-    return with_texts(candidates, texts), runs
+def corpus_texts(config: ProjectConfig, wanted: Collection[str], first: Sequence[str] = ()) -> dict[str, tuple[str, str]]:
+    """(title, text) of the wanted ids from the `first` retrievers' corpora, then any other configured
+    retriever's; one whose configuration is refused is passed over (its own evaluation says why)."""
+    wanted = set(wanted)
+    known: dict[str, tuple[str, str]] = {}
+    for identifier in dict.fromkeys([*first, *config.retriever_identifiers]):
+        if identifier in config.retriever_specs and len(known) < len(wanted):
+            try:
+                found = config.retriever_corpus_texts(identifier, wanted - set(known)) or {}
+            except RetrievalEvalError:
+                continue
+            known = {**found, **known}
+    return known

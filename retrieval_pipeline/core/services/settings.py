@@ -15,6 +15,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.machine_labels import check_labels
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.traffic import TrafficWeights
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
 from retrieval_pipeline.core.services.runner import RetryPolicy
 
@@ -45,6 +46,9 @@ class EvaluationSettings:
     unstable_window: int | None = None
     labels: str = "human"
     """Which labels score the run (machine_labels.py): the configuration's `labels`, or `--labels`."""
+    traffic: TrafficWeights | None = None
+    """The traffic a query log assigned to the set's questions: the run gets weighted figures beside the
+    plain ones (and is gated on them with `tolerances.weighted`); None: plain figures only."""
 
     @classmethod
     def from_config(

@@ -44,6 +44,12 @@ class RunSummary:
     deltas: Mapping[str, float] = field(default_factory=dict)
     """The check's changes by key (`top1`, `top3`), on the questions it compared; empty when not compared."""
     schema_version: int = 0
+    traffic_log: str | None = None
+    """The query log the weighted figures were weighted by; None for a run saved without one."""
+    traffic_fingerprint: str | None = None
+    weighted: Mapping[str, float] = field(default_factory=dict)
+    """Every traffic-weighted figure by key, as `figures`; empty without a traffic log."""
+    weighted_intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def figure(self, key: str) -> float | None:
         return self.figures.get(key)
@@ -104,4 +110,11 @@ class RunSummary:
             baseline_run_id=row["baseline_run_id"],
             deltas={name: value for name, value in deltas.items() if value is not None},
             schema_version=row["schema_version"],
+            traffic_log=row["traffic_log"],
+            traffic_fingerprint=row["traffic_fingerprint"],
+            weighted=dict(zip(row["weighted_names"] or (), row["weighted_values"] or ())),
+            weighted_intervals={
+                HIT_RATE.key(k): (low, high)
+                for k, low, high in zip(cutoffs, row["weighted_ci_low"] or (), row["weighted_ci_high"] or ())
+            },
         )

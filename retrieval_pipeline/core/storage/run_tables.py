@@ -7,7 +7,6 @@ run and the run it came from are the same value.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 
@@ -19,6 +18,7 @@ from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionCol
 from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.traffic import TrafficWeights, WeightedFigures
 from retrieval_pipeline.core.storage.store_files import summary_row
 
 RUN_COLUMNS_PER_QUESTION = (
@@ -34,9 +34,10 @@ RUN_COLUMNS_PER_QUESTION = (
 the rows of several runs stay self-describing once concatenated."""
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The summary schema every run is written with. Version 1 is every summary written before the version
-was (its columns grew over time: verdicts, fingerprints, intervals, ranking metrics, the latency mode)."""
+was (its columns grew over time: verdicts, fingerprints, intervals, ranking metrics, the latency mode);
+version 3 adds the traffic a log assigned to each question and the weighted figures (null without one)."""
 
 _NOT_RECORDED = {
     "latency_mode": PER_QUESTION,
@@ -111,6 +112,14 @@ def _schemas():
             ("top3_delta", pa.float64()),
             ("schema_version", pa.int64()),
             ("labels", pa.string()),
+            ("traffic_log", pa.string()),
+            ("traffic_fingerprint", pa.string()),
+            ("traffic_question_ids", pa.list_(pa.string())),
+            ("traffic_counts", pa.list_(pa.int64())),
+            ("weighted_names", pa.list_(pa.string())),
+            ("weighted_values", pa.list_(pa.float64())),
+            ("weighted_ci_low", pa.list_(pa.float64())),
+            ("weighted_ci_high", pa.list_(pa.float64())),
         ]
     )
     questions = pa.schema(
@@ -142,11 +151,17 @@ def _group_metric_rows(groups: dict[str, dict[str, float]]) -> list[dict]:
     return [{"key": key, "metric": name, "value": value} for key, metrics in groups.items() for name, value in metrics.items()]
 
 
-def summary_table(run: RunResult, report: RegressionReport | None = None, tolerances: Tolerances | None = None):
+def summary_table(
+    run: RunResult,
+    report: RegressionReport | None = None,
+    tolerances: Tolerances | None = None,
+    weighted: WeightedFigures | None = None,
+):
     """With the run's check (`report`): its verdict and sentence, baseline, how many questions it compared
     and the deltas it found on them, so the accepted-baseline policy and the history read them back without
     opening any per-question file. Without one (a run saved outside an evaluation) they are null. The
-    `tolerances` it was judged with (JSON) let a later report show that very verdict, not today's."""
+    `tolerances` it was judged with (JSON) let a later report show that very verdict, not today's. With
+    `weighted`, the traffic each question weighed (the log's name and fingerprint) and the weighted figures."""
 
     unjudged = (Verdict.BASELINE, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE)
     compared = report is not None and report.verdict not in unjudged
@@ -190,14 +205,54 @@ def summary_table(run: RunResult, report: RegressionReport | None = None, tolera
         # what the check said, so a reader of the store (`report`, the leaderboard's check) quotes it, not a
         # rewording; an incomplete run's sentence quotes the retriever's error, hence scrubbed
         "verdict_summary": scrub(report.summary) if report else None,
-        "tolerances": json.dumps(dataclasses.asdict(tolerances)) if tolerances else None,
+        "tolerances": json.dumps(tolerances.as_dict()) if tolerances else None,
         "baseline_run_id": report.baseline_run_id if report else None,
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         **{f"{figure.key}_delta": report.hit_rate_delta(figure.k) if compared else None for figure in TESTED},
         "schema_version": SCHEMA_VERSION,
         "labels": run.labels,
+        **_traffic_columns(weighted),
     }
     return from_rows([row], _schemas()[0])
+
+
+TRAFFIC_COLUMNS = (
+    "traffic_log",
+    "traffic_fingerprint",
+    "traffic_question_ids",
+    "traffic_counts",
+    "weighted_names",
+    "weighted_values",
+    "weighted_ci_low",
+    "weighted_ci_high",
+)
+"""Null in the summary of a run weighted by no traffic log (and of every run stored before version 3)."""
+
+
+def _traffic_columns(weighted: WeightedFigures | None) -> dict:
+    """Only what traffic-weighted figures need: the counts by question (never a logged query), and the
+    figures, keyed like the plain ones, with the hit rates' intervals in their order."""
+    if weighted is None:
+        return dict.fromkeys(TRAFFIC_COLUMNS)
+    counts = weighted.traffic.counts
+    return {
+        "traffic_log": weighted.traffic.log,
+        "traffic_fingerprint": weighted.traffic.fingerprint,
+        "traffic_question_ids": list(counts),
+        "traffic_counts": list(counts.values()),
+        "weighted_names": list(weighted.values),
+        "weighted_values": list(weighted.values.values()),
+        "weighted_ci_low": [low for low, _ in weighted.intervals.values()],
+        "weighted_ci_high": [high for _, high in weighted.intervals.values()],
+    }
+
+
+def recorded_traffic(row: dict) -> TrafficWeights | None:
+    """The traffic a stored run was weighted by; None for a run saved without (or before) one."""
+    if row.get("traffic_log") is None:
+        return None
+    counts = dict(zip(row["traffic_question_ids"], row["traffic_counts"]))
+    return TrafficWeights(row["traffic_log"], counts, row["traffic_fingerprint"])
 
 
 def incomplete_summary(summary, reason: str):

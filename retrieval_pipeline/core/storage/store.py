@@ -28,6 +28,7 @@ from retrieval_pipeline.core.golden.questions import check_identifier
 from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.traffic import WeightedFigures
 from retrieval_pipeline.core.storage.run_tables import (
     incomplete_summary,
     question_set_table,
@@ -89,16 +90,22 @@ class ResultStore:
             f"{self._dir('questions', stored.key)}/{stored.questions_name}",
         )
 
-    def save(self, run: RunResult, report: RegressionReport | None = None, tolerances: Tolerances | None = None) -> StoredRun:
-        """Questions first, summary last (with `report`, what the run's check found, under `tolerances`): the
-        run appears whole or not at all. A failed save takes back the question file it already wrote, so a
+    def save(
+        self,
+        run: RunResult,
+        report: RegressionReport | None = None,
+        tolerances: Tolerances | None = None,
+        weighted: WeightedFigures | None = None,
+    ) -> StoredRun:
+        """Questions first, summary last (with `report`, what the run's check found, under `tolerances`, and
+        the traffic-`weighted` figures): the run appears whole or not at all. A failed save takes back the question file it already wrote, so a
         full disk leaves nothing behind."""
         key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
         stored = StoredRun(key, run.run_id, run.complete)
         summary, questions = self.run_files(stored)
         self._write(questions, question_table(run))
         try:
-            self._write(summary, summary_table(run, report, tolerances))
+            self._write(summary, summary_table(run, report, tolerances, weighted))
         except BaseException:  # a full disk, or an interrupt (Ctrl-C) between the two files
             discard(self.fs, questions)
             raise

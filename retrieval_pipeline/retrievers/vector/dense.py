@@ -10,7 +10,7 @@ encoders/callable.py); the model's identity in the key is then the configured on
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -101,6 +101,17 @@ class DenseRetriever(CorpusKind):
             ),
         )
         return cls(identifier, settings, encoder, vectors, key)
+
+    @classmethod
+    def question_encoder(
+        cls, identifier: str, params: Mapping[str, Any], context: BuildContext
+    ) -> Callable[[Sequence[str]], Any]:
+        """Texts embedded as this retriever embeds a question (its model, settings and query prefix), with
+        no corpus encoded: what `coverage` compares logged queries and golden questions with."""
+        kind = KindContext(identifier, context)
+        settings, encoding, _ = _checked(kind, params)
+        encoder = opened_encoder(settings, encoding, kind)
+        return lambda texts: encoder.encode([settings.query_prefix + text for text in texts])
 
     def retries(self) -> dict[str, int]:
         """The retries its encoder made, when the encoder is a service that retries (`CountsRetries`)."""

@@ -52,7 +52,7 @@ def test_an_unknown_key_like_no_known_one_lists_the_known_keys(tmp_path):
 
     assert message.endswith(
         "known: max_mrr_drop, max_ndcg_drop, max_p95_latency_increase_ms, max_recall_drop, max_top1_drop, max_top3_drop, "
-        "max_unjudged_share, min_compared_questions, min_significance"
+        "max_unjudged_share, min_compared_questions, min_significance, weighted"
     )
 
 

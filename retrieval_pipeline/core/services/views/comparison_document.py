@@ -64,4 +64,7 @@ _SHARED = ("id", "form", "hard_class", "expected_document_ids")
 def _compared_run(compared: ComparedRun, saved: tuple[str, str] | None) -> dict[str, Any]:
     """A fresh run that was not saved has no run id anyone could look up."""
     run_id, verdict = saved if saved else (None, None)
-    return {**run_summary(compared.run), "run_id": run_id, "regression_summary": verdict}
+    document = {**run_summary(compared.run), "run_id": run_id, "regression_summary": verdict}
+    if compared.traffic is not None:
+        document["traffic"] = compared.traffic.to_dict()
+    return document

@@ -3,17 +3,19 @@ reference, the groups side by side, and each run's slice tests, for the terminal
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from retrieval_pipeline.core.scoring.comparison import Comparison, Disagreement, GroupComparison
 from retrieval_pipeline.core.scoring.measures import Figure
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.traffic import WeightedFigures
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow
 from retrieval_pipeline.core.services.views.run_view import RunView, run_view
 from retrieval_pipeline.core.services.views.slice_rows import SliceRow, SliceTests, slice_tests
+from retrieval_pipeline.core.services.views.traffic_view import TrafficView, traffic_view
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class ComparedRun:
     ranking: tuple[FigureRow | None, ...]
     """The run's figure for each of the comparison's ranking columns (None: this run lacks it)."""
     slice_tests: SliceTests
+    traffic: TrafficView | None = None
+    """The run's traffic-weighted figures, their changes against the reference's; None without a log."""
 
     @property
     def identifier(self) -> str:
@@ -88,6 +92,11 @@ class ComparisonView:
         return tuple(compared.identifier for compared in self.runs)
 
     @property
+    def traffic(self) -> TrafficView | None:
+        """The reference's weighted figures: what the weighted table's sentence is about; None without a log."""
+        return self.reference.traffic
+
+    @property
     def set_change_lines(self) -> tuple[str, ...]:
         return tuple(
             f"{compared.identifier}: {changes.sentence(against='the reference run')}"
@@ -96,19 +105,26 @@ class ComparisonView:
         )
 
 
-def comparison_view(comparison: Comparison, saved: Mapping[str, tuple[str, str]] | None = None) -> ComparisonView:
-    """`saved`: each retriever's stored run id and verdict sentence, when the runs were saved."""
+def comparison_view(
+    comparison: Comparison,
+    saved: Mapping[str, tuple[str, str]] | None = None,
+    weighted: Sequence[WeightedFigures] | None = None,
+) -> ComparisonView:
+    """`saved`: each retriever's stored run id and verdict sentence, when the runs were saved; `weighted`:
+    each run's traffic-weighted figures (the same traffic), when a log weighed them."""
     views = [run_view(run) for run in comparison.runs]
+    weighted = list(weighted) if weighted is not None else [None] * len(views)
     tested = tuple(row.figure for row in views[0].tested)
     ranking = tuple(row.figure for row in views[0].headline_ranking)
     runs = []
-    for view in views:
+    for view, figures in zip(views, weighted):
         identifier = view.result.retriever_identifier
         tests = slice_tests(comparison.tests_of(identifier), comparison.significance)
         tests_by_key = {row.figure.key: row for row in tests.overall}  # Recall@1 shares top-1's cut-off, not its key
         rows_by_key = {row.key: row for row in view.ranking}
         overall = tuple(tests_by_key.get(figure.key) for figure in tested)
-        runs.append(ComparedRun(view, overall, tuple(rows_by_key.get(figure.key) for figure in ranking), tests))
+        traffic = _weighted_against(figures, weighted[0], view.result.cutoffs)
+        runs.append(ComparedRun(view, overall, tuple(rows_by_key.get(figure.key) for figure in ranking), tests, traffic))
     tables = (
         (comparison.by_form, [view.by_form for view in views]),
         (comparison.by_hard_class, [view.by_hard_class for view in views]),
@@ -124,6 +140,16 @@ def comparison_view(comparison: Comparison, saved: Mapping[str, tuple[str, str]]
         significance=comparison.significance,
         saved=saved,
     )
+
+
+def _weighted_against(
+    figures: WeightedFigures | None, reference: WeightedFigures | None, cutoffs: tuple[int, ...]
+) -> TrafficView | None:
+    """A run's weighted figures with their change against the reference's (none for the reference)."""
+    if figures is None or reference is None:
+        return None
+    deltas = None if figures is reference else {key: value - reference.values[key] for key, value in figures.values.items()}
+    return traffic_view(figures, reference if deltas is not None else None, deltas, cutoffs=cutoffs)
 
 
 def _group_table(groups: tuple[GroupComparison, ...], breakdowns: list[Breakdown]) -> GroupTable:

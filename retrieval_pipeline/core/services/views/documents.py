@@ -4,7 +4,6 @@ the view's rows, so a declared measure is a key here with no other edit."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -143,7 +142,7 @@ def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
         "metric_deltas": {row.key: row.checked for row in view.run.ranking_changes},
         "p95_latency_delta_ms": view.latency_change,
         "excluded_unstable": list(view.excluded_unstable),
-        "tolerances": dataclasses.asdict(tolerances),
+        "tolerances": tolerances.as_dict(),
     }
 
 
@@ -181,4 +180,6 @@ def evaluation(view: EvaluationView, streamed: bool = False) -> dict[str, Any]:
     }
     if view.set_changes is not None:
         document["set_changes"] = set_changes(view.set_changes)
+    if view.traffic is not None:
+        document["traffic"] = view.traffic.to_dict()
     return document

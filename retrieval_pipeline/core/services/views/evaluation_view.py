@@ -14,6 +14,7 @@ from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow
 from retrieval_pipeline.core.services.views.run_view import JUDGED, RunView, edited, run_view
 from retrieval_pipeline.core.services.views.slice_rows import SliceTests, slice_tests
+from retrieval_pipeline.core.services.views.traffic_view import TrafficView, traffic_view
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.services.evaluation import Evaluation
@@ -69,6 +70,8 @@ class EvaluationView:
     """What the run was judged with: its tolerances and baseline policy, which the JSON document states."""
     store_uri: str | None = None
     """Where the run was saved; None when it was not."""
+    traffic: TrafficView | None = None
+    """The traffic-weighted figures, when a query log weighed the run; None: every output as without."""
 
     def to_dict(self, *, streamed: bool = False) -> dict[str, Any]:
         """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as an iterator
@@ -88,6 +91,11 @@ class EvaluationView:
         """The rows of a report's rates table: the headline figures, then the latency it shows."""
         latency = self.run.reported_latency
         return (*self.run.headline, *([latency] if latency is not None else []))
+
+    @property
+    def reported_weighted(self) -> tuple[FigureRow, ...]:
+        """The rows of a report's traffic-weighted table (none without a traffic log)."""
+        return self.traffic.headline if self.traffic is not None else ()
 
     @property
     def set_change_line(self) -> str | None:
@@ -151,4 +159,11 @@ def evaluation_view(
         latency_change=report.p95_latency_delta_ms,
         settings=settings,
         store_uri=store_uri,
+        traffic=traffic_view(
+            evaluation.weighted,
+            evaluation.baseline_weighted,
+            dict(report.weighted_deltas) if report.verdict in JUDGED else None,
+            report.weighted_gate,
+            evaluation.run.cutoffs,
+        ),
     )

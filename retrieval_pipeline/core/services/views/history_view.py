@@ -11,6 +11,7 @@ from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.set_versions import by_reason
 from retrieval_pipeline.core.services.history import HistoryEntry
 from retrieval_pipeline.core.services.views.documents import not_rescored_questions
+from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, StoredRun
 
 
@@ -97,7 +98,18 @@ class HistoryView:
             "rescored_questions": None if e.rescored is None else list(e.rescored),
             "not_rescored": e.not_rescored,
             **({"not_rescored_questions": not_rescored_questions(e.not_rescored_questions)} if self.rescored else {}),
+            **({"traffic": _stored_traffic(s)} if s.traffic_log is not None else {}),
         }
+
+
+def _stored_traffic(summary: RunSummary) -> dict[str, Any]:
+    """A weighted run's traffic-weighted figures as stored with it (verdicts.md: traffic-weighted figures)."""
+    return {
+        "log": summary.traffic_log,
+        "fingerprint": summary.traffic_fingerprint,
+        "figures": dict(summary.weighted),
+        "intervals": {key: list(interval) for key, interval in summary.weighted_intervals.items()},
+    }
 
 
 def _incomplete_note(errors: int) -> str:

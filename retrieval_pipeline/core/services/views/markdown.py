@@ -31,6 +31,7 @@ def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
         "|---|---:|---:|---:|",
         *[f"| {row.name} | {row.now_text} | {row.baseline_text} | {row.change_text} |" for row in view.reported],
         "",
+        *_weighted_table(view),
         _run_line(view),
     ]
     if view.set_change_line:
@@ -44,6 +45,20 @@ def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
     for breakdown in view.run.breakdowns:
         lines += ["", f"<details><summary>{breakdown.title}</summary>", "", *_group_table(breakdown), "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _weighted_table(view: EvaluationView) -> list[str]:
+    """The traffic-weighted figures under the plain ones, when a query log weighed the run."""
+    if view.traffic is None:
+        return []
+    return [
+        view.traffic.sentence,
+        "",
+        "| traffic-weighted | this run | baseline | change |",
+        "|---|---:|---:|---:|",
+        *[f"| {row.name} | {row.now_text} | {row.baseline_text} | {row.change_text} |" for row in view.reported_weighted],
+        "",
+    ]
 
 
 def _group_table(breakdown: Breakdown) -> list[str]:
@@ -79,10 +94,30 @@ def comparison_markdown(view: ComparisonView) -> str:
         "|---|" + "---:|---:|---:|" * len(view.tested) + "---:|" * len(view.ranking),
         *[_compared_row(compared) for compared in view.runs],
     ]
+    if view.traffic is not None:
+        lines += ["", *_weighted_comparison(view)]
     if view.set_change_lines:
         lines += ["", *view.set_change_lines]
     lines += ["", *(f"`{compared.identifier}`: {compared.slice_tests.surviving_sentence}" for compared in view.others)]
     return "\n".join(lines) + "\n"
+
+
+def _weighted_comparison(view: ComparisonView) -> list[str]:
+    """Each retriever's traffic-weighted headline figures and their change against the reference's."""
+    figures = [row.figure for row in view.traffic.headline]
+    return [
+        view.traffic.sentence,
+        "",
+        "| retriever |" + "".join(f" weighted {figure.title} | Δ {figure.title} |" for figure in figures),
+        "|---|" + "---:|---:|" * len(figures),
+        *[
+            f"| `{compared.identifier}` |"
+            + "".join(
+                f" {row.now_text} | {'ref' if row.change is None else row.change_text} |" for row in compared.traffic.headline
+            )
+            for compared in view.runs
+        ],
+    ]
 
 
 def _compared_row(compared: ComparedRun) -> str:

@@ -1,0 +1,103 @@
+"""`retrieval-eval coverage SET LOG`: how much of a query log's traffic a golden set covers, and its gaps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from retrieval_pipeline.cli.common import config_option, json_option, load_project, status, stdout_console
+from retrieval_pipeline.cli.errors import CommandError
+
+QUESTIONS_SHOWN = 10
+
+
+@click.command("coverage")
+@click.argument("set_name", metavar="SET")
+@click.argument("log", metavar="LOG")
+@config_option
+@json_option
+@click.option("--retriever", help="Embed with this configured retriever's encoder (default: the first that embeds).")
+@click.option("--lexical", is_flag=True, help="Compare by the lexical analyzer (normalised BM25) even when a retriever embeds.")
+@click.option("--threshold", type=click.FloatRange(0, 1), help="Least similarity to count as covered (coverage.threshold).")
+@click.option("--sample", type=click.IntRange(min=1), help="Write N uncovered queries, sampled by traffic, to judge (--out).")
+@click.option(
+    "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="The judging file of --sample (.csv or .jsonl)."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The sample's random seed.")
+@click.option(
+    "--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Each retriever's top K for a sampled query."
+)
+@click.option(
+    "--from", "rankers", multiple=True, help="A retriever that finds the sampled queries' documents (default: every one)."
+)
+def coverage(set_name, log, config_path, as_json, retriever, lexical, threshold, sample, out_path, seed, depth, rankers) -> None:
+    """How much of LOG's traffic (a `query_logs` name or a log file) SET (a configured set or a set file)
+    covers: each distinct query goes to its nearest golden question when at least --threshold alike.
+    Lists each question's traffic, the clusters of uncovered traffic (with example queries only where the
+    log says `examples: true`) and the covered traffic that reads as GAP or MATCH. With --sample N --out
+    FILE, writes uncovered queries for `judge`, then `judge FILE --apply SET_FILE` adds them as questions."""
+    from retrieval_pipeline.core.services.coverage import measure_coverage, named_set
+    from retrieval_pipeline.core.services.views.coverage_view import coverage_view
+
+    if (sample is None) != (out_path is None):
+        raise CommandError("--sample N and --out FILE go together")
+    config = load_project(config_path)
+    question_set = named_set(config, set_name)
+    with status("Measuring coverage"):
+        measured = measure_coverage(config, question_set, log, retriever=retriever, lexical=lexical, threshold=threshold)
+    view = coverage_view(measured, question_set.identifier, log)
+    if sample is not None:
+        from retrieval_pipeline.core.services.coverage_sampling import sample_rows
+        from retrieval_pipeline.core.services.judging_files import write_judging_file
+
+        rows = sample_rows(config, measured, log, sample, seed, rankers, depth)
+        write_judging_file(rows, out_path)
+    if as_json:
+        from retrieval_pipeline.cli.payloads import emit
+
+        emit(view.to_dict())
+    else:
+        _print(view)
+    if sample is not None and not as_json:
+        queries = len({row["question_id"] for row in rows})
+        stdout_console().print(
+            f"Sampled {queries} uncovered quer(ies), {len(rows)} row(s) to judge, into {out_path}", markup=False
+        )
+
+
+def _print(view) -> None:
+    from rich.table import Table
+
+    from retrieval_pipeline.core.base.formatting import percent, percent_or_blank, shortened
+
+    console = stdout_console()
+    covered = percent_or_blank(view.covered_share) or "-"
+    console.print(
+        f"Set {view.set_identifier} against log {view.log} ({view.method}, threshold {view.threshold:g}): "
+        f"{covered} of {view.total:,} queries covered; {view.covered_distinct:,} of {view.distinct:,} distinct",
+        markup=False,
+    )
+    console.print(f"Lines read: {view.lines:,}; bad: {view.bad_lines:,}; blank: {view.blank_lines:,}", markup=False)
+    if view.match_share is not None:
+        console.print(f"Covered traffic: {percent(view.match_share)} MATCH, {percent(view.gap_share)} GAP", markup=False)
+    table = Table(title="Most asked questions", title_justify="left")
+    for header, justify in (("question", "left"), ("traffic", "right"), ("share", "right")):
+        table.add_column(header, justify=justify)
+    for row in sorted(view.questions, key=lambda row: -row.traffic)[:QUESTIONS_SHOWN]:
+        table.add_row(row.question_id, f"{row.traffic:,}", percent_or_blank(row.share))
+    console.print(table)
+    console.print(f"Questions with no traffic: {len(view.unassigned_questions)} of {len(view.questions)}", markup=False)
+    clusters = Table(title="Uncovered traffic by cluster", title_justify="left")
+    for header, justify in (
+        ("#", "right"),
+        ("traffic", "right"),
+        ("share", "right"),
+        ("distinct", "right"),
+        ("examples", "left"),
+    ):
+        clusters.add_column(header, justify=justify)
+    for row in view.clusters:
+        examples = " | ".join(shortened(example, 60) for example in row.examples) if view.examples else "(examples: false)"
+        clusters.add_row(str(row.rank), f"{row.traffic:,}", percent_or_blank(row.share), f"{row.distinct:,}", examples)
+    console.print(clusters)

@@ -1,0 +1,122 @@
+"""Query logs and coverage in Dagster: a `query_log` asset (one partition per configured log), a
+`coverage` asset per (set, log) with a `coverage_min_share` check that warns below `coverage.min_share`,
+and their jobs; `traffic_sensor.py` runs them when a log file appears or grows. Absent (no assets) when
+the configuration names no query log. The bodies call the core's `read_log` and `measure_coverage`.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetDep,
+    AssetExecutionContext,
+    AssetRecordsFilter,
+    AssetsDefinition,
+    MaterializeResult,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+    StaticPartitionsDefinition,
+    asset,
+    define_asset_job,
+)
+
+from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
+from retrieval_pipeline.core.services.views.coverage_view import coverage_view
+from retrieval_pipeline.dagster_layer.audit import SET_ASSET
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.traffic_metadata import coverage_metadata, query_log_metadata
+
+LOG_DIMENSION = "log"
+QUERY_LOG_ASSET, COVERAGE_ASSET, COVERAGE_CHECK = "query_log", "coverage", "coverage_min_share"
+QUERY_LOG_JOB, COVERAGE_JOB = "query_log_job", "coverage_job"
+GROUP = "traffic"
+HISTORY = 60
+"""Earlier materializations of a (set, log) charted with the latest."""
+
+
+@dataclass(frozen=True)
+class TrafficDefinitions:
+    assets: tuple[AssetsDefinition, ...] = ()
+    jobs: tuple = ()
+    """The query_log job and the coverage job (what define_asset_job returns)."""
+    logs: StaticPartitionsDefinition | None = None
+    coverages: MultiPartitionsDefinition | None = None
+
+
+def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> TrafficDefinitions:
+    if not config.query_logs:
+        return TrafficDefinitions()
+    from retrieval_pipeline.dagster_layer.assets import one_dimension
+
+    logs = StaticPartitionsDefinition(list(config.query_logs))
+    coverages = MultiPartitionsDefinition({SET_DIMENSION: sets, LOG_DIMENSION: logs})
+
+    @asset(name=QUERY_LOG_ASSET, partitions_def=logs, group_name=GROUP, description="A configured query log, counted.")
+    def query_log(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+        return MaterializeResult(metadata=query_log_metadata(read_log(project.config, context.partition_key)))
+
+    @asset(
+        name=COVERAGE_ASSET,
+        partitions_def=coverages,
+        group_name=GROUP,
+        deps=[
+            AssetDep(query_log, partition_mapping=one_dimension(LOG_DIMENSION)),
+            AssetDep(SET_ASSET, partition_mapping=one_dimension(SET_DIMENSION)),
+        ],
+        check_specs=[AssetCheckSpec(COVERAGE_CHECK, asset=COVERAGE_ASSET, description="Warns below coverage.min_share.")],
+        description="How much of a log's traffic a set covers, its uncovered clusters, and the covered share's history.",
+    )
+    def coverage(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+        set_identifier, log = _dimensions(coverages, context.partition_key)
+        config = project.config
+        view = coverage_view(measure_coverage(config, config.question_set(set_identifier), log), set_identifier, log)
+        chart = _history_chart(context, view.covered_share or 0.0, config.coverage.min_share, f"{set_identifier} × {log}")
+        return MaterializeResult(metadata=coverage_metadata(view, chart), check_results=[_check(view, config.coverage.min_share)])
+
+    jobs = (define_asset_job(QUERY_LOG_JOB, [query_log]), define_asset_job(COVERAGE_JOB, [coverage]))
+    return TrafficDefinitions((query_log, coverage), jobs, logs, coverages)
+
+
+def _dimensions(coverages: MultiPartitionsDefinition, key: str) -> tuple[str, str]:
+    """(set, log) of a coverage partition key, given as a MultiPartitionKey or its string."""
+    if not isinstance(key, MultiPartitionKey):
+        key = coverages.get_partition_key_from_str(key)
+    return key.keys_by_dimension[SET_DIMENSION], key.keys_by_dimension[LOG_DIMENSION]
+
+
+def coverage_key(set_identifier: str, log: str) -> MultiPartitionKey:
+    return MultiPartitionKey({SET_DIMENSION: set_identifier, LOG_DIMENSION: log})
+
+
+def _check(view, min_share: float) -> AssetCheckResult:
+    share = view.covered_share or 0.0
+    return AssetCheckResult(
+        check_name=COVERAGE_CHECK,
+        passed=share >= min_share,
+        severity=AssetCheckSeverity.WARN,
+        metadata={"covered_share": share, "min_share": min_share},
+        description=f"{100 * share:.1f}% of {view.total:,} queries covered; warns below {100 * min_share:g}%.",
+    )
+
+
+def _history_chart(context: AssetExecutionContext, share: float, min_share: float, title: str) -> str:
+    """The partition's earlier covered shares, read back from the instance's materializations, and this one."""
+    from retrieval_pipeline.reports.charts import markdown_image
+    from retrieval_pipeline.reports.coverage_chart import coverage_history_png
+
+    records = context.instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[str(context.partition_key)]), limit=HISTORY
+    ).records
+    earlier = [
+        (datetime.fromtimestamp(record.timestamp, timezone.utc), record.asset_materialization.metadata["covered_share"].value)
+        for record in reversed(records)
+        if "covered_share" in record.asset_materialization.metadata
+    ]
+    points = [*earlier, (datetime.now(timezone.utc), share)]
+    png = coverage_history_png([t for t, _ in points], [s for _, s in points], min_share, title)
+    return markdown_image(png, f"covered share of {title}, last {len(points)} materializations")

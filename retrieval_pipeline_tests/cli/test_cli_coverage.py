@@ -1,0 +1,134 @@
+"""`retrieval-eval coverage`: the covered share against our own count, privacy of the queries, and the loop
+from uncovered queries to new golden questions (`--sample`, `judge --apply`)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from retrieval_pipeline.core.golden.forms import tag_form
+from retrieval_pipeline.core.golden.query_logs import normalised
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.retrieval.corpus import read_document_texts
+from retrieval_pipeline_tests.traffic_project import DEMO, SECRET, SET_FILE, built_traffic, traffic_config
+
+EMAIL = r"[\w.]+@[\w.]+"
+
+
+def _csv_log(path: Path, rows: list[dict]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, ["query", "count"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _coverage(cli, config: Path, *args: str, set_name: str = "demo.cranfield") -> dict:
+    result = cli("coverage", set_name, "traffic", "--config", str(config), "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_covered_share_is_the_paraphrased_traffic_and_no_query_text_is_shown(cli, tmp_path, shared_data):
+    traffic = built_traffic(shared_data)
+    config = traffic_config(tmp_path, _csv_log(tmp_path / "log.csv", traffic.rows), count="count")
+    document = _coverage(cli, config)
+    assert document["traffic"] == {
+        "total": traffic.total,
+        "covered": traffic.total - traffic.off_topic,
+        "covered_share": pytest.approx((traffic.total - traffic.off_topic) / traffic.total),
+    }
+    assert {q["id"]: q["traffic"] for q in document["questions"]} == traffic.by_question
+    assert sum(c["traffic"] for c in document["uncovered_clusters"]) == traffic.off_topic
+    assert all("examples" not in c for c in document["uncovered_clusters"])
+    text = json.dumps(document).casefold()
+    assert not any(normalised(row["query"]) in text for row in traffic.rows)
+
+
+def test_a_redacted_string_reaches_no_output_nor_sample_file(cli, tmp_path, shared_data):
+    traffic = built_traffic(shared_data)
+    log = tmp_path / "log.jsonl.gz"
+    with gzip.open(log, "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in traffic.rows)
+    config = traffic_config(tmp_path, log, count="count", examples=True, redact=[EMAIL])
+    sample = tmp_path / "sample.jsonl"
+    plain = cli(
+        "coverage",
+        "demo.cranfield",
+        "traffic",
+        "--config",
+        str(config),
+        "--threshold",
+        "0.99",
+        "--sample",
+        "40",
+        "--out",
+        str(sample),
+    )
+    as_json = cli("coverage", "demo.cranfield", "traffic", "--config", str(config), "--json", "--threshold", "0.99")
+    assert plain.exit_code == as_json.exit_code == 0, plain.stderr + as_json.stderr
+    assert "[redacted]" in sample.read_text() and "[redacted]" in as_json.stdout
+    for output in (plain.stdout, as_json.stdout, sample.read_text()):
+        assert SECRET not in output and "example.org" not in output
+
+
+def test_sampling_without_examples_allowed_is_refused_and_writes_nothing(cli, tmp_path, shared_data):
+    config = traffic_config(tmp_path, _csv_log(tmp_path / "log.csv", built_traffic(shared_data).rows), count="count")
+    out = tmp_path / "sample.csv"
+    result = cli("coverage", "demo.cranfield", "traffic", "--config", str(config), "--sample", "3", "--out", str(out))
+    assert result.exit_code == 2
+    assert "query_logs.traffic: field 'examples'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_bad_log_line_is_named_by_file_and_line(cli, tmp_path, shared_data):
+    rows = built_traffic(shared_data).rows
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in rows[:4]) + '{"count": 3}\n')
+    result = cli("coverage", "demo.cranfield", "traffic", "--config", str(traffic_config(tmp_path, log, count="count")))
+    assert result.exit_code == 2
+    assert f"{log}:5: field 'query': is missing" in result.stderr
+
+
+def test_judged_samples_become_new_questions_that_cover_their_traffic(cli, tmp_path, shared_data):
+    traffic = built_traffic(shared_data)
+    config = traffic_config(tmp_path, _csv_log(tmp_path / "log.csv", traffic.rows), count="count", examples=True)
+    set_file = shutil.copy(SET_FILE, tmp_path / "set.yaml")
+    before = _coverage(cli, config, set_name=str(set_file))
+    sample = tmp_path / "sample.csv"
+    result = cli(
+        "coverage", str(set_file), "traffic", "--config", str(config), "--sample", "4", "--out", str(sample), "--depth", "3"
+    )
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.DictReader(sample.open(encoding="utf-8")))
+    first = {}
+    for row in rows:
+        row["judgement"] = "yes" if first.setdefault(row["question_id"], row["document_id"]) == row["document_id"] else "no"
+    with sample.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+    applied = cli("judge", str(sample), "--apply", str(set_file), "--config", str(config))
+    assert applied.exit_code == 0, applied.stderr
+    added = {q.id: q for q in load_question_set_file(set_file).questions if q.id.startswith("new-")}
+    counts = {normalised(row["query"]): int(row["count"]) for row in traffic.rows}
+    texts = read_document_texts(DEMO / "cranfield-corpus.jsonl.gz", set(first.values()), "corpus")
+    assert set(added) == set(first) and len(added) == 4
+    for question_id, question in added.items():
+        assert question.expected_document_ids == (first[question_id],)
+        assert set(question.rejected_document_ids) == {r["document_id"] for r in rows if r["question_id"] == question_id} - {
+            first[question_id]
+        }
+        assert (question.source_log, question.source_traffic) == ("traffic", counts[question.question])
+        assert question.form.value == tag_form(question.question, [" ".join(texts[first[question_id]])])
+        assert question.hard_class is None
+    after = _coverage(cli, config, set_name=str(set_file))
+    assigned = {q["id"]: q["traffic"] for q in after["questions"]}
+    assert all(assigned[question_id] >= question.source_traffic for question_id, question in added.items())
+    assert after["traffic"]["covered"] >= before["traffic"]["covered"] + sum(q.source_traffic for q in added.values())

@@ -1,0 +1,90 @@
+"""Query logs and coverage in Dagster, on a real ephemeral instance: counts and shares in the metadata and
+never a query's text (examples: false), the warning check below coverage.min_share, the covered share's
+history chart, and the sensor that notices a new or grown log file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from dagster import AssetCheckSeverity, build_sensor_context
+from dagster_runs import only_check, only_materialization, run_job
+
+from retrieval_pipeline.core.golden.query_logs import normalised
+from retrieval_pipeline.dagster_layer.definitions import build_definitions
+from retrieval_pipeline.dagster_layer.traffic import COVERAGE_JOB, QUERY_LOG_JOB, coverage_key
+from retrieval_pipeline.dagster_layer.traffic_sensor import QUERY_LOG_SENSOR
+from retrieval_pipeline_tests.traffic_project import SECRET, built_traffic, traffic_config
+
+SET = "demo.cranfield"
+
+
+@pytest.fixture
+def traffic_project(tmp_path, shared_data):
+    traffic = built_traffic(shared_data)
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in traffic.rows))
+    config = traffic_config(tmp_path, log, count="count", redact=[r"[\w.]+@[\w.]+"])
+    settings = yaml.safe_load(config.read_text())
+    config.write_text(yaml.safe_dump({**settings, "coverage": {"min_share": 0.95}}))
+    return build_definitions(config), traffic, log
+
+
+def _text(metadata) -> str:
+    return json.dumps({key: str(value.value) for key, value in metadata.items()}).casefold()
+
+
+def test_the_query_log_asset_records_counts_and_no_query_text(traffic_project, instance):
+    defs, traffic, _ = traffic_project
+    metadata = only_materialization(run_job(defs, instance, QUERY_LOG_JOB, "traffic")).metadata
+    assert metadata["distinct_queries"].value == len(traffic.rows)
+    assert metadata["total_count"].value == traffic.total
+    assert (metadata["lines_read"].value, metadata["bad_lines"].value) == (len(traffic.rows), 0)
+    assert "most_asked" not in metadata
+    text = _text(metadata)
+    assert SECRET not in text and not any(normalised(row["query"])[:40] in text for row in traffic.rows)
+
+
+def test_coverage_records_the_covered_share_warns_below_min_share_and_charts_its_history(traffic_project, instance):
+    defs, traffic, _ = traffic_project
+    key = coverage_key(SET, "traffic")
+    first = run_job(defs, instance, COVERAGE_JOB, key)
+    metadata = only_materialization(first).metadata
+    expected = (traffic.total - traffic.off_topic) / traffic.total
+    assert metadata["covered_share"].value == pytest.approx(expected)
+    assert metadata["total_traffic"].value == traffic.total
+    clusters = metadata["uncovered_by_cluster"].value.records
+    assert sum(record.data["traffic"] for record in clusters) == traffic.off_topic
+    assert all("examples" not in record.data for record in clusters)
+    check = only_check(first)
+    assert not check.passed and check.severity == AssetCheckSeverity.WARN and expected < 0.95
+    text = _text(metadata)
+    assert SECRET not in text and not any(normalised(row["query"])[:40] in text for row in traffic.rows)
+
+    second = only_materialization(run_job(defs, instance, COVERAGE_JOB, key)).metadata
+    assert "last 2 materializations" in second["history_chart"].value
+    assert second["history_chart"].value.count("data:image/png;base64,") == 1
+
+
+def test_the_sensor_requests_a_new_or_grown_log_once(traffic_project, instance):
+    defs, _, log = traffic_project
+    sensor = defs.resolve_sensor_def(QUERY_LOG_SENSOR)
+
+    def tick(cursor=None):
+        context = build_sensor_context(
+            instance=instance, cursor=cursor, resources=defs.resources, repository_def=defs.get_repository_def()
+        )
+        return sensor.evaluate_tick(context)
+
+    first = tick()
+    assert {(r.job_name, str(r.partition_key)) for r in first.run_requests} == {
+        (QUERY_LOG_JOB, "traffic"),
+        (COVERAGE_JOB, str(coverage_key(SET, "traffic"))),
+    }
+    assert tick(first.cursor).run_requests == []
+    with log.open("a") as handle:
+        handle.write(json.dumps({"query": "wing flutter at transonic speed", "count": 2}) + "\n")
+    grown = tick(first.cursor)
+    assert {r.job_name for r in grown.run_requests} == {QUERY_LOG_JOB, COVERAGE_JOB}
+    assert not {r.run_key for r in grown.run_requests} & {r.run_key for r in first.run_requests}
