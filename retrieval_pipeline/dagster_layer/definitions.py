@@ -16,8 +16,14 @@ from dagster import Definitions, define_asset_job, definitions
 
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
-from retrieval_pipeline.dagster_layer.assets import build_assets
+from retrieval_pipeline.dagster_layer.assets import GROUP, build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
+from retrieval_pipeline.dagster_layer.document_vectors import (
+    VECTORS_JOB,
+    build_document_vectors,
+    depending_on_shards,
+    shard_partitions,
+)
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, ResultStoreIOManager
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
@@ -40,6 +46,10 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
     config = load_config(project.resolved_config_path)
     partitions = project_partitions(config, source=project.config_path)
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
+    shards = shard_partitions(config)
+    vector_assets = [build_document_vectors(shards, GROUP)] if shards else []
+    if shards:
+        retrieval_evaluation = depending_on_shards(retrieval_evaluation, vector_assets[0], shards)
     label_audit = build_label_audit(partitions, golden_question_set, retrieval_evaluation)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
@@ -49,9 +59,19 @@ def build_definitions(config_path: str | Path | None = None, store_uri: str | No
         description="Evaluate one (set, retriever) partition and check it for regressions.",
     )
     leaderboard_job = define_asset_job(LEADERBOARD_JOB, [leaderboard])
+    vector_jobs = (
+        [define_asset_job(VECTORS_JOB, vector_assets, description="Encode shards of dense retrievers.")] if shards else []
+    )
     defs = Definitions(
-        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit],
-        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job()],
+        assets=[golden_question_set, retriever_config, retrieval_evaluation, leaderboard, label_audit, *vector_assets],
+        jobs=[
+            sets_job,
+            retrievers_job,
+            evaluation_job,
+            leaderboard_job,
+            build_accept_job(),
+            *vector_jobs,
+        ],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[
             build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster),

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import logging
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+LOG = logging.getLogger(__name__)
 _DOWNLOADS: list[Path] = []
 
 
@@ -52,11 +55,21 @@ def downloaded(uri: str, names: tuple[str, ...]) -> Path:
 
 
 def uploaded(folder: Path, uri: str, names: tuple[str, ...]) -> None:
-    """The folder's `names` copied to the remote folder in that order (the checksum file goes last)."""
-    filesystem, root = _filesystem(uri)
-    filesystem.makedirs(root, exist_ok=True)
-    for name in names:
-        filesystem.put_file(str(folder / name), f"{root.rstrip('/')}/{name}")
+    """The folder's `names` copied to the remote folder in that order (the checksum file goes last). A
+    cache is a shortcut: when the upload fails, one warning, and the vectors in memory serve this run."""
+    try:
+        filesystem, root = _filesystem(uri)
+        filesystem.makedirs(root, exist_ok=True)
+        for name in names:
+            filesystem.put_file(str(folder / name), f"{root.rstrip('/')}/{name}")
+    except Exception as error:  # noqa: BLE001 - any file system's error: the shortcut is lost, not the run
+        LOG.warning("vector cache %s not written (%s): the next run encodes it again", _shown(uri), type(error).__name__)
+
+
+def _shown(uri: str) -> str:
+    """The URI without any user or password it carries (`ftp://user:secret@host/...`)."""
+    parts = urlsplit(uri)
+    return urlunsplit(parts._replace(netloc=parts.hostname or "")) if parts.password or parts.username else uri
 
 
 def _filesystem(uri: str) -> tuple[Any, str]:

@@ -66,7 +66,8 @@ class ShardedCorpus:
     ids: tuple[str, ...]
     texts: tuple[str, ...]
     members: tuple[tuple[int, ...], ...]  # each shard's corpus rows, by document id
-    folders: tuple[Path | str, ...]
+    keys: tuple[str, ...]  # each shard's folder under the cache root: `<model and settings>/shard-i-of-N-<documents>`
+    location: Path | str  # the cache root
 
     @classmethod
     def split(cls, ids: Sequence[str], texts: Sequence[str], count: int, base_key: str, location: Path | str):
@@ -76,15 +77,11 @@ class ShardedCorpus:
             rows[shard_of(document_id, count)].append(row)
         for members in rows:
             members.sort(key=lambda row: ids[row])
-        folders = tuple(
-            joined(
-                location,
-                base_key,
-                f"shard-{index}-of-{count}-{_fingerprint([ids[r] for r in members], [texts[r] for r in members])}",
-            )
+        keys = tuple(
+            f"{base_key}/shard-{index}-of-{count}-{_fingerprint([ids[r] for r in members], [texts[r] for r in members])}"
             for index, members in enumerate(rows)
         )
-        return cls(tuple(ids), tuple(texts), tuple(tuple(members) for members in rows), folders)
+        return cls(tuple(ids), tuple(texts), tuple(tuple(members) for members in rows), keys, location)
 
     @property
     def count(self) -> int:
@@ -93,7 +90,7 @@ class ShardedCorpus:
     @property
     def index_version(self) -> str:
         """Changes when any shard's documents, the model or a setting does (the index-version sensor's cue)."""
-        return checksum_of((), shards=[str(folder) for folder in self.folders])
+        return checksum_of((), shards=list(self.keys))
 
     def documents(self, index: int) -> tuple[list[str], list[str]]:
         members = self.members[index]
@@ -107,7 +104,7 @@ class ShardedCorpus:
             import numpy as np
 
             return DocumentVectors([], np.empty((0, 0), dtype=np.float32), True, 0, 0.0)
-        return encode_into(self.folders[index], lambda: split(*self.documents(index)))
+        return encode_into(joined(self.location, *self.keys[index].split("/")), lambda: split(*self.documents(index)))
 
     def assembled(self, encode_into: EncodeInto, split: Callable) -> DocumentVectors:
         """Every shard (each encoded when missing), its rows put back in corpus order in one matrix."""
