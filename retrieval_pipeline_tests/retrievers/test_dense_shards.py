@@ -130,6 +130,14 @@ def test_the_vector_cache_under_an_fsspec_uri_serves_a_second_process(tmp_path, 
         assert len(list((tmp_path / "shared").glob("*/shard-*-of-2-*/vectors.crc32"))) == 2
 
 
+def test_a_vector_cache_uri_whose_file_system_is_not_installed_is_refused_in_one_line(tmp_path, toy):
+    context = BuildContext(base_dir=tmp_path, source="test.yaml", vector_cache="nosuchfs://bucket/vectors")
+    with pytest.raises(InvalidInputError) as raised:
+        toy_retriever(context, shards=2)
+    message = str(raised.value)
+    assert "\n" not in message and "vector_cache" in message and "nosuchfs://bucket/vectors" in message and toy.TEXTS == []
+
+
 def minilm_l3(corpus: Path, **params) -> dict:
     from rerank_service import MINILM_TOKENIZER, package_file
 

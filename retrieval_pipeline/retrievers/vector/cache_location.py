@@ -41,6 +41,19 @@ def local_folder(location: str | Path) -> Path | None:
     return None
 
 
+def unusable(location: str | Path) -> str | None:
+    """Why a remote location cannot be used here (an unknown protocol, its package not installed), or None."""
+    if local_folder(location) is not None:
+        return None
+    from fsspec.registry import get_filesystem_class
+
+    try:
+        get_filesystem_class(str(location).split("://", 1)[0])
+    except (ImportError, ValueError) as error:
+        return f"{_shown(str(location))}: {error}"
+    return None
+
+
 def downloaded(uri: str, names: tuple[str, ...]) -> Path:
     """A fresh local folder holding the remote folder's `names` that exist (none when it is absent)."""
     filesystem, root = _filesystem(uri)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
 from retrieval_pipeline.retrievers.base.chunking import (
@@ -40,7 +41,7 @@ from retrieval_pipeline.retrievers.encoders.query_encoder import (
     refused,
 )
 from retrieval_pipeline.retrievers.vector.cache import DocumentVectors, cached_vectors
-from retrieval_pipeline.retrievers.vector.cache_location import joined
+from retrieval_pipeline.retrievers.vector.cache_location import joined, unusable
 from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
 from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 from retrieval_pipeline.retrievers.vector.shards import ShardedCorpus, ShardParams
@@ -167,6 +168,8 @@ def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams,
     chunks are sized with (none without chunking), each checked once whether only checked or then built."""
     settings = kind.parse(DenseParams, params)
     settings.refuse_both(kind)
+    if unusable(kind.build.vector_location):
+        raise InvalidInputError(unusable(kind.build.vector_location), source=kind.build.source, key="vector_cache")
     checked_corpus(settings.corpus, kind.identifier, kind.build)
     encoding = checked_encoder(settings, kind)
     if settings.chunking is None:
