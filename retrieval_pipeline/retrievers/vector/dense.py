@@ -192,7 +192,8 @@ def _sharded(kind: KindContext, settings: DenseParams, encoder: Encoder) -> Shar
     """The corpus in its shards, each keyed by the model and settings (not the corpus file) and its documents."""
     ids, texts = read_corpus(kind.resolve(settings.corpus), settings.fields, kind.key)
     base_key = checksum_of((), vectors=encoder.fingerprint, **_recipe(settings))
-    return ShardedCorpus.split(ids, texts, settings.shard_count(len(ids)), base_key, kind.build.vector_location)
+    count = settings.shard_count(len(set(ids)))  # as `shard_count` counts them, so the Dagster partitions agree
+    return ShardedCorpus.split(ids, texts, count, base_key, kind.build.vector_location)
 
 
 def _split(settings: DenseParams, tokenizer: Path | None, ids: list[str], texts: list[str]) -> tuple[list[str], list[str]]:
