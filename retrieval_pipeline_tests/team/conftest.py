@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dagster_layer"))  # the Dagster tests' sample project
 from dagster_test_project import write_project  # noqa: E402
-from services import TeamDeployment, missing_services, team_environment, team_services  # noqa: E402
+from services import TeamDeployment, require_team, team_environment, team_services  # noqa: E402
 
 
 def pytest_collection_modifyitems(items):
@@ -22,11 +22,7 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
-    missing = missing_services()
-    if missing:
-        pytest.skip(f"the team deployment test needs {', '.join(missing)} (.ci/run installs postgresql and redis-server)")
-    pytest.importorskip("dagster_celery", reason="the team deployment needs the [team] extra")
-    pytest.importorskip("dagster_postgres", reason="the team deployment needs the [team] extra")
+    require_team()
     root = tmp_path_factory.mktemp("team")
     project = write_project(
         root / "project", dagster={"nightly_cron": "* * * * *", "timezone": "UTC", "sensor_interval_seconds": 5}

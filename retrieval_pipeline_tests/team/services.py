@@ -301,3 +301,14 @@ def team_instance(env: dict[str, str]):
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def require_team() -> None:
+    """Skips the test unless the services and the [team] extra are here."""
+    import pytest
+
+    missing = missing_services()
+    if missing:
+        pytest.skip(f"the team deployment test needs {', '.join(missing)} (.ci/run installs postgresql and redis-server)")
+    pytest.importorskip("dagster_celery", reason="the team deployment needs the [team] extra")
+    pytest.importorskip("dagster_postgres", reason="the team deployment needs the [team] extra")

@@ -10,7 +10,7 @@ import time
 import pytest
 import yaml
 from dagster import AssetKey, AssetRecordsFilter, DagsterRunStatus, RunsFilter
-from services import TeamDeployment, missing_services, team_environment, team_instance, team_services
+from services import TeamDeployment, require_team, team_environment, team_instance, team_services
 
 from retrieval_pipeline.dagster_layer.document_vectors import VECTORS_ASSET
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
@@ -29,10 +29,7 @@ class Project:
 
 @pytest.fixture(scope="module")
 def sharded_team(tmp_path_factory):
-    missing = missing_services()
-    if missing:
-        pytest.skip(f"the team deployment test needs {', '.join(missing)} (.ci/run installs postgresql and redis-server)")
-    pytest.importorskip("dagster_celery", reason="the team deployment needs the [team] extra")
+    require_team()
     pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
     root = tmp_path_factory.mktemp("team-shards")
     project = Project(root)
