@@ -16,8 +16,14 @@ from dagster import Definitions, define_asset_job, definitions
 
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
-from retrieval_pipeline.dagster_layer.assets import build_assets
+from retrieval_pipeline.dagster_layer.assets import GROUP, build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
+from retrieval_pipeline.dagster_layer.document_vectors import (
+    VECTORS_JOB,
+    build_document_vectors,
+    depending_on_shards,
+    shard_partitions,
+)
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, ResultStoreIOManager
 from retrieval_pipeline.dagster_layer.judging import machine_judgements
@@ -48,6 +54,10 @@ def build_definitions(
     config = load_config(project.resolved_config_path)
     partitions = project_partitions(config, source=project.config_path)
     golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
+    shards = shard_partitions(config)
+    vector_assets = [build_document_vectors(shards, GROUP)] if shards else []
+    if shards:
+        retrieval_evaluation = depending_on_shards(retrieval_evaluation, vector_assets[0], shards)
     label_audit = build_label_audit(partitions, golden_question_set, retrieval_evaluation)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
@@ -59,6 +69,9 @@ def build_definitions(
     leaderboard_job = define_asset_job(LEADERBOARD_JOB, [leaderboard])
     traffic = build_traffic(config, partitions.sets)
     traffic_sensors = [build_query_log_sensor(traffic, partitions.set_identifiers, config.dagster)] if traffic.assets else []
+    vector_jobs = (
+        [define_asset_job(VECTORS_JOB, vector_assets, description="Encode shards of dense retrievers.")] if shards else []
+    )
     defs = Definitions(
         assets=[
             golden_question_set,
@@ -68,8 +81,17 @@ def build_definitions(
             label_audit,
             machine_judgements,
             *traffic.assets,
+            *vector_assets,
         ],
-        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, build_accept_job(), *traffic.jobs],
+        jobs=[
+            sets_job,
+            retrievers_job,
+            evaluation_job,
+            leaderboard_job,
+            build_accept_job(),
+            *traffic.jobs,
+            *vector_jobs,
+        ],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[
             build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster),

@@ -95,14 +95,14 @@ def run_stages(defs, instance, project, on_outcome: Callable, *, launch: Path | 
         if launch is None:
             # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
             with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1), InterruptWatch() as watch:
-                _run_all(defs, _in_process(defs, instance, project, watch), on_outcome)
+                _run_all(defs, project, _in_process(defs, instance, project, watch), on_outcome)
         else:
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
             with run_submitter(instance, launch, defs, console) as submitter:
                 submitter.check_partitions(keys)
                 console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
-                _run_all(defs, submitter, on_outcome)
+                _run_all(defs, project, submitter, on_outcome)
     except KeyboardInterrupt:
         if launch is not None:
             raise NightlyInterrupted(LAUNCHED_INTERRUPTED) from None
@@ -111,16 +111,23 @@ def run_stages(defs, instance, project, on_outcome: Callable, *, launch: Path | 
         raise NightlyInterrupted(settled.sentence()) from None
 
 
-def _run_all(defs, run_batch, on_outcome: Callable) -> None:
-    """Sets and retrievers, then the evaluations whose set and retriever built, then the leaderboard.
-    `run_batch(requests, title)` runs (job, partition keys) requests, each a key range or `[None]`, and
-    yields each partition's outcome as its run finishes."""
+def _run_all(defs, project, run_batch, on_outcome: Callable) -> None:
+    """The dense retrievers' shards (one run each, so each is its own step), sets and retrievers, then the
+    evaluations whose set and retriever built, then the leaderboard. `run_batch(requests, title)` runs
+    (job, partition keys) requests, each a key range or `[None]`, and yields each partition's outcome as
+    its run finishes."""
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
+    from retrieval_pipeline.dagster_layer.document_vectors import shard_requests
     from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 
     keys = partition_keys(defs)
     partitions = ProjectPartitions(tuple(keys["golden_question_set"]), tuple(keys["retriever_config"]))
     broken: set[str] = set()
+    requests, retriever_of = shard_requests(project.config)
+    for outcome in run_batch(requests, "document vectors"):
+        if not outcome.success:
+            broken.add(retriever_of(outcome.partition))
+        on_outcome(outcome)
     inputs = [(SETS_JOB, list(partitions.set_identifiers)), (RETRIEVERS_JOB, list(partitions.retriever_identifiers))]
     for outcome in run_batch(inputs, "sets and retrievers"):
         if not outcome.success:

@@ -3,16 +3,14 @@ services.py), on a small sample project whose schedule ticks every minute and wh
 
 from __future__ import annotations
 
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dagster_layer"))  # the Dagster tests' sample project
 from dagster_test_project import write_project  # noqa: E402
-from services import BIN, TEAM, Service, missing_services, team_environment, team_services  # noqa: E402
+from services import TeamDeployment, require_team, team_environment, team_services  # noqa: E402
 
 
 def pytest_collection_modifyitems(items):
@@ -22,37 +20,9 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
-@dataclass
-class TeamDeployment:
-    root: Path
-    env: dict[str, str]
-    project: object
-    services: list[Service]
-
-    @property
-    def workspace(self) -> Path:
-        return TEAM / "workspace.yaml"
-
-    def service(self, name: str) -> Service:
-        return next(s for s in self.services if s.name == name)
-
-    def command(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-        """A command of this deployment (dagster, retrieval-eval), with every process's environment."""
-        return subprocess.run(
-            [str(BIN / args[0]), *args[1:]], env=self.env, cwd=self.root, capture_output=True, text=True, timeout=timeout
-        )
-
-    def logs(self) -> str:
-        return "\n".join(s.tail() for s in self.services)
-
-
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
-    missing = missing_services()
-    if missing:
-        pytest.skip(f"the team deployment test needs {', '.join(missing)} (.ci/run installs postgresql and redis-server)")
-    pytest.importorskip("dagster_celery", reason="the team deployment needs the [team] extra")
-    pytest.importorskip("dagster_postgres", reason="the team deployment needs the [team] extra")
+    require_team()
     root = tmp_path_factory.mktemp("team")
     project = write_project(
         root / "project", dagster={"nightly_cron": "* * * * *", "timezone": "UTC", "sensor_interval_seconds": 5}

@@ -261,3 +261,54 @@ def team_services(root: Path, env: dict[str, str], ports: dict[str, int], worker
             service.stop()
         if data_dir is not None:
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@dataclass
+class TeamDeployment:
+    root: Path
+    env: dict[str, str]
+    project: object
+    services: list[Service]
+
+    @property
+    def workspace(self) -> Path:
+        return TEAM / "workspace.yaml"
+
+    def service(self, name: str) -> Service:
+        return next(s for s in self.services if s.name == name)
+
+    def command(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+        """A command of this deployment (dagster, retrieval-eval), with every process's environment."""
+        return subprocess.run(
+            [str(BIN / args[0]), *args[1:]], env=self.env, cwd=self.root, capture_output=True, text=True, timeout=timeout
+        )
+
+    def logs(self) -> str:
+        return "\n".join(s.tail() for s in self.services)
+
+
+@contextmanager
+def team_instance(env: dict[str, str]):
+    """A test's own view of the team instance (PostgreSQL), with the environment every process has."""
+    from dagster import DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
+
+    saved = dict(os.environ)
+    os.environ.update({k: v for k, v in env.items() if k.startswith("DAGSTER_PG_")})
+    try:
+        with DagsterInstance.from_ref(InstanceRef.from_dir(env["DAGSTER_HOME"])) as instance:
+            yield instance
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def require_team() -> None:
+    """Skips the test unless the services and the [team] extra are here."""
+    import pytest
+
+    missing = missing_services()
+    if missing:
+        pytest.skip(f"the team deployment test needs {', '.join(missing)} (.ci/run installs postgresql and redis-server)")
+    pytest.importorskip("dagster_celery", reason="the team deployment needs the [team] extra")
+    pytest.importorskip("dagster_postgres", reason="the team deployment needs the [team] extra")

@@ -8,16 +8,15 @@ import os
 import time
 
 import pytest
-from dagster import AssetKey, DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import AssetKey, DagsterEventType, DagsterRunStatus, RunsFilter
 from dagster._core.definitions.run_request import InstigatorType
-from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.tags import SENSOR_NAME_TAG
 from dagster_test_project import RETRIEVERS, SETS, degraded
 
 psycopg2 = pytest.importorskip("psycopg2", reason="the team deployment needs the [team] extra")
 celery_tags = pytest.importorskip("dagster_celery.tags", reason="the team deployment needs the [team] extra")
 
-from services import listening_addresses
+from services import listening_addresses, team_instance
 
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
@@ -34,15 +33,8 @@ FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus
 
 @pytest.fixture(scope="module")
 def instance(team):
-    """The test's own view of the team instance (PostgreSQL), with the environment every process has."""
-    saved = dict(os.environ)
-    os.environ.update({k: v for k, v in team.env.items() if k.startswith("DAGSTER_PG_")})
-    try:
-        with DagsterInstance.from_ref(InstanceRef.from_dir(team.env["DAGSTER_HOME"])) as instance:
-            yield instance
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with team_instance(team.env) as instance:
+        yield instance
 
 
 @pytest.fixture(scope="module")

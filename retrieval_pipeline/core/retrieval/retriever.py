@@ -127,10 +127,16 @@ class BuildContext:
     fetch_limit: int | None = None  # documents per question the evaluation asks for; None: not known
     known_retrievers: Collection[str] | None = None  # the configuration's retrievers, for kinds naming others
     progress: Callable[[str], None] | None = None  # told how a long build goes ("encoded 300/1400 documents")
+    vector_cache: str | None = None  # document vectors' folder or fsspec URI (s3://...); None: cache_dir/dense
 
     def report(self, message: str) -> None:
         if self.progress is not None:
             self.progress(message)
+
+    @property
+    def vector_location(self) -> Path | str:
+        """Where document vectors are cached: a local folder, or a URI that shard workers share."""
+        return self.vector_cache if self.vector_cache is not None else self.cache_dir / "dense"
 
     def resolve(self, path: str | Path) -> Path:
         candidate = Path(path).expanduser()

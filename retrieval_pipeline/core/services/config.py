@@ -74,6 +74,12 @@ class ProjectConfig:
     def cache_dir(self) -> Path:
         return self.resolve(self._data.cache_dir) if self._data.cache_dir else default_cache_dir()
 
+    @property
+    def vector_cache(self) -> str | None:
+        """A URI with a scheme is kept (s3://, gs://, memory://); a plain path resolves like the store's."""
+        cache = self._data.vector_cache
+        return cache if cache is None or "://" in cache else str(self.resolve(cache))
+
     def resolve(self, path: str) -> Path:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else self.base_dir / candidate
@@ -184,7 +190,7 @@ class ProjectConfig:
             if identifier not in self.retriever_specs:
                 raise UnknownIdentifierError("retriever", identifier, self.retriever_specs, DEMO_NOTE if self.is_demo else None)
             spec = self.retriever_specs[identifier]
-            self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, self._build_context(progress))
+            self._retrievers[identifier] = build_retriever(identifier, spec.kind, spec.params, self.build_context(progress))
         return self._retrievers[identifier]
 
     def check_retrievers(self) -> None:
@@ -197,7 +203,7 @@ class ProjectConfig:
         from retrieval_pipeline.core.retrieval.retriever_kinds import check_retriever
 
         spec = self.retriever_specs[identifier]
-        check_retriever(identifier, spec.kind, spec.params, self._build_context())
+        check_retriever(identifier, spec.kind, spec.params, self.build_context())
 
     def retriever_corpus(self, identifier: str) -> frozenset[str] | None:
         """The documents retriever `identifier` can return, when its kind knows them (see retriever_kinds).
@@ -206,7 +212,7 @@ class ProjectConfig:
             from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_corpus
 
             spec = self.retriever_specs[identifier]
-            self._corpora[identifier] = retriever_corpus(identifier, spec.kind, spec.params, self._build_context())
+            self._corpora[identifier] = retriever_corpus(identifier, spec.kind, spec.params, self.build_context())
         return self._corpora[identifier]
 
     def retriever_echoes(self, identifier: str) -> tuple[str, ...]:
@@ -215,14 +221,14 @@ class ProjectConfig:
         from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_echoes
 
         spec = self.retriever_specs[identifier]
-        return retriever_echoes(identifier, spec.kind, spec.params, self._build_context())
+        return retriever_echoes(identifier, spec.kind, spec.params, self.build_context())
 
     def retriever_corpus_texts(self, identifier: str, wanted: Collection[str]) -> Mapping[str, tuple[str, str]] | None:
         """(title, text) of the wanted documents when retriever `identifier`'s kind knows its corpus."""
         from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_corpus_texts
 
         spec = self.retriever_specs[identifier]
-        return retriever_corpus_texts(identifier, spec.kind, spec.params, self._build_context(), wanted)
+        return retriever_corpus_texts(identifier, spec.kind, spec.params, self.build_context(), wanted)
 
     def judge(self, name: str) -> Judge:
         """A machine judge of the `judges:` section, built once per configuration."""
@@ -232,7 +238,7 @@ class ProjectConfig:
             if name not in self.judge_specs:
                 raise UnknownIdentifierError("judge", name, self.judge_specs)
             spec = self.judge_specs[name]
-            self._judges[name] = build_judge(name, spec.kind, spec.params, self._build_context())
+            self._judges[name] = build_judge(name, spec.kind, spec.params, self.build_context())
         return self._judges[name]
 
     @property
@@ -245,7 +251,7 @@ class ProjectConfig:
         from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_question_encoder
 
         spec = self.retriever_specs[identifier]
-        return retriever_question_encoder(identifier, spec.kind, spec.params, self._build_context())
+        return retriever_question_encoder(identifier, spec.kind, spec.params, self.build_context())
 
     def embeds_questions(self, identifier: str) -> bool:
         """Whether retriever `identifier`'s kind offers a question encoder, asked without loading a model."""
@@ -253,12 +259,13 @@ class ProjectConfig:
 
         return embeds_questions(self.retriever_specs[identifier].kind)
 
-    def _build_context(self, progress: Callable[[str], None] | None = None) -> BuildContext:
+    def build_context(self, progress: Callable[[str], None] | None = None) -> BuildContext:
         return BuildContext(
             base_dir=self.base_dir,
             source=self.source,
             load_question_sets=lambda: self.question_sets,
             cache_dir=self.cache_dir,
+            vector_cache=self.vector_cache,
             build_retriever=self.retriever,
             fetch_limit=self.cutoffs.fetch_limit,
             known_retrievers=tuple(self.retriever_specs),

@@ -171,6 +171,7 @@ class ConfigFile(_Section):
     cutoffs: tuple[int, ...] = DEFAULT_CUTOFFS
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cache_dir: str | None = None
+    vector_cache: str | None = None
     tolerances: ToleranceSection = ToleranceSection()
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
     question_sets: list[SetSource] = []

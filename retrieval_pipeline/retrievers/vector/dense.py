@@ -5,7 +5,8 @@ Encoding a corpus is the cost: document vectors are cached (see vector/cache.py)
 corpus bytes, the model bytes and every setting that changes a vector, so a nightly with the same corpus
 and model encodes only its questions. Heavy libraries are imported inside functions (see encoders).
 Instead of a local `model`, `encoder` names an embeddings endpoint or a function (encoders/openai.py,
-encoders/callable.py); the model's identity in the key is then the configured one.
+encoders/callable.py); the model's identity in the key is then the configured one. With `shards`
+(or `shard_size`) the corpus is encoded in slices cached one by one (vector/shards.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
 from retrieval_pipeline.retrievers.base.chunking import (
@@ -39,11 +41,13 @@ from retrieval_pipeline.retrievers.encoders.query_encoder import (
     refused,
 )
 from retrieval_pipeline.retrievers.vector.cache import DocumentVectors, cached_vectors
+from retrieval_pipeline.retrievers.vector.cache_location import joined, unusable
 from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
 from retrieval_pipeline.retrievers.vector.exact_search import top_positions
+from retrieval_pipeline.retrievers.vector.shards import ShardedCorpus, ShardParams
 
 
-class DenseParams(QueryEncoderParams):
+class DenseParams(QueryEncoderParams, ShardParams):
     corpus: str
     fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
     document_prefix: str = ""
@@ -76,30 +80,19 @@ class DenseRetriever(CorpusKind):
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
         kind = KindContext(identifier, context)
         settings, encoding, tokenizer = _checked(kind, params)
-        corpus = kind.resolve(settings.corpus)
         encoder = opened_encoder(settings, encoding, kind)
-        # The query prefix is left out: it changes no document vector; no chunking keeps the keys it had before.
-        recipe = settings.model_dump(include={"fields", "document_prefix", *(["chunking"] if settings.chunking else [])})
-        key = checksum_of([corpus], vectors=encoder.fingerprint, **recipe)
-
-        def read_documents() -> tuple[list[str], list[str]]:
-            ids, texts = read_corpus(corpus, settings.fields, kind.key)
-            if settings.chunking is not None:
-                ids, texts = split_documents(ids, texts, settings.chunking, tokenizer)
-            return ids, [settings.document_prefix + text for text in texts]
-
-        noun = "documents" if settings.chunking is None else "chunks"
-        vectors = VECTORS.get(
-            key,
-            lambda: cached_vectors(
-                kind.build.cache_dir / "dense" / key,
-                read_documents,
-                encoder.encode,
-                partial(EncodingProgress, noun=noun, report=kind.build.report),
-                settings.batch_size * encoder.concurrency,
-                encoder.dimension,
-            ),
-        )
+        encode_into, split = _encode_into(settings, encoder, kind), partial(_split, settings, tokenizer)
+        if settings.sharded:
+            sharded = _sharded(kind, settings, encoder)
+            key = sharded.index_version
+            vectors = VECTORS.get(key, lambda: sharded.assembled(encode_into, split))
+        else:
+            corpus = kind.resolve(settings.corpus)
+            key = checksum_of([corpus], vectors=encoder.fingerprint, **_recipe(settings))
+            folder = joined(kind.build.vector_location, key)
+            vectors = VECTORS.get(
+                key, lambda: encode_into(folder, lambda: split(*read_corpus(corpus, settings.fields, kind.key)))
+            )
         return cls(identifier, settings, encoder, vectors, key)
 
     @classmethod
@@ -112,6 +105,30 @@ class DenseRetriever(CorpusKind):
         settings, encoding, _ = _checked(kind, params)
         encoder = opened_encoder(settings, encoding, kind)
         return lambda texts: encoder.encode([settings.query_prefix + text for text in texts])
+
+    @classmethod
+    def shard_count(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> int | None:
+        """The configured number of shards (None: not sharded), with no model loaded: what the Dagster
+        partitions are made of when the definitions load (`shard_size` counts the corpus's documents)."""
+        kind = KindContext(identifier, context)
+        settings = kind.parse(DenseParams, params)
+        settings.refuse_both(kind)
+        if not settings.sharded:
+            return None
+        documents = 0 if settings.shards else len(cls.corpus_document_ids(identifier, params, context))
+        return settings.shard_count(documents)
+
+    @classmethod
+    def encode_shard(
+        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, index: int
+    ) -> tuple[ShardedCorpus, DocumentVectors]:
+        """One shard's vectors, from the cache or encoded into it (one Dagster step per shard:
+        dagster_layer/document_vectors.py), with the corpus's shards."""
+        kind = KindContext(identifier, context)
+        settings, encoding, tokenizer = _checked(kind, params)
+        encoder = opened_encoder(settings, encoding, kind)
+        sharded = _sharded(kind, settings, encoder)
+        return sharded, sharded.encode(index, _encode_into(settings, encoder, kind), partial(_split, settings, tokenizer))
 
     def retries(self) -> dict[str, int]:
         """The retries its encoder made, when the encoder is a service that retries (`CountsRetries`)."""
@@ -161,6 +178,9 @@ def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams,
     """The parameters, the local encoder's settings (none when `encoder` names the model) and the tokenizer
     chunks are sized with (none without chunking), each checked once whether only checked or then built."""
     settings = kind.parse(DenseParams, params)
+    settings.refuse_both(kind)
+    if unusable(kind.build.vector_location):
+        raise InvalidInputError(unusable(kind.build.vector_location), source=kind.build.source, key="vector_cache")
     checked_corpus(settings.corpus, kind.identifier, kind.build)
     encoding = checked_encoder(settings, kind)
     if settings.chunking is None:
@@ -171,6 +191,39 @@ def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams,
         return settings, encoding, _chunk_tokenizer(settings, encoding)
     except EncoderConfigError as error:
         raise refused(error, kind) from None
+
+
+def _recipe(settings: DenseParams) -> dict[str, Any]:
+    """The settings that change a document vector besides the encoder's. The query prefix is left out: it
+    changes no document vector; no chunking keeps the keys it had before."""
+    return settings.model_dump(include={"fields", "document_prefix", *(["chunking"] if settings.chunking else [])})
+
+
+def _sharded(kind: KindContext, settings: DenseParams, encoder: Encoder) -> ShardedCorpus:
+    """The corpus in its shards, each keyed by the model and settings (not the corpus file) and its documents."""
+    ids, texts = read_corpus(kind.resolve(settings.corpus), settings.fields, kind.key)
+    base_key = checksum_of((), vectors=encoder.fingerprint, **_recipe(settings))
+    count = settings.shard_count(len(set(ids)))  # as `shard_count` counts them, so the Dagster partitions agree
+    return ShardedCorpus.split(ids, texts, count, base_key, kind.build.vector_location)
+
+
+def _split(settings: DenseParams, tokenizer: Path | None, ids: list[str], texts: list[str]) -> tuple[list[str], list[str]]:
+    """The texts encoded for these documents: the documents or their chunks, each behind the document prefix."""
+    if settings.chunking is not None:
+        ids, texts = split_documents(ids, texts, settings.chunking, tokenizer)
+    return ids, [settings.document_prefix + text for text in texts]
+
+
+def _encode_into(settings: DenseParams, encoder: Encoder, kind: KindContext):
+    """cached_vectors bound to this encoder: (folder, read_documents) -> DocumentVectors (shards.EncodeInto)."""
+    noun = "documents" if settings.chunking is None else "chunks"
+    return partial(
+        cached_vectors,
+        encode=encoder.encode,
+        progress=partial(EncodingProgress, noun=noun, report=kind.build.report),
+        texts_at_once=settings.batch_size * encoder.concurrency,
+        width=encoder.dimension,
+    )
 
 
 def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:

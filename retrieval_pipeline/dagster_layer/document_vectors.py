@@ -1,0 +1,158 @@
+"""`document_vectors`: the shards of every dense retriever that declares `shards` (or `shard_size`), one
+Dagster partition per (retriever, shard), each encoding one slice of the corpus into the vector cache
+(retrievers/vector/shards.py). A backfill, the team deployment's Celery workers or dagster-k8s run one
+partition per run, so the shards encode in parallel on as many workers as there are.
+
+The partitions are two static dimensions, `retriever` (the sharded retrievers) and `shard` (`00` up
+to the largest shard count, zero-padded so the UI sorts them): the UI's partition grid then reads as a
+retriever per row and a shard per column. A retriever with fewer shards than the largest has padding
+partitions beyond its own: they encode nothing and say so in their metadata.
+
+`retrieval_evaluation` depends on every shard of its own retriever: a `MultiPartitionMapping` maps
+the evaluation's `retriever` dimension onto this asset's (the sharded retrievers only) and leaves the
+`shard` dimension unmapped, which Dagster reads as "every shard". The evaluation step reads the
+cache those steps filled (encoding in process any shard still missing), as `retrieval-eval run` does.
+"""
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from dagster import (
+    AssetDep,
+    AssetExecutionContext,
+    AssetsDefinition,
+    BetaWarning,
+    DimensionPartitionMapping,
+    MaterializeResult,
+    MetadataValue,
+    MultiPartitionKey,
+    MultiPartitionMapping,
+    MultiPartitionsDefinition,
+    StaticPartitionMapping,
+    StaticPartitionsDefinition,
+    asset,
+)
+
+from retrieval_pipeline.core.base.secrets import scrubbed_errors
+from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+
+VECTORS_ASSET = "document_vectors"
+VECTORS_JOB = "document_vectors_job"
+SHARD_DIMENSION = "shard"
+
+
+@dataclass(frozen=True)
+class ShardPartitions:
+    """Each sharded dense retriever of the configuration with its shard count, in configuration order."""
+
+    counts: tuple[tuple[str, int], ...]
+
+    @cached_property
+    def definition(self) -> MultiPartitionsDefinition:
+        width = len(str(self.largest - 1))
+        shards = StaticPartitionsDefinition([f"{index:0{width}d}" for index in range(self.largest)])
+        retrievers = StaticPartitionsDefinition([identifier for identifier, _ in self.counts])
+        return MultiPartitionsDefinition({RETRIEVER_DIMENSION: retrievers, SHARD_DIMENSION: shards})
+
+    @property
+    def largest(self) -> int:
+        return max(count for _, count in self.counts)
+
+    def keys(self) -> list[MultiPartitionKey]:
+        """The real shards (no padding), retriever by retriever."""
+        return [self.key(identifier, index) for identifier, count in self.counts for index in range(count)]
+
+    def key(self, identifier: str, index: int) -> MultiPartitionKey:
+        width = len(str(self.largest - 1))
+        return MultiPartitionKey({RETRIEVER_DIMENSION: identifier, SHARD_DIMENSION: f"{index:0{width}d}"})
+
+    def shard(self, partition_key: str) -> tuple[str, int]:
+        if not isinstance(partition_key, MultiPartitionKey):
+            partition_key = self.definition.get_partition_key_from_str(partition_key)
+        keys = partition_key.keys_by_dimension
+        return keys[RETRIEVER_DIMENSION], int(keys[SHARD_DIMENSION])
+
+
+def depending_on_shards(evaluation: AssetsDefinition, vectors: AssetsDefinition, shards: ShardPartitions) -> AssetsDefinition:
+    """The evaluation with one more dependency: each partition on every shard of its own retriever (none
+    for a retriever without shards)."""
+    retrievers = {identifier: identifier for identifier, _ in shards.counts}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BetaWarning)
+        mapping = MultiPartitionMapping(
+            {RETRIEVER_DIMENSION: DimensionPartitionMapping(RETRIEVER_DIMENSION, StaticPartitionMapping(retrievers))}
+        )
+    dependency = AssetDep(vectors, partition_mapping=mapping)
+    return evaluation.map_asset_specs(
+        lambda spec: spec.merge_attributes(deps=[dependency]) if spec.key == evaluation.key else spec
+    )
+
+
+def shard_partitions(config: ProjectConfig) -> ShardPartitions | None:
+    """The sharded dense retrievers (None when there is none: no asset then), read with no model loaded."""
+    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+
+    context = config.build_context()
+    counts = [
+        (identifier, DenseRetriever.shard_count(identifier, spec.params, context))
+        for identifier, spec in config.retriever_specs.items()
+        if spec.kind == "dense"
+    ]
+    sharded = tuple((identifier, count) for identifier, count in counts if count is not None)
+    return ShardPartitions(sharded) if sharded else None
+
+
+def shard_requests(config: ProjectConfig) -> tuple[list[tuple[str, list[MultiPartitionKey]]], Callable[[str], str]]:
+    """`retrieval-eval nightly`'s runs of the shards, one per shard (padding left out, so each shard is
+    its own step), and the retriever of a shard's partition key; no run when no retriever has shards."""
+    shards = shard_partitions(config)
+    if shards is None:
+        return [], str
+    return [(VECTORS_JOB, [key]) for key in shards.keys()], lambda key: shards.shard(key)[0]
+
+
+def build_document_vectors(shards: ShardPartitions, group: str) -> AssetsDefinition:
+    @asset(
+        name=VECTORS_ASSET,
+        partitions_def=shards.definition,
+        group_name=group,
+        kinds={"numpy"},
+        description="One shard of a dense retriever's document vectors, encoded into the vector cache (reused "
+        "when its documents, model and settings are unchanged); the evaluation reads every shard of its retriever.",
+    )
+    def document_vectors(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+        identifier, index = shards.shard(context.partition_key)
+        with scrubbed_errors():
+            return MaterializeResult(metadata=encoded_shard(project.config, identifier, index, context.log.info))
+
+    return document_vectors
+
+
+def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) -> dict[str, Any]:
+    """The shard encoded (or found in the cache), as metadata: counts, time and rate, and its cache key
+    (the folder's name under the cache, never the cache's URI, which may carry credentials)."""
+    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+
+    started, params, context = time.perf_counter(), config.retriever_specs[identifier].params, config.build_context(progress)
+    count = DenseRetriever.shard_count(identifier, params, context)
+    if index >= count:
+        return {"shard": MetadataValue.text(f"none: {identifier} has {count} shards"), "documents": MetadataValue.int(0)}
+    sharded, vectors = DenseRetriever.encode_shard(identifier, params, context, index)
+    seconds = vectors.encoding_seconds
+    return {
+        "shard": MetadataValue.text(f"{index + 1} of {sharded.count}"),
+        "documents": MetadataValue.int(len(sharded.members[index])),
+        "vectors": MetadataValue.int(len(vectors.document_ids)),
+        "encoded": MetadataValue.int(vectors.encoded),
+        "reused_from_cache": MetadataValue.int(0 if vectors.encoded else len(vectors.document_ids)),
+        "encoding_seconds": MetadataValue.float(round(seconds, 3)),
+        "documents_per_second": MetadataValue.float(round(vectors.encoded / seconds, 1) if seconds > 0 else 0.0),
+        "step_seconds": MetadataValue.float(round(time.perf_counter() - started, 3)),
+        "cache_key": MetadataValue.text(sharded.keys[index]),
+    }
