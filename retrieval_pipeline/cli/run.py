@@ -174,6 +174,7 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     latency = render.latency_line(view.run)
     if latency:
         console.print(latency)
+    render.print_approximation(console, run_result)
     for breakdown in view.run.breakdowns:
         render.print_breakdown(console, breakdown)
     console.print()

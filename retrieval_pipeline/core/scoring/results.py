@@ -10,6 +10,7 @@ from functools import cached_property
 from retrieval_pipeline.core.base.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
 from retrieval_pipeline.core.retrieval import latency
+from retrieval_pipeline.core.retrieval.approximation import Approximation
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
@@ -88,6 +89,8 @@ class RunResult:
     grader: str = GRADER
     latency_mode: str = latency.PER_QUESTION
     """What each question's latency_ms is (see latency.py): its own timing, or its batch's mean."""
+    approximation: Approximation | None = None
+    """What an approximate search said of itself (approximation.py); None: the search was exact."""
 
     def __post_init__(self) -> None:
         latency.check_mode(self.latency_mode)

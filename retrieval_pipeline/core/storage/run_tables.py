@@ -13,6 +13,7 @@ import json
 
 from retrieval_pipeline.core.base.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.retrieval.approximation import Approximation
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns, question_schema
@@ -109,6 +110,7 @@ def _schemas():
             ("top1_delta", pa.float64()),
             ("top3_delta", pa.float64()),
             ("schema_version", pa.int64()),
+            ("approximation", pa.string()),
         ]
     )
     questions = pa.schema(
@@ -192,6 +194,7 @@ def summary_table(run: RunResult, report: RegressionReport | None = None, tolera
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         **{f"{figure.key}_delta": report.hit_rate_delta(figure.k) if compared else None for figure in TESTED},
         "schema_version": SCHEMA_VERSION,
+        "approximation": run.approximation.to_json() if run.approximation else None,
     }
     return from_rows([row], _schemas()[0])
 
@@ -296,6 +299,7 @@ def run_from_tables(summary, questions) -> RunResult:
         cutoffs=tuple(row["cutoffs"]),
         index_version=row["index_version"],
         latency_mode=row["latency_mode"],
+        approximation=Approximation.from_json(row["approximation"]),
         questions=QuestionColumns(pa.Table.from_arrays(columns, schema=schema)),
     )
 
