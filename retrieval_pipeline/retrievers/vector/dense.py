@@ -144,6 +144,7 @@ class DenseRetriever(CorpusKind):
             "dimension": int(vectors.vectors.shape[1]),
             "runtime": self._encoder.runtime,
             "model_fingerprint": self._encoder.model_fingerprint,
+            **({"providers": ", ".join(self._encoder.providers)} if hasattr(self._encoder, "providers") else {}),
             "vector_cache_hit": vectors.cache_hit,
             "documents_encoded": vectors.encoded,
             "encoding_seconds": round(vectors.encoding_seconds, 3),
