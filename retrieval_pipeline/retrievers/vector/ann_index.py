@@ -81,7 +81,8 @@ class HnswSearch:
         if depth <= 0:
             return [[] for _ in queries]
         found = self.graph.search(np.ascontiguousarray(queries, dtype=np.float32), depth)
-        keys, counts = np.atleast_2d(found.keys), np.atleast_1d(found.counts)
+        # one question gives usearch's Matches (its keys only those found), several its BatchMatches
+        keys, counts = np.atleast_2d(found.keys), getattr(found, "counts", [len(found.keys)])
         return [row[:count].tolist() for row, count in zip(keys, counts)]
 
 
