@@ -151,6 +151,12 @@ def latency_line(view: RunView) -> str | None:
     return None if text is None else f"Latency: {text}"
 
 
+def print_approximation(console: Console, run: RunResult, who: str = "Search") -> None:
+    """An approximate search's statement (`who`: the retriever, in a comparison); nothing for an exact one."""
+    if run.approximation is not None:
+        console.print(Text(f"{who}: {run.approximation.sentence}", style="bold yellow"))
+
+
 def print_breakdown(console: Console, breakdown: Breakdown) -> None:
     """Rates per key and the headline ranking figures; where the check compared the groups, its changes too.
     A narrow terminal leaves out the ranking figures (from the right), then the question counts."""

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
-from retrieval_pipeline.cli.render import hit_mark
+from retrieval_pipeline.cli.render import hit_mark, print_approximation
 from retrieval_pipeline.cli.render_significance import print_slice_table
 from retrieval_pipeline.core.base.formatting import id_list
 from retrieval_pipeline.core.scoring.measures import TESTED
@@ -29,6 +29,8 @@ def print_comparison(console: Console, view: ComparisonView, limit: int) -> None
     for line in view.set_change_lines:
         console.print(line)
     print_overall(console, view)
+    for compared in view.runs:
+        print_approximation(console, compared.run.result, compared.identifier)
     console.print(SIGNIFICANCE_NOTE, style="dim")
     print_weighted(console, view)
     for table in view.group_tables:

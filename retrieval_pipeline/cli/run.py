@@ -186,6 +186,7 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
         console.print(latency)
     for line in render.traffic_lines(view.traffic):
         console.print(line)
+    render.print_approximation(console, run_result)
     for breakdown in view.run.breakdowns:
         render.print_breakdown(console, breakdown)
     console.print()

@@ -134,6 +134,12 @@ def evaluation_metadata(
     }
     if not view.run.by_hard_class.rows:
         del metadata["by_hard_class"]
+    if run.approximation is not None:  # an exact run's metadata keeps the entries it always had
+        metadata["approximate"] = MetadataValue.text(run.approximation.sentence)
+        if run.approximation.overlap is not None:
+            metadata[f"approximate_top{run.approximation.depth}_overlap"] = MetadataValue.float(
+                round(run.approximation.overlap, 4)
+            )
     for row in view.run.rates:
         low, high = row.interval
         metadata[f"{row.key}_ci_low"] = MetadataValue.float(round(low, 4))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, validation_problem
+from retrieval_pipeline.core.retrieval.approximation import Approximation
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry
@@ -107,6 +108,14 @@ class BuildReport(Protocol):
     """
 
     def build_report(self) -> Mapping[str, str | int | float | bool]: ...
+
+
+@runtime_checkable
+class ApproximateSearch(Protocol):
+    """Optional: a retriever that may search approximately says so, measured on the run's questions (their
+    texts in the set's order): None when its search is exact (see approximation.py)."""
+
+    def approximation(self, questions: Sequence[str]) -> Approximation | None: ...
 
 
 def document_id_from_chunk(chunk_id: str, separator: str = "_") -> str:

@@ -10,6 +10,7 @@ from functools import cached_property
 from retrieval_pipeline.core.base.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
 from retrieval_pipeline.core.retrieval import latency
+from retrieval_pipeline.core.retrieval.approximation import Approximation
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
@@ -90,6 +91,8 @@ class RunResult:
     """What each question's latency_ms is (see latency.py): its own timing, or its batch's mean."""
     labels: str = "human"
     """The labels it was scored under (machine_labels.py): `human`, or `human+machine`."""
+    approximation: Approximation | None = None
+    """What an approximate search said of itself (approximation.py); None: the search was exact."""
 
     def __post_init__(self) -> None:
         latency.check_mode(self.latency_mode)

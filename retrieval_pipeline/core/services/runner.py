@@ -20,6 +20,7 @@ from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
 from retrieval_pipeline.core.retrieval.retriever import (
+    ApproximateSearch,
     BatchRetriever,
     ConcurrentRetriever,
     CountsRetries,
@@ -124,6 +125,9 @@ def run_question_set(
         cutoffs=cutoffs.values,
         index_version=index_version,
         latency_mode=latency_mode(retriever),
+        approximation=retriever.approximation([q.question for q in questions])
+        if isinstance(retriever, ApproximateSearch)
+        else None,
     )
 
 

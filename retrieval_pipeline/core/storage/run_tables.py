@@ -12,6 +12,7 @@ import json
 
 from retrieval_pipeline.core.base.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.retrieval.approximation import Approximation
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns, question_schema
@@ -120,6 +121,7 @@ def _schemas():
             ("weighted_values", pa.list_(pa.float64())),
             ("weighted_ci_low", pa.list_(pa.float64())),
             ("weighted_ci_high", pa.list_(pa.float64())),
+            ("approximation", pa.string()),
         ]
     )
     questions = pa.schema(
@@ -212,6 +214,7 @@ def summary_table(
         "schema_version": SCHEMA_VERSION,
         "labels": run.labels,
         **_traffic_columns(weighted),
+        "approximation": run.approximation.to_json() if run.approximation else None,
     }
     return from_rows([row], _schemas()[0])
 
@@ -357,6 +360,7 @@ def run_from_tables(summary, questions) -> RunResult:
         index_version=row["index_version"],
         latency_mode=row["latency_mode"],
         labels=row["labels"],
+        approximation=Approximation.from_json(row["approximation"]),
         questions=QuestionColumns(pa.Table.from_arrays(columns, schema=schema)),
     )
 

@@ -84,13 +84,20 @@ class EncoderSettings:
     normalize: bool
     batch_size: int
     output: str | int | None = None  # ONNX only: which output holds the token (3-D) or sentence (2-D) vectors
+    providers: tuple[str, ...] = ("CPUExecutionProvider",)  # ONNX only: onnxruntime's, those available (providers.py)
 
 
 def encoder_settings(
-    model: Path | str, tokenizer: Path | None, runtime: Runtime | Literal["auto"], hub_name: str | None = None, **settings
+    model: Path | str,
+    tokenizer: Path | None,
+    runtime: Runtime | Literal["auto"],
+    hub_name: str | None = None,
+    providers: Sequence[str] | None = None,
+    **settings,
 ) -> EncoderSettings:
     """`auto` is ONNX for a `.onnx` file or a folder holding one, else sentence-transformers. Where no
-    `model` path exists, `hub_name` (the configured text) may name a model in the local Hugging Face cache."""
+    `model` path exists, `hub_name` (the configured text) may name a model in the local Hugging Face cache.
+    `providers` (ONNX only; None: the CPU) are checked against those onnxruntime has here."""
     path = Path(model)
     onnx_files = sorted(path.glob("*.onnx")) if path.is_dir() else [path] if path.exists() else []
     onnx_files = [file for file in onnx_files if file.suffix == ".onnx"]
@@ -104,11 +111,17 @@ def encoder_settings(
     if missing:
         raise EncoderConfigError("runtime", f"{', '.join(missing)} not installed: {install_command(EXTRAS[runtime][0])}")
     if runtime == "sentence-transformers":
+        if providers is not None:
+            raise EncoderConfigError("providers", "providers are onnxruntime's: they apply to the onnx runtime only")
         folder = path if path.is_dir() else _cached_model_folder(path, hub_name)
         _refuse_beyond_positions(runtime, folder, settings["max_length"])
         files = tuple(sorted(file for file in folder.rglob("*") if file.is_file() and ".git" not in file.parts))
         return EncoderSettings("sentence-transformers", str(folder), files, None, **settings)
     _refuse_beyond_positions("onnx", model_file, settings["max_length"])
+    if providers is not None:
+        from retrieval_pipeline.retrievers.encoders.providers import chosen_providers
+
+        settings["providers"] = chosen_providers(providers)
     return EncoderSettings("onnx", str(model_file), (model_file, tokenizer), tokenizer, **settings)
 
 

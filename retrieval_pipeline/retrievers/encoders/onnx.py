@@ -23,8 +23,9 @@ class OnnxEncoder(EncoderBase):
         self._tokenizer.enable_truncation(settings.max_length)
         self._tokenizer.enable_padding(pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]"))
         self._session = loaded(
-            "model", settings.model, lambda path: onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+            "model", settings.model, lambda path: onnxruntime.InferenceSession(path, providers=list(settings.providers))
         )
+        self.providers = tuple(self._session.get_providers())  # those the session runs on, stated in the build report
         self._inputs = {item.name for item in self._session.get_inputs()}
         self._output = _output_name(self._session.get_outputs(), settings.output)
 

@@ -25,7 +25,7 @@ from retrieval_pipeline.retrievers.encoders.callable import CallableEncoderParam
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
 from retrieval_pipeline.retrievers.encoders.package_files import PackageFile
 
-LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling")
+LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling", "providers")
 
 
 class QueryEncoderParams(RetrieverParams):
@@ -41,6 +41,7 @@ class QueryEncoderParams(RetrieverParams):
     normalize: bool = True
     query_prefix: str = ""
     batch_size: int = Field(32, ge=1, le=4096)
+    providers: list[str] | None = Field(None, min_length=1)  # onnxruntime's, in order of preference (providers.py)
 
 
 def checked_encoder(settings: QueryEncoderParams, kind: KindContext) -> EncoderSettings | None:
@@ -64,6 +65,7 @@ def checked_encoder(settings: QueryEncoderParams, kind: KindContext) -> EncoderS
             located(settings.tokenizer, "tokenizer", kind) if settings.tokenizer else None,
             settings.runtime,
             settings.model if isinstance(settings.model, str) else None,
+            tuple(settings.providers) if settings.providers else None,
             **settings.model_dump(include={"max_length", "pooling", "normalize", "batch_size", "output"}),
         )
     except EncoderConfigError as error:

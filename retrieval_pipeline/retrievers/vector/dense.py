@@ -1,5 +1,6 @@
 """Dense retrieval over a JSONL corpus: an embedding model encodes documents and questions, exact search
-ranks by inner product (cosine with `normalize`), so an embedding swap is one configuration entry.
+ranks by inner product (cosine with `normalize`), so an embedding swap is one configuration entry. With
+`index: {kind: hnsw}` an HNSW graph searches instead, and every run says it was approximate (ann_index.py).
 
 Encoding a corpus is the cost: document vectors are cached (see vector/cache.py) under a key naming the
 corpus bytes, the model bytes and every setting that changes a vector, so a nightly with the same corpus
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.approximation import Approximation
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
 from retrieval_pipeline.retrievers.base.chunking import (
@@ -34,11 +37,21 @@ from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
 from retrieval_pipeline.retrievers.encoders.onnx import loaded
+from retrieval_pipeline.retrievers.encoders.package_files import install_command
 from retrieval_pipeline.retrievers.encoders.query_encoder import (
     QueryEncoderParams,
     checked_encoder,
     opened_encoder,
     refused,
+)
+from retrieval_pipeline.retrievers.vector.ann_index import (
+    ExactIndex,
+    HnswIndex,
+    HnswSearch,
+    IndexParams,
+    graph_report,
+    hnsw_search,
+    stated_approximation,
 )
 from retrieval_pipeline.retrievers.vector.cache import DocumentVectors, cached_vectors
 from retrieval_pipeline.retrievers.vector.cache_location import joined, unusable
@@ -53,6 +66,7 @@ class DenseParams(QueryEncoderParams, ShardParams):
     document_prefix: str = ""
     chunk_separator: str | None = Field(None, min_length=1)
     chunking: Chunking | None = None  # size and overlap in tokens of the model's tokenizer
+    index: IndexParams = Field(ExactIndex(), discriminator="kind")  # exact, or hnsw (ann_index.py)
 
 
 VECTORS: ProcessCache[DocumentVectors] = ProcessCache()
@@ -61,12 +75,21 @@ VECTORS: ProcessCache[DocumentVectors] = ProcessCache()
 class DenseRetriever(CorpusKind):
     """The documents whose vectors are nearest a question's, best first; ties in corpus order."""
 
-    def __init__(self, identifier: str, params: DenseParams, encoder: Encoder, vectors: DocumentVectors, key: str):
+    def __init__(
+        self,
+        identifier: str,
+        params: DenseParams,
+        encoder: Encoder,
+        vectors: DocumentVectors,
+        key: str,
+        graph: HnswSearch | None = None,
+    ):
         self.identifier = identifier
         self.params = params
         self._encoder = encoder
         self._vectors = vectors
         self._key = key
+        self._graph = graph
         self._most_chunks = most_chunks(vectors.document_ids)
         if hasattr(encoder, "fail_fast_after"):  # an endpoint stops the run as the HTTP kind does
             self.fail_fast_after = encoder.fail_fast_after
@@ -93,7 +116,11 @@ class DenseRetriever(CorpusKind):
             vectors = VECTORS.get(
                 key, lambda: encode_into(folder, lambda: split(*read_corpus(corpus, settings.fields, kind.key)))
             )
-        return cls(identifier, settings, encoder, vectors, key)
+        graph = None
+        if isinstance(settings.index, HnswIndex):
+            folder = kind.build.cache_dir / "dense"
+            graph = hnsw_search(settings.index, vectors.vectors, key, settings.normalize, folder, kind.build.report)
+        return cls(identifier, settings, encoder, vectors, key, graph)
 
     @classmethod
     def question_encoder(
@@ -145,9 +172,11 @@ class DenseRetriever(CorpusKind):
             "dimension": int(vectors.vectors.shape[1]),
             "runtime": self._encoder.runtime,
             "model_fingerprint": self._encoder.model_fingerprint,
+            **({"providers": ", ".join(self._encoder.providers)} if hasattr(self._encoder, "providers") else {}),
             "vector_cache_hit": vectors.cache_hit,
             "documents_encoded": vectors.encoded,
             "encoding_seconds": round(vectors.encoding_seconds, 3),
+            **graph_report(self._graph),
         }
 
     def retrieve(self, question: str, limit: int) -> list[str]:
@@ -159,6 +188,22 @@ class DenseRetriever(CorpusKind):
         ids = self._vectors.document_ids
         if min(limit, len(ids)) <= 0 or not questions:
             return [[] for _ in questions]
+        queries, depth = self._queries(questions), limit * self._most_chunks
+        if self._graph is None:
+            positions = top_positions(queries, self._vectors.vectors, depth).tolist()
+        else:
+            positions = self._graph.top_positions(queries, depth)
+        rankings = [[ids[i] for i in row] for row in positions]
+        separator = self.params.chunk_separator
+        if separator is not None:
+            rankings = [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
+        return rankings if self.params.chunking is None else [best_documents(row, limit) for row in rankings]
+
+    def approximation(self, questions: Sequence[str]) -> Approximation | None:
+        """None with exact search; through the graph, its top-10 overlap with exact search on a sample."""
+        return None if self._graph is None else stated_approximation(self._graph, questions, self._queries, self._vectors.vectors)
+
+    def _queries(self, questions: Sequence[str]):
         queries = self._encoder.encode([self.params.query_prefix + question for question in questions])
         if queries.shape[1] != self._vectors.vectors.shape[1]:  # the model behind an endpoint's name changed
             raise RetrieverFault(
@@ -166,12 +211,7 @@ class DenseRetriever(CorpusKind):
                 f"{self._vectors.vectors.shape[1]} wide: the model behind the encoder changed; change encoder.version "
                 "so the documents are encoded again"
             )
-        positions = top_positions(queries, self._vectors.vectors, limit * self._most_chunks).tolist()
-        rankings = [[ids[i] for i in row] for row in positions]
-        separator = self.params.chunk_separator
-        if separator is not None:
-            rankings = [[document_id_from_chunk(i, separator) for i in row] for row in rankings]
-        return rankings if self.params.chunking is None else [best_documents(row, limit) for row in rankings]
+        return queries
 
 
 def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams, EncoderSettings | None, Path | None]:
@@ -183,6 +223,8 @@ def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams,
         raise InvalidInputError(unusable(kind.build.vector_location), source=kind.build.source, key="vector_cache")
     checked_corpus(settings.corpus, kind.identifier, kind.build)
     encoding = checked_encoder(settings, kind)
+    if isinstance(settings.index, HnswIndex) and find_spec("usearch") is None:
+        raise kind.invalid(f"index kind hnsw needs usearch, not installed: {install_command('dense')}", "index.kind")
     if settings.chunking is None:
         return settings, encoding, None
     if encoding is None:

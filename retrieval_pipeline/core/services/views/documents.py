@@ -89,6 +89,8 @@ def run_summary(view: RunView) -> dict[str, Any]:
         "errored_question_ids": list(run.errored_question_ids),
         "index_version": run.index_version,
         "set_fingerprint": run.set_fingerprint,
+        # only where the search was approximate: an exact run's document keeps the keys it always had
+        **({"approximate": run.approximation.to_dict()} if run.approximation else {}),
     }
 
 

@@ -11,6 +11,7 @@ from retrieval_pipeline.core.base.formatting import id_list
 from retrieval_pipeline.core.services.views.figure_rows import MISSING
 
 if TYPE_CHECKING:  # the views import this module only when asked for Markdown
+    from retrieval_pipeline.core.scoring.results import RunResult
     from retrieval_pipeline.core.services.views.breakdowns import Breakdown
     from retrieval_pipeline.core.services.views.comparison_view import ComparedRun, ComparisonView
     from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
@@ -33,6 +34,7 @@ def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
         "",
         *_weighted_table(view),
         _run_line(view),
+        *_approximate_lines(run),
     ]
     if view.set_change_line:
         lines += ["", view.set_change_line]
@@ -73,6 +75,11 @@ def _group_table(breakdown: Breakdown) -> list[str]:
     ]
 
 
+def _approximate_lines(run: RunResult) -> list[str]:
+    """The approximate search's statement, bold, under the run line; nothing for an exact run."""
+    return ["", f"**{run.approximation.sentence}**"] if run.approximation else []
+
+
 def _run_line(view: EvaluationView) -> str:
     run, baseline_run_id = view.run.result, view.verdict.baseline_run_id
     errors = f", {len(run.errored_question_ids)} errored" if run.errored_question_ids else ""
@@ -98,6 +105,9 @@ def comparison_markdown(view: ComparisonView) -> str:
         lines += ["", *_weighted_comparison(view)]
     if view.set_change_lines:
         lines += ["", *view.set_change_lines]
+    approximate = [compared for compared in view.runs if compared.run.result.approximation]
+    if approximate:
+        lines += ["", *(f"`{c.identifier}`: **{c.run.result.approximation.sentence}**  " for c in approximate)]
     lines += ["", *(f"`{compared.identifier}`: {compared.slice_tests.surviving_sentence}" for compared in view.others)]
     return "\n".join(lines) + "\n"
 
