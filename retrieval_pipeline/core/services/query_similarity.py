@@ -72,7 +72,8 @@ class LexicalSimilarity:
         import numpy
 
         terms = self._terms(queries)
-        weight = numpy.vstack([self._index.get_scores(query) for query in terms]) / self._own
+        nothing = numpy.zeros(len(self._own))  # a query of stopwords only: bm25s refuses an empty query
+        weight = numpy.vstack([self._index.get_scores(query) if query else nothing for query in terms]) / self._own
         sizes = numpy.array([max(len(set(query)), 1) for query in terms], dtype=float)[:, None]
         scores = weight * ((self._incidence(terms) @ self._has).toarray() / sizes)
         best = scores.argmax(axis=1)
