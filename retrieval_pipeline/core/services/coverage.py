@@ -149,7 +149,7 @@ def _scan(counts: QueryCounts, question_set: GoldenQuestionSet, similarity, thre
     covered: list[tuple[int, str, int]] = []
     for start in range(0, len(queries), BATCH):
         batch = queries[start : start + BATCH]
-        found = similarity.nearest(batch)
+        found = similarity.nearest(batch, with_vectors=clusters is not None)
         nearest[start : start + len(batch)], alike[start : start + len(batch)] = found.question, found.similarity
         if clusters is not None:
             out = numpy.flatnonzero(found.similarity < threshold)
