@@ -144,7 +144,7 @@ def _scan(counts: QueryCounts, question_set: GoldenQuestionSet, similarity, thre
     import numpy
 
     queries = sorted(counts.counts, key=lambda query: -counts.counts[query])
-    nearest, alike = numpy.zeros(len(queries), dtype=numpy.int32), numpy.zeros(len(queries), dtype=numpy.float32)
+    nearest, alike = numpy.zeros(len(queries), dtype=numpy.int32), numpy.zeros(len(queries), dtype=numpy.float64)
     traffic = numpy.fromiter((counts.counts[query] for query in queries), dtype=numpy.int64, count=len(queries))
     covered: list[tuple[int, str, int]] = []
     for start in range(0, len(queries), BATCH):
