@@ -27,7 +27,8 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     "--apply",
     "set_file",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids).",
+    help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids); "
+    "judged queries sampled by `coverage --sample` become new questions.",
 )
 @click.option(
     "--machine", is_flag=True, help="With --apply: also apply the machine judge's answers, into the set's machine lists."

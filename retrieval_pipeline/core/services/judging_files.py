@@ -123,7 +123,8 @@ def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) 
 def question_rows(judging_path: Path, question_set: GoldenQuestionSet) -> list[tuple[str, dict]]:
     """The file's rows about the set's questions: rows of sampled queries that are not questions yet
     (`coverage --sample`) are left to `new_questions`."""
-    return [(where, row) for where, row in numbered_judging_rows(judging_path) if not is_new_question_row(row, question_set)]
+    known = {question.id for question in question_set.questions}
+    return [(where, row) for where, row in numbered_judging_rows(judging_path) if not is_new_question_row(row, known)]
 
 
 def human_labels(
