@@ -184,6 +184,59 @@ def require_modules(*names: str) -> bool:
     return not missing
 
 
+# ---------------------------------------------------------------------------------------- services
+
+_LATENCY_SERVER = r"""
+import json, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+latency = float(sys.argv[1])
+context = json.loads(sys.stdin.read() or "null")
+{answer}
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as production servers do; else delayed ACKs add ~40 ms per request
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        time.sleep(latency)
+        payload = json.dumps(answer(body)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+server = Server(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def start_latency_server(latency: float, answer: str, context: Any = None) -> tuple[subprocess.Popen, int]:
+    """A JSON service on 127.0.0.1 (a free port) in a child process, so it does not share the measuring
+    process's interpreter lock: every POST is answered after `latency` seconds with `answer(body)`, the
+    function whose source `answer` holds (it may read `context`, sent as JSON). Returns the process
+    (terminate it) and its port."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _LATENCY_SERVER.replace("{answer}", answer), str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    process.stdin.write(json.dumps(context))
+    process.stdin.close()
+    return process, int(process.stdout.readline())
+
+
 # ------------------------------------------------------------------------------------------- timing
 
 

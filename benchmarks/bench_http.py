@@ -20,52 +20,11 @@ QUESTIONS = 200
 CONCURRENCY = 8
 TARGET = 1.2
 
-SERVER = r"""
-import json, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-latency = float(sys.argv[1])
-answers = json.loads(sys.stdin.read())
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # as production servers do; else delayed ACKs add ~40 ms per request
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        time.sleep(latency)
-        first = answers.get(body["query"], "unknown")
-        payload = json.dumps({"results": [first] + [f"noise{i}" for i in range(body.get("limit", 10) - 1)]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-server = Server(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
+ANSWER = """
+def answer(body):
+    first = context.get(body["query"], "unknown")
+    return {"results": [first] + [f"noise{i}" for i in range(body.get("limit", 10) - 1)]}
 """
-
-
-def start_server(latency: float, answers: dict[str, str]):
-    import json
-    import subprocess
-
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(latency)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    process.stdin.write(json.dumps(answers))
-    process.stdin.close()
-    port = int(process.stdout.readline())
-    return process, port
 
 
 def main(argv: list[str] | None = None) -> c.Report:
@@ -94,7 +53,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     questions = c.sampled_questions(n, seed=23)
     golden = c.question_set("bench.http", questions)
     cutoffs = CutOffs()
-    server, port = start_server(latency, {text: doc for _, text, doc in questions})
+    server, port = c.start_latency_server(latency, ANSWER, {text: doc for _, text, doc in questions})
     url = f"http://127.0.0.1:{port}/search"
     try:
         with c.temp_dir("http-") as scratch:

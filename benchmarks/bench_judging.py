@@ -22,45 +22,10 @@ ROWS = 200
 CONCURRENCY = 8
 TARGET = 1.25
 
-SERVER = r"""
-import json, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-latency = float(sys.argv[1])
-answer = json.dumps({"choices": [{"message": {"role": "assistant", "content": "2"}}],
-                     "usage": {"prompt_tokens": 200, "completion_tokens": 1}}).encode()
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        time.sleep(latency)
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, *args):
-        pass
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-server = Server(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
+ANSWER = """
+def answer(body):
+    return {"choices": [{"message": {"role": "assistant", "content": "2"}}], "usage": {"prompt_tokens": 200, "completion_tokens": 1}}
 """
-
-
-def start_server(latency: float):
-    import subprocess
-
-    process = subprocess.Popen([sys.executable, "-c", SERVER, str(latency)], stdout=subprocess.PIPE, text=True)
-    return process, int(process.stdout.readline())
 
 
 def main(argv: list[str] | None = None) -> c.Report:
@@ -91,7 +56,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         {"question_id": f"q{i}", "document_id": f"d{i}", "judgement": "", "question": q[1], "title": "", "text": d[1]}
         for i, (q, d) in enumerate(zip(sentences[:n], sentences[n:]))
     ]
-    server, port = start_server(latency)
+    server, port = c.start_latency_server(latency, ANSWER)
     try:
         with c.temp_dir("judging-") as scratch:
             context = BuildContext(base_dir=scratch, source="bench_judging")
