@@ -166,6 +166,7 @@ def test_a_baseline_stored_under_other_labels_is_rescored_not_compared_as_stored
     document = json.loads(second.stdout)
     regression = document["regression"]
     assert regression["baseline_run_id"] == json.loads(first.stdout)["run_id"]
+    assert (document["labels"], regression["baseline_labels"]) == ("human+machine", "human")
     # same rankings, the baseline rescored under human+machine labels: nothing changed, nothing lost
     assert regression["top3_delta"] == 0.0 and regression["top1_delta"] == 0.0
     assert "Baseline rescored under the current labels: 40 relabelled questions kept" in regression["summary"]

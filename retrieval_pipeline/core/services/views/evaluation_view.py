@@ -69,6 +69,8 @@ class EvaluationView:
     """What the run was judged with: its tolerances and baseline policy, which the JSON document states."""
     store_uri: str | None = None
     """Where the run was saved; None when it was not."""
+    baseline_labels: str | None = None
+    """The labels the baseline was stored under (it is rescored under the run's when they differ)."""
 
     def to_dict(self, *, streamed: bool = False) -> dict[str, Any]:
         """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as an iterator
@@ -151,4 +153,5 @@ def evaluation_view(
         latency_change=report.p95_latency_delta_ms,
         settings=settings,
         store_uri=store_uri,
+        baseline_labels=evaluation.baseline.labels if evaluation.baseline is not None else None,
     )
