@@ -44,6 +44,8 @@ class RunSummary:
     deltas: Mapping[str, float] = field(default_factory=dict)
     """The check's changes by key (`top1`, `top3`), on the questions it compared; empty when not compared."""
     schema_version: int = 0
+    labels: str = "human"
+    """The labels the run was scored under (machine_labels.py)."""
 
     def figure(self, key: str) -> float | None:
         return self.figures.get(key)
@@ -102,6 +104,7 @@ class RunSummary:
             verdict=row["verdict"],
             verdict_summary=row["verdict_summary"],
             baseline_run_id=row["baseline_run_id"],
+            labels=row["labels"],
             deltas={name: value for name, value in deltas.items() if value is not None},
             schema_version=row["schema_version"],
         )
