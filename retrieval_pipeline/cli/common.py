@@ -57,7 +57,9 @@ def labels_option(function):
     return click.option(
         "--labels",
         type=click.Choice(("human", "human+machine")),
-        help="Score with the human labels alone or with a calibrated machine judge's too. Default: the configuration's `labels` (human).",
+        metavar="LABELS",
+        help="human: score with the human labels alone; human+machine: with a calibrated machine judge's too. "
+        "Default: the configuration's `labels` (human).",
     )(function)
 
 

@@ -92,6 +92,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "has_baseline": MetadataValue.bool(verdict.has_baseline),
         "run_id": MetadataValue.text(run.run_id),
         "labels": MetadataValue.text(run.labels),
+        "baseline_labels": MetadataValue.text(view.baseline_labels or "none"),
         "baseline_run_id": MetadataValue.text(verdict.baseline_run_id or "none"),
         **{f"{row.key}_change": MetadataValue.text(_change(view, row)) for row in tested},
         **{

@@ -166,6 +166,7 @@ def test_a_baseline_stored_under_other_labels_is_rescored_not_compared_as_stored
     document = json.loads(second.stdout)
     regression = document["regression"]
     assert regression["baseline_run_id"] == json.loads(first.stdout)["run_id"]
+    assert (document["labels"], regression["baseline_labels"]) == ("human+machine", "human")
     # same rankings, the baseline rescored under human+machine labels: nothing changed, nothing lost
     assert regression["top3_delta"] == 0.0 and regression["top1_delta"] == 0.0
     assert "Baseline rescored under the current labels: 40 relabelled questions kept" in regression["summary"]
@@ -198,3 +199,14 @@ def test_judged_at_k_counts_people_only_and_judged_any_counts_the_machine_too(cl
     assert document["metrics"]["judged@3"] == pytest.approx(share(people))
     assert document["metrics"]["judged_any@3"] == pytest.approx(share(either))
     assert share(either) > share(people)
+
+
+def test_history_says_which_labels_scored_each_run(cli, project):
+    root, pool, _ = project
+    assert apply_machine(cli, root, pool).exit_code == 0
+    config = str(root / "config.yaml")
+    for labels in ("human", "human+machine"):
+        assert cli("run", "pool.set", "gamma", "--config", config, "--labels", labels).exit_code in (0, 1)
+    document = json.loads(cli("history", "pool.set", "gamma", "--config", config, "--json").stdout)
+    assert [run["scored_under"] for run in document["runs"]] == ["human+machine", "human", "human"]  # pooling ran it first
+    assert "labels human+machine" in cli("history", "pool.set", "gamma", "--config", config).stdout

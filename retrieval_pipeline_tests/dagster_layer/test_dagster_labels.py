@@ -31,5 +31,6 @@ def test_the_evaluation_and_its_check_say_which_labels_scored_the_run(machine_la
     materialization, check = only_materialization(both), only_check(both)
     assert materialization.metadata["labels"].value == "human+machine"
     assert check.metadata["labels"].value == "human+machine"
+    assert check.metadata["baseline_labels"].value == "human"
     assert materialization.metadata["top1_hit_rate"].value == 0.75  # b4's machine-labelled d8 counts
     assert "Baseline rescored under the current labels: 1 relabelled question kept" in check.metadata["verdict"].value

@@ -91,9 +91,14 @@ def answered_rows(numbered: Sequence[tuple[str, dict]]) -> list[Answered]:
     return answered
 
 
-def calibration(answered: Sequence[Answered], width: float) -> Calibration:
+def calibration_sample(answered: Sequence[Answered]) -> Agreement | None:
+    """The agreement on the rows a person and the machine both answered; None when there are none."""
     pairs = [(row.human, row.machine) for row in answered if row.human is not None and row.machine is not None]
-    agreement = kappa_agreement(pairs) if pairs else None
+    return kappa_agreement(pairs) if pairs else None
+
+
+def calibration(answered: Sequence[Answered], width: float) -> Calibration:
+    agreement = calibration_sample(answered)
     return Calibration(
         agreement=agreement,
         width=width,

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.arrow_arrays import from_rows
+from retrieval_pipeline.core.golden.machine_labels import HUMAN
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, in_declared_order
 from retrieval_pipeline.core.scoring.results import GRADER
 from retrieval_pipeline.core.storage.run_summary import RunSummary
@@ -98,7 +99,7 @@ class Leaderboard:
             rows = [
                 [
                     str(rank),
-                    f"`{entry.retriever_identifier}`{'' if entry.latest_run_complete else ' (latest run incomplete)'}",
+                    f"`{entry.retriever_identifier}`{_notes(entry)}",
                     *figure_cells(entry.summary, shown),
                     entry.summary.latency_text,
                 ]
@@ -142,6 +143,7 @@ class Leaderboard:
                 ("run_at", pa.timestamp("us", tz="UTC")),
                 ("index_version", pa.string()),
                 ("latest_run_complete", pa.bool_()),
+                ("labels", pa.string()),
             ]
         )
         rows = [
@@ -157,6 +159,7 @@ class Leaderboard:
                 "run_at": entry.summary.run_at,
                 "index_version": entry.summary.index_version,
                 "latest_run_complete": entry.latest_run_complete,
+                "labels": entry.summary.labels,
             }
             for set_identifier in self.set_identifiers
             for rank, entry in enumerate(self.for_set(set_identifier), start=1)
@@ -221,6 +224,13 @@ def latest_entry(store: ResultStore, key: HistoryKey) -> LeaderboardEntry | None
     if latest_complete is None:
         return None
     return LeaderboardEntry(RunSummary.of(key, row), latest_run_complete=history[0].complete)
+
+
+def _notes(entry: LeaderboardEntry) -> str:
+    """What sets a row apart from a complete run scored under human labels, which most rows are."""
+    incomplete = "" if entry.latest_run_complete else " (latest run incomplete)"
+    labels = "" if entry.summary.labels == HUMAN else f" (labels {entry.summary.labels})"
+    return incomplete + labels
 
 
 def _unique(values: Iterable[str]) -> list[str]:

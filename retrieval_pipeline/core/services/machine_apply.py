@@ -20,7 +20,7 @@ from retrieval_pipeline.core.golden.machine_labels import MachineChange, machine
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import MachineCalibration
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
-from retrieval_pipeline.core.services.calibration import MACHINE, answered_rows, calibration
+from retrieval_pipeline.core.services.calibration import MACHINE, answered_rows, calibration_sample
 from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.judging_files import human_labels, question_rows
 
@@ -38,7 +38,7 @@ def apply_with_machine(judging_path: Path, set_path: Path, config: ProjectConfig
     numbered = question_rows(judging_path, question_set)
     answered = answered_rows(numbered)
     judged_by = _one_judge(numbered, question_set.machine_judged_by)
-    agreement = calibration(answered, 1.0).agreement
+    agreement = calibration_sample(answered)
     kappa, n = (agreement.kappa, agreement.n) if agreement is not None else (None, 0)
     thresholds = config.judging
     weak = n < thresholds.min_calibration_rows or kappa is None or kappa < thresholds.min_kappa

@@ -50,6 +50,8 @@ class RunSummary:
     weighted: Mapping[str, float] = field(default_factory=dict)
     """Every traffic-weighted figure by key, as `figures`; empty without a traffic log."""
     weighted_intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    labels: str = "human"
+    """The labels the run was scored under (machine_labels.py)."""
 
     def figure(self, key: str) -> float | None:
         return self.figures.get(key)
@@ -108,6 +110,7 @@ class RunSummary:
             verdict=row["verdict"],
             verdict_summary=row["verdict_summary"],
             baseline_run_id=row["baseline_run_id"],
+            labels=row["labels"],
             deltas={name: value for name, value in deltas.items() if value is not None},
             schema_version=row["schema_version"],
             traffic_log=row["traffic_log"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -110,3 +111,17 @@ def test_the_table_ranks_each_set_and_has_a_rate_column_per_cutoff_of_any_run(st
 def test_an_empty_board_is_an_empty_table_with_its_columns(store):
     table = build_leaderboard(store).to_table()
     assert table.num_rows == 0 and {"set_identifier", "rank", "top1_hit_rate", "top3_hit_rate"} <= set(table.column_names)
+
+
+def test_a_run_scored_with_machine_labels_is_marked_on_the_leaderboard(store):
+    save(store, "11", "lexical")
+    store.save(replace(run_from_codes("1-", retriever_identifier="vector", run_at=START), labels="human+machine"))
+    board = build_leaderboard(store)
+    markdown = board.to_markdown()
+    assert "`vector` (labels human+machine)" in markdown and "`lexical` |" in markdown
+    assert dict(
+        zip(board.to_table().column("retriever_identifier").to_pylist(), board.to_table().column("labels").to_pylist())
+    ) == {
+        "lexical": "human",
+        "vector": "human+machine",
+    }

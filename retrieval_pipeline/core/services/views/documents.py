@@ -129,6 +129,7 @@ def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
         "verdict": verdict.status,
         "has_baseline": verdict.has_baseline,
         "baseline_run_id": verdict.baseline_run_id,
+        "baseline_labels": view.baseline_labels,
         **{f"{row.key}_delta": row.checked for row in tested},
         "is_regression": verdict.is_regression,
         "summary": verdict.sentence,

@@ -72,6 +72,8 @@ class EvaluationView:
     """Where the run was saved; None when it was not."""
     traffic: TrafficView | None = None
     """The traffic-weighted figures, when a query log weighed the run; None: every output as without."""
+    baseline_labels: str | None = None
+    """The labels the baseline was stored under (it is rescored under the run's when they differ)."""
 
     def to_dict(self, *, streamed: bool = False) -> dict[str, Any]:
         """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as an iterator
@@ -166,4 +168,5 @@ def evaluation_view(
             report.weighted_gate,
             evaluation.run.cutoffs,
         ),
+        baseline_labels=evaluation.baseline.labels if evaluation.baseline is not None else None,
     )

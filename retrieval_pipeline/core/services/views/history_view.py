@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from retrieval_pipeline.core.golden.machine_labels import HUMAN
 from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.set_versions import by_reason
 from retrieval_pipeline.core.services.history import HistoryEntry
@@ -47,6 +48,8 @@ class HistoryView:
             notes.append(f"{len(entry.rescored)} relabelled rescored")
         if entry.not_rescored:
             notes.append(f"not rescored: {entry.not_rescored}")
+        if s.labels != HUMAN:
+            notes.append(f"labels {s.labels}")
         return "; ".join(note for note in notes if note)
 
     def left_out_line(self, entry: HistoryEntry) -> str | None:
@@ -87,6 +90,7 @@ class HistoryView:
             "latency_p95_ms": s.latency.get("p95"),
             "latency_batch_mean_ms": s.latency.get("batch_mean"),
             "index_version": s.index_version,
+            "scored_under": s.labels,
             "baseline_run_id": e.baseline_run_id,
             **{f"{figure.key}_delta": e.deltas.get(figure.key) for figure in self.rates},
             "verdict": s.verdict,
