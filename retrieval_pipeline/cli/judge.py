@@ -24,7 +24,8 @@ PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
     "--apply",
     "set_file",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids).",
+    help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids); "
+    "judged queries sampled by `coverage --sample` become new questions.",
 )
 @config_option
 def judge(judging_file: Path, set_file: Path | None, config_path: Path | None) -> None:

@@ -88,3 +88,17 @@ def test_the_sensor_requests_a_new_or_grown_log_once(traffic_project, instance):
     grown = tick(first.cursor)
     assert {r.job_name for r in grown.run_requests} == {QUERY_LOG_JOB, COVERAGE_JOB}
     assert not {r.run_key for r in grown.run_requests} & {r.run_key for r in first.run_requests}
+
+
+def test_a_log_that_allows_examples_shows_its_most_asked_queries_redacted(tmp_path, shared_data, instance):
+    traffic = built_traffic(shared_data)
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in traffic.rows))
+    defs = build_definitions(traffic_config(tmp_path, log, count="count", examples=True, redact=[r"[\w.]+@[\w.]+"]))
+    metadata = only_materialization(run_job(defs, instance, QUERY_LOG_JOB, "traffic")).metadata
+    most_asked = [record.data for record in metadata["most_asked"].value.records]
+    assert most_asked[0] == {
+        "query": normalised(traffic.rows[0]["query"].replace(SECRET, "[redacted]")),
+        "count": traffic.rows[0]["count"],
+    }
+    assert SECRET not in _text(metadata)

@@ -1,7 +1,8 @@
 """Query logs: what users actually asked, read as distinct queries with counts.
 
 A log is streamed (CSV and JSONL line by line, Parquet a batch at a time; `.gz` too) and only the dict of
-distinct normalised queries is kept, so memory grows with the distinct queries, never with the lines.
+distinct normalised queries (and of each distinct raw text's cleaned form) is kept, so memory grows with
+the distinct queries, never with the lines.
 Logs hold personal data: each `redact` pattern is replaced by `[redacted]` as a line is read, before the
 query is normalised, counted, shown or written anywhere. A bad line is refused naming the file, the line
 and the field (never its text) unless the log says `skip_bad_lines: true`; then it is counted.
@@ -125,6 +126,7 @@ class _Counter:
     def __init__(self, spec: QueryLogSpec, redactor: re.Pattern | None):
         self.spec, self.redactor = spec, redactor
         self.counts: dict[str, int] = {}
+        self.cleaned: dict[str, str] = {}
         self.lines = self.bad = self.blank = 0
         self.first: str | None = None
         self.last: str | None = None
@@ -138,9 +140,7 @@ class _Counter:
                 raise
             self.bad += 1
             return
-        if self.redactor is not None:
-            query = self.redactor.sub(REDACTED, query)
-        query = normalised(query)
+        query = self._clean(query)
         if not query:
             self.blank += 1
             return
@@ -148,6 +148,15 @@ class _Counter:
         if timestamp is not None:
             self.first = timestamp if self.first is None else min(self.first, timestamp)
             self.last = timestamp if self.last is None else max(self.last, timestamp)
+
+    def _clean(self, raw: str) -> str:
+        """Redacted and normalised once per distinct raw text: a log repeats its popular queries, and the
+        patterns' scan is most of a line's cost."""
+        clean = self.cleaned.get(raw)
+        if clean is None:
+            clean = normalised(self.redactor.sub(REDACTED, raw) if self.redactor is not None else raw)
+            self.cleaned[raw] = clean
+        return clean
 
     def _fields(self, where: str, row: Any) -> tuple[str, int, str | None]:
         spec = self.spec

@@ -144,12 +144,12 @@ def _scan(counts: QueryCounts, question_set: GoldenQuestionSet, similarity, thre
     import numpy
 
     queries = sorted(counts.counts, key=lambda query: -counts.counts[query])
-    nearest, alike = numpy.zeros(len(queries), dtype=numpy.int32), numpy.zeros(len(queries), dtype=numpy.float32)
+    nearest, alike = numpy.zeros(len(queries), dtype=numpy.int32), numpy.zeros(len(queries), dtype=numpy.float64)
     traffic = numpy.fromiter((counts.counts[query] for query in queries), dtype=numpy.int64, count=len(queries))
     covered: list[tuple[int, str, int]] = []
     for start in range(0, len(queries), BATCH):
         batch = queries[start : start + BATCH]
-        found = similarity.nearest(batch)
+        found = similarity.nearest(batch, with_vectors=clusters is not None)
         nearest[start : start + len(batch)], alike[start : start + len(batch)] = found.question, found.similarity
         if clusters is not None:
             out = numpy.flatnonzero(found.similarity < threshold)

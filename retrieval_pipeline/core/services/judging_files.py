@@ -99,7 +99,8 @@ def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) 
     not questions yet are left to `new_questions`. A yes must name a document of
     the corpus of a retriever the file's `ranked_by` names, when `config` knows that retriever's corpus."""
     question_set = load_question_set_file(set_path)
-    rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if not is_new_question_row(row, question_set)]
+    known = {question.id for question in question_set.questions}
+    rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if not is_new_question_row(row, known)]
     judgements = [
         Judgement(row["question_id"], row["document_id"], row["judgement"] == YES, where, row.get("question", ""))
         for where, row in rows

@@ -8,18 +8,19 @@ is left empty, and its source log and traffic are recorded. A query none of whos
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.forms import tag_form
-from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.golden.questions import GoldenQuestion
 from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.pooling import corpus_texts
 
 
-def is_new_question_row(row: dict, question_set: GoldenQuestionSet) -> bool:
-    return bool(row.get("source_log")) and row["question_id"] not in {q.id for q in question_set.questions}
+def is_new_question_row(row: dict, known: Collection[str]) -> bool:
+    """A sampled query's row: it names its log, and its question id is none of the set's (`known`)."""
+    return bool(row.get("source_log")) and row["question_id"] not in known
 
 
 def judged_new_questions(judging_path: Path, set_path: Path, config: ProjectConfig) -> list[GoldenQuestion]:
@@ -28,7 +29,8 @@ def judged_new_questions(judging_path: Path, set_path: Path, config: ProjectConf
     from retrieval_pipeline.core.services.judging_files import numbered_judging_rows
 
     question_set = load_question_set_file(set_path)
-    rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if is_new_question_row(row, question_set)]
+    known = {question.id for question in question_set.questions}
+    rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if is_new_question_row(row, known)]
     return new_questions(rows, config)
 
 

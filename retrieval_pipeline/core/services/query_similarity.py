@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from retrieval_pipeline.core.base.errors import InvalidInputError
+
 ENCODER_THRESHOLD = 0.7
 """Calibrated on the shipped collections with all-MiniLM-L6-v2 (docs/coverage.md)."""
 LEXICAL_THRESHOLD = 0.5
@@ -43,7 +45,7 @@ class EncoderSimilarity:
         self._encode = encode
         self._questions = _unit(encode(list(questions)))
 
-    def nearest(self, queries: Sequence[str]) -> Nearest:
+    def nearest(self, queries: Sequence[str], with_vectors: bool = True) -> Nearest:
         vectors = _unit(self._encode(list(queries)))
         scores = vectors @ self._questions.T
         best = scores.argmax(axis=1)
@@ -68,15 +70,17 @@ class LexicalSimilarity:
         self._vocabulary = {term: n for n, term in enumerate(sorted({term for question in terms for term in question}))}
         self._has = self._incidence(terms).T.tocsc()
 
-    def nearest(self, queries: Sequence[str]) -> Nearest:
+    def nearest(self, queries: Sequence[str], with_vectors: bool = True) -> Nearest:
+        """`with_vectors` False (no clustering wanted) leaves scikit-learn unimported."""
         import numpy
 
         terms = self._terms(queries)
-        weight = numpy.vstack([self._index.get_scores(query) for query in terms]) / self._own
+        nothing = numpy.zeros(len(self._own))  # a query of stopwords only: bm25s refuses an empty query
+        weight = numpy.vstack([self._index.get_scores(query) if query else nothing for query in terms]) / self._own
         sizes = numpy.array([max(len(set(query)), 1) for query in terms], dtype=float)[:, None]
         scores = weight * ((self._incidence(terms) @ self._has).toarray() / sizes)
         best = scores.argmax(axis=1)
-        return Nearest(best, scores[range(len(best)), best].clip(0, 1), term_vectors(queries))
+        return Nearest(best, scores[range(len(best)), best].clip(0, 1), term_vectors(queries) if with_vectors else None)
 
     def _incidence(self, terms: list[list[str]]):
         """One row per text, a 1 for each distinct term of the questions' vocabulary it holds."""
@@ -97,13 +101,25 @@ class LexicalSimilarity:
 def term_vectors(texts: Sequence[str]):
     """Unit rows of hashed content terms (forms.content_terms: stemmed, stopwords out), TF-IDF-free: the
     lexical method's vectors for clustering, in bounded memory whatever the vocabulary."""
-    from sklearn.feature_extraction.text import HashingVectorizer
+    HashingVectorizer = scikit_learn("feature_extraction.text").HashingVectorizer
 
     from retrieval_pipeline.core.golden.forms import content_terms
 
     return HashingVectorizer(analyzer=lambda text: sorted(content_terms(text)), n_features=2**20, alternate_sign=False).transform(
         texts
     )
+
+
+def scikit_learn(module: str):
+    """A scikit-learn module, or the one-line error naming the extra that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"sklearn.{module}")
+    except ModuleNotFoundError:
+        raise InvalidInputError(
+            "clustering the uncovered traffic needs scikit-learn: pip install 'retrieval-pipeline[coverage]'"
+        ) from None
 
 
 def _unit(vectors):

@@ -100,7 +100,10 @@ def _labels(vectors, distance: float):
     """One cluster label per row; a single query is its own cluster (the library needs two)."""
     import numpy
     import scipy.sparse
-    from sklearn.cluster import AgglomerativeClustering
+
+    from retrieval_pipeline.core.services.query_similarity import scikit_learn
+
+    AgglomerativeClustering = scikit_learn("cluster").AgglomerativeClustering
 
     if vectors.shape[0] < 2:
         return numpy.zeros(vectors.shape[0], dtype=int)

@@ -61,3 +61,12 @@ def test_the_first_dense_retriever_assigns_the_paraphrases_with_its_encoder(tmp_
     coverage = measure_coverage(config, config.question_set("demo.cranfield"), "traffic")
     assert coverage.method == "minilm"
     assert dict(coverage.assignment.by_question) == traffic.by_question
+
+
+def test_a_query_of_stopwords_only_is_uncovered_by_the_lexical_method():
+    from retrieval_pipeline.core.services.query_similarity import LexicalSimilarity
+
+    nearest = LexicalSimilarity(["what is the flutter of a wing", "boundary layer transition"]).nearest(
+        ["of the and", "wing flutter"]
+    )
+    assert nearest.similarity[0] == 0.0 and nearest.question[1] == 0 and nearest.similarity[1] > 0.5
