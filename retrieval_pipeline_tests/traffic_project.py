@@ -67,3 +67,11 @@ def traffic_config(folder: Path, log: Path, **log_settings) -> Path:
     path = folder / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def logged_project(folder: Path, shared_data: Path, **log_settings) -> tuple[Path, Traffic]:
+    """`built_traffic` written as a JSONL log (with its counts) and `traffic_config` naming it `traffic`."""
+    traffic = built_traffic(shared_data)
+    log = folder / "log.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in traffic.rows))
+    return traffic_config(folder, log, count="count", **log_settings), traffic

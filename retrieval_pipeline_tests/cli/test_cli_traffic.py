@@ -14,7 +14,7 @@ import yaml
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.run_tables import recorded_traffic
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
-from retrieval_pipeline_tests.traffic_project import Traffic, built_traffic, traffic_config
+from retrieval_pipeline_tests.traffic_project import Traffic, logged_project
 
 SET = "demo.cranfield"
 
@@ -22,10 +22,7 @@ SET = "demo.cranfield"
 @pytest.fixture
 def logged(tmp_path: Path, shared_data: Path) -> tuple[Path, Traffic]:
     """The demo set, BM25 as `bm25` and, without stemming, as `unstemmed`, and a JSONL log named `traffic`."""
-    traffic = built_traffic(shared_data)
-    log = tmp_path / "log.jsonl"
-    log.write_text("".join(json.dumps(row) + "\n" for row in traffic.rows))
-    path = traffic_config(tmp_path, log, count="count")
+    path, traffic = logged_project(tmp_path, shared_data)
     config = yaml.safe_load(path.read_text())
     config["retrievers"]["unstemmed"] = {**config["retrievers"]["bm25"], "stemmer": None}
     path.write_text(yaml.safe_dump(config))

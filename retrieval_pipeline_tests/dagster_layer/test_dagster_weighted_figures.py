@@ -4,8 +4,6 @@ instance: from the set's `traffic:` entry, or from `nightly --traffic` (the proj
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import yaml
@@ -14,17 +12,14 @@ from dagster_runs import QUIET
 
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
-from retrieval_pipeline_tests.traffic_project import SECRET, built_traffic, traffic_config
+from retrieval_pipeline_tests.traffic_project import SECRET, logged_project
 
 SET = "demo.cranfield"
 
 
 @pytest.fixture
 def logged(tmp_path, shared_data):
-    traffic = built_traffic(shared_data)
-    log = tmp_path / "log.jsonl"
-    log.write_text("".join(json.dumps(row) + "\n" for row in traffic.rows))
-    return traffic_config(tmp_path, log, count="count"), traffic
+    return logged_project(tmp_path, shared_data)
 
 
 def evaluate(defs, instance):

@@ -200,20 +200,11 @@ def _compare(
     stated = {figure: dict(weighted)[figure.key] for figure in TESTED} if gate_weighted else tested
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
-    drops, inconclusive = [], []
     gates = dict(hit_rate_gates(tolerances, current.cutoffs))
-    counts = {
-        k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
-    }
     if gate_weighted:
-        drops = _weighted_drops(current, baseline, traffic, gates)
-    for k in [] if gate_weighted else dropped_hit_rates(counts, tolerances):
-        drop = f"{Figure(HIT_RATE, k).title} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(gates[k])})"
-        corrected = overall_test(tests, k).corrected_p_value
-        if tolerances.min_significance is not None and corrected > tolerances.min_significance:
-            inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
-        else:
-            drops.append(drop)
+        drops, inconclusive = _weighted_drops(current, baseline, traffic, gates), []
+    else:
+        drops, inconclusive = _hit_rate_drops(current, baseline, tolerances, tests, gates)
     deltas = metric_deltas(current, baseline)
     drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in ranking_gate_options()})
     to_miss, to_hit = flipped_questions(current, baseline)
@@ -253,6 +244,25 @@ def _compare(
         weighted_deltas=weighted,
         weighted_gate=gate_weighted,
     )
+
+
+def _hit_rate_drops(
+    current: RunResult, baseline: RunResult, tolerances: Tolerances, tests: tuple[SliceTest, ...], gates: dict[int, float]
+) -> tuple[list[str], list[str]]:
+    """The gated hit rates that dropped beyond tolerance, held to it exactly by their counts: (regressions,
+    drops whose Holm-corrected p-value is above `min_significance`, inconclusive)."""
+    counts = {
+        k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
+    }
+    drops, inconclusive = [], []
+    for k in dropped_hit_rates(counts, tolerances):
+        drop = f"{Figure(HIT_RATE, k).title} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(gates[k])})"
+        corrected = overall_test(tests, k).corrected_p_value
+        if tolerances.min_significance is not None and corrected > tolerances.min_significance:
+            inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
+        else:
+            drops.append(drop)
+    return drops, inconclusive
 
 
 def _weighted_deltas(current: RunResult, baseline: RunResult, traffic: TrafficWeights | None) -> tuple[tuple[str, float], ...]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import repeat
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -51,7 +52,7 @@ class TrafficWeights:
         """Each question's weight, in the given order (0 where no traffic was assigned)."""
         import numpy as np
 
-        return np.array([self.counts.get(question_id, 0) for question_id in question_ids], dtype=np.int64)
+        return np.fromiter(map(self.counts.get, question_ids, repeat(0)), dtype=np.int64, count=len(question_ids))
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,8 @@ def weighted_figures(run: RunResult, traffic: TrafficWeights) -> WeightedFigures
     weights = traffic.of(run.questions.ids)
     total = int(weights.sum())
     columns = _question_columns(run)
-    values = {key: (float(np.dot(weights, column)) / total if total else 0.0) for key, column in columns.items()}
+    sums = np.vstack(list(columns.values())) @ weights.astype(np.float64)  # one product for every figure
+    values = {key: (float(weighted) / total if total else 0.0) for key, weighted in zip(columns, sums.tolist())}
     size = total * total / float(np.dot(weights, weights)) if total else 0.0
     rates = [figure.key for figure in figures(run.cutoffs) if figure.measure is HIT_RATE]
     return WeightedFigures(
