@@ -10,6 +10,8 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -322,3 +324,18 @@ def test_a_stored_approximate_run_reads_back_with_its_statement():
 def test_an_impossible_statement_is_refused(bad):
     with pytest.raises(ValueError):
         Approximation(*bad)
+
+
+@pytest.mark.slow
+def test_a_process_that_built_a_graph_can_open_an_onnx_encoder_afterwards(tmp_path):
+    """usearch imported before onnxruntime crashed the interpreter on onnxruntime's import (a segfault)."""
+    pytest.importorskip("onnxruntime", reason="needs pip install -e '.[dense]'")
+    script = (
+        "import numpy as np\n"
+        "from retrieval_pipeline.retrievers.vector.ann_index import HnswIndex, hnsw_search\n"
+        f"hnsw_search(HnswIndex(kind='hnsw'), np.eye(4, dtype=np.float32), 'k', True, __import__('pathlib').Path({str(tmp_path)!r}), print)\n"
+        "import onnxruntime\n"
+        "print('opened', len(onnxruntime.get_available_providers()) > 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("opened True"), done.stderr[-2000:]

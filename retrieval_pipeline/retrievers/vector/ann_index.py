@@ -101,8 +101,7 @@ def hnsw_search(
 
 
 def _loaded_or_built(params: HnswIndex, vectors, path: Path, build: dict, report: Callable[[str], None]) -> HnswSearch:
-    from usearch.index import Index
-
+    Index = usearch_index()
     graph = _load(path / INDEX_FILE, vectors.shape)
     cache_hit, started = graph is not None, time.perf_counter()
     if graph is None:
@@ -116,6 +115,20 @@ def _loaded_or_built(params: HnswIndex, vectors, path: Path, build: dict, report
     return HnswSearch(graph, params, cache_hit, 0.0 if cache_hit else time.perf_counter() - started)
 
 
+def usearch_index():
+    """usearch's Index, with onnxruntime imported first where it is installed: imported after usearch,
+    onnxruntime crashes the process (a segfault in libstdc++ while importing, usearch 2.26 with
+    onnxruntime 1.32), and a process that searched a graph may open an ONNX encoder next."""
+    from importlib.util import find_spec
+
+    if find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+
+    from usearch.index import Index
+
+    return Index
+
+
 def _keys(start: int, stop: int):
     import numpy as np
 
@@ -124,12 +137,10 @@ def _keys(start: int, stop: int):
 
 def _load(file: Path, shape: tuple[int, int]):
     """The saved graph, memory-mapped; None (the folder deleted) when absent or not over these vectors."""
-    from usearch.index import Index
-
     if not file.is_file():
         return None
     try:
-        graph = Index.restore(str(file), view=True)
+        graph = usearch_index().restore(str(file), view=True)
         if graph is None or len(graph) != shape[0] or graph.ndim != shape[1]:
             raise ValueError(f"{file} does not index these vectors")
         return graph
