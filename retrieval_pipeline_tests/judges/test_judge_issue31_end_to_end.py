@@ -1,0 +1,368 @@
+"""Issue 31 checked as the issue says it will be: our own pool over Cranfield, judged through a real local
+chat-completions endpoint whose grade is the human qrel flipped on a seeded, known share of the pairs; the
+kappa, the provenance of the applied labels and every figure under each label choice against a
+computation written here (plain Python, scikit-learn for kappa).
+
+The set holds one qrel per question; the rest of Cranfield's qrels are what the person knows when answering
+the pool, so the pool holds relevant documents as well as non-relevant ones."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+from chat_service import PROMPT, SECRET, TOKEN_VAR, completion
+from local_servers import running
+from sklearn.metrics import cohen_kappa_score
+
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
+from retrieval_pipeline.core.scoring.intervals import Z_95
+
+pytestmark = pytest.mark.slow
+
+FLIP = 0.15
+"""The share of the pool's (question, document) pairs on which the endpoint contradicts the qrels."""
+HUMAN_SHARE = 0.6
+"""The share of the pooled questions a person answers wholly, drawn at random."""
+DEPTH = 3
+SET_ID = "cranfield.e2e"
+RETRIEVERS = {"bm25_a": {"k1": 1.5, "b": 0.75}, "bm25_b": {"k1": 0.9, "b": 0.3, "method": "robertson", "stemmer": None}}
+JUDGE = "flipper"
+
+
+class FlippingJudge(ThreadingHTTPServer):
+    """Answers the default prompt with 3 for a relevant pair and 0 for another, the other way round on `flips`."""
+
+    daemon_threads = True
+
+    def __init__(self, questions: dict[str, str], documents: dict[str, str], relevant: set, flips: set):
+        super().__init__(("127.0.0.1", 0), FlippingHandler)
+        self.questions, self.documents, self.relevant, self.flips = questions, documents, relevant, flips
+
+    def document(self, shown: str) -> str:
+        """The pooled document whose text starts as the prompt's: the judging file keeps a document's opening."""
+        (found,) = [document for text, document in self.documents.items() if text.startswith(shown.rstrip("…"))]
+        return found
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1/chat/completions"
+
+
+class FlippingHandler(BaseHTTPRequestHandler):
+    server: FlippingJudge
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        found = PROMPT.search(body["messages"][0]["content"])
+        if self.headers.get("Authorization") != f"Bearer {SECRET}" or found is None:
+            status, payload = 400, {"error": {"message": "unknown caller or prompt"}}
+        else:
+            pair = (self.server.questions[found["question"]], self.server.document(found["document"]))
+            yes = (pair in self.server.relevant) != (pair in self.server.flips)
+            status, payload = 200, completion("3" if yes else "0", 100)
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as handle:  # as a spreadsheet saves it
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def qrels(collection: Path) -> set[tuple[str, str]]:
+    rows = read_csv_tsv(collection / "qrels" / "test.tsv")
+    return {(row["query-id"], row["corpus-id"]) for row in rows if int(row["score"]) >= 2}
+
+
+def read_csv_tsv(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def prompt_document(entry: dict) -> str:
+    title, text = entry.get("title") or "", entry.get("text") or ""
+    return f"{title}\n\n{text}" if title and text else title or text
+
+
+def keep_one_qrel(set_file: Path) -> None:
+    """The set as a team starts: each question's first relevant document only, nothing rejected."""
+    header, *questions = set_file.read_text(encoding="utf-8").splitlines()
+    lines = [header]
+    for line in questions:
+        question = json.loads(line)
+        question["expected_document_ids"] = question["expected_document_ids"][:1]
+        question.pop("rejected_document_ids", None)
+        lines.append(json.dumps(question))
+    set_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def configure(root: Path, corpus: Path, url: str, **extra) -> Path:
+    config = {
+        "store": str(root / "results"),
+        "cache_dir": str(root / "cache"),
+        "question_sets": [{"file": "cranfield.jsonl"}],
+        "retrievers": {name: {"kind": "lexical", "corpus": str(corpus), **params} for name, params in RETRIEVERS.items()},
+        "judges": {
+            JUDGE: {
+                "kind": "openai",
+                "url": url,
+                "model": "flipper-1",
+                "headers": {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}},
+            }
+        },
+        **extra,
+    }
+    path = root / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def hit_rate(rankings: dict[str, list[str]], labels: dict[str, set[str]], k: int) -> float:
+    return sum(bool(set(ranking[:k]) & labels[q]) for q, ranking in rankings.items()) / len(rankings)
+
+
+def ppi(figure, rankings, pooled, labelled, machine, human) -> float:
+    """Prediction-powered point estimate: mean machine figure over all questions plus the mean human-minus-machine
+    error over the human-labelled ones, the questions with nothing pooled entering exactly."""
+    f = {q: figure(rankings[q], machine[q]) for q in rankings}
+    y = {q: figure(rankings[q], human[q]) for q in labelled}
+    exact = sum(f[q] for q in rankings if q not in pooled)
+    predicted = [f[q] for q in rankings if q in pooled]
+    share = len(predicted) / len(rankings)
+    correction = sum(y[q] - f[q] for q in labelled) / len(labelled)
+    return share * (sum(predicted) / len(predicted) + correction) + exact / len(rankings)
+
+
+@pytest.fixture
+def cranfield(shared_data: Path) -> Path:
+    collection = shared_data / "cranfield"
+    if not (collection / "qrels" / "test.tsv").is_file():
+        pytest.skip(f"Cranfield's qrels not found in {collection}")
+    return collection
+
+
+def test_issue_31_machine_labels_calibrated_kept_apart_and_scored_as_computed_here(cli, cranfield, tmp_path):
+    root = tmp_path
+    set_file = root / "cranfield.jsonl"
+    imported = cli("import", "beir", str(cranfield), "--identifier", SET_ID, "--out", str(set_file), "--min-relevance", "2")
+    assert imported.exit_code == 0, imported.stderr
+    keep_one_qrel(set_file)
+    relevant = qrels(cranfield)
+    queries = {q["_id"]: q["text"] for q in read_jsonl(cranfield / "queries.jsonl")}
+    corpus = {d["_id"]: d for d in read_jsonl(cranfield / "corpus.jsonl")}
+
+    # two BM25 variants, then the pool of what they ranked and the set does not label
+    config = configure(root, cranfield / "corpus.jsonl", "http://127.0.0.1:9/unused")
+    rankings = {name: run_rankings(cli, config, name) for name in RETRIEVERS}
+    pool = root / "pool.csv"
+    pooled = cli("pool", SET_ID, "--depth", str(DEPTH), "--out", str(pool), "--config", str(config))
+    assert pooled.exit_code == 0, pooled.stderr
+    rows = read_csv(pool)
+    pairs = [(row["question_id"], row["document_id"]) for row in rows]
+    truth = {pair: pair in relevant for pair in pairs}
+    assert 20 < sum(truth.values()) < len(rows) - 20  # the pool holds relevant documents and non-relevant ones
+
+    # the endpoint contradicts the qrels on exactly round(FLIP * rows) pairs drawn with a seed
+    generator = random.Random(31)
+    flips = set(generator.sample(pairs, round(FLIP * len(pairs))))
+    question_ids = {row["question"]: row["question_id"] for row in rows}
+    texts = {prompt_document(corpus[d]): d for _, d in pairs}
+    assert len(texts) == len({d for _, d in pairs})  # every pooled document is told apart by its text
+    machine = {pair: truth[pair] != (pair in flips) for pair in pairs}
+
+    # a person answers every row of a random share of the pooled questions, from the qrels
+    pooled_questions = sorted({q for q, _ in pairs}, key=int)
+    labelled = sorted(generator.sample(pooled_questions, round(HUMAN_SHARE * len(pooled_questions))), key=int)
+    for row in rows:
+        pair = (row["question_id"], row["document_id"])
+        row["judgement"] = ("yes" if truth[pair] else "no") if pair[0] in labelled else ""
+    write_csv(pool, rows)
+
+    with running(FlippingJudge(question_ids, texts, relevant, flips)) as server:
+        config = configure(root, cranfield / "corpus.jsonl", server.url())
+        judged = cli("judge", str(pool), "--judge", JUDGE, "--config", str(config), "--json")
+    assert judged.exit_code == 0, judged.stderr
+    summary = json.loads(judged.stdout)
+    assert (summary["rows"], summary["judged"], summary["errors"]) == (len(rows), len(rows), 0)
+    assert summary["yes"] == sum(machine.values())
+    rows = read_csv(pool)
+    judged_by = rows[0]["judged_by"]
+    assert judged_by.startswith(f"{JUDGE}@")
+    for row in rows:
+        pair = (row["question_id"], row["document_id"])
+        assert row["machine_judgement"] == ("yes" if machine[pair] else "no"), pair
+        assert row["judgement"] == (("yes" if truth[pair] else "no") if pair[0] in labelled else "")
+        assert row["judged_by"] == judged_by
+
+    check_calibration(cli, config, pool, pairs, truth, machine, labelled, judged_by)
+    check_estimates(cli, config, pool, set_file, rankings, pairs, truth, machine, labelled)
+    check_apply(cli, config, pool, set_file, pairs, truth, machine, labelled, judged_by)
+    check_runs_under_each_label_choice(cli, config, set_file, rankings)
+
+
+def check_calibration(cli, config, pool, pairs, truth, machine, labelled, judged_by) -> None:
+    both = [pair for pair in pairs if pair[0] in labelled]
+    human_yes = [truth[p] for p in both]
+    machine_yes = [machine[p] for p in both]
+    result = cli("judge", str(pool), "--calibrate", "--json", "--config", str(config))
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    count = {
+        (h, m): sum(1 for p in both if (truth[p], machine[p]) == (h == "yes", m == "yes"))
+        for h in ("yes", "no")
+        for m in ("yes", "no")
+    }
+    assert report["confusion"] == {f"human_{h}_machine_{m}": n for (h, m), n in count.items()}
+    assert count[("yes", "no")] + count[("no", "yes")] == sum(p in both for p in {p for p in pairs if truth[p] != machine[p]})
+    assert (report["rows"], report["n"], report["judged_by"]) == (len(pairs), len(both), judged_by)
+    assert report["machine_only_rows"] == len(pairs) - len(both)
+    assert report["human_yes_rate"] == pytest.approx(sum(human_yes) / len(both))
+    assert report["machine_yes_rate"] == pytest.approx(sum(machine_yes) / len(both))
+    assert report["precision"] == pytest.approx(count[("yes", "yes")] / (count[("yes", "yes")] + count[("no", "yes")]))
+    assert report["recall"] == pytest.approx(count[("yes", "yes")] / (count[("yes", "yes")] + count[("yes", "no")]))
+    kappa = own_kappa(count, len(both))
+    assert report["kappa"] == pytest.approx(kappa) == pytest.approx(cohen_kappa_score(human_yes, machine_yes))
+    low, high = report["kappa_interval"]
+    assert low < kappa < high and 0.4 < kappa < 0.95  # a 15% flip: a good judge, not a perfect one
+
+
+def own_kappa(count: dict, n: int) -> float:
+    observed = (count[("yes", "yes")] + count[("no", "no")]) / n
+    human = (count[("yes", "yes")] + count[("yes", "no")]) / n
+    machine = (count[("yes", "yes")] + count[("no", "yes")]) / n
+    chance = human * machine + (1 - human) * (1 - machine)
+    return (observed - chance) / (1 - chance)
+
+
+def check_estimates(cli, config, pool, set_file, rankings, pairs, truth, machine, labelled) -> None:
+    result = cli("judge", str(pool), "--calibrate", "--estimate", "--json", "--config", str(config))
+    assert result.exit_code == 0, result.stderr
+    estimates = json.loads(result.stdout)["estimates"]
+    pooled = {q for q, _ in pairs}
+    assert estimates["labelled_questions"] == labelled and estimates["pooled_questions"] == len(pooled)
+    base = {q["id"]: set(q["expected_document_ids"]) for q in read_jsonl(set_file)[1:]}
+    human = {q: base[q] | {d for (p, d) in pairs if p == q and truth[(p, d)]} for q in base}
+    filled = {q: base[q] | {d for (p, d) in pairs if p == q and machine[(p, d)]} for q in base}
+    for name in RETRIEVERS:
+        for k in (1, 3):
+            figure = estimates["retrievers"][name][f"top{k}"]
+            hit = lambda ranking, labels, k=k: float(bool(set(ranking[:k]) & labels))  # noqa: E731
+            assert figure["machine_filled"] == pytest.approx(hit_rate(rankings[name], filled, k))
+            assert figure["prediction_powered"]["value"] == pytest.approx(ppi(hit, rankings[name], pooled, labelled, filled, human))
+            low, high = figure["prediction_powered"]["interval"]
+            assert low <= figure["prediction_powered"]["value"] <= high
+            assert high - low < 2 * Z_95 * math.sqrt(0.25 / len(labelled))  # narrower than a human-only worst case
+
+
+def check_apply(cli, config, pool, set_file, pairs, truth, machine, labelled, judged_by) -> None:
+    n = sum(1 for p in pairs if p[0] in labelled)
+    first = {q["id"]: q["expected_document_ids"] for q in read_jsonl(set_file)[1:]}
+    before = set_file.read_bytes()
+    apply = ("judge", str(pool), "--apply", str(set_file), "--machine", "--config", str(config))
+    for judging, problem in (({"min_calibration_rows": n + 1}, f"needs >= {n + 1}"), ({"min_kappa": 0.99}, "needs >= 0.99")):
+        edit_config(config, judging=judging)
+        refused = cli(*apply)
+        assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        assert problem in refused.stderr and f"n={n} " in refused.stderr
+        assert set_file.read_bytes() == before
+    edit_config(config, judging={})
+    applied = cli(*apply)
+    assert applied.exit_code == 0, applied.stderr
+    assert "FORCED" not in applied.stdout
+
+    question_set = load_question_set_file(set_file)
+    assert question_set.machine_judged_by == judged_by
+    assert question_set.machine_calibration.n == n and not question_set.machine_calibration.forced
+    for question in question_set.questions:
+        mine = [d for q, d in pairs if q == question.id]
+        people = question.id in labelled
+        assert set(question.expected_document_ids) == set(first[question.id]) | {
+            d for d in mine if people and truth[(question.id, d)]
+        }
+        assert set(question.rejected_document_ids) == {d for d in mine if people and not truth[(question.id, d)]}
+        assert set(question.machine_expected_document_ids) == {
+            d for d in mine if not people and machine[(question.id, d)]
+        }
+        assert set(question.machine_rejected_document_ids) == {
+            d for d in mine if not people and not machine[(question.id, d)]
+        }
+    raw = read_jsonl(set_file)
+    assert raw[0]["machine_judged_by"] == judged_by
+
+
+def edit_config(config: Path, **keys) -> None:
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data.update(keys)
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+def set_labels(set_file: Path) -> dict[str, dict[str, set[str]]]:
+    """Each question's scoring labels under each choice, from the set file read back."""
+    question_set = load_question_set_file(set_file)
+    human = {q.id: set(q.expected_document_ids) for q in question_set.questions}
+    both = {q.id: human[q.id] | set(q.machine_expected_document_ids) for q in question_set.questions}
+    return {"human": human, "human+machine": both}
+
+
+def check_runs_under_each_label_choice(cli, config, set_file, rankings) -> None:
+    labels = set_labels(set_file)
+    assert labels["human"] != labels["human+machine"]
+    runs = {}
+    for choice in ("human", "human+machine"):
+        for name in RETRIEVERS:
+            result = cli("run", SET_ID, name, "--config", str(config), "--json", "--labels", choice)
+            assert result.exit_code in (0, 1), result.stderr
+            document = runs[(choice, name)] = json.loads(result.stdout)
+            assert document["labels"] == choice
+            ranked = {q["id"]: q["retrieved_document_ids"] for q in document["questions"]}
+            assert ranked == rankings[name]
+            for k in (1, 3):
+                assert document[f"top{k}_hit_rate"] == pytest.approx(hit_rate(ranked, labels[choice], k)), (choice, name, k)
+        terminal = cli("run", SET_ID, "bm25_a", "--config", str(config), "--labels", choice)
+        assert f"labels {choice})" in terminal.stdout, terminal.stdout
+        markdown = cli("report", SET_ID, "bm25_a", "--config", str(config), "--labels", choice)
+        assert markdown.exit_code in (0, 1), markdown.stderr
+        assert f"labels {choice}" in markdown.stdout
+        compared = cli("compare", SET_ID, *RETRIEVERS, "--config", str(config), "--json", "--labels", choice)
+        document = json.loads(compared.stdout)
+        assert document["labels"] == choice
+        for run in document["runs"]:
+            assert run["top3_hit_rate"] == pytest.approx(hit_rate(rankings[run["retriever"]], labels[choice], 3))
+
+    # the human+machine run's baseline is the human-labelled one, rescored under human+machine labels
+    regression = runs[("human+machine", "bm25_b")]["regression"]
+    assert regression["baseline_labels"] == "human"
+    assert regression["baseline_run_id"] == runs[("human", "bm25_b")]["run_id"]
+    assert "Baseline rescored under the current labels" in regression["summary"]
+    assert regression["top1_delta"] == regression["top3_delta"] == 0.0  # the same rankings, scored alike
+
+
+def run_rankings(cli, config, retriever) -> dict[str, list[str]]:
+    result = cli("run", SET_ID, retriever, "--config", str(config), "--json")
+    assert result.exit_code in (0, 1), result.stderr
+    return {q["id"]: q["retrieved_document_ids"] for q in json.loads(result.stdout)["questions"]}
