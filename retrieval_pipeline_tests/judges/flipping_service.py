@@ -6,9 +6,9 @@ the people is known exactly before it is asked."""
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
-from chat_service import PROMPT, SECRET, completion
+from chat_service import PROMPT, SECRET, ChatHandler, completion
 
 
 class FlippingJudge(ThreadingHTTPServer):
@@ -29,25 +29,17 @@ class FlippingJudge(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1/chat/completions"
 
 
-class FlippingHandler(BaseHTTPRequestHandler):
-    server: FlippingJudge
-    protocol_version = "HTTP/1.1"
+class FlippingHandler(ChatHandler):
+    """The chat service's handler (its replies, its quiet log), grading by the qrels and the flips."""
 
-    def log_message(self, *args):
-        pass
+    server: FlippingJudge
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         found = PROMPT.search(body["messages"][0]["content"])
         if self.headers.get("Authorization") != f"Bearer {SECRET}" or found is None:
-            status, payload = 400, {"error": {"message": "unknown caller or prompt"}}
-        else:
-            pair = (self.server.questions[found["question"]], self.server.document(found["document"]))
-            yes = (pair in self.server.relevant) != (pair in self.server.flips)
-            status, payload = 200, completion("3" if yes else "0", 100)
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            self.answer(400, {"error": {"message": "unknown caller or prompt"}})
+            return
+        pair = (self.server.questions[found["question"]], self.server.document(found["document"]))
+        yes = (pair in self.server.relevant) != (pair in self.server.flips)
+        self.answer(200, completion("3" if yes else "0", 100))
