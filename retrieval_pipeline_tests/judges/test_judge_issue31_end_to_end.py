@@ -288,6 +288,18 @@ def set_labels(set_file: Path) -> dict[str, dict[str, set[str]]]:
     return {"human": human, "human+machine": both}
 
 
+def judged_ids(set_file: Path) -> dict[str, dict[str, set[str]]]:
+    """Per question, the ids a person judged (judged@k) and those a person or the machine judged (judged_any@k)."""
+    questions = load_question_set_file(set_file).questions
+    people = {q.id: set(q.judged_document_ids) for q in questions}
+    machine = {q.id: set(q.machine_expected_document_ids + q.machine_rejected_document_ids) for q in questions}
+    return {"judged": people, "judged_any": {q: people[q] | machine[q] for q in people}}
+
+
+def judged_share(rankings: dict[str, list[str]], judged: dict[str, set[str]]) -> float:
+    return statistics.fmean(len(set(ranking[:3]) & judged[q]) / 3 for q, ranking in rankings.items())
+
+
 def check_runs_under_each_label_choice(cli, config, set_file, rankings) -> None:
     labels = set_labels(set_file)
     assert labels["human"] != labels["human+machine"]
@@ -300,6 +312,8 @@ def check_runs_under_each_label_choice(cli, config, set_file, rankings) -> None:
             assert document["labels"] == choice
             ranked = {q["id"]: q["retrieved_document_ids"] for q in document["questions"]}
             assert ranked == rankings[name]
+            for key, judged in judged_ids(set_file).items():
+                assert document["metrics"][f"{key}@3"] == pytest.approx(judged_share(ranked, judged)), (choice, key)
             for k in (1, 3):
                 assert document[f"top{k}_hit_rate"] == pytest.approx(hit_rate(ranked, labels[choice], k)), (choice, name, k)
         terminal = cli("run", SET_ID, "bm25_a", "--config", str(config), "--labels", choice)
