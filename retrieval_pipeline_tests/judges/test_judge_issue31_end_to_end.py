@@ -20,6 +20,7 @@ import yaml
 from chat_service import TOKEN_VAR
 from flipping_service import FlippingJudge
 from local_servers import running
+from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
@@ -181,6 +182,7 @@ def test_issue_31_machine_labels_calibrated_kept_apart_and_scored_as_computed_he
         assert row["judged_by"] == judged_by
 
     check_calibration(cli, config, pool, pairs, truth, machine, labelled, judged_by)
+    check_ranking(cli, config, pool, set_file, rankings, pairs, truth, machine, labelled)
     check_estimates(cli, config, pool, set_file, rankings, pairs, truth, machine, labelled)
     check_apply(cli, config, pool, set_file, pairs, truth, machine, labelled, judged_by)
     check_runs_under_each_label_choice(cli, config, set_file, rankings)
@@ -209,6 +211,22 @@ def check_calibration(cli, config, pool, pairs, truth, machine, labelled, judged
     assert report["kappa"] == pytest.approx(kappa) == pytest.approx(cohen_kappa_score(human_yes, machine_yes))
     low, high = report["kappa_interval"]
     assert low < kappa < high and 0.4 < kappa < 0.95  # a 15% flip: a good judge, not a perfect one
+
+
+def check_ranking(cli, config, pool, set_file, rankings, pairs, truth, machine, labelled) -> None:
+    """The retrievers' top-3 under the human answers, and with the machine's on the rows no person answered."""
+    base = {q["id"]: set(q["expected_document_ids"]) for q in read_jsonl(set_file)[1:]}
+    human = {q: base[q] | {d for (p, d) in pairs if p == q and truth[(p, d)] and p in labelled} for q in base}
+    both = {q: human[q] | {d for (p, d) in pairs if p == q and machine[(p, d)] and p not in labelled} for q in base}
+    ranking = json.loads(cli("judge", str(pool), "--calibrate", "--json", "--config", str(config)).stdout)["ranking"]
+    scores = {
+        choice: {n: hit_rate(rankings[n], labels, 3) for n in RETRIEVERS}
+        for choice, labels in (("human", human), ("human+machine", both))
+    }
+    assert ranking["figure"] == "top3"
+    assert ranking["scores"] == {choice: pytest.approx(values) for choice, values in scores.items()}
+    tau = kendalltau(*[[scores[choice][n] for n in RETRIEVERS] for choice in scores]).statistic
+    assert ranking["kendall_tau"] == pytest.approx(tau)
 
 
 def own_kappa(count: dict, n: int) -> float:
