@@ -16,6 +16,7 @@ from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
 from retrieval_pipeline.dagster_layer.document_vectors import VECTORS_ASSET, VECTORS_JOB
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
+from retrieval_pipeline.retrievers.vector import dense
 
 DEMO = Path(__file__).resolve().parents[2] / "retrieval_pipeline" / "demo"
 VECTORS = AssetKey(VECTORS_ASSET)
@@ -88,6 +89,7 @@ def test_no_sharded_retriever_means_no_vectors_asset(tmp_path):
 @pytest.mark.slow
 def test_nightly_encodes_each_shard_in_its_own_step_then_a_second_nightly_encodes_nothing(tmp_path, instance):
     pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
+    dense.VECTORS.clear()  # a fresh process, as a nightly is: no vectors another test built in this one
     config = write_config(tmp_path, shards=3)
     output = io.StringIO()
     report = run_nightly(config, instance=instance, console=Console(file=output, width=200))

@@ -53,8 +53,8 @@ def cached_vectors(
     """`read_documents` gives ids and texts, read only when the cache misses; `progress` makes the
     progress of that many texts. Texts go to `encode` `texts_at_once` at a time (an encoder's batch times its
     concurrency), so an endpoint still gets full batches, as many in flight as it allows, longest first:
-    a batch of texts of about one length pads little (1.25 times the documents per second on the demo
-    corpus with MiniLM, identical vectors; benchmarks/bench_shards.py). `width` is the
+    a batch of texts of about one length pads little (1.23 times the documents per CPU-second on the
+    demo corpus with MiniLM, identical vectors; benchmarks/bench_shards.py). `width` is the
     encoder's when it knows it without asking a service; a cached matrix of another width is damaged.
     `location` is a local folder or an fsspec URI (cache_location.py)."""
     import numpy as np
