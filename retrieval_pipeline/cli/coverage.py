@@ -78,7 +78,8 @@ def _print(view) -> None:
         f"{covered} of {view.total:,} queries covered; {view.covered_distinct:,} of {view.distinct:,} distinct",
         markup=False,
     )
-    console.print(f"Lines read: {view.lines:,}; bad: {view.bad_lines:,}; blank: {view.blank_lines:,}", markup=False)
+    logged = f"; logged {view.first_timestamp} to {view.last_timestamp}" if view.first_timestamp else ""
+    console.print(f"Lines read: {view.lines:,}; bad: {view.bad_lines:,}; blank: {view.blank_lines:,}{logged}", markup=False)
     if view.match_share is not None:
         console.print(f"Covered traffic: {percent(view.match_share)} MATCH, {percent(view.gap_share)} GAP", markup=False)
     table = Table(title="Most asked questions", title_justify="left")

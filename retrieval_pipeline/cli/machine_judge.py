@@ -61,6 +61,12 @@ def probe(path: Path, judge_name: str, config_path: Path | None, sample: int, se
     if as_json:
         emit({"judge": judge_name, **result.to_dict()})
         return
+    if not result.human_no:
+        click.echo(
+            f"Stuffing probe of {judge_name}: no row of {path} has a person's no to stuff; "
+            f"answer some rows first (retrieval-eval judge {path}), then probe again."
+        )
+        return
     low, high = result.interval
     share = "n/a" if result.share is None else f"{percent(result.share)} (95% interval {percent(low)} to {percent(high)})"
     click.echo(

@@ -28,6 +28,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from retrieval_pipeline.core.base.errors import UnknownIdentifierError
 from retrieval_pipeline.core.scoring.agreement import Agreement
 from retrieval_pipeline.core.services.config_file import JudgingSection
 from retrieval_pipeline.core.services.judging_files import SUFFIXES
@@ -119,7 +120,11 @@ def machine_judgements(
     context: AssetExecutionContext, config: MachineJudgingConfig, project: RetrievalProject
 ) -> MaterializeResult:
     path = latest_judging_file(config.file, project)
-    summary = machine_judge_file(path, project.config.judge(config.judge), project.config.judgement_cache)
+    try:
+        judge = project.config.judge(config.judge)
+    except UnknownIdentifierError as error:  # a mistyped run config: one line, as `judge --judge` says it
+        raise Failure(str(error)) from None
+    summary = machine_judge_file(path, judge, project.config.judgement_cache)
     for cause, count in summary.tally.errors.most_common():
         context.log.warning(f"{count} row(s) not judged: {cause}")
     agreement = agreement_check(judge_agreement(path, summary.judged_by), project.config.judging)

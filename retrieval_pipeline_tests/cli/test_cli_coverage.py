@@ -95,6 +95,19 @@ def test_a_bad_log_line_is_named_by_file_and_line(cli, tmp_path, shared_data):
     assert f"{log}:5: field 'query': is missing" in result.stderr
 
 
+def test_the_terminal_report_gives_the_logs_earliest_and_latest_time(cli, tmp_path, shared_data):
+    rows = built_traffic(shared_data).rows[:3]
+    log = tmp_path / "log.jsonl"
+    times = ["2026-11-03T08:00:00", "2026-11-01T09:30:00", "2026-11-02T23:59:59"]
+    log.write_text("".join(json.dumps({**row, "ts": ts}) + "\n" for row, ts in zip(rows, times)))
+    config = traffic_config(tmp_path, log, count="count", timestamp="ts")
+    result = cli("coverage", "demo.cranfield", "traffic", "--config", str(config))
+    assert result.exit_code == 0, result.stderr
+    assert "Lines read: 3; bad: 0; blank: 0; logged 2026-11-01T09:30:00 to 2026-11-03T08:00:00" in result.stdout
+    untimed = cli("coverage", "demo.cranfield", "traffic", "--config", str(traffic_config(tmp_path, log, count="count")))
+    assert "Lines read: 3; bad: 0; blank: 0\n" in untimed.stdout
+
+
 def test_judged_samples_become_new_questions_that_cover_their_traffic(cli, tmp_path, shared_data):
     traffic = built_traffic(shared_data)
     config = traffic_config(tmp_path, _csv_log(tmp_path / "log.csv", traffic.rows), count="count", examples=True)

@@ -172,6 +172,18 @@ def test_a_baseline_stored_under_other_labels_is_rescored_not_compared_as_stored
     assert "Baseline rescored under the current labels: 40 relabelled questions kept" in regression["summary"]
 
 
+def test_a_baseline_stored_before_the_machine_labels_counts_them_as_the_machines_when_rescored(cli, project):
+    root, pool, _ = project  # every retriever ran before the machine labels were applied
+    assert apply_machine(cli, root, pool).exit_code == 0
+    result = cli("run", "pool.set", "gamma", "--config", str(root / "config.yaml"), "--json", "--labels", "human+machine")
+    assert result.exit_code in (0, 1), result.stderr
+    document = json.loads(result.stdout)
+    # the same rankings under the same labels: a machine label must not read as a person's on the baseline
+    deltas = document["regression"]["metric_deltas"]
+    assert deltas["judged@3"] == 0.0 and deltas["judged_any@3"] == 0.0
+    assert document["metrics"]["judged@3"] < document["metrics"]["judged_any@3"]
+
+
 def test_labels_in_the_configuration_are_checked(cli, project):
     root, _, _ = project
     configure(root, labels="machine")

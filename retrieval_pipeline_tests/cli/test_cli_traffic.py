@@ -135,7 +135,17 @@ def test_an_unknown_log_is_refused_with_the_known_ones(cli, logged):
     config, _ = logged
     result = cli("run", SET, "bm25", "--config", str(config), "--traffic", "nolog")
     assert result.exit_code == 1  # an unknown name, like an unknown set or retriever
-    assert result.stderr.strip() == "error: unknown query log 'nolog'; available: traffic (or the path of a log file)"
+    assert result.stderr.strip() == "error: unknown query log 'nolog'; available: traffic (nor the path of an existing log file)"
+
+
+def test_a_log_path_that_does_not_exist_is_named_as_neither_a_log_nor_a_file(cli, logged, tmp_path):
+    config, _ = logged
+    missing = str(tmp_path / "logs" / "today.jsonl")
+    result = cli("run", SET, "bm25", "--config", str(config), "--traffic", missing)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: unknown query log '{missing}'; available: traffic (nor the path of an existing log file)"
+    )
 
 
 def test_a_set_entry_naming_an_unknown_log_is_bad_input_of_the_configuration(cli, logged):

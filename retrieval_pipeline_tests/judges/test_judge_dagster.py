@@ -76,6 +76,16 @@ def test_row_errors_are_counted_in_the_metadata_and_the_materialization_still_re
     )
 
 
+def test_a_judge_name_the_configuration_lacks_fails_the_step_in_one_line_naming_the_known_ones(project):
+    tmp_path, latest = project
+    result = run(tmp_path, {"words": {"kind": "callable", "function": "judge_functions:every_word"}}, str(latest))
+
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    assert failure.step_failure_data.user_failure_data.description == "unknown judge 'steady'; available: words"
+    assert all("machine_judgement" not in row for row in read_judging_file(latest))
+
+
 def test_no_job_schedule_or_sensor_of_the_project_selects_the_judging_asset(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     defs = build_definitions()

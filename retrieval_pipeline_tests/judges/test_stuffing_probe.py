@@ -105,3 +105,17 @@ def test_the_minilm_judge_is_asked_each_sampled_row_as_written_and_stuffed_and_i
     grades = [(grader.grade(q, d), grader.grade(q, stuffed(d, q, rng))) for q, d in written]
     assert probe["yes_as_written"] == sum(before >= 2 for before, _ in grades)
     assert probe["flipped_to_yes"] == sum(before < 2 <= after for before, after in grades)
+
+
+def test_a_file_without_a_persons_no_says_there_is_nothing_to_probe(cli, tmp_path):
+    rows = [{**row, "judgement": ""} for row in rejected_rows(3)]
+    path = write_judging_file(rows, tmp_path / "pool.csv")
+    config = configure(tmp_path, words={"kind": "callable", "function": "judge_functions:every_word"})
+
+    result = cli("judge", str(path), "--probe", "--judge", "words", "--config", config)
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        f"Stuffing probe of words: no row of {path} has a person's no to stuff; "
+        f"answer some rows first (retrieval-eval judge {path}), then probe again."
+    )

@@ -50,11 +50,11 @@ class QueryLogSpec(BaseModel):
     @field_validator("redact")
     @classmethod
     def _patterns(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
-        for pattern in patterns:
+        for position, pattern in enumerate(patterns, start=1):
             try:
                 re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"{pattern!r} is not a regular expression: {error}") from None
+            except re.error as error:  # shown as written in the file: a repr would double every backslash
+                raise ValueError(f"pattern {position}, `{pattern}`, is not a regular expression: {error}") from None
         return patterns
 
     def log_format(self, path: Path) -> str:

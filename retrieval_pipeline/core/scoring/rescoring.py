@@ -7,7 +7,8 @@ the same rankings would be scored. Every label the fingerprint covers is taken, 
 they change no hit, and a question that only gained rejected ids (each `no` of a judging round) must
 stay compared like any other relabelled one. Only a question asked with the same text is rescored (its
 stored fingerprint is that of today's text under its old labels): a reworded question's ranking
-answered another question. Each question left out is named with why. Nothing is written: the rescored
+answered another question. A relabelled question also takes today's machine-judged ids, so a machine
+label it now scores under is never counted as a person's (judged@k). Each question left out is named with why. Nothing is written: the rescored
 run is a new value and the stored files stay as they are.
 """
 
@@ -53,6 +54,7 @@ def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[
     shallow = cutoffs[-1] > run.cutoffs[-1]
     too_shallow = f"its ids were kept to rank {run.cutoffs[-1]} only, this run is scored to rank {cutoffs[-1]}"
     labels = {name: list(stored.values(name)) for name in LABEL_FIELDS}
+    machine = list(stored.values("machine_judged_document_ids"))
     current = {question.id: question for question in question_set.questions}
     relabelled, left_out = [], []
     for position, question_id in enumerate(stored.ids):
@@ -71,11 +73,13 @@ def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[
         else:
             for name, value in zip(LABEL_FIELDS, (*now, relabelled_to)):
                 labels[name][position] = value
+            machine[position] = question.machine_expected_document_ids + question.machine_rejected_document_ids
             relabelled.append(question_id)
     scored_at = run.cutoffs if shallow else cutoffs
     if not relabelled and scored_at == run.cutoffs:
         return Rescoring(run, not_rescored=tuple(left_out))
     columns = {name: labels[name] if name in labels else stored.column(name) for name in FIELDS}
+    columns["machine_judged_document_ids"] = machine
     run = replace(run, questions=QuestionColumns.of(**columns), cutoffs=scored_at)
     return Rescoring(run, tuple(relabelled), not_rescored=tuple(left_out))
 

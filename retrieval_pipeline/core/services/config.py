@@ -92,7 +92,7 @@ class ProjectConfig:
             return spec, self.resolve(spec.path)
         if Path(name).expanduser().is_file():
             return QueryLogSpec(path=name), Path(name).expanduser()
-        raise UnknownIdentifierError("query log", name, self.query_logs, "or the path of a log file")
+        raise UnknownIdentifierError("query log", name, self.query_logs, "nor the path of an existing log file")
 
     @cached_property
     def question_sets(self) -> QuestionSetRegistry:

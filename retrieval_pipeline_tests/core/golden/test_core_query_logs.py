@@ -112,6 +112,8 @@ def test_a_log_whose_format_cannot_be_told_is_refused_naming_the_format_key(tmp_
     assert caught.value.field == "format"
 
 
-def test_a_redact_pattern_that_is_no_regular_expression_is_refused():
-    with pytest.raises(ValueError, match="not a regular expression"):
-        QueryLogSpec(path="-", redact=("(unclosed",))
+def test_a_bad_redact_pattern_is_named_by_position_as_written_with_its_backslashes_single():
+    with pytest.raises(ValueError) as caught:
+        QueryLogSpec(path="-", redact=(r"\b\d{6,}\b", r"([\w.+-]+@[\w-]+"))
+    reason = caught.value.errors()[0]["msg"]  # what the configuration error shows, after the field
+    assert reason.startswith(r"Value error, pattern 2, `([\w.+-]+@[\w-]+`, is not a regular expression: missing ),")
