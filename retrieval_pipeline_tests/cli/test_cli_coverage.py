@@ -10,12 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from traffic_project import DEMO, SECRET, SET_FILE, built_traffic, traffic_config
 
 from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.golden.query_logs import normalised
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.retrieval.corpus import read_document_texts
-from retrieval_pipeline_tests.traffic_project import DEMO, SECRET, SET_FILE, built_traffic, traffic_config
 
 EMAIL = r"[\w.]+@[\w.]+"
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from traffic_project import Traffic, logged_project
 
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.run_tables import recorded_traffic
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
-from retrieval_pipeline_tests.traffic_project import Traffic, logged_project
 
 SET = "demo.cranfield"
 

@@ -10,12 +10,12 @@ import pytest
 import yaml
 from dagster import AssetCheckSeverity, build_sensor_context
 from dagster_runs import only_check, only_materialization, run_job
+from traffic_project import SECRET, built_traffic, traffic_config
 
 from retrieval_pipeline.core.golden.query_logs import normalised
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
 from retrieval_pipeline.dagster_layer.traffic import COVERAGE_JOB, QUERY_LOG_JOB, coverage_key
 from retrieval_pipeline.dagster_layer.traffic_sensor import QUERY_LOG_SENSOR
-from retrieval_pipeline_tests.traffic_project import SECRET, built_traffic, traffic_config
 
 SET = "demo.cranfield"
 

@@ -9,10 +9,10 @@ import pytest
 import yaml
 from dagster import AssetKey, MultiPartitionKey, materialize
 from dagster_runs import QUIET
+from traffic_project import SECRET, logged_project
 
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
-from retrieval_pipeline_tests.traffic_project import SECRET, logged_project
 
 SET = "demo.cranfield"
 

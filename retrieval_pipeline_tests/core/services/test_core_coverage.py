@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from traffic_project import DEMO, built_traffic, traffic_config
 
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.core.services.coverage import assigned_traffic, measure_coverage, traffic_by_question
-from retrieval_pipeline_tests.traffic_project import DEMO, built_traffic, traffic_config
 
 
 def test_traffic_by_question_sums_the_counts_of_queries_at_or_above_the_threshold():
