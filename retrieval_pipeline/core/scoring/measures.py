@@ -53,6 +53,9 @@ class Measure:
     """Whether a change of it between two runs gets a paired test (Holm-corrected with the hit rates'):
     False for a measure of the labels' coverage (judged@k), which says nothing about the retriever and
     would only widen the family the quality measures are corrected over."""
+    machine_labels_only: bool = False
+    """Shown in a run's tables only where a machine judge labelled some of the set's documents: until then
+    judged by either (judged_any@k) is judged@k over again. JSON, metadata and the summary always hold it."""
     key_pattern: str = "{name}@{k}"
     """How stores, JSON and metadata name the figure."""
     title_pattern: str = "{label}@{k}"
@@ -183,6 +186,7 @@ MEASURES: Registry[Measure] = measure_registry(
             score=judged_any,
             scores_silence=False,
             paired_test=False,
+            machine_labels_only=True,
         ),
     )
 )

@@ -8,7 +8,7 @@ from measure_helpers import declare, throwaway_measure
 
 from retrieval_pipeline.core.scoring.comparison import compare_runs
 from retrieval_pipeline.core.scoring.regression import detect_regression
-from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.views.comparison_view import comparison_view
 from retrieval_pipeline.core.services.views.evaluation_view import verdict_view
@@ -34,8 +34,6 @@ def test_rows_are_the_declared_figures_and_headline_decides_what_tables_show(mon
         "recall@3",
         "judged@1",
         "judged@3",
-        "judged_any@1",
-        "judged_any@3",
         "shown@3",
         "kept@3",
     ]
@@ -51,6 +49,20 @@ def test_rows_are_the_declared_figures_and_headline_decides_what_tables_show(mon
     [match] = [row for row in view.by_form.rows if row.key == "match"]
     assert [cell.title for cell in match.headline_scores] == ["MRR@3", "nDCG@3", "Judged@3", "Shown@3"]
     assert view.rates[0].now_text == "33.3% (1/3), 95% CI 6.1–79.2%"
+
+
+def test_judged_by_either_is_shown_beside_judged_only_once_a_machine_judge_labelled_documents():
+    people_only = RunResult("demo.set", "fixed", (QuestionResult("q1", "match", None, ("d1",), ("d1", "d2"), 1.0),))
+    machine_too = RunResult(
+        "demo.set",
+        "fixed",
+        (QuestionResult("q1", "match", None, ("d1",), ("d1", "d2"), 1.0, machine_judged_document_ids=("d2",)),),
+    )
+
+    assert not [row for row in run_view(people_only).ranking if row.key.startswith("judged_any")]
+    shown = {row.key: row.value for row in run_view(machine_too).ranking}
+    assert (shown["judged@3"], shown["judged_any@3"]) == (0.5, 1.0)
+    assert people_only.metrics()["judged_any@3"] == 0.5  # the JSON and the summary keep it either way
 
 
 def test_a_judged_run_shows_the_checks_changes_and_plain_differences():

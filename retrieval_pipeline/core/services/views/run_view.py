@@ -106,7 +106,8 @@ def run_view(run: RunResult, report: RegressionReport | None = None, baseline: R
             {k: (report.hit_rate_delta(k), report.hit_rate_p_value(k)) for k in TESTED_CUTOFFS},
             dict(report.metric_deltas),
         )
-    declared = figures(run.cutoffs)
+    machine_labelled = run.questions.relevance.machine_judged is not None
+    declared = [f for f in figures(run.cutoffs) if machine_labelled or not f.measure.machine_labels_only]
     rated, ranking = [f for f in declared if is_hit_rate(f)], [f for f in declared if not is_hit_rate(f)]
     form_deltas, class_deltas = (report.by_form, report.by_hard_class) if report is not None else ((), ())
     return RunView(
