@@ -75,6 +75,29 @@ def _print_listing(view) -> None:
         status = "ok" if retriever.problem is None else f"[red]problem:[/red] {escape(retriever.problem)}"
         table.add_row(retriever.identifier, retriever.kind, status)
     console.print(table if view.retrievers else "No retrievers configured.")
+    _print_judges_and_logs(console, view)
+
+
+def _print_judges_and_logs(console, view) -> None:
+    """Only when configured: a configuration without judges or logs lists as it always did."""
+    from rich.table import Table
+
+    if view.judges:
+        table = Table(title="Judges", title_justify="left")
+        identifier_column(table, "judge")
+        for header in ("kind", "model", "endpoint host"):
+            table.add_column(header)
+        for judge in view.judges:
+            table.add_row(judge.identifier, judge.kind, judge.model or "-", judge.host or "-")
+        console.print(table)
+    if view.query_logs:
+        table = Table(title="Query logs", title_justify="left")
+        identifier_column(table, "log")
+        for header in ("path", "format", "examples"):
+            table.add_column(header)
+        for log in view.query_logs:
+            table.add_row(log.identifier, log.path, log.format or "unknown", "on" if log.examples else "off")
+        console.print(table)
 
 
 @click.command("history")
