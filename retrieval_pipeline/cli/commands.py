@@ -80,24 +80,24 @@ def _print_listing(view) -> None:
 
 def _print_judges_and_logs(console, view) -> None:
     """Only when configured: a configuration without judges or logs lists as it always did."""
+    if view.judges:
+        rows = [(judge.identifier, judge.kind, judge.model or "-", judge.host or "-") for judge in view.judges]
+        _print_listed(console, "Judges", ("judge", "kind", "model", "endpoint host"), rows)
+    if view.query_logs:
+        rows = [(log.identifier, log.path, log.format or "unknown", "on" if log.examples else "off") for log in view.query_logs]
+        _print_listed(console, "Query logs", ("log", "path", "format", "examples"), rows)
+
+
+def _print_listed(console, title: str, headers: tuple[str, ...], rows) -> None:
     from rich.table import Table
 
-    if view.judges:
-        table = Table(title="Judges", title_justify="left")
-        identifier_column(table, "judge")
-        for header in ("kind", "model", "endpoint host"):
-            table.add_column(header)
-        for judge in view.judges:
-            table.add_row(judge.identifier, judge.kind, judge.model or "-", judge.host or "-")
-        console.print(table)
-    if view.query_logs:
-        table = Table(title="Query logs", title_justify="left")
-        identifier_column(table, "log")
-        for header in ("path", "format", "examples"):
-            table.add_column(header)
-        for log in view.query_logs:
-            table.add_row(log.identifier, log.path, log.format or "unknown", "on" if log.examples else "off")
-        console.print(table)
+    table = Table(title=title, title_justify="left")
+    identifier_column(table, headers[0])
+    for header in headers[1:]:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 @click.command("history")
