@@ -242,7 +242,7 @@ def test_list_shows_configured_judges_and_query_logs_but_never_their_secrets_or_
         for line in listed.stdout.splitlines()
         if "│" in line
     }
-    assert rows["gpt"] == ["openai", "gpt-4o-mini", "llm.example.org:8443"] and rows["mine"] == ["callable", "-", "-"]
+    assert rows["gpt"] == ["openai", "gpt-4o-mini", "llm.example.org:8443"] and rows["mine"] == ["callable", "—", "—"]
     assert rows["asked"][1:] == ["jsonl", "on"] and rows["raw"][1:] == ["unknown", "off"]
     assert document["judges"][0] == {
         "identifier": "gpt",
