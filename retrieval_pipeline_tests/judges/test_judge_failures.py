@@ -134,3 +134,17 @@ def test_a_pass_whose_every_request_failed_says_it_sent_them_and_got_no_answer(c
     assert "this pass sent 3 requests: none answered, 3 failed, took 0 from the cache" in result.stdout
     assert "; no answer to time; tokens not reported" in result.stdout
     assert "asked 0" not in result.stdout and "n/a" not in result.stdout
+
+
+def test_a_judge_name_without_any_judge_configured_says_none_are_and_where_to_add_one(cli, judging_file, tmp_path):
+    config = configure(tmp_path)
+    before = judging_file.read_bytes()
+
+    result = cli("judge", str(judging_file), "--judge", "gpt", "--config", config)
+
+    assert result.exit_code == 1  # an unknown identifier, as an unknown set or judge name always was
+    assert result.stderr.strip().splitlines() == [
+        f"error: unknown judge 'gpt'; available: none (no judges are configured in {config}: "
+        "name one under `judges:`, see docs/configuration.md)"
+    ]
+    assert judging_file.read_bytes() == before
