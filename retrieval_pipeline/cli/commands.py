@@ -75,6 +75,29 @@ def _print_listing(view) -> None:
         status = "ok" if retriever.problem is None else f"[red]problem:[/red] {escape(retriever.problem)}"
         table.add_row(retriever.identifier, retriever.kind, status)
     console.print(table if view.retrievers else "No retrievers configured.")
+    _print_judges_and_logs(console, view)
+
+
+def _print_judges_and_logs(console, view) -> None:
+    """Only when configured: a configuration without judges or logs lists as it always did."""
+    if view.judges:
+        rows = [(judge.identifier, judge.kind, judge.model or "—", judge.host or "—") for judge in view.judges]
+        _print_listed(console, "Judges", ("judge", "kind", "model", "endpoint host"), rows)
+    if view.query_logs:
+        rows = [(log.identifier, log.path, log.format or "unknown", "on" if log.examples else "off") for log in view.query_logs]
+        _print_listed(console, "Query logs", ("log", "path", "format", "examples"), rows)
+
+
+def _print_listed(console, title: str, headers: tuple[str, ...], rows) -> None:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    identifier_column(table, headers[0])
+    for header in headers[1:]:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 @click.command("history")
@@ -129,7 +152,6 @@ def _history_view(set_identifier: str, retriever_identifier: str, config_path, s
 
 def _print_history(view) -> None:
     from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
-    from retrieval_pipeline.core.base.formatting import signed_pp
 
     console = stdout_console()
     key = view.key
@@ -141,12 +163,14 @@ def _print_history(view) -> None:
     columns = [Column("run at (UTC)", "left"), Column("run id", "left", identifier=True)]
     for order, figure in enumerate(view.rates):  # a narrow terminal leaves out the later rates' columns, never the first's
         columns += [Column(figure.short, optional=order), Column(f"Δ {figure.short}", optional=order)]
+        if view.weighted:  # beside the plain rate, and left out before it
+            columns.append(Column(f"weighted {figure.short}", optional=order + 1))
     columns.append(Column("status", "left"))
     rows = [
         [
             entry.summary.run_at.strftime("%Y-%m-%d %H:%M:%S"),
             entry.summary.run_id,
-            *(cell for f in view.rates for cell in (f.text(entry.summary.figures[f.key]), signed_pp(entry.deltas.get(f.key)))),
+            *(cell for f in view.rates for cell in _rate_cells(view, entry, f)),
             view.notes(entry),
         ]
         for entry in view.entries
@@ -154,6 +178,13 @@ def _print_history(view) -> None:
     print_fitted(console, None, columns, rows, show_edge=False)
     for line in filter(None, map(view.left_out_line, view.entries)):
         console.print(line, markup=False)
+
+
+def _rate_cells(view, entry, figure) -> tuple[str, ...]:
+    from retrieval_pipeline.core.base.formatting import signed_pp
+
+    plain = (figure.text(entry.summary.figures[figure.key]), signed_pp(entry.deltas.get(figure.key)))
+    return (*plain, view.weighted_text(entry, figure)) if view.weighted else plain
 
 
 @click.command("prune")

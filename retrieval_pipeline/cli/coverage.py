@@ -8,6 +8,7 @@ import click
 
 from retrieval_pipeline.cli.common import config_option, json_option, load_project, status, stdout_console
 from retrieval_pipeline.cli.errors import CommandError
+from retrieval_pipeline.core.base.formatting import counted
 
 QUESTIONS_SHOWN = 10
 
@@ -62,7 +63,8 @@ def coverage(set_name, log, config_path, as_json, retriever, lexical, threshold,
     if sample is not None and not as_json:
         queries = len({row["question_id"] for row in rows})
         stdout_console().print(
-            f"Sampled {queries} uncovered quer(ies), {len(rows)} row(s) to judge, into {out_path}", markup=False
+            f"Sampled {counted(queries, 'uncovered query', 'uncovered queries')}, {counted(len(rows), 'row')} to judge, into {out_path}",
+            markup=False,
         )
 
 

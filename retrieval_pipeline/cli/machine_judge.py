@@ -12,6 +12,7 @@ from retrieval_pipeline.cli.common import load_project, progress_bar, stdout_con
 from retrieval_pipeline.cli.errors import INTERRUPTED, CommandError
 from retrieval_pipeline.cli.payloads import emit
 from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE, EXIT_INTERRUPTED
+from retrieval_pipeline.core.base.formatting import counted
 
 
 def machine_judge(path: Path, judge_name: str, config_path: Path | None, as_json: bool) -> None:
@@ -45,11 +46,26 @@ def _summary_line(summary, path: Path) -> str:
     cost = document["tokens_per_1000_rows"]
     return (
         f"{summary.judged} of {summary.rows} row(s) of {path} carry the answer of {summary.judged_by} ({summary.yes} yes); "
-        f"this pass asked {document['asked']}, took {document['from_cache']} from the cache, skipped {document['already_judged']} "
+        f"{_requests_text(summary.tally)}, took {document['from_cache']} from the cache, skipped {document['already_judged']} "
         f"already judged; {document['errors']} error(s){': ' + errors if errors else ''}; "
-        f"{'n/a' if rate is None else f'{rate:g}'} row(s)/s asked; "
+        f"{_rate_text(summary.tally, rate)}; "
         f"{'tokens not reported' if cost is None else f'{cost:,.0f} tokens per 1,000 rows'}"
     )
+
+
+def _requests_text(tally) -> str:
+    """Requests sent against answers got: `asked` alone counts only the answers, so a pass whose every
+    request failed would read `asked 0`."""
+    if not tally.failed:
+        return f"this pass asked {tally.asked}"
+    sent = counted(tally.asked + tally.failed, "request")
+    return f"this pass sent {sent}: {'none' if not tally.asked else tally.asked} answered, {tally.failed} failed"
+
+
+def _rate_text(tally, rate: float | None) -> str:
+    if rate is None and tally.failed:
+        return "no answer to time"
+    return f"{'n/a' if rate is None else f'{rate:g}'} row(s)/s asked"
 
 
 def probe(path: Path, judge_name: str, config_path: Path | None, sample: int, seed: int, as_json: bool) -> None:

@@ -145,3 +145,18 @@ def test_judged_samples_become_new_questions_that_cover_their_traffic(cli, tmp_p
     assigned = {q["id"]: q["traffic"] for q in after["questions"]}
     assert all(assigned[question_id] >= question.source_traffic for question_id, question in added.items())
     assert after["traffic"]["covered"] >= before["traffic"]["covered"] + sum(q.source_traffic for q in added.values())
+
+
+@pytest.mark.parametrize(("sample", "noun"), [(1, "uncovered query"), (2, "uncovered queries")])
+def test_the_sample_line_counts_queries_and_rows_in_the_right_number(cli, tmp_path, shared_data, sample, noun):
+    log = _csv_log(tmp_path / "log.csv", built_traffic(shared_data).rows)
+    config = traffic_config(tmp_path, log, count="count", examples=True)
+    out = tmp_path / "sample.jsonl"
+
+    result = cli("coverage", "demo.cranfield", "traffic", "--config", str(config), "--sample", str(sample), "--out", str(out))
+
+    assert result.exit_code == 0, result.stderr
+    rows = out.read_text().splitlines()
+    assert len({json.loads(row)["question_id"] for row in rows}) == sample
+    rows_text = "1 row" if len(rows) == 1 else f"{len(rows)} rows"
+    assert f"Sampled {sample} {noun}, {rows_text} to judge, into {out}" in result.stdout

@@ -218,3 +218,51 @@ def test_import_of_the_public_cranfield_collection_round_trips(cli, shared_data,
     assert result.exit_code == 0, result.stderr
     assert "Wrote 225 questions" in result.stdout
     assert load_question_set_file(out) == import_beir(shared_data / "cranfield", identifier="cranfield.test")
+
+
+def test_list_shows_configured_judges_and_query_logs_but_never_their_secrets_or_queries(cli, project, monkeypatch):
+    monkeypatch.setenv("POLISH_JUDGE_KEY", "sk-never-shown")
+    (project.root / "asked.jsonl").write_text('{"query": "private question of alice"}\n', encoding="utf-8")
+    project.config.write_text(
+        project.config.read_text()
+        + "judges:\n"
+        + "  gpt:\n    kind: openai\n    url: https://user:pw-never-shown@llm.example.org:8443/v1/chat/completions?key=q-never-shown\n"
+        + "    model: gpt-4o-mini\n    headers: {Authorization: {env: POLISH_JUDGE_KEY, prefix: 'Bearer '}}\n"
+        + "  mine:\n    kind: callable\n    function: mypackage.judging:grade\n"
+        + "query_logs:\n  asked: {path: asked.jsonl, examples: true}\n  raw: {path: raw.log}\n",
+        encoding="utf-8",
+    )
+
+    listed = cli("list", "--config", str(project.config))
+    document = json.loads(cli("list", "--config", str(project.config), "--json").stdout)
+
+    assert listed.exit_code == 0, listed.stderr
+    rows = {
+        line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
+        for line in listed.stdout.splitlines()
+        if "│" in line
+    }
+    assert rows["gpt"] == ["openai", "gpt-4o-mini", "llm.example.org:8443"] and rows["mine"] == ["callable", "—", "—"]
+    assert rows["asked"][1:] == ["jsonl", "on"] and rows["raw"][1:] == ["unknown", "off"]
+    assert document["judges"][0] == {
+        "identifier": "gpt",
+        "kind": "openai",
+        "model": "gpt-4o-mini",
+        "host": "llm.example.org:8443",
+    }
+    assert document["query_logs"][0] == {
+        "identifier": "asked",
+        "path": str(project.root / "asked.jsonl"),
+        "format": "jsonl",
+        "examples": True,
+    }
+    for shown in (listed.stdout + listed.stderr, json.dumps(document)):
+        assert "never-shown" not in shown and "alice" not in shown
+
+
+def test_list_without_judges_or_query_logs_has_no_such_sections(cli, project):
+    listed = cli("list", "--config", str(project.config))
+    document = json.loads(cli("list", "--config", str(project.config), "--json").stdout)
+
+    assert "Judges" not in listed.stdout and "Query logs" not in listed.stdout
+    assert "judges" not in document and "query_logs" not in document

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from printed_tables import percent, printed_table
 from traffic_project import Traffic, logged_project
 
 from retrieval_pipeline.core.storage.run_summary import RunSummary
@@ -156,3 +157,21 @@ def test_a_set_entry_naming_an_unknown_log_is_bad_input_of_the_configuration(cli
     assert str(config) in result.stderr and "question_sets.0" in result.stderr and "traffic" in result.stderr
     assert "unknown query log 'nolog'" in result.stderr
     assert not (config.parent / "results").exists()  # refused before anything was stored
+
+
+def test_history_marks_weighted_runs_and_shows_their_weighted_rates_beside_the_plain_ones(cli, logged):
+    config, _ = logged
+    plain = run_json(cli, config, "bm25")
+    weighted = run_json(cli, config, "bm25", "--traffic", "traffic")
+
+    printed = cli("history", SET, "bm25", "--config", str(config))
+
+    assert printed.exit_code == 0, printed.stderr
+    table = printed_table(printed.stdout, printed.stdout.splitlines()[0])
+    assert table.headers[2:8] == ("top-1", "Δ top-1", "weighted top-1", "top-3", "Δ top-3", "weighted top-3")
+    rows = {row["run id"]: row for row in table.rows()}
+    for figure in ("top1", "top3"):
+        assert rows[weighted["run_id"]][f"weighted top-{figure[-1]}"] == percent(weighted["traffic"]["figures"][figure])
+        assert rows[plain["run_id"]][f"weighted top-{figure[-1]}"] == "—"
+    assert rows[weighted["run_id"]]["status"].endswith("traffic-weighted by log 'traffic'")
+    assert "traffic-weighted" not in rows[plain["run_id"]]["status"]

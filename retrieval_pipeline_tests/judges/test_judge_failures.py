@@ -123,3 +123,28 @@ def test_a_question_holding_a_placeholder_reaches_the_prompt_as_written(cli, bro
 
     content = broken.bodies[0]["messages"][0]["content"]
     assert "Question: what is {document} in a template?\n" in content and "Document:\na title\n\na text\n" in content
+
+
+def test_a_pass_whose_every_request_failed_says_it_sent_them_and_got_no_answer(cli, judging_file, tmp_path):
+    config = configure(tmp_path, down=openai_judge(closed_port_url(), fail_fast_after=0))
+
+    result = cli("judge", str(judging_file), "--judge", "down", "--config", config)
+
+    assert result.exit_code == 3
+    assert "this pass sent 3 requests: none answered, 3 failed, took 0 from the cache" in result.stdout
+    assert "; no answer to time; tokens not reported" in result.stdout
+    assert "asked 0" not in result.stdout and "n/a" not in result.stdout
+
+
+def test_a_judge_name_without_any_judge_configured_says_none_are_and_where_to_add_one(cli, judging_file, tmp_path):
+    config = configure(tmp_path)
+    before = judging_file.read_bytes()
+
+    result = cli("judge", str(judging_file), "--judge", "gpt", "--config", config)
+
+    assert result.exit_code == 1  # an unknown identifier, as an unknown set or judge name always was
+    assert result.stderr.strip().splitlines() == [
+        f"error: unknown judge 'gpt'; available: none (no judges are configured in {config}: "
+        "name one under `judges:`, see docs/configuration.md)"
+    ]
+    assert judging_file.read_bytes() == before

@@ -7,6 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """`1 query`, `5 queries`: a count with its noun in the right number (plural: the singular plus `s`)."""
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+
+
 def percent(rate: float) -> str:
     return f"{rate * 100:.1f}%"
 

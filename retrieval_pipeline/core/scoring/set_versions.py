@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from retrieval_pipeline.core.base.formatting import id_list
+from retrieval_pipeline.core.base.formatting import counted, id_list
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.results import RunResult
 
@@ -68,11 +68,13 @@ class SetChanges:
             return f"Baseline not rescored under the current labels ({self.not_rescored}): relabelled questions left out ({left_out})."
         kept, left = len(self.rescored), len(self.not_rescored_questions)
         if not left:
-            return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept." if kept else None
+            return f"Baseline rescored under the current labels: {counted(kept, 'relabelled question')} kept." if kept else None
         listed = by_reason(self.not_rescored_questions)
         if not kept:
-            return f"Baseline not rescored under the current labels: {_counted(left, 'relabelled question')} left out: {listed}."
-        return f"Baseline rescored under the current labels: {_counted(kept, 'relabelled question')} kept, {left} left out: {listed}."
+            return f"Baseline not rescored under the current labels: {counted(left, 'relabelled question')} left out: {listed}."
+        return (
+            f"Baseline rescored under the current labels: {counted(kept, 'relabelled question')} kept, {left} left out: {listed}."
+        )
 
     def sentence(self, against: str = "the baseline") -> str:
         """One line for reports: "Set changed since the baseline: 1 added, 4 relabelled; compared on 6
@@ -115,10 +117,6 @@ def by_reason(questions: Sequence[tuple[str, str]]) -> str:
     for question_id, reason in questions:
         reasons.setdefault(reason, []).append(question_id)
     return "; ".join(f"{id_list(ids, limit=MAX_NAMED)} ({reason})" for reason, ids in reasons.items())
-
-
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def _labels(questions: QuestionColumns, position: int) -> tuple:

@@ -235,6 +235,9 @@ class ProjectConfig:
         if name not in self._judges:
             from retrieval_pipeline.core.retrieval.judge_kinds import build_judge
 
+            if not self.judge_specs:  # "available: none" alone leaves a newcomer guessing where judges come from
+                note = f"no judges are configured in {self.source}: name one under `judges:`, see docs/configuration.md"
+                raise UnknownIdentifierError("judge", name, (), note)
             if name not in self.judge_specs:
                 raise UnknownIdentifierError("judge", name, self.judge_specs)
             spec = self.judge_specs[name]

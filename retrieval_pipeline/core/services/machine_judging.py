@@ -46,6 +46,7 @@ class Tally:
     completion_tokens: int = 0
     reported: int = 0  # answers whose endpoint reported its tokens
     unreachable: int = 0  # rows whose service could not be reached
+    failed: int = 0  # requests sent that brought no answer (asked counts those that did)
     saved: int = 0  # rows whose new answer is in the file
 
     def count(self, answer: MachineJudgement) -> None:
@@ -181,6 +182,7 @@ def collected(judge: Judge, future: Future, tally: Tally) -> MachineJudgement | 
         answer = future.result()
     except RetrieverFault as fault:
         tally.errors[scrub(str(fault)).split(ANSWER_MARK, 1)[0]] += 1
+        tally.failed += 1
         if isinstance(fault, ServiceUnreachable):
             tally.unreachable += 1
             _fail_fast(judge, tally, fault)

@@ -31,6 +31,16 @@ class HistoryView:
         return TESTED
 
     @property
+    def weighted(self) -> bool:
+        """Any run in the table was traffic-weighted: the table then shows the weighted rates beside the plain."""
+        return any(entry.summary.weighted for entry in self.entries)
+
+    def weighted_text(self, entry: HistoryEntry, figure: Figure) -> str:
+        """A run's stored traffic-weighted rate; `—` for a run saved without a log (as a missing change reads)."""
+        value = entry.summary.weighted.get(figure.key)
+        return "—" if value is None else figure.text(value)
+
+    @property
     def question_count(self) -> int:
         """The newest run's: a row with another count says so."""
         return self.entries[0].summary.question_count
@@ -50,6 +60,8 @@ class HistoryView:
             notes.append(f"not rescored: {entry.not_rescored}")
         if s.labels != HUMAN:
             notes.append(f"labels {s.labels}")
+        if s.traffic_log is not None:
+            notes.append(f"traffic-weighted by log '{s.traffic_log}'")
         return "; ".join(note for note in notes if note)
 
     def left_out_line(self, entry: HistoryEntry) -> str | None:

@@ -8,6 +8,9 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
     from retrieval_pipeline.core.services.config import ProjectConfig
 
 
@@ -43,11 +46,35 @@ class ListedRetriever:
 
 
 @dataclass(frozen=True)
+class ListedJudge:
+    """A configured judge as far as it can be shown: its model and endpoint host, never headers or the url's
+    query (both may hold keys)."""
+
+    identifier: str
+    kind: str
+    model: str | None
+    host: str | None
+
+
+@dataclass(frozen=True)
+class ListedLog:
+    """A configured query log's settings, never a query it holds."""
+
+    identifier: str
+    path: str
+    format: str | None
+    """None when neither `format:` nor the file's suffix names one (reading it would fail)."""
+    examples: bool
+
+
+@dataclass(frozen=True)
 class ListingView:
     config_source: str
     store_uri: str
     question_sets: tuple[ListedSet, ...]
     retrievers: tuple[ListedRetriever, ...]
+    judges: tuple[ListedJudge, ...] = ()
+    query_logs: tuple[ListedLog, ...] = ()
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -62,6 +89,8 @@ class ListingView:
             "retrievers": [
                 {"identifier": r.identifier, "kind": r.kind, "status": r.status, "problem": r.problem} for r in self.retrievers
             ],
+            **({"judges": [asdict(judge) for judge in self.judges]} if self.judges else {}),
+            **({"query_logs": [asdict(log) for log in self.query_logs]} if self.query_logs else {}),
         }
 
 
@@ -90,4 +119,28 @@ def listing_view(config: ProjectConfig) -> ListingView:
         except RetrievalEvalError as error:
             problem = scrub(str(error))
         retrievers.append(ListedRetriever(name, spec.kind, problem))
-    return ListingView(config.source, config.store_uri, listed_sets, tuple(retrievers))
+    judges = tuple(_listed_judge(name, spec.kind, spec.params) for name, spec in config.judge_specs.items())
+    logs = tuple(_listed_log(name, spec, config.resolve(spec.path)) for name, spec in config.query_logs.items())
+    return ListingView(config.source, config.store_uri, listed_sets, tuple(retrievers), judges, logs)
+
+
+def _listed_judge(name: str, kind: str, params: dict[str, Any]) -> ListedJudge:
+    """Read from the parameters as written, so a judge whose secret is unset is still listed; a rerank
+    judge's model or endpoint is its scorer's."""
+    from urllib.parse import urlsplit
+
+    scorer = params.get("scorer")
+    shown = scorer if isinstance(scorer, dict) else params
+    model, url = shown.get("model"), shown.get("url")
+    host = urlsplit(url).netloc.rpartition("@")[2] if isinstance(url, str) else None
+    return ListedJudge(name, kind, str(model) if model is not None else None, host or None)
+
+
+def _listed_log(name: str, spec: QueryLogSpec, path: Path) -> ListedLog:
+    from retrieval_pipeline.core.base.errors import InvalidInputError
+
+    try:
+        log_format = spec.log_format(path)
+    except InvalidInputError:
+        log_format = None
+    return ListedLog(name, str(path), log_format, spec.examples)
