@@ -70,7 +70,14 @@ def test_the_ui_shows_the_assets_the_check_and_its_partition_results(project, tm
     assert location["name"] == "retrieval_pipeline"
     assert location["locationOrLoadError"]["__typename"] == "RepositoryLocation", location
     nodes = {"/".join(node["assetKey"]["path"]): node for node in data["assetNodes"]}
-    assert set(nodes) == {"golden_question_set", "retriever_config", "retrieval_evaluation", "leaderboard", "label_audit"}
+    assert set(nodes) == {
+        "golden_question_set",
+        "retriever_config",
+        "retrieval_evaluation",
+        "leaderboard",
+        "label_audit",
+        "machine_judgements",
+    }
     assert nodes["retrieval_evaluation"]["partitionStats"] == {"numMaterialized": 4, "numPartitions": 4}
 
     (check,) = nodes["retrieval_evaluation"]["assetChecksOrError"]["checks"]
