@@ -133,7 +133,7 @@ def traffic_lines(view: TrafficView | None) -> list[str]:
 
 
 def metrics_line(view: RunView) -> str:
-    return "Ranking: " + " · ".join(f"{row.title} {row.text}" for row in view.ranking)
+    return "Ranking: " + " · ".join(f"{row.title} {row.text}" for row in view.listed_ranking)
 
 
 def latency_text(view: RunView) -> str | None:

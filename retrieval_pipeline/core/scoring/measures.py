@@ -54,8 +54,9 @@ class Measure:
     False for a measure of the labels' coverage (judged@k), which says nothing about the retriever and
     would only widen the family the quality measures are corrected over."""
     machine_labels_only: bool = False
-    """Shown in a run's tables only where a machine judge labelled some of the set's documents: until then
-    judged by either (judged_any@k) is judged@k over again. JSON, metadata and the summary always hold it."""
+    """Listed in the terminal's `Ranking:` line only where a machine judge labelled some of the run's
+    documents: until then judged by either (judged_any@k) is judged@k over again. JSON, metadata and the
+    summary always hold it."""
     key_pattern: str = "{name}@{k}"
     """How stores, JSON and metadata name the figure."""
     title_pattern: str = "{label}@{k}"

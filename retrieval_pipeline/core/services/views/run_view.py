@@ -48,6 +48,13 @@ class RunView:
         return tuple(row for row in self.ranking if row.figure.measure.headline_at(row.figure.k, self.result.cutoffs))
 
     @property
+    def listed_ranking(self) -> tuple[FigureRow, ...]:
+        """The ranking figures the terminal lists in a line: a measure of machine labels only once a machine
+        judge labelled some of the run's documents (until then it repeats judged@k)."""
+        machine_labelled = self.result.questions.relevance.machine_judged is not None
+        return tuple(row for row in self.ranking if machine_labelled or not row.figure.measure.machine_labels_only)
+
+    @property
     def tested(self) -> tuple[FigureRow, ...]:
         """The methodology's two rates, top-1 and top-3: the ones with paired tests and exact gates."""
         return tuple(row for row in self.rates if row.figure.k in TESTED_CUTOFFS)
@@ -106,8 +113,7 @@ def run_view(run: RunResult, report: RegressionReport | None = None, baseline: R
             {k: (report.hit_rate_delta(k), report.hit_rate_p_value(k)) for k in TESTED_CUTOFFS},
             dict(report.metric_deltas),
         )
-    machine_labelled = run.questions.relevance.machine_judged is not None
-    declared = [f for f in figures(run.cutoffs) if machine_labelled or not f.measure.machine_labels_only]
+    declared = figures(run.cutoffs)
     rated, ranking = [f for f in declared if is_hit_rate(f)], [f for f in declared if not is_hit_rate(f)]
     form_deltas, class_deltas = (report.by_form, report.by_hard_class) if report is not None else ((), ())
     return RunView(
