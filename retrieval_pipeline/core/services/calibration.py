@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.machine_labels import HUMAN, HUMAN_AND_MACHINE, scored_under, with_answers
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.agreement import Agreement, kappa_agreement, kendall_tau, rows_for_width
@@ -25,7 +25,7 @@ from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.rescoring import under_current_labels
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.judging_files import ANSWERS, FIELDS, YES, numbered_judging_rows
+from retrieval_pipeline.core.services.judging_files import FIELDS, YES, numbered_judging_rows
 from retrieval_pipeline.core.services.pooling import latest_runs
 from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -72,13 +72,11 @@ class Calibration:
 
 
 def answered_rows(numbered: Sequence[tuple[str, dict]]) -> list[Answered]:
-    """Each row's answers; a `machine_judgement` other than yes, no or nothing is refused naming its line."""
+    """Each row's answers, from rows as the judging-file reader gives them: it has refused a
+    `machine_judgement` other than yes, no or nothing, naming its line, and lower-cased the rest."""
     answered = []
-    for where, row in numbered:
+    for _, row in numbered:
         machine = row.get(MACHINE) or ""
-        if not isinstance(machine, str) or machine.strip().lower() not in ANSWERS:
-            raise InvalidInputError(f"{quoted(str(machine))} is not yes, no or empty", source=where, field=MACHINE)
-        machine = machine.strip().lower()
         answered.append(
             Answered(
                 row["question_id"],
