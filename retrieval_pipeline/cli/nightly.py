@@ -103,9 +103,9 @@ def _print_progress(outcome, console) -> None:
         if not outcome.success:
             console.print(f"[red]✗[/red] {label}: {escape(outcome.error or '')}", soft_wrap=True)
         else:
-            mark = "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
-            rates = ", ".join(f"{rate.short} {percent_or_blank(outcome.hit_rates.get(rate))}" for rate in TESTED)
-            console.print(f"{mark} {label}: {rates}. {escape(outcome.verdict or '')}", soft_wrap=True)
+            run, mark = outcome.run, "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
+            rates = ", ".join(f"{rate.short} {percent_or_blank(run and run.hit_rate(rate.k))}" for rate in TESTED)
+            console.print(f"{mark} {label}: {rates}. {escape(run and run.verdict_summary or '')}", soft_wrap=True)
     elif outcome.job != LEADERBOARD_JOB and not outcome.success:
         console.print(
             f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.error or '')}", soft_wrap=True

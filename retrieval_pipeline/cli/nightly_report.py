@@ -26,14 +26,16 @@ class NightlyReport:
 
     @property
     def exit_code(self) -> int:
+        from retrieval_pipeline.core.scoring.regression import Verdict
+
         failed = [o for o in self.outcomes if not o.success]
         if any(not (o.input_error or o.service_error) for o in failed):
             return EXIT_INTERNAL
         if any(o.input_error for o in failed):
             return EXIT_INVALID
-        if any(o.is_regression and o.check_severity == "ERROR" for o in self.evaluations):
+        if any(o.run and o.run.verdict == Verdict.REGRESSION and o.check.severity == "ERROR" for o in self.evaluations):
             return EXIT_FAILED
-        if failed or any(o.complete is False for o in self.evaluations):
+        if failed or any(o.run and not o.run.complete for o in self.evaluations):
             return EXIT_INCOMPLETE
         return EXIT_OK
 
@@ -79,10 +81,11 @@ def print_results(report: NightlyReport, project, console) -> None:
         if not outcome.success:
             status, verdict = "[red]RUN FAILED[/red]", outcome.error or ""
         elif outcome.check_passed:
-            status, verdict = "[green]PASSED[/green]", outcome.verdict or ""
+            status, verdict = "[green]PASSED[/green]", outcome.run.verdict_summary or ""
         else:
-            colour = "red" if outcome.check_severity == "ERROR" else "yellow"
-            status, verdict = f"[{colour}]FAILED ({outcome.check_severity})[/{colour}]", outcome.verdict or ""
+            severity = outcome.check and outcome.check.severity
+            colour = "red" if severity == "ERROR" else "yellow"
+            status, verdict = f"[{colour}]FAILED ({severity})[/{colour}]", outcome.run and outcome.run.verdict_summary or ""
         checks.add_row(outcome.set_identifier, outcome.retriever_identifier, status, verdict)
     console.print(checks)
     if report.dagster_home is not None:

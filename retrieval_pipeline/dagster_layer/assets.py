@@ -71,7 +71,6 @@ from retrieval_pipeline.dagster_layer.metadata import (
 from retrieval_pipeline.dagster_layer.partition_steps import PartitionDone, materialize_each
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
-from retrieval_pipeline.reports.chart_worker import chart_drawer
 
 GROUP = "retrieval_quality"
 BASELINE_TAG = "retrieval_eval/baseline_run_id"
@@ -171,13 +170,11 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
             weighed = replace(settings, traffic=traffic(set_identifier))
             evaluation = evaluate_and_record(config.question_set(set_identifier), retriever(retriever_identifier), store, weighed)
             return PartitionDone(
-                evaluation_metadata(evaluation, store, settings.tolerances, drawer),
+                evaluation_metadata(evaluation, store, settings.tolerances),
                 regression_check_result(evaluation, settings.tolerances, config.dagster.check_severity),
             )
 
-        # A range's history charts are drawn on another core while the next partitions evaluate.
-        with chart_drawer(len(context.partition_keys)) as drawer:
-            yield from materialize_each(context, EVALUATION_ASSET, evaluate)
+        yield from materialize_each(context, EVALUATION_ASSET, evaluate)
 
     @asset(
         deps=[retrieval_evaluation],
@@ -188,9 +185,9 @@ def _assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
         f"its {LEADERBOARD_CHECK} check fails when any pair's latest run regressed or is incomplete.",
     )
     def leaderboard(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        with scrubbed_errors(), chart_drawer(1) as drawer:
+        with scrubbed_errors():
             return MaterializeResult(
-                metadata=leaderboard_metadata(project.leaderboard(context.log), project, drawer),
+                metadata=leaderboard_metadata(project.leaderboard(context.log), project),
                 check_results=[
                     leaderboard_check_result(project.latest_verdicts(context.log), project.config.dagster.check_severity)
                 ],

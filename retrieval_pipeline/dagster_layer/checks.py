@@ -41,7 +41,7 @@ from retrieval_pipeline.core.scoring.metric_gates import ranking_gate_options
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
-from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view
+from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view, regression_check
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
 from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
 
@@ -137,11 +137,12 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     if not run.complete:
         metadata["errored_question_count"] = MetadataValue.text(str(len(run.errored_question_ids)))
         metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
+    check = regression_check(verdict.status, severity)
     return AssetCheckResult(
         check_name=CHECK_NAME,
-        passed=verdict.passed,
+        passed=check.passed,
         # Not comparable, or a drop the set cannot tell from noise: passed, flagged WARN (the description says why).
-        severity=AssetCheckSeverity.WARN if verdict.warned else AssetCheckSeverity(severity),
+        severity=AssetCheckSeverity(check.severity),
         description=verdict.sentence,
         metadata=metadata,
     )

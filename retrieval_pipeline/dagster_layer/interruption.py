@@ -9,9 +9,9 @@ inspection as incomplete, never a baseline (`ResultStore.mark_incomplete`). Ctrl
 so a second one cannot leave that half done.
 
 Dagster turns SIGINT inside a step into DagsterExecutionInterruptedError and a failed run, then returns
-as from any failure, and one that arrives between steps it only notes, then forgets when the run ends;
-`InterruptWatch` notices both (Python's signal wake-up file descriptor receives every signal whoever
-handles it) and turns them back into the interrupt they were.
+as from any failure (`RunFailure.interrupted` says so), and one that arrives between steps it only notes,
+then forgets when the run ends; `InterruptWatch` notices that one (Python's signal wake-up file
+descriptor receives every signal whoever handles it) and turns both back into the interrupt they were.
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
-INTERRUPTED_ERROR = "DagsterExecutionInterruptedError"
 NOT_RECORDED = "interrupted (Ctrl-C) before Dagster recorded this run; kept for inspection, never a baseline"
 
 
@@ -48,32 +47,14 @@ class InterruptWatch:
             os.close(self._read)
             os.close(self._write)
 
-    def raise_if_interrupted(self, events: Iterable = ()) -> None:
-        """A KeyboardInterrupt after a SIGINT, or when a run's failure events (DagsterEvents) say Dagster
-        interrupted it."""
+    def raise_if_interrupted(self, interrupted_run: bool = False) -> None:
+        """A KeyboardInterrupt after a SIGINT, or when Dagster interrupted the run that just ended."""
         try:
             self._seen = self._seen or (self._read is not None and signal.SIGINT in os.read(self._read, 4096))
         except BlockingIOError:  # nothing arrived
             pass
-        if self._seen or any(_interrupted(event) for event in events):
+        if self._seen or interrupted_run:
             raise KeyboardInterrupt
-
-
-def _interrupted(event) -> bool:
-    error = _failure_error(event)
-    while error is not None:
-        if error.cls_name == INTERRUPTED_ERROR:
-            return True
-        error = error.cause
-    return False
-
-
-def _failure_error(event):
-    if event.is_step_failure:
-        return event.step_failure_data.error
-    if event.is_run_failure and event.event_specific_data is not None:
-        return event.event_specific_data.error
-    return None
 
 
 @dataclass(frozen=True)
@@ -99,27 +80,29 @@ class InterruptedNightly:
         return "interrupted (Ctrl-C): " + "; ".join(parts)
 
 
-def settle(instance, store: ResultStore, pairs: Iterable[tuple[str, str]], started: datetime) -> InterruptedNightly:
+def settle(instance, store: ResultStore, pairs: Sequence[tuple[str, str]], started: datetime) -> InterruptedNightly:
     """Every run saved since `started` for `pairs` (set, retriever) either recorded by Dagster or marked incomplete."""
     with interrupts_ignored():
-        recorded = recorded_run_ids(instance, started)
+        recorded = recorded_run_ids(instance, store, pairs, started)
         finished, unfinished, marked = [], [], []
-        for set_identifier, retriever_identifier in pairs:
-            label = f"{set_identifier} × {retriever_identifier}"
-            saved = [run for run in store.history(HistoryKey(set_identifier, retriever_identifier)) if run.run_at >= started]
+        for pair in pairs:
+            saved = _saved(store, pair, started)
             for run in saved:
                 if run.complete and run.run_id not in recorded:
                     store.mark_incomplete(run, NOT_RECORDED)
                     marked.append(run.run_id)
-            (finished if any(run.run_id in recorded for run in saved) else unfinished).append(label)
+            (finished if any(run.run_id in recorded for run in saved) else unfinished).append(" × ".join(pair))
     return InterruptedNightly(tuple(finished), tuple(unfinished), tuple(marked))
 
 
-def recorded_run_ids(instance, since: datetime) -> set[str]:
-    """Store run ids with both a materialization and a check evaluation in the instance's runs since `since`."""
-    from dagster import AssetKey, DagsterEventType, RunsFilter
+def recorded_run_ids(instance, store: ResultStore, pairs: Iterable[tuple[str, str]], since: datetime) -> set[str]:
+    """The runs saved since `since` of the pairs whose evaluation partition Dagster recorded since, both its
+    materialization and its check evaluation. A nightly evaluates each pair once, so a recorded partition
+    is the run the store saved for it."""
+    from dagster import AssetKey, DagsterEventType, MultiPartitionKey, RunsFilter
 
     from retrieval_pipeline.dagster_layer.checks import CHECK_NAME, EVALUATION_ASSET
+    from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION
 
     materialized, checked = set(), set()
     kinds = {DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_CHECK_EVALUATION}
@@ -127,14 +110,20 @@ def recorded_run_ids(instance, since: datetime) -> set[str]:
         for entry in instance.all_logs(run.run_id, of_type=kinds):
             event = entry.dagster_event
             if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
-                materialization = event.step_materialization_data.materialization
-                if materialization.asset_key == AssetKey(EVALUATION_ASSET) and "run_id" in materialization.metadata:
-                    materialized.add(materialization.metadata["run_id"].value)
-            else:
-                evaluation = event.asset_check_evaluation_data
-                if evaluation.asset_check_key.name == CHECK_NAME and "run_id" in evaluation.metadata:
-                    checked.add(evaluation.metadata["run_id"].value)
-    return materialized & checked
+                if event.asset_key == AssetKey(EVALUATION_ASSET):
+                    materialized.add(event.partition)
+            elif event.asset_check_evaluation_data.asset_check_key.name == CHECK_NAME:
+                checked.add(event.asset_check_evaluation_data.partition)
+    return {
+        run.run_id
+        for pair in pairs
+        if str(MultiPartitionKey({SET_DIMENSION: pair[0], RETRIEVER_DIMENSION: pair[1]})) in materialized & checked
+        for run in _saved(store, pair, since)
+    }
+
+
+def _saved(store: ResultStore, pair: tuple[str, str], since: datetime) -> list:
+    return [run for run in store.history(HistoryKey(*pair)) if run.run_at >= since]
 
 
 @contextmanager

@@ -10,8 +10,9 @@ Dagster 1.13 has no public call that submits a run from outside the webserver; t
 `dagster job launch` (dagster/_cli/job.py), with the partition's tags added as a sensor's RunRequest
 would, on the internals the exact pins of the [team] extra hold still.
 
-Every run carries `retrieval_pipeline/trigger: launch` and `retrieval_pipeline/launch: <id>`; the
-outcomes are read back from the instance's event log, so printing and exit codes match in-process.
+Every run carries `retrieval_pipeline/trigger: launch` and `retrieval_pipeline/launch: <id>`; a failed
+run's failure is read from the instance's event log and an evaluation's result from the store, as
+in-process (run_outcomes.py), so printing and exit codes match.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.dagster_gaps import only_code_location, workspace_of_file
-from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, outcomes_from_events
+from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, RunFailure
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
 LAUNCH_TAG = "retrieval_pipeline/launch"
@@ -70,7 +71,7 @@ class RunSubmitter:
                     job, key = pending.pop(run.run_id)
                     progress.advance(task)
                     events = [e.dagster_event for e in self._instance.all_logs(run.run_id) if e.dagster_event]
-                    yield from outcomes_from_events(job, [key], run.status == DagsterRunStatus.SUCCESS, events)
+                    yield from RunFailure.of(events).outcomes(job, [key], run.status == DagsterRunStatus.SUCCESS)
                 if pending:
                     time.sleep(POLL_SECONDS)
 

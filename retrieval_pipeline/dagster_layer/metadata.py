@@ -16,17 +16,16 @@ from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildRep
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, Measure
 from retrieval_pipeline.core.scoring.results import QuestionResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.chart_data import history_chart_data
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 from retrieval_pipeline.core.services.views.question_outcomes import misses_first, outcome
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
-from retrieval_pipeline.dagster_layer.partition_steps import Pending
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.weighted_metadata import weighted_metadata
-from retrieval_pipeline.reports.chart_worker import ChartDrawer
-from retrieval_pipeline.reports.charts import leaderboard_chart_png, markdown_image, stored_history_chart_png
+from retrieval_pipeline.reports.charts import history_chart_png, leaderboard_chart_png, markdown_image
 
 PREVIEW_ROWS = 20
 PREVIEW_IDS = 3
@@ -90,22 +89,20 @@ def question_set_metadata(question_set, project: RetrievalProject, uri: str) -> 
     }
 
 
-def evaluation_metadata(
-    evaluation: Evaluation, store: ResultStore, tolerances: Tolerances, drawer: ChartDrawer
-) -> dict[str, Any]:
+def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: Tolerances) -> dict[str, Any]:
     """Text first (what a person reads: the verdict, the rates as percentages, the pair's own history
-    chart, drawn by `drawer`), then the floats the UI plots, then tables and links."""
+    chart, read from the store that now holds this run), then the floats the UI plots, then tables and links."""
     view = evaluation_view(evaluation)
     run, verdict = view.run.result, view.verdict
     key = HistoryKey(run.set_identifier, run.retriever_identifier, run.grader)
-    chart = drawer.draw(stored_history_chart_png, store.uri, key, tolerances, verdict.baseline_run_id)
+    chart = history_chart_png(history_chart_data(store, key, tolerances, baseline_run_id=verdict.baseline_run_id))
     alt = f"top-k hit rates of {key.set_identifier} × {key.retriever_identifier}, last runs"
     metadata: dict[str, Any] = {
         "verdict": MetadataValue.text(verdict.sentence),
         "verdict_status": MetadataValue.text(verdict.status),
         # "32.1% (77/240), 95% CI 26.5–38.2%": the rate a person reads, with how far it can be trusted
         **{row.key: MetadataValue.text(row.now_text) for row in view.run.rates},
-        "history_chart": Pending(chart, lambda png: MetadataValue.md(markdown_image(png, alt))),
+        "history_chart": MetadataValue.md(markdown_image(chart, alt)),
         **{f"{row.key}_hit_rate": MetadataValue.float(round(row.value, 4)) for row in view.run.rates},
         "question_count": MetadataValue.int(run.question_count),
         "dagster/row_count": MetadataValue.int(run.question_count),
@@ -172,7 +169,7 @@ def _report_values(report: Mapping[str, str | int | float | bool]) -> dict[str, 
     }
 
 
-def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: ChartDrawer) -> dict[str, Any]:
+def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[str, Any]:
     gated = list(TESTED)
     recorded = recorded_figures(board.entries, headline=True)
     ranking = list({figure.measure.name: figure.measure for figure in recorded if figure.measure is not HIT_RATE}.values())
@@ -200,9 +197,7 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
         ),
         "summary": MetadataValue.md(board.to_markdown()),
         "leaderboard_chart": MetadataValue.md(
-            markdown_image(
-                drawer.draw(leaderboard_chart_png, board).result(), "latest top-1 and top-3 hit rates of every retriever"
-            )
+            markdown_image(leaderboard_chart_png(board), "latest top-1 and top-3 hit rates of every retriever")
             if board.entries
             else "No complete evaluation run yet."
         ),

@@ -4,11 +4,11 @@ of the code location run through the same jobs the schedule and the sensor use.
 Where the schedule runs one partition per run, nightly runs each stage as one run over the range of
 its partitions (partition_steps.py): one for the sets with their label checks, one for the
 retrievers, one for the evaluations (more only when a broken set or retriever splits the range), one
-for the leaderboard; the history charts are drawn meanwhile by one worker process
-(reports/chart_worker.py). The runs are recorded in the Dagster instance, so `dagster dev` started
-afterwards with the same DAGSTER_HOME shows every partition, the check results and the rate plots.
-With a workspace file the same partitions are submitted to the instance instead, one run each so that
-the workers share them (launch.py).
+for the leaderboard. The runs are recorded in the Dagster instance, so `dagster dev` started afterwards
+with the same DAGSTER_HOME shows every partition, the check results and the rate plots. With a
+workspace file the same partitions are submitted to the instance instead, one run each so that the
+workers share them (launch.py). Either way each partition's outcome is its run's failure, if any, and
+for an evaluation the run the core saved in the result store (run_outcomes.py).
 
 The instance: $DAGSTER_HOME when set, else `.dagster_home` in the current folder (created). A home
 without a `dagster.yaml` gets the project's (the `dagster.yaml` of the current folder, else the same
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
 from retrieval_pipeline.dagster_layer.interruption import InterruptWatch, settle
-from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, outcomes_from_events
+from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, RunFailure, evaluated
 
 DEFAULT_HOME = ".dagster_home"
 DEFAULT_INSTANCE_YAML = """\
@@ -88,30 +88,33 @@ def run_stages(defs, instance, project, on_outcome: Callable, *, launch: Path | 
     file; `on_outcome` receives each PartitionOutcome (and each Skipped evaluation) as it is known."""
     from retrieval_pipeline.core.scoring.results import utc_now
     from retrieval_pipeline.core.storage.store import ResultStore
-    from retrieval_pipeline.reports.chart_worker import shared_drawer
 
     keys, started = partition_keys(defs), utc_now()
+    store = ResultStore(project.resolved_store_uri)
+    severity = project.config.dagster.check_severity
+
+    def on_evaluation(outcome: PartitionOutcome, pair: tuple[str, str]) -> None:
+        on_outcome(evaluated(outcome, pair, store, started, severity))
+
     try:
         if launch is None:
-            # One chart worker for the whole nightly, warm before the evaluations start (chart_worker.py).
-            with shared_drawer(len(keys["golden_question_set"]) * len(keys["retriever_config"]) + 1), InterruptWatch() as watch:
-                _run_all(defs, project, _in_process(defs, instance, project, watch), on_outcome)
+            with InterruptWatch() as watch:
+                _run_all(defs, project, _in_process(defs, instance, watch), on_outcome, on_evaluation)
         else:
             from retrieval_pipeline.dagster_layer.launch import run_submitter
 
             with run_submitter(instance, launch, defs, console) as submitter:
                 submitter.check_partitions(keys)
                 console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
-                _run_all(defs, project, submitter, on_outcome)
+                _run_all(defs, project, submitter, on_outcome, on_evaluation)
     except KeyboardInterrupt:
         if launch is not None:
             raise NightlyInterrupted(LAUNCHED_INTERRUPTED) from None
         pairs = [(s, r) for s in keys["golden_question_set"] for r in keys["retriever_config"]]
-        settled = settle(instance, ResultStore(project.resolved_store_uri), pairs, started)
-        raise NightlyInterrupted(settled.sentence()) from None
+        raise NightlyInterrupted(settle(instance, store, pairs, started).sentence()) from None
 
 
-def _run_all(defs, project, run_batch, on_outcome: Callable) -> None:
+def _run_all(defs, project, run_batch, on_outcome: Callable, on_evaluation: Callable) -> None:
     """The dense retrievers' shards (one run each, so each is its own step), sets and retrievers, then the
     evaluations whose set and retriever built, then the leaderboard. `run_batch(requests, title)` runs
     (job, partition keys) requests, each a key range or `[None]`, and yields each partition's outcome as
@@ -138,39 +141,23 @@ def _run_all(defs, project, run_batch, on_outcome: Callable) -> None:
             on_outcome(Skipped(" × ".join(partitions.dimensions(key))))
     evaluations = [(EVALUATION_JOB, keys) for keys in partitions.evaluation_ranges(broken)]
     for outcome in run_batch(evaluations, "evaluations"):
-        outcome.set_identifier, outcome.retriever_identifier = partitions.dimensions(outcome.partition)
-        on_outcome(outcome)
+        on_evaluation(outcome, partitions.dimensions(outcome.partition))
     for outcome in run_batch([(LEADERBOARD_JOB, [None])], "leaderboard"):
         on_outcome(outcome)
 
 
-def _in_process(defs, instance, project, watch: InterruptWatch):
-    """`run_batch` for `_run_all`: each request run here, the leaderboard's chart started in the chart
-    worker before Dagster sets up the leaderboard's run (its step then finds it drawn)."""
-    from retrieval_pipeline.dagster_layer.definitions import LEADERBOARD_JOB
-    from retrieval_pipeline.reports.chart_worker import chart_drawer
-    from retrieval_pipeline.reports.charts import leaderboard_chart_png
+def _in_process(defs, instance, watch: InterruptWatch):
+    """`run_batch` for `_run_all`: one run here for each request, the whole range at once (the stage's
+    bookkeeping is paid once, not once per partition)."""
 
     def run_batch(requests, title):
-        for job_name, partition_keys in requests:
-            if job_name == LEADERBOARD_JOB:
-                board = project.leaderboard()
-                if board.entries:
-                    with chart_drawer(1) as drawer:
-                        drawer.draw_ahead(leaderboard_chart_png, board)
-            yield from _execute(defs, instance, job_name, partition_keys, watch)
+        for job_name, keys in requests:
+            where = {"partition_key": keys[0]} if len(keys) == 1 else {"tags": partition_range_tags(str(keys[0]), str(keys[-1]))}
+            result = defs.resolve_job_def(job_name).execute_in_process(
+                instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
+            )
+            failure = RunFailure.of(result.all_events)
+            watch.raise_if_interrupted(failure.interrupted)
+            yield from failure.outcomes(job_name, keys, result.success)
 
     return run_batch
-
-
-def _execute(defs, instance, job_name: str, partition_keys: list, watch: InterruptWatch) -> list[PartitionOutcome]:
-    """One run for the whole range: the stage's bookkeeping is paid once, not once per partition."""
-    if len(partition_keys) == 1:
-        where = {"partition_key": partition_keys[0]}
-    else:
-        where = {"tags": partition_range_tags(str(partition_keys[0]), str(partition_keys[-1]))}
-    result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG, **where
-    )
-    watch.raise_if_interrupted(result.all_events)
-    return outcomes_from_events(job_name, partition_keys, result.success, result.all_events)

@@ -17,16 +17,13 @@ go on, and the step fails at the end naming each failed partition and its error 
 show as failed, and `run_outcomes` reads the same events whether the run held one partition or a
 range. A run of one partition lets its error through unchanged, traceback included.
 
-A partition's metadata may hold `Pending` values, charts still being drawn in a worker process
-(reports/chart_worker.py): its events are recorded once they are ready, in partition order, while the
-body goes on computing the next partitions. An interrupted step (Ctrl-C) records the partitions it
-computed before it ends, without their pending charts, so their runs are not left in the store
-unrecorded (`retrieval-eval nightly` marks any that still are as incomplete: interruption.py).
+An interrupted step (Ctrl-C) ends where it is: a partition is recorded as soon as it is computed, and
+one whose run the store holds but Dagster does not is marked incomplete by `retrieval-eval nightly`
+(interruption.py).
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,18 +42,9 @@ from dagster import (
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.secrets import scrub, scrubbed_errors
 from retrieval_pipeline.dagster_layer.dagster_gaps import materialization_target
-from retrieval_pipeline.reports.chart_worker import Drawing
 
 FAILED_PARTITIONS = "failed_partitions"
 """Failure metadata: partition key -> {"error": message, "error_classes": class names along its causes}."""
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A metadata value still being drawn: `value` turns the drawing's result into the metadata value."""
-
-    drawing: Drawing
-    value: Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -66,21 +54,6 @@ class PartitionDone:
     metadata: Mapping[str, Any]
     check: AssetCheckResult | None = None
 
-    def ready(self) -> bool:
-        return all(value.drawing.ready() for value in self.metadata.values() if isinstance(value, Pending))
-
-    def without_pending(self) -> PartitionDone:
-        """The same without the values still being drawn: what an interrupted step can still record
-        (the chart worker got the same Ctrl-C)."""
-        kept = {name: value for name, value in self.metadata.items() if not isinstance(value, Pending)}
-        return PartitionDone(kept, self.check)
-
-    def resolved_metadata(self) -> dict[str, Any]:
-        return {
-            name: value.value(value.drawing.result()) if isinstance(value, Pending) else value
-            for name, value in self.metadata.items()
-        }
-
 
 def materialize_each(context: AssetExecutionContext, asset: str, compute: Callable[[str], PartitionDone]) -> Iterator[Any]:
     """Yields the events of every partition the step targets; see the module docstring. `asset` is not
@@ -89,7 +62,6 @@ def materialize_each(context: AssetExecutionContext, asset: str, compute: Callab
     asset_key = AssetKey(asset)
     materialized = asset_key in context.selected_asset_keys
     failed: dict[str, dict[str, Any]] = {}
-    waiting: deque[tuple[str, PartitionDone]] = deque()
 
     def attempt(key: str, step: Callable[[], Any]) -> Any:
         try:
@@ -102,32 +74,17 @@ def materialize_each(context: AssetExecutionContext, asset: str, compute: Callab
             context.log.error(f"partition {key} failed: {type(error).__name__}: {failed[key]['error']}")
             return None
 
-    def record(key: str, done: PartitionDone) -> Iterator[Any]:
-        metadata = attempt(key, done.resolved_metadata)
-        if metadata is None:
-            return
+    for key in keys:
+        done = attempt(key, lambda key=key: compute(key))
+        if done is None:
+            continue
         if materialized:
-            yield AssetMaterialization(asset_key=asset_key, partition=key, metadata=metadata)
+            yield AssetMaterialization(asset_key=asset_key, partition=key, metadata=done.metadata)
         if done.check is not None:
             evaluation = _evaluation(context, asset_key, key, done.check)
             yield evaluation
             if evaluation.blocking and not evaluation.passed:
-                attempt(key, lambda: _blocked(evaluation))
-
-    try:
-        for key in keys:
-            done = attempt(key, lambda key=key: compute(key))
-            if done is not None:
-                waiting.append((key, done))
-            while waiting and waiting[0][1].ready():
-                yield from record(*waiting.popleft())
-        while waiting:
-            yield from record(*waiting.popleft())
-    except BaseException:  # an interrupt (Ctrl-C): the partitions already computed are recorded first
-        while waiting:
-            key, done = waiting.popleft()
-            yield from record(key, done.without_pending())
-        raise
+                attempt(key, lambda evaluation=evaluation: _blocked(evaluation))
     if failed:
         raise Failure(
             description=f"{len(failed)} of {len(keys)} partitions failed: "

@@ -14,10 +14,8 @@ from collections import Counter
 from datetime import datetime
 
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, SCORE, TESTED, Figure
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData
 from retrieval_pipeline.core.services.leaderboard import Leaderboard
-from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 WIDTH_INCHES, DPI = 8.0, 90
 MAX_DATE_LABELS = 10
@@ -26,11 +24,6 @@ COLOURS = {FIRST: "#1f77b4", DEEPEST: "#ff7f0e"}
 """The tested rates' lines (top-1, top-3), drawn over every other charted figure's."""
 OTHER_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 REGRESSED, INCOMPLETE = "#d62728", "#7f7f7f"
-
-
-def stored_history_chart_png(store_uri: str, key: HistoryKey, tolerances: Tolerances, baseline_run_id: str | None) -> bytes:
-    """The pair's history chart, read from the store by whoever draws it (a chart worker reads it there)."""
-    return history_chart_png(history_chart_data(ResultStore(store_uri), key, tolerances, baseline_run_id=baseline_run_id))
 
 
 def history_chart_png(data: HistoryChartData) -> bytes:

@@ -162,20 +162,9 @@ def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatc
 
 
 @pytest.mark.slow
-def test_a_range_run_draws_its_history_charts_in_a_worker_and_records_them_in_partition_order(defs, instance, monkeypatch):
+def test_a_range_run_records_each_partition_with_its_history_chart_in_partition_order(defs, instance):
     from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
-    from retrieval_pipeline.reports import chart_worker
-
-    started = []
-
-    class CountedWorker(chart_worker._Worker):
-        def __init__(self) -> None:
-            super().__init__()
-            started.append(self)
-
-    monkeypatch.setattr("retrieval_pipeline.reports.chart_worker._usable_cores", lambda: 2)  # a second core, on any machine
-    monkeypatch.setattr(chart_worker, "_Worker", CountedWorker)
     materialize_everything(defs, instance, SETS, RETRIEVERS)
     keys = defs.resolve_assets_def("retrieval_evaluation").partitions_def.get_partition_keys()
 
@@ -185,9 +174,7 @@ def test_a_range_run_draws_its_history_charts_in_a_worker_and_records_them_in_pa
         tags={ASSET_PARTITION_RANGE_START_TAG: keys[0], ASSET_PARTITION_RANGE_END_TAG: keys[-1]},
     )
 
-    assert len(keys) >= chart_worker.MIN_CHARTS_FOR_WORKER and len(started) == 1
     materializations = result.get_asset_materialization_events()
-    assert [e.partition for e in materializations] == list(keys)
+    assert len(keys) > 1 and [e.partition for e in materializations] == list(keys)
     for event in materializations:
         assert png_size(event.materialization.metadata["history_chart"].value)[0] == 720
-    assert started[0]._process.poll() is not None  # stopped with the step

@@ -136,15 +136,13 @@ def test_an_incomplete_run_exits_3(project, instance):
 
 
 @pytest.mark.slow
-def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard(project, instance, monkeypatch):
-    """Drawn ahead in the chart worker while its run is set up, it is still exactly this board's chart."""
+def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard(project, instance):
     from chart_helpers import embedded_pngs
 
     from retrieval_pipeline.core.services.leaderboard import build_leaderboard
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.reports.charts import leaderboard_chart_png
 
-    monkeypatch.setattr("retrieval_pipeline.reports.chart_worker._usable_cores", lambda: 2)  # the worker, on any machine
     report, output = run(project, instance)
 
     assert report.exit_code == 0, output

@@ -82,7 +82,7 @@ def test_an_interrupted_nightly_leaves_the_store_agreeing_with_dagster(tmp_path,
     [line] = stderr.splitlines()
     assert line.startswith("error: interrupted (Ctrl-C): ") and "evaluations finished and recorded in Dagster" in line
     store = ResultStore(str(tmp_path / "project" / "store"))
-    recorded = recorded_in_dagster(tmp_path / "dagster_home")
+    recorded = recorded_in_dagster(tmp_path / "dagster_home", store)
     for retriever in RETRIEVERS:
         key = HistoryKey("slow.set", retriever)
         for run in store.history(key):
@@ -94,8 +94,8 @@ def test_an_interrupted_nightly_leaves_the_store_agreeing_with_dagster(tmp_path,
     assert not [path for path in stored_files(tmp_path / "project" / "store") if path.name.startswith(".partial-")]
 
 
-def recorded_in_dagster(home: Path) -> set[str]:
-    """Store run ids the instance holds both a materialization and a check evaluation of."""
+def recorded_in_dagster(home: Path, store: ResultStore) -> set[str]:
+    """Store run ids whose partition the instance holds both a materialization and a check evaluation of."""
     from dagster import DagsterInstance
 
     from retrieval_pipeline.dagster_layer.interruption import recorded_run_ids
@@ -103,7 +103,8 @@ def recorded_in_dagster(home: Path) -> set[str]:
     previous = os.environ.get("DAGSTER_HOME")
     instance = DagsterInstance.from_config(str(home))
     try:
-        return recorded_run_ids(instance, datetime(1970, 1, 1, tzinfo=timezone.utc))
+        pairs = [("slow.set", retriever) for retriever in RETRIEVERS]
+        return recorded_run_ids(instance, store, pairs, datetime(1970, 1, 1, tzinfo=timezone.utc))
     finally:
         instance.dispose()
         if previous is not None:

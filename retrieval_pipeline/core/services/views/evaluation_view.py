@@ -38,10 +38,6 @@ class VerdictView:
     """Judged against the baseline (pass or regression): the reports show changes."""
     paired: bool
     """Compared question by question: judged, or a drop the set cannot tell from noise."""
-    passed: bool
-    """What the check reports: a regression or an incomplete run fails it."""
-    warned: bool
-    """Passed but flagged: not comparable, or a drop the set cannot tell from noise."""
     is_regression: bool
     is_inconclusive: bool
 
@@ -127,6 +123,22 @@ class EvaluationView:
         )
 
 
+@dataclass(frozen=True)
+class RegressionCheck:
+    """What the regression check reports for a verdict. The Dagster check and `nightly`'s summary (read back
+    from the store) both take it from `regression_check`, so they cannot disagree."""
+
+    passed: bool
+    severity: str
+    """`WARN` for a passed but flagged verdict (not comparable, inconclusive), else the configured severity."""
+
+
+def regression_check(status: str, configured_severity: str) -> RegressionCheck:
+    """`status`: a verdict's value, as a view or a stored run holds it."""
+    verdict = Verdict(status)
+    return RegressionCheck(passed=verdict not in FAILING, severity="WARN" if verdict in WARNED else configured_severity)
+
+
 def verdict_view(report: RegressionReport) -> VerdictView:
     verdict = report.verdict
     return VerdictView(
@@ -136,8 +148,6 @@ def verdict_view(report: RegressionReport) -> VerdictView:
         baseline_run_id=report.baseline_run_id,
         judged=verdict in JUDGED,
         paired=verdict in PAIRED,
-        passed=verdict not in FAILING,
-        warned=verdict in WARNED,
         is_regression=report.is_regression,
         is_inconclusive=report.is_inconclusive,
     )
