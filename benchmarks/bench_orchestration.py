@@ -11,7 +11,7 @@ both under the command line's process settings (`cli.command_process()`: the cyc
 threshold, Arrow's allocator), so that only the orchestration differs:
 - nightly: `retrieval-eval nightly --config C --store S`, invoked in-process through click (one run for
   the sets with their label checks, one building the 12 retrievers, one of the 24 evaluations with their
-  checks while a worker process draws their history charts, the leaderboard run; Dagster imported inside,
+  checks and history charts, the leaderboard run; Dagster imported inside,
   as the command does) on a Dagster instance kept across repetitions (a team's instance exists), a
   fresh result store each time;
 - core:    `load_config` once, then `evaluate_and_record(set, retriever, store, settings)` for the same
@@ -85,7 +85,7 @@ PROFILE_SPOTS = (
     ("evaluations through the core (evaluate_and_record)", "core/services/evaluation.py", "evaluate_and_record"),
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
-    ("  of which waiting for the chart worker (Drawing.result)", "reports/chart_worker.py", "result"),
+    ("  of which history charts drawn (history_chart_png)", "reports/charts.py", "history_chart_png"),
     ("leaderboard (build_leaderboard)", "core/services/leaderboard.py", "build_leaderboard"),
     ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
     ("instance: run records created (create_run_for_job)", "run_methods.py", "create_run_for_job"),

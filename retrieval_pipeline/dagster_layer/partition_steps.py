@@ -14,7 +14,7 @@ against that materialization. A partition that fails records nothing (one whose 
 records both, then counts as failed, as Dagster fails the run of a failed blocking check), the others
 go on, and the step fails at the end naming each failed partition and its error in the failure's
 `failed_partitions` metadata. So the partitions that succeeded stay materialized, those that failed
-show as failed, and `run_outcomes` reads the same events whether the run held one partition or a
+show as failed, and `run_outcomes` reads a failure alike whether the run held one partition or a
 range. A run of one partition lets its error through unchanged, traceback included.
 
 An interrupted step (Ctrl-C) ends where it is: a partition is recorded as soon as it is computed, and

@@ -9,6 +9,7 @@ stored with it; a run saved without a check is judged from its counts by the che
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, in_declared_order
@@ -37,15 +38,16 @@ class ChartPoint:
     def complete(self) -> bool:
         return self.summary.complete
 
-    @property
+    @cached_property
     def rates(self) -> tuple[tuple[str, float], ...]:
-        """(line, value) of every charted figure the run recorded ("top-1", ..., "mrr@10"), in declaration order."""
+        """(line, value) of every charted figure the run recorded ("top-1", ..., "mrr@10"), in declaration order;
+        kept, as a chart asks each point for each line several times, and a nightly draws one per evaluation."""
         return tuple((figure.short, self.summary.figures[figure.key]) for figure in self.summary.recorded(charted=True))
 
     def rate(self, line: str) -> float | None:
         return dict(self.rates).get(line)
 
-    @property
+    @cached_property
     def intervals(self) -> tuple[tuple[str, float, float], ...]:
         """(line, low, high) where the run carries a confidence interval for that figure (the hit rates)."""
         shown = self.summary.recorded()
