@@ -35,8 +35,9 @@ from retrieval_pipeline.core.base.formatting import percent
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
 from retrieval_pipeline.core.services.label_audit import Finding
+from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
-from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 LABELS_CHECK = "labels_exist"
@@ -97,15 +98,11 @@ def labels_check_result(project: RetrievalProject, set_identifier: str) -> Asset
     )
 
 
-def build_label_audit(
-    partitions: ProjectPartitions, golden_question_set: AssetsDefinition, retrieval_evaluation: AssetsDefinition
-) -> AssetsDefinition:
-    from retrieval_pipeline.dagster_layer.assets import one_dimension
-
+def build_label_audit(partitions: ProjectPartitions, group: str) -> AssetsDefinition:
     @asset(
         partitions_def=partitions.sets,
-        group_name=golden_question_set.group_names_by_key[golden_question_set.key],
-        deps=[AssetDep(retrieval_evaluation, partition_mapping=one_dimension(SET_DIMENSION))],
+        group_name=group,
+        deps=[AssetDep(AssetKey(EVALUATION_ASSET), partition_mapping=one_dimension(SET_DIMENSION))],
         automation_condition=AutomationCondition.eager(),
         description="The label audit of a set from its stored runs: suspect labels (every retriever misses "
         "them, two agree on another first document), unstable questions, repeated questions.",

@@ -58,7 +58,7 @@ def build_definitions(
     vector_assets = [build_document_vectors(shards, GROUP)] if shards else []
     if shards:
         retrieval_evaluation = depending_on_shards(retrieval_evaluation, vector_assets[0], shards)
-    label_audit = build_label_audit(partitions, golden_question_set, retrieval_evaluation)
+    label_audit = build_label_audit(partitions, GROUP)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
     evaluation_job = define_asset_job(

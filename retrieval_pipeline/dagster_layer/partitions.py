@@ -9,10 +9,17 @@ step with the file, and a partition can never name a set the configuration no lo
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 
-from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
+from dagster import (
+    BetaWarning,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+    MultiToSingleDimensionPartitionMapping,
+    StaticPartitionsDefinition,
+)
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.services.config import ProjectConfig
@@ -91,3 +98,11 @@ def project_partitions(config: ProjectConfig, source: str) -> ProjectPartitions:
         if not identifiers:
             raise InvalidInputError(f"no {what} is configured; the Dagster pipeline needs at least one", source=source)
     return partitions
+
+
+def one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
+    """Explicit rather than inferred, so it stays right even if set and retriever keys ever coincide.
+    The mapping class is marked beta in Dagster 1.13; its warning would repeat at every load."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BetaWarning)
+        return MultiToSingleDimensionPartitionMapping(partition_dimension_name=dimension)

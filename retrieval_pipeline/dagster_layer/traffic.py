@@ -27,7 +27,7 @@ from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
 from retrieval_pipeline.core.services.views.coverage_view import coverage_view
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET
-from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.traffic_metadata import coverage_metadata, query_log_metadata
 
@@ -51,8 +51,6 @@ class TrafficDefinitions:
 def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> TrafficDefinitions:
     if not config.query_logs:
         return TrafficDefinitions()
-    from retrieval_pipeline.dagster_layer.assets import one_dimension
-
     logs = StaticPartitionsDefinition(list(config.query_logs))
     coverages = MultiPartitionsDefinition({SET_DIMENSION: sets, LOG_DIMENSION: logs})
 
