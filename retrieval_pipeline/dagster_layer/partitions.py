@@ -58,7 +58,7 @@ class ProjectPartitions:
         ]
 
     def dimensions(self, partition_key: str) -> tuple[str, str]:
-        return evaluation_dimensions(self.evaluations, partition_key)
+        return key_dimensions(self.evaluations, partition_key, SET_DIMENSION, RETRIEVER_DIMENSION)
 
     def evaluation_ranges(self, broken: set[str]) -> list[list[MultiPartitionKey]]:
         """The evaluations whose set and retriever are not broken, as few partition ranges as cover them.
@@ -82,12 +82,11 @@ def spans(identifiers: tuple[str, ...], broken: set[str]) -> list[list[str]]:
     return [run for run in runs if run]
 
 
-def evaluation_dimensions(evaluations: MultiPartitionsDefinition, partition_key: str) -> tuple[str, str]:
-    """(set, retriever) of an evaluation partition key, given as a MultiPartitionKey or its string."""
+def key_dimensions(partitions_def: MultiPartitionsDefinition, partition_key: str, *dimensions: str) -> tuple[str, ...]:
+    """The named dimensions of a partition key, given as a MultiPartitionKey or its string."""
     if not isinstance(partition_key, MultiPartitionKey):
-        partition_key = evaluations.get_partition_key_from_str(partition_key)
-    keys = partition_key.keys_by_dimension
-    return keys[SET_DIMENSION], keys[RETRIEVER_DIMENSION]
+        partition_key = partitions_def.get_partition_key_from_str(partition_key)
+    return tuple(partition_key.keys_by_dimension[dimension] for dimension in dimensions)
 
 
 def project_partitions(config: ProjectConfig, source: str) -> ProjectPartitions:
