@@ -26,7 +26,6 @@ from dagster import (
     PartitionsDefinition,
     PreviewWarning,
     TableColumn,
-    TableRecord,
     TableSchema,
     asset,
 )
@@ -37,6 +36,7 @@ from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missi
 from retrieval_pipeline.core.services.label_audit import Finding
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
+from retrieval_pipeline.dagster_layer.metadata import table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -147,35 +147,33 @@ def audit_metadata(report: AuditReport) -> dict:
     if report.findings:
         metadata["findings"] = _findings_table(list(report.findings))
     if report.optimistic_rates:
-        metadata["optimistic_rates"] = MetadataValue.table(
-            records=[
-                TableRecord(
-                    {
-                        "retriever": name,
-                        **{
-                            key: percent(r[column])
-                            for figure in TESTED
-                            for key, column in (
-                                (figure.key, figure.column),
-                                (OPTIMISTIC.format(figure.key), OPTIMISTIC.format(figure.column)),
-                            )
-                        },
-                    }
-                )
+        metadata["optimistic_rates"] = table(
+            OPTIMISTIC_SCHEMA,
+            (
+                {
+                    "retriever": name,
+                    **{
+                        key: percent(r[column])
+                        for figure in TESTED
+                        for key, column in (
+                            (figure.key, figure.column),
+                            (OPTIMISTIC.format(figure.key), OPTIMISTIC.format(figure.column)),
+                        )
+                    },
+                }
                 for name, r in report.optimistic_rates.items()
-            ],
-            schema=OPTIMISTIC_SCHEMA,
+            ),
         )
     return metadata
 
 
 def _findings_table(findings: list[Finding]) -> MetadataValue:
-    return MetadataValue.table(
-        records=[
-            TableRecord({"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message})
+    return table(
+        FINDINGS_SCHEMA,
+        (
+            {"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message}
             for f in findings[:MAX_ROWS]
-        ],
-        schema=FINDINGS_SCHEMA,
+        ),
     )
 
 

@@ -32,7 +32,6 @@ from dagster import (
     PartitionsDefinition,
     PreviewWarning,
     TableColumn,
-    TableRecord,
     TableSchema,
 )
 
@@ -45,6 +44,7 @@ from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
+from retrieval_pipeline.dagster_layer.metadata import table
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -163,18 +163,16 @@ def _change(view: EvaluationView, row: FigureRow) -> str:
 
 
 def _delta_table(breakdown: Breakdown) -> MetadataValue:
-    return MetadataValue.table(
-        records=[
-            TableRecord(
-                {
-                    "key": change.key,
-                    "questions": change.questions,
-                    **{f"{delta.figure.key}_change": delta.text for delta in change.deltas},
-                }
-            )
+    return table(
+        DELTA_SCHEMA,
+        (
+            {
+                "key": change.key,
+                "questions": change.questions,
+                **{f"{delta.figure.key}_change": delta.text for delta in change.deltas},
+            }
             for change in breakdown.changes
-        ],
-        schema=DELTA_SCHEMA,
+        ),
     )
 
 
@@ -202,25 +200,23 @@ def _significance_metadata(view: EvaluationView) -> dict[str, Any]:
         return {}
     metadata: dict[str, Any] = {
         "significance": MetadataValue.text(as_written(tests.significance)),
-        "slice_tests": MetadataValue.table(
-            records=[
-                TableRecord(
-                    {
-                        "slice": row.test.slice,
-                        "key": row.test.key,
-                        "measure": row.figure.key,
-                        "k": row.test.k,
-                        "questions": row.test.questions,
-                        "change": row.delta_text,
-                        "delta_95_ci": row.interval_text,
-                        "p_value": row.p_text,
-                        "corrected_p_value": row.corrected_text,
-                        "survives": row.survives,
-                    }
-                )
+        "slice_tests": table(
+            SLICE_TEST_SCHEMA,
+            (
+                {
+                    "slice": row.test.slice,
+                    "key": row.test.key,
+                    "measure": row.figure.key,
+                    "k": row.test.k,
+                    "questions": row.test.questions,
+                    "change": row.delta_text,
+                    "delta_95_ci": row.interval_text,
+                    "p_value": row.p_text,
+                    "corrected_p_value": row.corrected_text,
+                    "survives": row.survives,
+                }
                 for row in tests.rows
-            ],
-            schema=SLICE_TEST_SCHEMA,
+            ),
         ),
         "surviving_differences": MetadataValue.int(len(tests.surviving)),
         **{f"{row.key}_change": MetadataValue.text(row.checked_text) for row in view.run.ranking_changes},

@@ -5,7 +5,7 @@ Built from the core's values only; secrets never reach it (a retriever's paramet
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
@@ -177,26 +177,24 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject, drawer: 
     recorded = recorded_figures(board.entries, headline=True)
     ranking = list({figure.measure.name: figure.measure for figure in recorded if figure.measure is not HIT_RATE}.values())
     metadata: dict[str, Any] = {
-        "leaderboard": MetadataValue.table(
-            records=[
-                TableRecord(
-                    {
-                        "set": entry.set_identifier,
-                        "rank": rank,
-                        "retriever": entry.retriever_identifier,
-                        **dict(zip([figure.key for figure in gated], figure_cells(entry.summary, gated))),
-                        "questions": entry.summary.question_count,
-                        "p95_latency_ms": _rounded(entry.summary.latency.get("p95")),
-                        "batch_mean_latency_ms": _rounded(entry.summary.latency.get("batch_mean")),
-                        **{measure.name: _at_depth(entry, measure) for measure in ranking},
-                        "run_id": entry.run_id,
-                        "latest_run_complete": entry.latest_run_complete,
-                    }
-                )
+        "leaderboard": table(
+            _leaderboard_schema(gated, ranking),
+            (
+                {
+                    "set": entry.set_identifier,
+                    "rank": rank,
+                    "retriever": entry.retriever_identifier,
+                    **dict(zip([figure.key for figure in gated], figure_cells(entry.summary, gated))),
+                    "questions": entry.summary.question_count,
+                    "p95_latency_ms": _rounded(entry.summary.latency.get("p95")),
+                    "batch_mean_latency_ms": _rounded(entry.summary.latency.get("batch_mean")),
+                    **{measure.name: _at_depth(entry, measure) for measure in ranking},
+                    "run_id": entry.run_id,
+                    "latest_run_complete": entry.latest_run_complete,
+                }
                 for set_identifier in board.set_identifiers
                 for rank, entry in enumerate(board.for_set(set_identifier), start=1)
-            ],
-            schema=_leaderboard_schema(gated, ranking),
+            ),
         ),
         "summary": MetadataValue.md(board.to_markdown()),
         "leaderboard_chart": MetadataValue.md(
@@ -233,39 +231,34 @@ def _uri_value(uri: str) -> MetadataValue:
 
 
 def _count_table(counts: Mapping[str, int]) -> MetadataValue:
-    return MetadataValue.table(
-        records=[TableRecord({"key": key, "questions": count}) for key, count in counts.items()], schema=COUNT_SCHEMA
-    )
+    return table(COUNT_SCHEMA, ({"key": key, "questions": count} for key, count in counts.items()))
 
 
 def _rates_table(breakdown: Breakdown) -> MetadataValue:
-    return MetadataValue.table(
-        records=[
-            TableRecord({"key": row.key, "questions": row.questions, **{cell.key: cell.text for cell in row.rates}})
-            for row in breakdown.rows
-        ],
-        schema=RATES_SCHEMA,
-    )
+    rows = ({"key": row.key, "questions": row.questions, **{cell.key: cell.text for cell in row.rates}} for row in breakdown.rows)
+    return table(RATES_SCHEMA, rows)
 
 
 def _preview_table(questions: Sequence[QuestionResult], depth: int) -> MetadataValue:
     """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits. Ids are
     cut short and lists capped so the table fits the page; the stored result has them whole."""
     shown = misses_first(questions)[:PREVIEW_ROWS]
-    return MetadataValue.table(
-        records=[
-            TableRecord(
-                {
-                    "question": shortened(q.question_id, ID_WIDTH),
-                    "outcome": outcome(q) if q.error is None else f"error: {shortened(q.error, ID_WIDTH)}",
-                    "form": q.form,
-                    "class": q.hard_class,
-                    "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
-                    "retrieved": id_list(q.retrieved_document_ids, PREVIEW_IDS, ID_WIDTH),
-                    "unjudged": id_list(q.unjudged_document_ids(depth), PREVIEW_IDS, ID_WIDTH),
-                }
-            )
+    return table(
+        PREVIEW_SCHEMA,
+        (
+            {
+                "question": shortened(q.question_id, ID_WIDTH),
+                "outcome": outcome(q) if q.error is None else f"error: {shortened(q.error, ID_WIDTH)}",
+                "form": q.form,
+                "class": q.hard_class,
+                "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
+                "retrieved": id_list(q.retrieved_document_ids, PREVIEW_IDS, ID_WIDTH),
+                "unjudged": id_list(q.unjudged_document_ids(depth), PREVIEW_IDS, ID_WIDTH),
+            }
             for q in shown
-        ],
-        schema=PREVIEW_SCHEMA,
+        ),
     )
+
+
+def table(schema: TableSchema, rows: Iterable[Mapping[str, Any]]) -> MetadataValue:
+    return MetadataValue.table(records=[TableRecord(row) for row in rows], schema=schema)

@@ -24,7 +24,6 @@ from dagster import (
     MultiPartitionsDefinition,
     StaticPartitionsDefinition,
     TableColumn,
-    TableRecord,
     TableSchema,
     asset,
     define_asset_job,
@@ -35,6 +34,7 @@ from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
 from retrieval_pipeline.core.services.views.coverage_view import CoverageView, coverage_view
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET
+from retrieval_pipeline.dagster_layer.metadata import table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -136,7 +136,7 @@ def query_log_metadata(counts: QueryCounts) -> dict[str, Any]:
     if counts.examples:
         top = sorted(counts.counts.items(), key=lambda item: -item[1])[:MOST_ASKED]
         schema = TableSchema(columns=[TableColumn("query", "string"), TableColumn("count", "int")])
-        metadata["most_asked"] = MetadataValue.table([TableRecord({"query": q, "count": c}) for q, c in top], schema=schema)
+        metadata["most_asked"] = table(schema, ({"query": q, "count": c} for q, c in top))
     return metadata
 
 
@@ -149,13 +149,11 @@ def coverage_metadata(view: CoverageView, history_chart: str) -> dict[str, Any]:
     ]
     if view.examples:
         columns.append(TableColumn("examples", "string"))
-    clusters = [
-        TableRecord(
-            {"rank": c.rank, "traffic": c.traffic, "share": round(c.share or 0.0, 4), "distinct": c.distinct}
-            | ({"examples": " | ".join(c.examples)} if view.examples else {})
-        )
+    clusters = (
+        {"rank": c.rank, "traffic": c.traffic, "share": round(c.share or 0.0, 4), "distinct": c.distinct}
+        | ({"examples": " | ".join(c.examples)} if view.examples else {})
         for c in view.clusters
-    ]
+    )
     return {
         "covered_share": MetadataValue.float(view.covered_share or 0.0),
         "covered_distinct_share": MetadataValue.float(view.distinct_share or 0.0),
@@ -167,5 +165,5 @@ def coverage_metadata(view: CoverageView, history_chart: str) -> dict[str, Any]:
         "threshold": MetadataValue.float(view.threshold),
         "questions_without_traffic": MetadataValue.int(len(view.unassigned_questions)),
         "history_chart": MetadataValue.md(history_chart),
-        "uncovered_by_cluster": MetadataValue.table(clusters, schema=TableSchema(columns=columns)),
+        "uncovered_by_cluster": table(TableSchema(columns=columns), clusters),
     }
