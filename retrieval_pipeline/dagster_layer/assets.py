@@ -65,11 +65,7 @@ from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec, refuse_unfixed_labels
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.dagster_layer.io_manager import LEADERBOARD, RESULT_STORE_IO_MANAGER
-from retrieval_pipeline.dagster_layer.leaderboard_check import (
-    LEADERBOARD_CHECK,
-    leaderboard_check_result,
-    leaderboard_check_spec,
-)
+from retrieval_pipeline.dagster_layer.leaderboard_check import LEADERBOARD_CHECK, leaderboard_check_result, leaderboard_check_spec
 from retrieval_pipeline.dagster_layer.metadata import (
     evaluation_metadata,
     leaderboard_metadata,
@@ -77,12 +73,7 @@ from retrieval_pipeline.dagster_layer.metadata import (
     retriever_metadata,
 )
 from retrieval_pipeline.dagster_layer.partition_steps import PartitionDone, materialize_each
-from retrieval_pipeline.dagster_layer.partitions import (
-    RETRIEVER_DIMENSION,
-    SET_DIMENSION,
-    ProjectPartitions,
-    one_dimension,
-)
+from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.reports.chart_worker import chart_drawer
 

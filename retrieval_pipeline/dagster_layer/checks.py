@@ -73,7 +73,8 @@ def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpe
             CHECK_NAME,
             asset=EVALUATION_ASSET,
             partitions_def=partitions_def,
-            description="Top-1 and top-3 hit rates dropped no more than the configured tolerances since the "
+            description=f"{' and '.join(figure.title for figure in TESTED).capitalize()} hit rates dropped no more than "
+            "the configured tolerances since the "
             "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
             "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN; with "
             "tolerances.max_unjudged_share, so does a drop whose lost hits mostly have unjudged documents in their place.",

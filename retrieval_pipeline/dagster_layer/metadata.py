@@ -20,7 +20,7 @@ from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
-from retrieval_pipeline.core.services.views.question_outcomes import misses_first, outcome
+from retrieval_pipeline.core.services.views.question_outcomes import OUTCOMES_TEXT, READING_ORDER_TEXT, misses_first, outcome
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.partition_steps import Pending
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
@@ -43,7 +43,7 @@ RATES_SCHEMA = TableSchema(
 PREVIEW_SCHEMA = TableSchema(
     columns=[
         TableColumn("question", "string", description="Question id"),
-        TableColumn("outcome", "string", description="top-1 hit, top-3 hit, miss, or the retriever's error"),
+        TableColumn("outcome", "string", description=OUTCOMES_TEXT),
         TableColumn("form", "string"),
         TableColumn("class", "string", description="Hard class"),
         TableColumn("expected", "string", description="Expected document ids (any one is a hit)"),
@@ -118,8 +118,8 @@ def evaluation_metadata(
         "by_form": _rates_table(view.run.by_form),
         "by_hard_class": _rates_table(view.run.by_hard_class),
         "questions_preview_order": MetadataValue.text(
-            f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: errors first, then top-3 misses, "
-            "then top-1 misses, then hits (every question: result_uri)"
+            f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: {READING_ORDER_TEXT} "
+            "(every question: result_uri)"
         ),
         "questions_preview": _preview_table(run.questions, run.cutoffs[-1]),
         "result_uri": _uri_value(store.questions_uri(evaluation.stored)),
@@ -240,7 +240,7 @@ def _rates_table(breakdown: Breakdown) -> MetadataValue:
 
 
 def _preview_table(questions: Sequence[QuestionResult], depth: int) -> MetadataValue:
-    """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits. Ids are
+    """The first rows a reviewer wants, in the reading order (misses before hits). Ids are
     cut short and lists capped so the table fits the page; the stored result has them whole."""
     shown = misses_first(questions)[:PREVIEW_ROWS]
     return table(
