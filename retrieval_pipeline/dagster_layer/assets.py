@@ -24,7 +24,7 @@ not fill it (Dagster 1.13: "DagsterStepOutputNotFoundError: Core compute for op 
 output for non-optional output ..."; `output_required=False` makes only the asset's own output
 optional). Subsettable, each check can also run alone (the UI's "Execute"): `labels_exist` is read
 from the configuration again, `no_regression` from the partition's latest stored run (the core's
-`latest_evaluation`, its verdict as recorded), so neither materializes anything.
+`latest_evaluation`, its verdict as recorded); neither materializes nor stores anything.
 
 Every body runs inside `scrubbed_errors()`: Dagster stores a failing step's message and traceback in
 its event log, so an error quoting a secret is replaced by one with the secret masked before it leaves.
@@ -110,6 +110,9 @@ def question_set_asset(partitions: ProjectPartitions) -> AssetsDefinition:
         backfill_policy=BackfillPolicy.single_run(),
     )
     def golden_question_set(context: AssetExecutionContext, project: RetrievalProject):
+        if AssetKey(SET_ASSET) not in context.selected_asset_keys:  # the check alone (the UI's "Execute")
+            yield from materialize_each(context, SET_ASSET, functools.partial(checked_labels, project))
+            return
         yield from materialize_each(context, SET_ASSET, functools.partial(saved_set, project, project.store(context.log)))
 
     return golden_question_set
@@ -185,6 +188,10 @@ def saved_set(project: RetrievalProject, store: ResultStore, identifier: str) ->
     question_set = project.config.question_set(identifier)
     uri = store.save_question_set(question_set)
     return PartitionDone(question_set_metadata(question_set, project, uri), labels_check_result(project, identifier))
+
+
+def checked_labels(project: RetrievalProject, identifier: str) -> PartitionDone:
+    return PartitionDone({}, labels_check_result(project, identifier))
 
 
 def built_retriever(project: RetrievalProject, progress: Callable[[str], None], identifier: str) -> PartitionDone:
