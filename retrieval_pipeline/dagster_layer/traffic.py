@@ -44,6 +44,7 @@ QUERY_LOG_JOB, COVERAGE_JOB = "query_log_job", "coverage_job"
 GROUP = "traffic"
 HISTORY = 60
 """Earlier materializations of a (set, log) charted with the latest."""
+MOST_ASKED = 10
 
 
 @dataclass(frozen=True)
@@ -118,9 +119,6 @@ def _history_chart(context: AssetExecutionContext, share: float, min_share: floa
     points = [*earlier, (datetime.now(timezone.utc), share)]
     png = coverage_history_png([t for t, _ in points], [s for _, s in points], min_share, title)
     return markdown_image(png, f"covered share of {title}, last {len(points)} materializations")
-
-
-MOST_ASKED = 10
 
 
 def query_log_metadata(counts: QueryCounts) -> dict[str, Any]:
