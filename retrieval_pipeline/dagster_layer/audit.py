@@ -9,8 +9,6 @@ fixed and materialized again. Both the check and the asset call the core's audit
 `retrieval-eval audit` says.
 """
 
-import warnings
-
 from dagster import (
     AssetCheckKey,
     AssetCheckResult,
@@ -24,7 +22,6 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     PartitionsDefinition,
-    PreviewWarning,
     TableColumn,
     TableSchema,
     asset,
@@ -37,7 +34,7 @@ from retrieval_pipeline.core.services.label_audit import Finding
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
 from retrieval_pipeline.dagster_layer.metadata import table
-from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 LABELS_CHECK = "labels_exist"
@@ -72,16 +69,14 @@ OPTIMISTIC_SCHEMA = TableSchema(
 
 
 def labels_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PreviewWarning)  # partitioned checks are a preview in Dagster 1.13
-        return AssetCheckSpec(
-            LABELS_CHECK,
-            asset=SET_ASSET,
-            blocking=True,
-            partitions_def=partitions_def,
-            description="Every expected document id is in at least one known corpus (a corpus-aware "
-            "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.",
-        )
+    return partitioned_check(
+        LABELS_CHECK,
+        SET_ASSET,
+        partitions_def,
+        blocking=True,
+        description="Every expected document id is in at least one known corpus (a corpus-aware "
+        "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.",
+    )
 
 
 def labels_check_result(project: RetrievalProject, set_identifier: str) -> AssetCheckResult:

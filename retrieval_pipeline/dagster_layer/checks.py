@@ -21,7 +21,6 @@ result is recorded against its (set, retriever) partition and the UI shows the c
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from dagster import (
@@ -30,7 +29,6 @@ from dagster import (
     AssetCheckSpec,
     MetadataValue,
     PartitionsDefinition,
-    PreviewWarning,
     TableColumn,
     TableSchema,
 )
@@ -45,6 +43,7 @@ from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
 from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.partitions import partitioned_check
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -65,20 +64,16 @@ DELTA_SCHEMA = TableSchema(
 
 
 def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
-    with warnings.catch_warnings():
-        # A partitioned check spec is a preview feature in Dagster 1.13 (see the module docstring);
-        # its warning would otherwise be repeated at every definitions load.
-        warnings.simplefilter("ignore", PreviewWarning)
-        return AssetCheckSpec(
-            CHECK_NAME,
-            asset=EVALUATION_ASSET,
-            partitions_def=partitions_def,
-            description=f"{' and '.join(figure.title for figure in TESTED).capitalize()} hit rates dropped no more than "
-            "the configured tolerances since the "
-            "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
-            "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN; with "
-            "tolerances.max_unjudged_share, so does a drop whose lost hits mostly have unjudged documents in their place.",
-        )
+    return partitioned_check(
+        CHECK_NAME,
+        EVALUATION_ASSET,
+        partitions_def,
+        description=f"{' and '.join(figure.title for figure in TESTED).capitalize()} hit rates dropped no more than "
+        "the configured tolerances since the "
+        "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
+        "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN; with "
+        "tolerances.max_unjudged_share, so does a drop whose lost hits mostly have unjudged documents in their place.",
+    )
 
 
 def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, severity: str = "ERROR") -> AssetCheckResult:

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from dagster import (
+    AssetCheckSpec,
     BetaWarning,
     MultiPartitionKey,
     MultiPartitionsDefinition,
     MultiToSingleDimensionPartitionMapping,
+    PartitionsDefinition,
+    PreviewWarning,
     StaticPartitionsDefinition,
 )
 
@@ -105,3 +108,11 @@ def one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BetaWarning)
         return MultiToSingleDimensionPartitionMapping(partition_dimension_name=dimension)
+
+
+def partitioned_check(name: str, asset: str, partitions_def: PartitionsDefinition, **spec) -> AssetCheckSpec:
+    """A check recorded against each partition, so the UI shows it per partition. Partitioned checks are a
+    preview feature in Dagster 1.13; its warning would repeat at every load."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PreviewWarning)
+        return AssetCheckSpec(name, asset=asset, partitions_def=partitions_def, **spec)
