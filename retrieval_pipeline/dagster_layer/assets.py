@@ -29,11 +29,8 @@ from the configuration again, `no_regression` from the partition's latest stored
 Every body runs inside `scrubbed_errors()`: Dagster stores a failing step's message and traceback in
 its event log, so an error quoting a secret is replaced by one with the secret masked before it leaves.
 
-Each asset's value is a file the project writes anyway: the evaluation's is the per-question Parquet
-the core's store wrote (`questions/<set>/<retriever>/<grader>/<run_id>.parquet`), recorded as the
-`result_uri` metadata. The bodies return no output value, so no IO manager writes a second copy;
-`io_manager.ResultStoreIOManager` only READS those files, so `load_asset_value` and downstream assets
-get the values as pyarrow Tables.
+Each asset's value is a file the project writes anyway (the evaluation's: the per-question Parquet of
+its run, the `result_uri` metadata), so the bodies return none and the IO manager only reads (io_manager.py).
 """
 
 import functools
