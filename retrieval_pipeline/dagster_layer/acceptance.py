@@ -9,7 +9,7 @@ the materialization, or `retrieval-eval history`), launch. The job calls the sam
 No `from __future__ import annotations` here: Dagster reads the op's config class from its annotation.
 """
 
-from dagster import Config, JobDefinition, MetadataValue, OpExecutionContext, Output, job, op
+from dagster import Config, MetadataValue, OpExecutionContext, Output, job, op
 from pydantic import Field
 
 from retrieval_pipeline.core.services.baselines import accept_run
@@ -42,9 +42,6 @@ def accept_stored_run(context: OpExecutionContext, config: AcceptanceConfig, pro
     )
 
 
-def build_accept_job() -> JobDefinition:
-    @job(name=ACCEPT_JOB, description="Accept a stored run as the baseline of its set and retriever (baseline_policy: accepted).")
-    def accept_baseline() -> None:
-        accept_stored_run()
-
-    return accept_baseline
+@job(name=ACCEPT_JOB, description="Accept a stored run as the baseline of its set and retriever (baseline_policy: accepted).")
+def accept_baseline() -> None:
+    accept_stored_run()

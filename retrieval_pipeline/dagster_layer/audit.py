@@ -9,8 +9,6 @@ fixed and materialized again. Both the check and the asset call the core's audit
 `retrieval-eval audit` says.
 """
 
-import warnings
-
 from dagster import (
     AssetCheckKey,
     AssetCheckResult,
@@ -24,9 +22,7 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     PartitionsDefinition,
-    PreviewWarning,
     TableColumn,
-    TableRecord,
     TableSchema,
     asset,
 )
@@ -35,8 +31,10 @@ from retrieval_pipeline.core.base.formatting import percent
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
 from retrieval_pipeline.core.services.label_audit import Finding
+from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
-from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions
+from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 LABELS_CHECK = "labels_exist"
@@ -71,16 +69,14 @@ OPTIMISTIC_SCHEMA = TableSchema(
 
 
 def labels_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PreviewWarning)  # partitioned checks are a preview in Dagster 1.13
-        return AssetCheckSpec(
-            LABELS_CHECK,
-            asset=SET_ASSET,
-            blocking=True,
-            partitions_def=partitions_def,
-            description="Every expected document id is in at least one known corpus (a corpus-aware "
-            "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.",
-        )
+    return partitioned_check(
+        LABELS_CHECK,
+        SET_ASSET,
+        partitions_def,
+        blocking=True,
+        description="Every expected document id is in at least one known corpus (a corpus-aware "
+        "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.",
+    )
 
 
 def labels_check_result(project: RetrievalProject, set_identifier: str) -> AssetCheckResult:
@@ -97,15 +93,11 @@ def labels_check_result(project: RetrievalProject, set_identifier: str) -> Asset
     )
 
 
-def build_label_audit(
-    partitions: ProjectPartitions, golden_question_set: AssetsDefinition, retrieval_evaluation: AssetsDefinition
-) -> AssetsDefinition:
-    from retrieval_pipeline.dagster_layer.assets import one_dimension
-
+def build_label_audit(partitions: ProjectPartitions, group: str) -> AssetsDefinition:
     @asset(
         partitions_def=partitions.sets,
-        group_name=golden_question_set.group_names_by_key[golden_question_set.key],
-        deps=[AssetDep(retrieval_evaluation, partition_mapping=one_dimension(SET_DIMENSION))],
+        group_name=group,
+        deps=[AssetDep(AssetKey(EVALUATION_ASSET), partition_mapping=one_dimension(SET_DIMENSION))],
         automation_condition=AutomationCondition.eager(),
         description="The label audit of a set from its stored runs: suspect labels (every retriever misses "
         "them, two agree on another first document), unstable questions, repeated questions.",
@@ -150,35 +142,33 @@ def audit_metadata(report: AuditReport) -> dict:
     if report.findings:
         metadata["findings"] = _findings_table(list(report.findings))
     if report.optimistic_rates:
-        metadata["optimistic_rates"] = MetadataValue.table(
-            records=[
-                TableRecord(
-                    {
-                        "retriever": name,
-                        **{
-                            key: percent(r[column])
-                            for figure in TESTED
-                            for key, column in (
-                                (figure.key, figure.column),
-                                (OPTIMISTIC.format(figure.key), OPTIMISTIC.format(figure.column)),
-                            )
-                        },
-                    }
-                )
+        metadata["optimistic_rates"] = table(
+            OPTIMISTIC_SCHEMA,
+            (
+                {
+                    "retriever": name,
+                    **{
+                        key: percent(r[column])
+                        for figure in TESTED
+                        for key, column in (
+                            (figure.key, figure.column),
+                            (OPTIMISTIC.format(figure.key), OPTIMISTIC.format(figure.column)),
+                        )
+                    },
+                }
                 for name, r in report.optimistic_rates.items()
-            ],
-            schema=OPTIMISTIC_SCHEMA,
+            ),
         )
     return metadata
 
 
 def _findings_table(findings: list[Finding]) -> MetadataValue:
-    return MetadataValue.table(
-        records=[
-            TableRecord({"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message})
+    return table(
+        FINDINGS_SCHEMA,
+        (
+            {"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message}
             for f in findings[:MAX_ROWS]
-        ],
-        schema=FINDINGS_SCHEMA,
+        ),
     )
 
 

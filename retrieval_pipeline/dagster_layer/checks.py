@@ -1,7 +1,7 @@
 """The regression check on `retrieval_evaluation`: tolerances applied against the partition's previous run.
 
 The check is evaluated by the evaluation asset itself, in the same step, from the report the core's
-`evaluate_and_record` returns: the core reads the baseline (the latest complete stored run of the same
+`evaluate_and_record` returns (run alone, from the partition's latest stored run: assets.py): the core reads the baseline (the latest complete stored run of the same
 set and retriever, i.e. the previous materialization of this partition) before it saves the new run, so
 the check and the stored history can never disagree, and no second comparison exists to drift from it.
 
@@ -21,7 +21,7 @@ result is recorded against its (set, retriever) partition and the UI shows the c
 
 from __future__ import annotations
 
-import warnings
+from typing import Any
 
 from dagster import (
     AssetCheckResult,
@@ -29,21 +29,21 @@ from dagster import (
     AssetCheckSpec,
     MetadataValue,
     PartitionsDefinition,
-    PreviewWarning,
     TableColumn,
-    TableRecord,
     TableSchema,
 )
 
 from retrieval_pipeline.core.base.formatting import as_written, milliseconds, p_value, points
 from retrieval_pipeline.core.scoring.measures import TESTED, gated_figures
 from retrieval_pipeline.core.scoring.metric_gates import ranking_gate_options
+from retrieval_pipeline.core.scoring.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view, regression_check
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
-from retrieval_pipeline.dagster_layer.significance_metadata import significance_metadata
+from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.partitions import partitioned_check
 
 CHECK_NAME = "no_regression"
 EVALUATION_ASSET = "retrieval_evaluation"
@@ -64,19 +64,16 @@ DELTA_SCHEMA = TableSchema(
 
 
 def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
-    with warnings.catch_warnings():
-        # A partitioned check spec is a preview feature in Dagster 1.13 (see the module docstring);
-        # its warning would otherwise be repeated at every definitions load.
-        warnings.simplefilter("ignore", PreviewWarning)
-        return AssetCheckSpec(
-            CHECK_NAME,
-            asset=EVALUATION_ASSET,
-            partitions_def=partitions_def,
-            description="Top-1 and top-3 hit rates dropped no more than the configured tolerances since the "
-            "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
-            "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN; with "
-            "tolerances.max_unjudged_share, so does a drop whose lost hits mostly have unjudged documents in their place.",
-        )
+    return partitioned_check(
+        CHECK_NAME,
+        EVALUATION_ASSET,
+        partitions_def,
+        description=f"{' and '.join(figure.title for figure in TESTED).capitalize()} hit rates dropped no more than "
+        "the configured tolerances since the "
+        "previous run of this set and retriever; an incomplete run (retriever errors) fails. With "
+        "tolerances.min_significance, a drop the set cannot tell from noise passes with severity WARN; with "
+        "tolerances.max_unjudged_share, so does a drop whose lost hits mostly have unjudged documents in their place.",
+    )
 
 
 def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, severity: str = "ERROR") -> AssetCheckResult:
@@ -102,7 +99,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         },
         **{f"{row.key}_p_value": MetadataValue.text(p_value(row.p_value)) for row in tested},
         "is_inconclusive": MetadataValue.bool(verdict.is_inconclusive),
-        **significance_metadata(view),
+        **_significance_metadata(view),
         "flipped_to_miss_count": MetadataValue.text(str(len(view.flipped_to_miss))),
         "flipped_to_hit_count": MetadataValue.text(str(len(view.flipped_to_hit))),
         "flipped_to_miss": MetadataValue.json(list(view.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
@@ -120,18 +117,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     if view.latency_change is not None:
         metadata["p95_latency_change"] = MetadataValue.text(view.latency_change_text)
     if view.set_changes is not None:
-        changes = view.set_changes
-        metadata["set_changes"] = MetadataValue.text(changes.sentence())
-        metadata["compared_questions"] = MetadataValue.text(str(changes.compared))
-        edits = (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled))
-        for name, ids in (*edits, ("rescored", changes.rescored)):
-            metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
-        if changes.rescore_sentence:
-            metadata["baseline_rescoring"] = MetadataValue.text(changes.rescore_sentence)
-        if changes.not_rescored_questions:
-            metadata["not_rescored_questions"] = MetadataValue.json(
-                [{"question_id": i, "reason": why} for i, why in changes.not_rescored_questions[:MAX_LISTED_QUESTIONS]]
-            )
+        metadata.update(_set_change_metadata(view.set_changes))
     if view.excluded_unstable:
         metadata["excluded_unstable_questions"] = MetadataValue.json(list(view.excluded_unstable[:MAX_LISTED_QUESTIONS]))
     if not run.complete:
@@ -148,6 +134,23 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     )
 
 
+def _set_change_metadata(changes: SetChanges) -> dict[str, Any]:
+    metadata = {
+        "set_changes": MetadataValue.text(changes.sentence()),
+        "compared_questions": MetadataValue.text(str(changes.compared)),
+    }
+    edits = (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled))
+    for name, ids in (*edits, ("rescored", changes.rescored)):
+        metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
+    if changes.rescore_sentence:
+        metadata["baseline_rescoring"] = MetadataValue.text(changes.rescore_sentence)
+    if changes.not_rescored_questions:
+        metadata["not_rescored_questions"] = MetadataValue.json(
+            [{"question_id": i, "reason": why} for i, why in changes.not_rescored_questions[:MAX_LISTED_QUESTIONS]]
+        )
+    return metadata
+
+
 def _change(view: EvaluationView, row: FigureRow) -> str:
     """ "+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up.
     After a set edit the change is the check's, on the unchanged questions, and says so."""
@@ -157,16 +160,66 @@ def _change(view: EvaluationView, row: FigureRow) -> str:
 
 
 def _delta_table(breakdown: Breakdown) -> MetadataValue:
-    return MetadataValue.table(
-        records=[
-            TableRecord(
-                {
-                    "key": change.key,
-                    "questions": change.questions,
-                    **{f"{delta.figure.key}_change": delta.text for delta in change.deltas},
-                }
-            )
+    return table(
+        DELTA_SCHEMA,
+        (
+            {
+                "key": change.key,
+                "questions": change.questions,
+                **{f"{delta.figure.key}_change": delta.text for delta in change.deltas},
+            }
             for change in breakdown.changes
-        ],
-        schema=DELTA_SCHEMA,
+        ),
     )
+
+
+SLICE_TEST_SCHEMA = TableSchema(
+    columns=[
+        TableColumn("slice", "string", description="overall, form or hard_class"),
+        TableColumn("key", "string"),
+        TableColumn("measure", "string", description="The figure compared: top1, top3, mrr@10, ..."),
+        TableColumn("k", "int", description="Cut-off"),
+        TableColumn("questions", "int"),
+        TableColumn("change", "string", description="Change: percentage points for a hit rate, the score for a ranking measure"),
+        TableColumn("delta_95_ci", "string", description="95% bootstrap interval of the change (ranking measures)"),
+        TableColumn("p_value", "string", description="Uncorrected: exact McNemar (hit rates), paired randomization (ranking)"),
+        TableColumn("corrected_p_value", "string", description="Holm-corrected over every test of the table"),
+        TableColumn("survives", "bool", description="Corrected p-value at or below the significance level"),
+    ]
+)
+
+
+def _significance_metadata(view: EvaluationView) -> dict[str, Any]:
+    """Per-slice paired tests with Holm-corrected p-values, the smallest drop the set could detect and the
+    ranking-metric changes; every figure text, as its measure reads ("-0.040" says more than a raw float)."""
+    tests = view.slice_tests
+    if not tests.rows:
+        return {}
+    metadata: dict[str, Any] = {
+        "significance": MetadataValue.text(as_written(tests.significance)),
+        "slice_tests": table(
+            SLICE_TEST_SCHEMA,
+            (
+                {
+                    "slice": row.test.slice,
+                    "key": row.test.key,
+                    "measure": row.figure.key,
+                    "k": row.test.k,
+                    "questions": row.test.questions,
+                    "change": row.delta_text,
+                    "delta_95_ci": row.interval_text,
+                    "p_value": row.p_text,
+                    "corrected_p_value": row.corrected_text,
+                    "survives": row.survives,
+                }
+                for row in tests.rows
+            ),
+        ),
+        "surviving_differences": MetadataValue.int(len(tests.surviving)),
+        **{f"{row.key}_change": MetadataValue.text(row.checked_text) for row in view.run.ranking_changes},
+    }
+    if view.minimum_detectable_drop is not None:
+        metadata["minimum_detectable_drop"] = MetadataValue.text(points(view.minimum_detectable_drop))
+    else:
+        metadata["minimum_detectable_drop"] = MetadataValue.text("none: the set is too small for any drop to be significant")
+    return metadata

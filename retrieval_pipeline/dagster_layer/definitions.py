@@ -15,7 +15,7 @@ from pathlib import Path
 from dagster import Definitions, define_asset_job, definitions
 
 from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.dagster_layer.acceptance import build_accept_job
+from retrieval_pipeline.dagster_layer.acceptance import accept_baseline
 from retrieval_pipeline.dagster_layer.assets import GROUP, build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
 from retrieval_pipeline.dagster_layer.document_vectors import (
@@ -58,7 +58,7 @@ def build_definitions(
     vector_assets = [build_document_vectors(shards, GROUP)] if shards else []
     if shards:
         retrieval_evaluation = depending_on_shards(retrieval_evaluation, vector_assets[0], shards)
-    label_audit = build_label_audit(partitions, golden_question_set, retrieval_evaluation)
+    label_audit = build_label_audit(partitions, GROUP)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
     evaluation_job = define_asset_job(
@@ -88,7 +88,7 @@ def build_definitions(
             retrievers_job,
             evaluation_job,
             leaderboard_job,
-            build_accept_job(),
+            accept_baseline,
             *traffic.jobs,
             *vector_jobs,
         ],

@@ -39,7 +39,7 @@ from dagster import (
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION
+from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, key_dimensions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 VECTORS_ASSET = "document_vectors"
@@ -73,10 +73,8 @@ class ShardPartitions:
         return MultiPartitionKey({RETRIEVER_DIMENSION: identifier, SHARD_DIMENSION: f"{index:0{width}d}"})
 
     def shard(self, partition_key: str) -> tuple[str, int]:
-        if not isinstance(partition_key, MultiPartitionKey):
-            partition_key = self.definition.get_partition_key_from_str(partition_key)
-        keys = partition_key.keys_by_dimension
-        return keys[RETRIEVER_DIMENSION], int(keys[SHARD_DIMENSION])
+        identifier, index = key_dimensions(self.definition, partition_key, RETRIEVER_DIMENSION, SHARD_DIMENSION)
+        return identifier, int(index)
 
 
 def depending_on_shards(evaluation: AssetsDefinition, vectors: AssetsDefinition, shards: ShardPartitions) -> AssetsDefinition:

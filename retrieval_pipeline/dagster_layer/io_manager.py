@@ -17,7 +17,7 @@ from pydantic import PrivateAttr
 
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
-from retrieval_pipeline.dagster_layer.partitions import evaluation_dimensions
+from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, key_dimensions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 RESULT_STORE_IO_MANAGER = "result_store_io_manager"
@@ -28,7 +28,9 @@ def _question_set(store: ResultStore, context: InputContext, partition_key: str)
 
 
 def _evaluation(store: ResultStore, context: InputContext, partition_key: str):
-    set_identifier, retriever_identifier = evaluation_dimensions(context.asset_partitions_def, partition_key)
+    set_identifier, retriever_identifier = key_dimensions(
+        context.asset_partitions_def, partition_key, SET_DIMENSION, RETRIEVER_DIMENSION
+    )
     return store.latest_run_table(HistoryKey(set_identifier, retriever_identifier))
 
 

@@ -88,11 +88,10 @@ def agreement_check(agreement: Agreement | None, thresholds: JudgingSection) -> 
     """Passes when at least `min_calibration_rows` rows carry both answers and kappa reaches `min_kappa`."""
     n = agreement.n if agreement is not None else 0
     kappa = agreement.kappa if agreement is not None else None
-    passed = n >= thresholds.min_calibration_rows and kappa is not None and kappa >= thresholds.min_kappa
     interval = "" if kappa is None else f"[{agreement.low:.3f}, {agreement.high:.3f}]"
     return AssetCheckResult(
         check_name=AGREEMENT_CHECK,
-        passed=passed,
+        passed=thresholds.calibrated(n, kappa),
         severity=AssetCheckSeverity.WARN,
         metadata={
             "kappa": MetadataValue.float(kappa) if kappa is not None else MetadataValue.null(),

@@ -17,12 +17,12 @@ from dagster import (
     AssetCheckSpec,
     MetadataValue,
     TableColumn,
-    TableRecord,
     TableSchema,
 )
 
 from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts
 from retrieval_pipeline.dagster_layer.io_manager import LEADERBOARD
+from retrieval_pipeline.dagster_layer.metadata import table
 
 LEADERBOARD_CHECK = "every_pair_passes"
 
@@ -58,20 +58,18 @@ def leaderboard_check_result(verdicts: PairVerdicts, severity: str) -> AssetChec
             "failed_pairs": MetadataValue.text("; ".join(f"{v.pair} ({v.status}): {v.sentence}" for v in failed) or "none"),
             "failed_pair_count": MetadataValue.text(f"{len(failed)} of {len(verdicts.verdicts)}"),
             "flagged_pairs": MetadataValue.text(", ".join(f"{v.pair} ({v.status})" for v in verdicts.warned) or "none"),
-            "pairs": MetadataValue.table(
-                records=[
-                    TableRecord(
-                        {
-                            "set": v.set_identifier,
-                            "retriever": v.retriever_identifier,
-                            "verdict": v.status,
-                            "sentence": v.sentence,
-                            "run_id": v.run_id or "",
-                        }
-                    )
+            "pairs": table(
+                PAIRS_SCHEMA,
+                (
+                    {
+                        "set": v.set_identifier,
+                        "retriever": v.retriever_identifier,
+                        "verdict": v.status,
+                        "sentence": v.sentence,
+                        "run_id": v.run_id or "",
+                    }
                     for v in verdicts.verdicts
-                ],
-                schema=PAIRS_SCHEMA,
+                ),
             ),
         },
     )

@@ -5,7 +5,7 @@ Built from the core's values only; secrets never reach it (a retriever's paramet
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
@@ -21,7 +21,7 @@ from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
-from retrieval_pipeline.core.services.views.question_outcomes import misses_first, outcome
+from retrieval_pipeline.core.services.views.question_outcomes import OUTCOMES_TEXT, READING_ORDER_TEXT, misses_first, outcome
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.weighted_metadata import weighted_metadata
@@ -42,7 +42,7 @@ RATES_SCHEMA = TableSchema(
 PREVIEW_SCHEMA = TableSchema(
     columns=[
         TableColumn("question", "string", description="Question id"),
-        TableColumn("outcome", "string", description="top-1 hit, top-3 hit, miss, or the retriever's error"),
+        TableColumn("outcome", "string", description=OUTCOMES_TEXT),
         TableColumn("form", "string"),
         TableColumn("class", "string", description="Hard class"),
         TableColumn("expected", "string", description="Expected document ids (any one is a hit)"),
@@ -115,8 +115,8 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
         "by_form": _rates_table(view.run.by_form),
         "by_hard_class": _rates_table(view.run.by_hard_class),
         "questions_preview_order": MetadataValue.text(
-            f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: errors first, then top-3 misses, "
-            "then top-1 misses, then hits (every question: result_uri)"
+            f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: {READING_ORDER_TEXT} "
+            "(every question: result_uri)"
         ),
         "questions_preview": _preview_table(run.questions, run.cutoffs[-1]),
         "result_uri": _uri_value(store.questions_uri(evaluation.stored)),
@@ -174,26 +174,24 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
     recorded = recorded_figures(board.entries, headline=True)
     ranking = list({figure.measure.name: figure.measure for figure in recorded if figure.measure is not HIT_RATE}.values())
     metadata: dict[str, Any] = {
-        "leaderboard": MetadataValue.table(
-            records=[
-                TableRecord(
-                    {
-                        "set": entry.set_identifier,
-                        "rank": rank,
-                        "retriever": entry.retriever_identifier,
-                        **dict(zip([figure.key for figure in gated], figure_cells(entry.summary, gated))),
-                        "questions": entry.summary.question_count,
-                        "p95_latency_ms": _rounded(entry.summary.latency.get("p95")),
-                        "batch_mean_latency_ms": _rounded(entry.summary.latency.get("batch_mean")),
-                        **{measure.name: _at_depth(entry, measure) for measure in ranking},
-                        "run_id": entry.run_id,
-                        "latest_run_complete": entry.latest_run_complete,
-                    }
-                )
+        "leaderboard": table(
+            _leaderboard_schema(gated, ranking),
+            (
+                {
+                    "set": entry.set_identifier,
+                    "rank": rank,
+                    "retriever": entry.retriever_identifier,
+                    **dict(zip([figure.key for figure in gated], figure_cells(entry.summary, gated))),
+                    "questions": entry.summary.question_count,
+                    "p95_latency_ms": _rounded(entry.summary.latency.get("p95")),
+                    "batch_mean_latency_ms": _rounded(entry.summary.latency.get("batch_mean")),
+                    **{measure.name: _at_depth(entry, measure) for measure in ranking},
+                    "run_id": entry.run_id,
+                    "latest_run_complete": entry.latest_run_complete,
+                }
                 for set_identifier in board.set_identifiers
                 for rank, entry in enumerate(board.for_set(set_identifier), start=1)
-            ],
-            schema=_leaderboard_schema(gated, ranking),
+            ),
         ),
         "summary": MetadataValue.md(board.to_markdown()),
         "leaderboard_chart": MetadataValue.md(
@@ -228,39 +226,34 @@ def _uri_value(uri: str) -> MetadataValue:
 
 
 def _count_table(counts: Mapping[str, int]) -> MetadataValue:
-    return MetadataValue.table(
-        records=[TableRecord({"key": key, "questions": count}) for key, count in counts.items()], schema=COUNT_SCHEMA
-    )
+    return table(COUNT_SCHEMA, ({"key": key, "questions": count} for key, count in counts.items()))
 
 
 def _rates_table(breakdown: Breakdown) -> MetadataValue:
-    return MetadataValue.table(
-        records=[
-            TableRecord({"key": row.key, "questions": row.questions, **{cell.key: cell.text for cell in row.rates}})
-            for row in breakdown.rows
-        ],
-        schema=RATES_SCHEMA,
-    )
+    rows = ({"key": row.key, "questions": row.questions, **{cell.key: cell.text for cell in row.rates}} for row in breakdown.rows)
+    return table(RATES_SCHEMA, rows)
 
 
 def _preview_table(questions: Sequence[QuestionResult], depth: int) -> MetadataValue:
-    """The first rows a reviewer wants: errors, then top-3 misses, then top-1 misses, then hits. Ids are
+    """The first rows a reviewer wants, in the reading order (misses before hits). Ids are
     cut short and lists capped so the table fits the page; the stored result has them whole."""
     shown = misses_first(questions)[:PREVIEW_ROWS]
-    return MetadataValue.table(
-        records=[
-            TableRecord(
-                {
-                    "question": shortened(q.question_id, ID_WIDTH),
-                    "outcome": outcome(q) if q.error is None else f"error: {shortened(q.error, ID_WIDTH)}",
-                    "form": q.form,
-                    "class": q.hard_class,
-                    "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
-                    "retrieved": id_list(q.retrieved_document_ids, PREVIEW_IDS, ID_WIDTH),
-                    "unjudged": id_list(q.unjudged_document_ids(depth), PREVIEW_IDS, ID_WIDTH),
-                }
-            )
+    return table(
+        PREVIEW_SCHEMA,
+        (
+            {
+                "question": shortened(q.question_id, ID_WIDTH),
+                "outcome": outcome(q) if q.error is None else f"error: {shortened(q.error, ID_WIDTH)}",
+                "form": q.form,
+                "class": q.hard_class,
+                "expected": id_list(q.expected_document_ids, PREVIEW_IDS, ID_WIDTH) if q.expected_document_ids else "(none)",
+                "retrieved": id_list(q.retrieved_document_ids, PREVIEW_IDS, ID_WIDTH),
+                "unjudged": id_list(q.unjudged_document_ids(depth), PREVIEW_IDS, ID_WIDTH),
+            }
             for q in shown
-        ],
-        schema=PREVIEW_SCHEMA,
+        ),
     )
+
+
+def table(schema: TableSchema, rows: Iterable[Mapping[str, Any]]) -> MetadataValue:
+    return MetadataValue.table(records=[TableRecord(row) for row in rows], schema=schema)

@@ -9,10 +9,20 @@ step with the file, and a partition can never name a set the configuration no lo
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 
-from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
+from dagster import (
+    AssetCheckSpec,
+    BetaWarning,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+    MultiToSingleDimensionPartitionMapping,
+    PartitionsDefinition,
+    PreviewWarning,
+    StaticPartitionsDefinition,
+)
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.services.config import ProjectConfig
@@ -51,7 +61,7 @@ class ProjectPartitions:
         ]
 
     def dimensions(self, partition_key: str) -> tuple[str, str]:
-        return evaluation_dimensions(self.evaluations, partition_key)
+        return key_dimensions(self.evaluations, partition_key, SET_DIMENSION, RETRIEVER_DIMENSION)
 
     def evaluation_ranges(self, broken: set[str]) -> list[list[MultiPartitionKey]]:
         """The evaluations whose set and retriever are not broken, as few partition ranges as cover them.
@@ -75,12 +85,11 @@ def spans(identifiers: tuple[str, ...], broken: set[str]) -> list[list[str]]:
     return [run for run in runs if run]
 
 
-def evaluation_dimensions(evaluations: MultiPartitionsDefinition, partition_key: str) -> tuple[str, str]:
-    """(set, retriever) of an evaluation partition key, given as a MultiPartitionKey or its string."""
+def key_dimensions(partitions_def: MultiPartitionsDefinition, partition_key: str, *dimensions: str) -> tuple[str, ...]:
+    """The named dimensions of a partition key, given as a MultiPartitionKey or its string."""
     if not isinstance(partition_key, MultiPartitionKey):
-        partition_key = evaluations.get_partition_key_from_str(partition_key)
-    keys = partition_key.keys_by_dimension
-    return keys[SET_DIMENSION], keys[RETRIEVER_DIMENSION]
+        partition_key = partitions_def.get_partition_key_from_str(partition_key)
+    return tuple(partition_key.keys_by_dimension[dimension] for dimension in dimensions)
 
 
 def project_partitions(config: ProjectConfig, source: str) -> ProjectPartitions:
@@ -91,3 +100,19 @@ def project_partitions(config: ProjectConfig, source: str) -> ProjectPartitions:
         if not identifiers:
             raise InvalidInputError(f"no {what} is configured; the Dagster pipeline needs at least one", source=source)
     return partitions
+
+
+def one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
+    """Explicit rather than inferred, so it stays right even if set and retriever keys ever coincide.
+    The mapping class is marked beta in Dagster 1.13; its warning would repeat at every load."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BetaWarning)
+        return MultiToSingleDimensionPartitionMapping(partition_dimension_name=dimension)
+
+
+def partitioned_check(name: str, asset: str, partitions_def: PartitionsDefinition, **spec) -> AssetCheckSpec:
+    """A check recorded against each partition, so the UI shows it per partition. Partitioned checks are a
+    preview feature in Dagster 1.13; its warning would repeat at every load."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PreviewWarning)
+        return AssetCheckSpec(name, asset=asset, partitions_def=partitions_def, **spec)

@@ -1,11 +1,9 @@
 """The index-rebuild sensor: a new index version of a retriever evaluates every set against it, once.
 
-Each retriever that reports an index version (`VersionedIndex`) is asked for it at every tick; a
-version other than the cursor's requests that retriever's partitions. The version is in every run key,
-so even a lost cursor cannot request a version twice. A retriever seen for the first time (the sensor
-was just turned on) has a new version unless the result store already holds a complete run made
-against that very version: turning the sensor on right after `retrieval-eval nightly` then requests
-nothing, while a never-measured index is measured at once.
+Each retriever that reports an index version is asked for it at every tick (the core's
+`new_index_versions`, which also says what a retriever seen for the first time needs); a version other
+than the cursor's requests that retriever's partitions. The version is in every run key, so even a lost
+cursor cannot request a version twice. Also the automation sensors of the leaderboard and the label audit.
 """
 
 import json
@@ -24,11 +22,8 @@ from dagster import (
     sensor,
 )
 
-from retrieval_pipeline.core.base.secrets import scrub
-from retrieval_pipeline.core.retrieval.retriever import VersionedIndex
 from retrieval_pipeline.core.services.config_file import DagsterSection
-from retrieval_pipeline.core.services.leaderboard import latest_entry
-from retrieval_pipeline.core.storage.store import HistoryKey
+from retrieval_pipeline.core.services.index_versions import new_index_versions
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
@@ -53,37 +48,21 @@ def build_index_version_sensor(
         description="Evaluates every set against a retriever whose index version changed, once per version.",
     )
     def index_version_sensor(context: SensorEvaluationContext, project: RetrievalProject) -> SensorResult:
-        seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+        pairs = (partitions.set_identifiers, partitions.retriever_identifiers)
+        seen = json.loads(context.cursor) if context.cursor else {}
+        found, seen = new_index_versions(project.config, pairs, lambda: project.store(context.log), seen, context.log.warning)
+        tags = {TRIGGER_TAG: "index_version"}
         requests: list[RunRequest] = []
-        for retriever_identifier in partitions.retriever_identifiers:
-            try:
-                retriever = project.config.retriever(retriever_identifier)
-                if not isinstance(retriever, VersionedIndex):
-                    continue
-                version = str(retriever.index_version())
-            except Exception as error:  # one broken retriever must not stop the others being watched
-                context.log.warning(f"retriever '{retriever_identifier}': cannot read its index version: {scrub(str(error))}")
-                continue
-            if seen.get(retriever_identifier) == version:
-                continue
-            sets = list(partitions.set_identifiers)
-            if retriever_identifier not in seen:
-                store = project.store(context.log)
-                sets = [s for s in sets if not _measured_at(store, s, retriever_identifier, version)]
-            seen[retriever_identifier] = version
-            if not sets:
-                continue
-            context.log.info(f"retriever '{retriever_identifier}': index version {version} is new; evaluating {len(sets)} set(s)")
-            run_key = f"{retriever_identifier}@{version}"
-            tags = {TRIGGER_TAG: "index_version"}
-            requests.append(
-                RunRequest(run_key=run_key, job_name=retriever_job.name, partition_key=retriever_identifier, tags=tags)
-            )
+        for new in found:
+            retriever, sets = new.retriever_identifier, new.set_identifiers
+            context.log.info(f"retriever '{retriever}': index version {new.version} is new; evaluating {len(sets)} set(s)")
+            run_key = f"{retriever}@{new.version}"
+            requests.append(RunRequest(run_key=run_key, job_name=retriever_job.name, partition_key=retriever, tags=tags))
             requests.extend(
                 RunRequest(
                     run_key=f"{run_key}|{set_identifier}",
                     job_name=evaluation_job.name,
-                    partition_key=partitions.evaluation_key(set_identifier, retriever_identifier),
+                    partition_key=partitions.evaluation_key(set_identifier, retriever),
                     tags=tags,
                 )
                 for set_identifier in sets
@@ -94,11 +73,6 @@ def build_index_version_sensor(
         return SensorResult(run_requests=requests, cursor=cursor)
 
     return index_version_sensor
-
-
-def _measured_at(store, set_identifier: str, retriever_identifier: str, version: str) -> bool:
-    entry = latest_entry(store, HistoryKey(set_identifier, retriever_identifier))
-    return entry is not None and entry.summary.index_version == version
 
 
 def build_leaderboard_automation(leaderboard, evaluation_job, section: DagsterSection) -> SensorDefinition:

@@ -2,10 +2,13 @@
 `coverage` asset per (set, log) with a `coverage_min_share` check that warns below `coverage.min_share`,
 and their jobs; `traffic_sensor.py` runs them when a log file appears or grows. Absent (no assets) when
 the configuration names no query log. The bodies call the core's `read_log` and `measure_coverage`.
+Their metadata holds counts and shares; query text only where the log's entry says `examples: true` (the
+view leaves examples out otherwise, and so does this).
 """
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from dagster import (
     AssetCheckResult,
@@ -16,20 +19,24 @@ from dagster import (
     AssetRecordsFilter,
     AssetsDefinition,
     MaterializeResult,
+    MetadataValue,
     MultiPartitionKey,
     MultiPartitionsDefinition,
     StaticPartitionsDefinition,
+    TableColumn,
+    TableSchema,
     asset,
     define_asset_job,
 )
 
+from retrieval_pipeline.core.golden.query_logs import QueryCounts
 from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
-from retrieval_pipeline.core.services.views.coverage_view import coverage_view
+from retrieval_pipeline.core.services.views.coverage_view import CoverageView, coverage_view
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET
-from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION
+from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
-from retrieval_pipeline.dagster_layer.traffic_metadata import coverage_metadata, query_log_metadata
 
 LOG_DIMENSION = "log"
 QUERY_LOG_ASSET, COVERAGE_ASSET, COVERAGE_CHECK = "query_log", "coverage", "coverage_min_share"
@@ -37,6 +44,7 @@ QUERY_LOG_JOB, COVERAGE_JOB = "query_log_job", "coverage_job"
 GROUP = "traffic"
 HISTORY = 60
 """Earlier materializations of a (set, log) charted with the latest."""
+MOST_ASKED = 10
 
 
 @dataclass(frozen=True)
@@ -51,8 +59,6 @@ class TrafficDefinitions:
 def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> TrafficDefinitions:
     if not config.query_logs:
         return TrafficDefinitions()
-    from retrieval_pipeline.dagster_layer.assets import one_dimension
-
     logs = StaticPartitionsDefinition(list(config.query_logs))
     coverages = MultiPartitionsDefinition({SET_DIMENSION: sets, LOG_DIMENSION: logs})
 
@@ -72,7 +78,7 @@ def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> Tr
         description="How much of a log's traffic a set covers, its uncovered clusters, and the covered share's history.",
     )
     def coverage(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        set_identifier, log = _dimensions(coverages, context.partition_key)
+        set_identifier, log = key_dimensions(coverages, context.partition_key, SET_DIMENSION, LOG_DIMENSION)
         config = project.config
         view = coverage_view(measure_coverage(config, config.question_set(set_identifier), log), set_identifier, log)
         chart = _history_chart(context, view.covered_share or 0.0, config.coverage.min_share, f"{set_identifier} × {log}")
@@ -80,13 +86,6 @@ def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> Tr
 
     jobs = (define_asset_job(QUERY_LOG_JOB, [query_log]), define_asset_job(COVERAGE_JOB, [coverage]))
     return TrafficDefinitions((query_log, coverage), jobs, logs, coverages)
-
-
-def _dimensions(coverages: MultiPartitionsDefinition, key: str) -> tuple[str, str]:
-    """(set, log) of a coverage partition key, given as a MultiPartitionKey or its string."""
-    if not isinstance(key, MultiPartitionKey):
-        key = coverages.get_partition_key_from_str(key)
-    return key.keys_by_dimension[SET_DIMENSION], key.keys_by_dimension[LOG_DIMENSION]
 
 
 def coverage_key(set_identifier: str, log: str) -> MultiPartitionKey:
@@ -120,3 +119,49 @@ def _history_chart(context: AssetExecutionContext, share: float, min_share: floa
     points = [*earlier, (datetime.now(timezone.utc), share)]
     png = coverage_history_png([t for t, _ in points], [s for _, s in points], min_share, title)
     return markdown_image(png, f"covered share of {title}, last {len(points)} materializations")
+
+
+def query_log_metadata(counts: QueryCounts) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "distinct_queries": MetadataValue.int(counts.distinct),
+        "total_count": MetadataValue.int(counts.total),
+        "lines_read": MetadataValue.int(counts.lines),
+        "bad_lines": MetadataValue.int(counts.bad_lines),
+        "blank_lines": MetadataValue.int(counts.blank_lines),
+        "first_timestamp": MetadataValue.text(counts.first_timestamp or ""),
+        "last_timestamp": MetadataValue.text(counts.last_timestamp or ""),
+    }
+    if counts.examples:
+        top = sorted(counts.counts.items(), key=lambda item: -item[1])[:MOST_ASKED]
+        schema = TableSchema(columns=[TableColumn("query", "string"), TableColumn("count", "int")])
+        metadata["most_asked"] = table(schema, ({"query": q, "count": c} for q, c in top))
+    return metadata
+
+
+def coverage_metadata(view: CoverageView, history_chart: str) -> dict[str, Any]:
+    columns = [
+        TableColumn("rank", "int"),
+        TableColumn("traffic", "int"),
+        TableColumn("share", "float"),
+        TableColumn("distinct", "int"),
+    ]
+    if view.examples:
+        columns.append(TableColumn("examples", "string"))
+    clusters = (
+        {"rank": c.rank, "traffic": c.traffic, "share": round(c.share or 0.0, 4), "distinct": c.distinct}
+        | ({"examples": " | ".join(c.examples)} if view.examples else {})
+        for c in view.clusters
+    )
+    return {
+        "covered_share": MetadataValue.float(view.covered_share or 0.0),
+        "covered_distinct_share": MetadataValue.float(view.distinct_share or 0.0),
+        "covered_traffic": MetadataValue.int(view.covered),
+        "total_traffic": MetadataValue.int(view.total),
+        "uncovered_clusters": MetadataValue.int(len(view.clusters)),
+        "match_share": MetadataValue.float(view.match_share) if view.match_share is not None else MetadataValue.text("unknown"),
+        "method": MetadataValue.text(view.method),
+        "threshold": MetadataValue.float(view.threshold),
+        "questions_without_traffic": MetadataValue.int(len(view.unassigned_questions)),
+        "history_chart": MetadataValue.md(history_chart),
+        "uncovered_by_cluster": table(TableSchema(columns=columns), clusters),
+    }

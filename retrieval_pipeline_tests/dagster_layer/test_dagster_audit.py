@@ -11,6 +11,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 from dagster_runs import QUIET, evaluate, evaluation_key, run_job
 from dagster_test_project import degraded
 
+from retrieval_pipeline.core.storage.store import QUESTION_SETS_SIDE
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, SETS_JOB, build_definitions
 
 LABELS_CHECK = AssetCheckKey(AssetKey("golden_question_set"), "labels_exist")
@@ -140,3 +141,4 @@ def test_the_label_check_runs_alone_from_the_ui_without_materializing_the_set(pr
     [check] = result.get_asset_check_evaluations()
     assert check.asset_check_key == LABELS_CHECK and check.partition == "alpha" and not check.passed
     assert not result.get_asset_materialization_events()
+    assert not (project.store / QUESTION_SETS_SIDE).exists()  # the check alone stores nothing either

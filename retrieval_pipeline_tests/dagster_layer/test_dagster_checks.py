@@ -164,6 +164,24 @@ def test_the_check_alone_is_refused_with_what_to_materialize_and_stores_nothing(
     assert not (project.store / "summaries").exists()
 
 
+def test_the_check_alone_is_the_stored_runs_check_and_materializes_nothing(defs, instance, project):
+    from dagster_runs import QUIET, evaluation_key
+
+    evaluate(defs, instance, "alpha", "good")
+    project.write_run("good", degraded("a1", "a2"))
+    evaluated = only_check(evaluate(defs, instance, "alpha", "good"))
+    job = defs.resolve_job_def("retrieval_evaluation_job").get_subset(asset_check_selection={CHECK}, asset_selection=set())
+
+    result = job.execute_in_process(instance=instance, partition_key=evaluation_key("alpha", "good"), run_config=QUIET)
+
+    assert not result.get_asset_materialization_events()
+    check = only_check(result)
+    assert not check.passed and check.partition == "good|alpha"
+    assert check.description == evaluated.description
+    assert check.metadata == evaluated.metadata
+    assert check.target_materialization_data.run_id != result.run_id  # the stored run's materialization
+
+
 @pytest.mark.slow
 def test_a_drop_lost_to_unjudged_documents_passes_with_warn_and_names_the_questions_to_judge(tmp_path, instance):
     project = write_project(tmp_path / "labels", tolerances={"max_unjudged_share": 0.5})

@@ -154,6 +154,10 @@ class JudgingSection(_Section):
     min_calibration_rows: int = Field(50, ge=1)
     min_kappa: float = Field(0.4, ge=-1, le=1)
 
+    def calibrated(self, n: int, kappa: float | None) -> bool:
+        """The one rule for `judge --apply --machine`'s gate and the Dagster agreement check."""
+        return n >= self.min_calibration_rows and kappa is not None and kappa >= self.min_kappa
+
 
 class CoverageSection(_Section):
     """How `coverage` assigns logged queries to golden questions (docs/coverage.md calibrates both)."""

@@ -41,7 +41,7 @@ def apply_with_machine(judging_path: Path, set_path: Path, config: ProjectConfig
     agreement = calibration_sample(answered)
     kappa, n = (agreement.kappa, agreement.n) if agreement is not None else (None, 0)
     thresholds = config.judging
-    weak = n < thresholds.min_calibration_rows or kappa is None or kappa < thresholds.min_kappa
+    weak = not thresholds.calibrated(n, kappa)
     if weak and not force:
         shown = "undefined" if kappa is None else f"{kappa:.3f}"
         raise InvalidInputError(

@@ -10,6 +10,9 @@ from retrieval_pipeline.core.scoring.results import QuestionResult
 
 READING_ORDER = {"error": 0, "miss": 1, **{f"{figure.title} hit": 2 + order for order, figure in enumerate(reversed(TESTED))}}
 """Errors, misses, then hits at each tested rate from the deepest ("top-3 hit") to the first ("top-1 hit")."""
+READING_ORDER_TEXT = f"errors first, {', '.join(f'then {figure.title} misses' for figure in reversed(TESTED))}, then hits"
+"""The order in words, as the Dagster preview names it."""
+OUTCOMES_TEXT = f"{', '.join(f'{figure.title} hit' for figure in TESTED)}, miss, or the retriever's error"
 
 
 def outcome(question: QuestionResult) -> str:
