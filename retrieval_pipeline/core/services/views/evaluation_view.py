@@ -76,8 +76,8 @@ class EvaluationView:
     """The labels the baseline was stored under (it is rescored under the run's when they differ)."""
 
     def to_dict(self, *, streamed: bool = False) -> dict[str, Any]:
-        """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as an iterator
-        (for a writer that never holds them all), else as a list."""
+        """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as `QuestionRows`
+        (for a writer that never holds them all, or writes their JSON text), else as a list."""
         from retrieval_pipeline.core.services.views.documents import evaluation
 
         return evaluation(self, streamed)
