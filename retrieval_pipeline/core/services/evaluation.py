@@ -17,8 +17,8 @@ from retrieval_pipeline.core.scoring.traffic import TrafficWeights, WeightedFigu
 from retrieval_pipeline.core.services.baselines import load_baseline
 from retrieval_pipeline.core.services.runner import Progress, latency_mode, run_question_set
 from retrieval_pipeline.core.services.settings import EvaluationSettings
-from retrieval_pipeline.core.storage.run_tables import recorded_tolerances, recorded_traffic
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
+from retrieval_pipeline.core.storage.stored_runs import recorded_tolerances, recorded_traffic
 
 
 @dataclass(frozen=True)

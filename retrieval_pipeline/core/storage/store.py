@@ -29,15 +29,8 @@ from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
-from retrieval_pipeline.core.storage.run_tables import (
-    incomplete_summary,
-    question_set_table,
-    question_table,
-    run_from_tables,
-    run_value_table,
-    summary_table,
-    upgraded,
-)
+from retrieval_pipeline.core.storage.run_schema import upgraded
+from retrieval_pipeline.core.storage.run_tables import incomplete_summary, question_set_table, question_table, summary_table
 from retrieval_pipeline.core.storage.store_files import (
     COMPLETE_SUFFIX,
     PARTIAL_PREFIX,
@@ -57,6 +50,7 @@ from retrieval_pipeline.core.storage.store_files import (
     summary_row,
     write_table,
 )
+from retrieval_pipeline.core.storage.stored_runs import run_from_tables, run_value_table
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
 
