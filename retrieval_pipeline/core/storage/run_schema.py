@@ -30,6 +30,19 @@ _NOT_RECORDED = {
 """What a column an older summary lacks reads as; any other missing column reads as null."""
 
 
+TRAFFIC_COLUMNS = (
+    "traffic_log",
+    "traffic_fingerprint",
+    "traffic_question_ids",
+    "traffic_counts",
+    "weighted_names",
+    "weighted_values",
+    "weighted_ci_low",
+    "weighted_ci_high",
+)
+"""Null in the summary of a run weighted by no traffic log (and of every run stored before version 3)."""
+
+
 def upgraded(row: dict) -> dict:
     """A stored summary row as the current schema has it: the one place that knows older files exist.
     A column the row's version did not write reads as not recorded; the row keeps its own version."""
@@ -89,17 +102,18 @@ def summary_schema() -> pa.Schema:
             ("top3_delta", pa.float64()),
             ("schema_version", pa.int64()),
             ("labels", pa.string()),
-            ("traffic_log", pa.string()),
-            ("traffic_fingerprint", pa.string()),
-            ("traffic_question_ids", pa.list_(pa.string())),
-            ("traffic_counts", pa.list_(pa.int64())),
-            ("weighted_names", pa.list_(pa.string())),
-            ("weighted_values", pa.list_(pa.float64())),
-            ("weighted_ci_low", pa.list_(pa.float64())),
-            ("weighted_ci_high", pa.list_(pa.float64())),
+            *_traffic_fields(),
             ("approximation", pa.string()),
         ]
     )
+
+
+def _traffic_fields() -> list[tuple[str, pa.DataType]]:
+    import pyarrow as pa
+
+    texts, floats = pa.list_(pa.string()), pa.list_(pa.float64())
+    types = (pa.string(), pa.string(), texts, pa.list_(pa.int64()), texts, floats, floats, floats)
+    return list(zip(TRAFFIC_COLUMNS, types))
 
 
 @functools.cache

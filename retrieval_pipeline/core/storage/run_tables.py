@@ -18,7 +18,7 @@ from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
-from retrieval_pipeline.core.storage.run_schema import SCHEMA_VERSION, question_file_schema, summary_schema
+from retrieval_pipeline.core.storage.run_schema import SCHEMA_VERSION, TRAFFIC_COLUMNS, question_file_schema, summary_schema
 
 
 def _breakdown_rows(groups) -> list[dict]:
@@ -99,19 +99,6 @@ def _check_columns(report: RegressionReport | None, tolerances: Tolerances | Non
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         **{f"{figure.key}_delta": report.hit_rate_delta(figure.k) if compared else None for figure in TESTED},
     }
-
-
-TRAFFIC_COLUMNS = (
-    "traffic_log",
-    "traffic_fingerprint",
-    "traffic_question_ids",
-    "traffic_counts",
-    "weighted_names",
-    "weighted_values",
-    "weighted_ci_low",
-    "weighted_ci_high",
-)
-"""Null in the summary of a run weighted by no traffic log (and of every run stored before version 3)."""
 
 
 def _traffic_columns(weighted: WeightedFigures | None) -> dict:

@@ -160,8 +160,8 @@ def test_a_weighted_run_stored_reads_back_its_weights_and_figures_and_older_runs
     import pyarrow.parquet as pq
 
     from retrieval_pipeline.core.services.evaluation import latest_evaluation
+    from retrieval_pipeline.core.storage.run_schema import TRAFFIC_COLUMNS
     from retrieval_pipeline.core.storage.run_summary import RunSummary
-    from retrieval_pipeline.core.storage.run_tables import TRAFFIC_COLUMNS
     from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
     from retrieval_pipeline.core.storage.stored_runs import recorded_traffic
 
