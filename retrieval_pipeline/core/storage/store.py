@@ -25,10 +25,10 @@ from typing import Any
 
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.golden.questions import check_identifier
-from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
+from retrieval_pipeline.core.scoring.verdicts import RegressionReport
 from retrieval_pipeline.core.storage.run_schema import upgraded
 from retrieval_pipeline.core.storage.run_tables import incomplete_summary, question_set_table, question_table, summary_table
 from retrieval_pipeline.core.storage.store_files import (

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.base.formatting import points, signed_milliseconds
-from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow
 from retrieval_pipeline.core.services.views.run_view import JUDGED, RunView, edited, run_view
