@@ -32,23 +32,25 @@ from retrieval_pipeline.core.scoring.verdicts import RegressionReport
 from retrieval_pipeline.core.storage.run_schema import upgraded
 from retrieval_pipeline.core.storage.run_tables import incomplete_summary, question_set_table, question_table, summary_table
 from retrieval_pipeline.core.storage.store_files import (
+    UnreadableFile,
+    checked_summary,
+    discard,
+    file_system,
+    footer_problem,
+    probe_writable,
+    read_table,
+    summary_row,
+    write_table,
+)
+from retrieval_pipeline.core.storage.store_names import (
     COMPLETE_SUFFIX,
     PARTIAL_PREFIX,
     HistoryKey,
     SkippedFile,
     StoredRun,
-    UnreadableFile,
     check_run_id,
-    checked_summary,
-    discard,
-    file_system,
-    footer_problem,
     foreign_reason,
-    probe_writable,
-    read_table,
     run_file,
-    summary_row,
-    write_table,
 )
 from retrieval_pipeline.core.storage.stored_runs import run_from_tables, run_value_table
 
