@@ -42,8 +42,9 @@ def main(argv: list[str] | None = None) -> c.Report:
 
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.scoring import CutOffs
+    from retrieval_pipeline.core.services.asking import BATCH_SIZE
     from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.services.runner import BATCH_SIZE, run_question_set
+    from retrieval_pipeline.core.services.runner import run_question_set
     from retrieval_pipeline.core.services.settings import EvaluationSettings
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever

@@ -134,7 +134,8 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.results import RunResult
     from retrieval_pipeline.core.scoring.scoring import CutOffs
-    from retrieval_pipeline.core.services.runner import BATCH_SIZE, run_question_set
+    from retrieval_pipeline.core.services.asking import BATCH_SIZE
+    from retrieval_pipeline.core.services.runner import run_question_set
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 

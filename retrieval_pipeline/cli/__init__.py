@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("retrieval_pipeline.cli.compare:compare", "Compare retrievers side by side on one set, with paired tests."),
     "list": ("retrieval_pipeline.cli.commands:list_command", "List the configuration's question sets and retrievers."),
     "accept": ("retrieval_pipeline.cli.accept:accept", "Accept a stored run as the baseline (baseline_policy: accepted)."),
-    "history": ("retrieval_pipeline.cli.commands:history", "Show the stored runs of a set and retriever, newest first."),
+    "history": ("retrieval_pipeline.cli.history:history", "Show the stored runs of a set and retriever, newest first."),
     "report": ("retrieval_pipeline.cli.report:report", "Report the latest run of a set and retriever as HTML or Markdown."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
     "audit": ("retrieval_pipeline.cli.audit:audit", "Audit a golden set's labels: missing documents, suspect labels, flips."),

@@ -144,7 +144,7 @@ def identifiers(what: str):
 
 def stored_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A click callback: a run id given on the command line must be in the store's own format."""
-    from retrieval_pipeline.core.storage.store_files import check_run_id
+    from retrieval_pipeline.core.storage.store_names import check_run_id
 
     if value is not None:
         try:

@@ -19,10 +19,13 @@ def emit(document: dict[str, Any]) -> None:
     """Exactly one JSON object on stdout: indented for a person at a terminal, compact for a pipe,
     where Python's C encoder writes a large document many times faster.
 
-    A value given as an iterator (per-question rows) is written to a pipe a thousand rows at a time,
-    so a large run is never held whole as row objects and text.
+    A value given as an iterator or as `QuestionRows` (per-question rows) is written to a pipe a thousand
+    rows at a time, so a large run is never held whole as row objects and text; `QuestionRows` write
+    their own JSON text, in about half the time the encoder takes over their dicts.
     """
-    streamed = {key: value for key, value in document.items() if isinstance(value, Iterator)}
+    from retrieval_pipeline.core.services.views.question_rows import QuestionRows
+
+    streamed = {key: value for key, value in document.items() if isinstance(value, Iterator | QuestionRows)}
     if sys.stdout.isatty():
         click.echo(_dumps({**document, **{key: list(rows) for key, rows in streamed.items()}}, indent=2))
         return
@@ -31,9 +34,9 @@ def emit(document: dict[str, Any]) -> None:
     for key, rows in streamed.items():
         before, _, rest = rest.partition(_dumps(markers[key]))
         click.echo(before + "[", nl=False)
-        separator = ""
-        while chunk := list(islice(rows, ROWS_PER_WRITE)):
-            click.echo(separator + _dumps(chunk)[1:-1], nl=False)
+        texts, separator = rows.json_texts() if isinstance(rows, QuestionRows) else map(_dumps, rows), ""
+        while chunk := list(islice(texts, ROWS_PER_WRITE)):
+            click.echo(separator + ", ".join(chunk), nl=False)
             separator = ","
         click.echo("]", nl=False)
     click.echo(rest)

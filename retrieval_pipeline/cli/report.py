@@ -90,16 +90,7 @@ def report(
     if evaluation is None:
         raise no_stored_runs(store, key)
     view = evaluation_view(evaluation)
-    note = None
-    stored_labels = store.read_summary(evaluation.stored)["labels"]
-    if evaluation.run.labels != stored_labels:
-        note = f"Rescored under {choice} labels (stored under {stored_labels}) and judged again with today's tolerances."
-    elif rejudge:
-        recorded = store.read_summary(evaluation.stored)["verdict"]
-        at_the_time = (
-            f"the verdict recorded with the run was {recorded.replace('_', ' ')}" if recorded else "no verdict was recorded"
-        )
-        note = f"Re-judged (--rejudge) with the configuration's tolerances of today; {at_the_time}."
+    note = _note(store, evaluation, choice, rejudge)
     if html_path is not None:
         from retrieval_pipeline.core.base.durable import write_text_atomically
         from retrieval_pipeline.reports.html import html_report
@@ -113,3 +104,15 @@ def report(
         click.echo(f"Wrote {markdown_path}", err=True)
     if html_path is None and markdown_path is None:
         click.echo(view.to_markdown(note), nl=False)
+
+
+def _note(store, evaluation, choice: str, rejudge: bool) -> str | None:
+    """What a reader must know before trusting the verdict shown: it is not the one recorded with the run."""
+    stored_labels = store.read_summary(evaluation.stored)["labels"]
+    if evaluation.run.labels != stored_labels:
+        return f"Rescored under {choice} labels (stored under {stored_labels}) and judged again with today's tolerances."
+    if not rejudge:
+        return None
+    recorded = store.read_summary(evaluation.stored)["verdict"]
+    at_the_time = f"the verdict recorded with the run was {recorded.replace('_', ' ')}" if recorded else "no verdict was recorded"
+    return f"Re-judged (--rejudge) with the configuration's tolerances of today; {at_the_time}."

@@ -14,8 +14,8 @@ from printed_tables import percent, printed_table
 from traffic_project import Traffic, logged_project
 
 from retrieval_pipeline.core.storage.run_summary import RunSummary
-from retrieval_pipeline.core.storage.run_tables import recorded_traffic
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+from retrieval_pipeline.core.storage.stored_runs import recorded_traffic
 
 SET = "demo.cranfield"
 

@@ -307,9 +307,10 @@ def test_providers_apply_to_a_local_onnx_model_only(project, minilm):
 
 
 def test_a_stored_approximate_run_reads_back_with_its_statement():
-    from retrieval_pipeline.core.scoring.question_columns import QuestionResult
+    from retrieval_pipeline.core.scoring.question_result import QuestionResult
     from retrieval_pipeline.core.scoring.results import RunResult
-    from retrieval_pipeline.core.storage.run_tables import question_table, run_from_tables, summary_table
+    from retrieval_pipeline.core.storage.run_tables import question_table, summary_table
+    from retrieval_pipeline.core.storage.stored_runs import run_from_tables
 
     stated = Approximation("hnsw M=16 ef_construction=128 ef=64", 0.9712345678901234, 50)
     answered = [QuestionResult("q1", "match", "normal", ("d1",), ("d1", "d2"), 1.0)]

@@ -14,7 +14,7 @@ from retrieval_pipeline.core.retrieval.approximation import Approximation
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
-from retrieval_pipeline.core.scoring.question_columns import QuestionResult as QuestionResult  # readers import it from here
+from retrieval_pipeline.core.scoring.question_result import QuestionResult as QuestionResult  # readers import it from here
 from retrieval_pipeline.core.scoring.ranking_metrics import mean_scores
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, hit_rate
 

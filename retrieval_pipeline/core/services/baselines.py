@@ -16,8 +16,8 @@ from datetime import datetime
 from enum import Enum
 
 from retrieval_pipeline.core.base.errors import NotAcceptableError, UnknownIdentifierError
-from retrieval_pipeline.core.scoring.regression import AUTO_ACCEPTED
 from retrieval_pipeline.core.scoring.results import RunResult, as_utc, new_run_id, utc_now
+from retrieval_pipeline.core.scoring.verdicts import AUTO_ACCEPTED
 from retrieval_pipeline.core.storage.run_tables import acceptance_table
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 

@@ -13,8 +13,8 @@ from functools import cached_property
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, in_declared_order
-from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
+from retrieval_pipeline.core.scoring.verdicts import Verdict
 from retrieval_pipeline.core.services.history import HistoryEntry, run_history
 from retrieval_pipeline.core.services.rescored_history import rescored_history
 from retrieval_pipeline.core.storage.run_summary import RunSummary

@@ -9,16 +9,17 @@ from retrieval_pipeline.core.golden.machine_labels import scored_under
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict, detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.regression import detect_regression, incomplete_report
 from retrieval_pipeline.core.scoring.rescoring import rescored
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, WeightedFigures, weighted_figures
+from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.services.baselines import load_baseline
 from retrieval_pipeline.core.services.runner import Progress, latency_mode, run_question_set
 from retrieval_pipeline.core.services.settings import EvaluationSettings
-from retrieval_pipeline.core.storage.run_tables import recorded_tolerances, recorded_traffic
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
+from retrieval_pipeline.core.storage.stored_runs import recorded_tolerances, recorded_traffic
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ from retrieval_pipeline.core.scoring.rescoring import Rescoring, under_current_l
 from retrieval_pipeline.core.scoring.set_versions import restrict, set_changes
 from retrieval_pipeline.core.services.baselines import BaselinePolicy
 from retrieval_pipeline.core.services.history import HistoryEntry, run_history
+from retrieval_pipeline.core.storage.run_schema import upgraded
 from retrieval_pipeline.core.storage.run_summary import RunSummary
-from retrieval_pipeline.core.storage.run_tables import summary_table, upgraded
+from retrieval_pipeline.core.storage.run_tables import summary_table
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.core.storage.store_files import summary_row
 

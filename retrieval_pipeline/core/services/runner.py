@@ -1,75 +1,33 @@
-"""Asking a retriever every question of a set, with bounded retries, and scoring what came back.
+"""A set's questions asked of a retriever (asking.py) and what came back made one run's columns.
 
 Like the record's evaluation service it neither persists nor compares: that is `evaluation.py`'s job.
-Every error text recorded on a question goes through the secret scrubber, whatever raised it. When the
-first questions all fail to reach the service, the rest are not asked (`failures.FailFastGate`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from retrieval_pipeline.core.base.arrow_arrays import from_python
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
-from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
+from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
 from retrieval_pipeline.core.retrieval.retriever import (
     ApproximateSearch,
     BatchRetriever,
-    ConcurrentRetriever,
     CountsRetries,
     FailFast,
     Retriever,
-    RetrieverFault,
-    ServiceUnreachable,
     VersionedIndex,
 )
 from retrieval_pipeline.core.scoring.failures import DEFAULT_FAIL_FAST_AFTER, FailFastGate
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.results import RunResult, utc_now
-from retrieval_pipeline.core.scoring.scoring import CutOffs, collapsed
+from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.services.asking import RetryPolicy, in_batches, one_by_one
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-BATCH_SIZE = 1000
 logger = logging.getLogger(__name__)
 Progress = Callable[[int], None]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """A failing question is asked `attempts` times in all, waiting backoff, backoff*factor, ... between."""
-
-    attempts: int = 3
-    backoff_seconds: float = 0.2
-    factor: float = 2.0
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1 or self.backoff_seconds < 0 or self.factor < 1:
-            raise ValueError("retries need attempts >= 1, backoff >= 0 and factor >= 1")
-
-
-def checked_ranking(raw: object) -> Sequence[str]:
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
-        raise RetrieverFault(f"returned {type(raw).__name__} {_preview(raw)}; expected a sequence of document-id strings")
-    for item in raw:
-        if not isinstance(item, str):
-            raise RetrieverFault(
-                f"returned a sequence holding {type(item).__name__} {_preview(item)}; expected document-id strings"
-            )
-    return raw
-
-
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def run_question_set(
@@ -90,9 +48,9 @@ def run_question_set(
     gate = FailFastGate(retriever.fail_fast_after if isinstance(retriever, FailFast) else DEFAULT_FAIL_FAST_AFTER)
     asked = (cutoffs.fetch_limit, cutoffs.deepest, retry, progress, gate)
     if isinstance(retriever, BatchRetriever):
-        blocks = list(_ask_in_batches(retriever, questions, *asked))
+        blocks = list(in_batches(retriever, questions, *asked))
     else:
-        blocks = [_block(_ask_one_by_one(retriever, questions, cutoffs.fetch_limit, retry, progress, gate), cutoffs.deepest)]
+        blocks = [one_by_one(retriever, questions, *asked)]
     columns = QuestionColumns.of(
         question_id=[question.id for question in questions],
         form=[question.form.value for question in questions],
@@ -159,101 +117,3 @@ def _index_version(retriever: Retriever) -> str | None:
     except Exception as error:  # any adapter failure
         logger.warning("retriever %s could not report its index version: %s", retriever.identifier, scrub(str(error)))
         return None
-
-
-Answer = tuple[Sequence[str], float, "str | None"]
-
-
-@dataclass(frozen=True)
-class Answers:
-    """Consecutive questions' answers: rankings already collapsed to the deepest cut-off (empty for an
-    error), so only one batch of full rankings is ever alive."""
-
-    rankings: pa.ListArray
-    latencies: Sequence[float]
-    errors: Sequence[str | None]
-
-
-def _block(answers: Sequence[Answer], depth: int) -> Answers:
-    import pyarrow as pa
-
-    raw = from_python([ranking for ranking, _, _ in answers], pa.list_(pa.string()))
-    return Answers(collapsed(raw, depth), [latency_ms for _, latency_ms, _ in answers], [error for _, _, error in answers])
-
-
-def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> tuple[Answer, bool]:
-    """The answer, and whether it failed for want of a connection (what the fail-fast gate counts)."""
-    wait = retry.backoff_seconds
-    for attempt in range(1, retry.attempts + 1):
-        started = time.perf_counter()
-        try:
-            ranking = checked_ranking(retriever.retrieve(text, limit))
-            return (ranking, (time.perf_counter() - started) * 1000.0, None), False
-        except RetrieverFault as fault:
-            return ((), 0.0, scrub(str(fault))), isinstance(fault, ServiceUnreachable)
-        except Exception as error:  # a retriever may fail in any way; the run must go on
-            if attempt == retry.attempts:
-                text = scrub(f"{type(error).__name__}: {error} (after {retry.attempts} attempts)")
-                return ((), 0.0, text), isinstance(error, ConnectionError)
-            time.sleep(wait)
-            wait *= retry.factor
-    raise AssertionError("unreachable")
-
-
-def _ask_one_by_one(
-    retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress, gate: FailFastGate
-) -> list[Answer]:
-    concurrency = retriever.concurrency if isinstance(retriever, ConcurrentRetriever) else 1
-
-    def ask(question: GoldenQuestion) -> Answer:
-        skipped = gate.not_asked()
-        if skipped is None:
-            answer, unreachable = _ask(retriever, question.question, limit, retry)
-            gate.record(answer[2], unreachable)
-        else:
-            answer = ((), 0.0, skipped)
-        if progress is not None:
-            progress(1)
-        return answer
-
-    if concurrency <= 1:
-        return [ask(question) for question in questions]
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        return list(pool.map(ask, questions))
-
-
-def _ask_in_batches(
-    retriever, questions: Sequence[GoldenQuestion], limit: int, depth: int, retry: RetryPolicy, progress, gate: FailFastGate
-) -> Iterator[Answers]:
-    """A failed or malformed batch falls back to asking its questions one by one, with retries.
-
-    A batch may come back as an Arrow list<string> array (answers that arrive as a table, such as a run
-    file's): it is checked and collapsed as a whole, without a Python step per question.
-    """
-    for start in range(0, len(questions), BATCH_SIZE):
-        chunk = questions[start : start + BATCH_SIZE]
-        started = time.perf_counter()
-        try:
-            rankings = _checked_batch(retriever.retrieve_batch([q.question for q in chunk], limit), len(chunk))
-        except Exception:
-            yield _block(_ask_one_by_one(retriever, chunk, limit, retry, progress, gate), depth)
-            continue
-        gate.record(None, unreachable=False)  # the service answered: a later outage is not "the first questions"
-        latency_ms = (time.perf_counter() - started) * 1000.0 / len(chunk)
-        if progress is not None:
-            progress(len(chunk))
-        yield Answers(collapsed(rankings, depth), [latency_ms] * len(chunk), [None] * len(chunk))
-
-
-def _checked_batch(rankings: object, expected: int) -> pa.ListArray:
-    import pyarrow as pa
-
-    if len(rankings) != expected:
-        raise RetrieverFault(f"batch of {expected} questions returned {len(rankings)} rankings")
-    if isinstance(rankings, pa.Array):
-        if rankings.type != pa.list_(pa.string()) or rankings.null_count:
-            raise RetrieverFault(
-                f"returned an Arrow array of {rankings.type} with {rankings.null_count} nulls; expected list<string>"
-            )
-        return rankings
-    return from_python([checked_ranking(ranking) for ranking in rankings], pa.list_(pa.string()))

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
-from retrieval_pipeline.core.storage.store_files import PARTIAL_PREFIX, run_file
+from retrieval_pipeline.core.storage.store_names import PARTIAL_PREFIX, run_file
 
 MAX_RETENTION_DAYS = 36500
 """A hundred years: a longer retention is a typo (or infinity), not a policy."""

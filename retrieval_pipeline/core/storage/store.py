@@ -25,38 +25,34 @@ from typing import Any
 
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.golden.questions import check_identifier
-from retrieval_pipeline.core.scoring.regression import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
-from retrieval_pipeline.core.storage.run_tables import (
-    incomplete_summary,
-    question_set_table,
-    question_table,
-    run_from_tables,
-    run_value_table,
-    summary_table,
-    upgraded,
-)
+from retrieval_pipeline.core.scoring.verdicts import RegressionReport
+from retrieval_pipeline.core.storage.run_schema import upgraded
+from retrieval_pipeline.core.storage.run_tables import incomplete_summary, question_set_table, question_table, summary_table
 from retrieval_pipeline.core.storage.store_files import (
+    UnreadableFile,
+    checked_summary,
+    discard,
+    file_system,
+    footer_problem,
+    probe_writable,
+    read_table,
+    summary_row,
+    write_table,
+)
+from retrieval_pipeline.core.storage.store_names import (
     COMPLETE_SUFFIX,
     PARTIAL_PREFIX,
     HistoryKey,
     SkippedFile,
     StoredRun,
-    UnreadableFile,
     check_run_id,
-    checked_summary,
-    discard,
-    file_system,
-    footer_problem,
     foreign_reason,
-    probe_writable,
-    read_table,
     run_file,
-    summary_row,
-    write_table,
 )
+from retrieval_pipeline.core.storage.stored_runs import run_from_tables, run_value_table
 
 __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
 

@@ -17,7 +17,7 @@ from pydantic import Field
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, RetrieverParams
 from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
-from retrieval_pipeline.retrievers.encoders import VectorWidth, checked_vectors, identity_fingerprints, in_batches
+from retrieval_pipeline.retrievers.encoders.external import VectorWidth, checked_vectors, identity_fingerprints, in_batches
 
 
 class CallableEncoderParams(RetrieverParams):

@@ -14,60 +14,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.approximation import Approximation
-from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
+from retrieval_pipeline.core.retrieval.corpus import read_corpus
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
-from retrieval_pipeline.retrievers.base.chunking import (
-    Chunking,
-    best_documents,
-    chunk_report,
-    most_chunks,
-    special_tokens,
-    split_documents,
-)
+from retrieval_pipeline.retrievers.base.chunking import best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.base.corpus import CorpusKind
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
-from retrieval_pipeline.retrievers.encoders import Encoder, EncoderConfigError, EncoderSettings, checksum_of
-from retrieval_pipeline.retrievers.encoders.onnx import loaded
-from retrieval_pipeline.retrievers.encoders.package_files import install_command
-from retrieval_pipeline.retrievers.encoders.query_encoder import (
-    QueryEncoderParams,
-    checked_encoder,
-    opened_encoder,
-    refused,
-)
-from retrieval_pipeline.retrievers.vector.ann_index import (
-    ExactIndex,
-    HnswIndex,
-    HnswSearch,
-    IndexParams,
-    graph_report,
-    hnsw_search,
-    stated_approximation,
-)
+from retrieval_pipeline.retrievers.encoders import Encoder, checksum_of
+from retrieval_pipeline.retrievers.encoders.query_encoder import opened_encoder
+from retrieval_pipeline.retrievers.vector.ann_index import HnswIndex, HnswSearch, graph_report, hnsw_search, stated_approximation
 from retrieval_pipeline.retrievers.vector.cache import DocumentVectors, cached_vectors
-from retrieval_pipeline.retrievers.vector.cache_location import joined, unusable
+from retrieval_pipeline.retrievers.vector.cache_location import joined
+from retrieval_pipeline.retrievers.vector.dense_params import DenseParams, checked_params
 from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
 from retrieval_pipeline.retrievers.vector.exact_search import top_positions
-from retrieval_pipeline.retrievers.vector.shards import ShardedCorpus, ShardParams
-
-
-class DenseParams(QueryEncoderParams, ShardParams):
-    corpus: str
-    fields: list[Literal["title", "text"]] = Field(["title", "text"], min_length=1)
-    document_prefix: str = ""
-    chunk_separator: str | None = Field(None, min_length=1)
-    chunking: Chunking | None = None  # size and overlap in tokens of the model's tokenizer
-    index: IndexParams = Field(ExactIndex(), discriminator="kind")  # exact, or hnsw (ann_index.py)
-
+from retrieval_pipeline.retrievers.vector.shards import ShardedCorpus
 
 VECTORS: ProcessCache[DocumentVectors] = ProcessCache()
 
@@ -97,12 +62,12 @@ class DenseRetriever(CorpusKind):
     @classmethod
     def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseParams:
         """The parameters, the corpus and model files, and the runtime installed, with nothing loaded."""
-        return _checked(KindContext(identifier, context), params)[0]
+        return checked_params(KindContext(identifier, context), params)[0]
 
     @classmethod
     def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
         kind = KindContext(identifier, context)
-        settings, encoding, tokenizer = _checked(kind, params)
+        settings, encoding, tokenizer = checked_params(kind, params)
         encoder = opened_encoder(settings, encoding, kind)
         encode_into, split = _encode_into(settings, encoder, kind), partial(_split, settings, tokenizer)
         if settings.sharded:
@@ -129,7 +94,7 @@ class DenseRetriever(CorpusKind):
         """Texts embedded as this retriever embeds a question (its model, settings and query prefix), with
         no corpus encoded: what `coverage` compares logged queries and golden questions with."""
         kind = KindContext(identifier, context)
-        settings, encoding, _ = _checked(kind, params)
+        settings, encoding, _ = checked_params(kind, params)
         encoder = opened_encoder(settings, encoding, kind)
         return lambda texts: encoder.encode([settings.query_prefix + text for text in texts])
 
@@ -152,7 +117,7 @@ class DenseRetriever(CorpusKind):
         """One shard's vectors, from the cache or encoded into it (one Dagster step per shard:
         dagster_layer/document_vectors.py), with the corpus's shards."""
         kind = KindContext(identifier, context)
-        settings, encoding, tokenizer = _checked(kind, params)
+        settings, encoding, tokenizer = checked_params(kind, params)
         encoder = opened_encoder(settings, encoding, kind)
         sharded = _sharded(kind, settings, encoder)
         return sharded, sharded.encode(index, _encode_into(settings, encoder, kind), partial(_split, settings, tokenizer))
@@ -214,27 +179,6 @@ class DenseRetriever(CorpusKind):
         return queries
 
 
-def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams, EncoderSettings | None, Path | None]:
-    """The parameters, the local encoder's settings (none when `encoder` names the model) and the tokenizer
-    chunks are sized with (none without chunking), each checked once whether only checked or then built."""
-    settings = kind.parse(DenseParams, params)
-    settings.refuse_both(kind)
-    if unusable(kind.build.vector_location):
-        raise InvalidInputError(unusable(kind.build.vector_location), source=kind.build.source, key="vector_cache")
-    checked_corpus(settings.corpus, kind.identifier, kind.build)
-    encoding = checked_encoder(settings, kind)
-    if isinstance(settings.index, HnswIndex) and find_spec("usearch") is None:
-        raise kind.invalid(f"index kind hnsw needs usearch, not installed: {install_command('dense')}", "index.kind")
-    if settings.chunking is None:
-        return settings, encoding, None
-    if encoding is None:
-        raise kind.invalid("chunking sizes chunks in a local model's tokens: give model, not encoder", "chunking")
-    try:
-        return settings, encoding, _chunk_tokenizer(settings, encoding)
-    except EncoderConfigError as error:
-        raise refused(error, kind) from None
-
-
 def _recipe(settings: DenseParams) -> dict[str, Any]:
     """The settings that change a document vector besides the encoder's. The query prefix is left out: it
     changes no document vector; no chunking keeps the keys it had before."""
@@ -266,20 +210,3 @@ def _encode_into(settings: DenseParams, encoder: Encoder, kind: KindContext):
         texts_at_once=settings.batch_size * encoder.concurrency,
         width=encoder.dimension,
     )
-
-
-def _chunk_tokenizer(settings: DenseParams, encoding: EncoderSettings) -> Path:
-    """Chunks are sized in the model's own tokens, so each fits `max_length` with the special tokens."""
-    folder = Path(encoding.model)
-    tokenizer = encoding.tokenizer or (folder / "tokenizer.json" if folder.is_dir() else None)
-    if tokenizer is None or not tokenizer.is_file():
-        raise EncoderConfigError("chunking", "chunking sizes chunks in the model's tokens: the model has no tokenizer.json")
-    added = loaded("tokenizer", str(tokenizer), lambda path: special_tokens(Path(path)))
-    largest = settings.max_length - added
-    if settings.chunking.size > largest:
-        raise EncoderConfigError(
-            "chunking.size",
-            f"{settings.chunking.size} tokens and the tokenizer's {added} special tokens exceed max_length "
-            f"{settings.max_length}: at most {largest}",
-        )
-    return tokenizer

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from core_helpers import question, question_set, retriever_for
 
-from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.rescoring import rescored
 from retrieval_pipeline.core.scoring.scoring import CutOffs
+from retrieval_pipeline.core.scoring.verdicts import Verdict
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.services.settings import EvaluationSettings

@@ -10,8 +10,8 @@ import pytest
 from core_helpers import question, question_set, retriever_for
 
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
-from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.verdicts import Verdict
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.history import run_history
 from retrieval_pipeline.core.services.runner import RetryPolicy

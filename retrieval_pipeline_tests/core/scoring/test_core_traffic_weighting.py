@@ -9,12 +9,13 @@ import pytest
 from scipy.stats import norm
 
 from retrieval_pipeline.core.scoring.intervals import wilson_interval
-from retrieval_pipeline.core.scoring.regression import Verdict, detect_regression
+from retrieval_pipeline.core.scoring.regression import detect_regression
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.set_versions import restrict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, weighted_figures
+from retrieval_pipeline.core.scoring.verdicts import Verdict
 from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.core.services.config_lookup import demo_config_path
 from retrieval_pipeline.core.services.runner import run_question_set
@@ -160,9 +161,10 @@ def test_a_weighted_run_stored_reads_back_its_weights_and_figures_and_older_runs
     import pyarrow.parquet as pq
 
     from retrieval_pipeline.core.services.evaluation import latest_evaluation
+    from retrieval_pipeline.core.storage.run_schema import TRAFFIC_COLUMNS
     from retrieval_pipeline.core.storage.run_summary import RunSummary
-    from retrieval_pipeline.core.storage.run_tables import TRAFFIC_COLUMNS, recorded_traffic
     from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+    from retrieval_pipeline.core.storage.stored_runs import recorded_traffic
 
     run = demo_runs[0]
     traffic = traffic_for(run)

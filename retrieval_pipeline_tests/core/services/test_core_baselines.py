@@ -10,7 +10,7 @@ import pytest
 from core_helpers import question, question_set, retriever_for, utc
 
 from retrieval_pipeline.core.base.errors import NotAcceptableError, UnknownIdentifierError
-from retrieval_pipeline.core.scoring.regression import Verdict
+from retrieval_pipeline.core.scoring.verdicts import Verdict
 from retrieval_pipeline.core.services.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record
 from retrieval_pipeline.core.services.runner import RetryPolicy

@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import question, question_set, retriever_for
 
-from retrieval_pipeline.core.scoring.regression import Verdict
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.verdicts import Verdict
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record, latest_evaluation
 from retrieval_pipeline.core.services.runner import RetryPolicy
 from retrieval_pipeline.core.services.settings import EvaluationSettings

@@ -88,7 +88,7 @@ def test_a_single_attempt_policy_does_not_retry():
 
 def test_retries_wait_with_growing_backoff(monkeypatch):
     waits = []
-    monkeypatch.setattr("retrieval_pipeline.core.services.runner.time.sleep", waits.append)
+    monkeypatch.setattr("retrieval_pipeline.core.services.asking.time.sleep", waits.append)
     run_question_set(
         QS, FlakyRetriever("first question", failures=99), retry=RetryPolicy(attempts=4, backoff_seconds=0.5, factor=2)
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from retrieval_pipeline.core.services.views.documents import questions, run_summary, set_changes, slice_tests
+from retrieval_pipeline.core.services.views.documents import run_summary, set_changes, slice_tests
+from retrieval_pipeline.core.services.views.question_rows import QuestionRows
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.services.views.comparison_view import ComparedRun, ComparisonView
@@ -15,7 +16,7 @@ def comparison(view: ComparisonView) -> dict[str, Any]:
     """`saved` is whether the runs were saved (`compare --save`); a saved run has its id and verdict."""
     saved, reference = view.saved, view.reference.run.result
     positions = [reference.questions.positions[d.question_id] for d in view.disagreements]
-    rows = [list(questions(compared.run.result, positions)) for compared in view.runs]  # the runs line up question by question
+    rows = [list(QuestionRows(compared.run.result, positions)) for compared in view.runs]  # the runs line up question by question
     return {
         "set": view.set_identifier,
         "question_count": reference.question_count,

@@ -4,14 +4,12 @@ the view's rows, so a declared measure is a key here with no other edit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from retrieval_pipeline.core.base.arrow_arrays import python_values
-from retrieval_pipeline.core.scoring.measures import TESTED
-from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.views.question_rows import QuestionRows
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.services.views.breakdowns import Breakdown
@@ -31,41 +29,6 @@ def breakdown(view: Breakdown) -> dict[str, dict[str, Any]]:
         }
         for row in view.rows
     }
-
-
-def questions(run: RunResult, positions: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
-    """One row per question (those at `positions`, else all), read from the run's columns a column at a
-    time: no object per question is built on the way. `unjudged_document_ids` are the ids in its top D
-    (the deepest cut-off) that are neither expected nor rejected: what to judge before trusting a miss."""
-    columns = run.questions if positions is None else run.questions.take(positions)
-    metrics = columns.metrics(run.cutoffs)
-    names = list(metrics)
-    rows = zip(
-        *(
-            columns.values(name)
-            for name in ("question_id", "form", "hard_class", "expected_document_ids", "retrieved_document_ids")
-        ),
-        zip(*(python_values(columns.hit_column(figure.k)) for figure in TESTED)),
-        zip(*(values.tolist() for values in metrics.values())),
-        columns.values("latency_ms"),
-        columns.values("error"),
-        columns.values("rejected_document_ids"),
-        columns.unjudged_ids(run.cutoffs[-1]),
-    )
-    for question_id, form, hard_class, expected, retrieved, hits, scores, latency_ms, error, rejected, unjudged in rows:
-        yield {
-            "id": question_id,
-            "form": form,
-            "hard_class": hard_class,
-            "expected_document_ids": expected,  # tuples: JSON arrays all the same
-            "retrieved_document_ids": retrieved,
-            "rejected_document_ids": rejected,
-            "unjudged_document_ids": unjudged,
-            **{f"{figure.key}_hit": hit for figure, hit in zip(TESTED, hits)},
-            "metrics": None if error is not None else dict(zip(names, scores)),
-            "latency_ms": latency_ms,
-            "error": error,
-        }
 
 
 def run_summary(view: RunView) -> dict[str, Any]:
@@ -172,8 +135,8 @@ def slice_tests(tests: SliceTests) -> list[dict[str, Any]]:
 
 def evaluation(view: EvaluationView, streamed: bool = False) -> dict[str, Any]:
     """`set_changes` is there whenever a baseline was found, so a reader can tell what was compared.
-    `streamed`: the per-question rows as an iterator, for a writer that never holds them all."""
-    rows = questions(view.run.result)
+    `streamed`: the per-question rows as `QuestionRows`, for a writer that never holds them all."""
+    rows = QuestionRows(view.run.result)
     document = {
         **run_summary(view.run),
         "store": view.store_uri,

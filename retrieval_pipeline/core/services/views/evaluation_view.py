@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.base.formatting import points, signed_milliseconds
-from retrieval_pipeline.core.scoring.regression import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow
 from retrieval_pipeline.core.services.views.run_view import JUDGED, RunView, edited, run_view
@@ -72,8 +72,8 @@ class EvaluationView:
     """The labels the baseline was stored under (it is rescored under the run's when they differ)."""
 
     def to_dict(self, *, streamed: bool = False) -> dict[str, Any]:
-        """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as an iterator
-        (for a writer that never holds them all), else as a list."""
+        """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as `QuestionRows`
+        (for a writer that never holds them all, or writes their JSON text), else as a list."""
         from retrieval_pipeline.core.services.views.documents import evaluation
 
         return evaluation(self, streamed)
