@@ -11,7 +11,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 from dagster_runs import QUIET, evaluate, evaluation_key, run_job
 from dagster_test_project import degraded
 
-from retrieval_pipeline.core.storage.store import QUESTION_SETS_SIDE
+from retrieval_pipeline.core.storage.store_reading import QUESTION_SETS_SIDE
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, SETS_JOB, build_definitions
 
 LABELS_CHECK = AssetCheckKey(AssetKey("golden_question_set"), "labels_exist")
