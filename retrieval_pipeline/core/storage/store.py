@@ -36,9 +36,8 @@ __all__ = ["HistoryKey", "ResultStore", "SkippedFile", "StoredRun"]
 
 
 class ResultStore(StoreReader):
-    """The one object through which runs, acceptances, question sets and retention reach their files, so a
-    path is shown the same way everywhere, an unreachable store is one StoreError naming its URI, and a
-    file that cannot be read is reported once, however many sides meet it."""
+    """The one object through which runs, acceptances, question sets and retention reach their files, so
+    every side shows paths and reports skipped files the same way (see `store_location`)."""
 
     def save(
         self,

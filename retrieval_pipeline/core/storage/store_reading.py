@@ -1,8 +1,6 @@
 """The result store read: its keys, each key's history, runs and summaries, baselines, acceptances and
-stored question sets, the reading side of `ResultStore`.
-
-A file that cannot be read (empty, truncated, foreign) never blocks its key: it is skipped and reported
-once through `on_skip`, and the baseline is the latest complete run that reads.
+stored question sets, the reading side of `ResultStore` (`store` says the layout, and why a file that
+cannot be read is skipped rather than blocking its key).
 """
 
 from __future__ import annotations
