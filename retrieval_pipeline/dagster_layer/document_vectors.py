@@ -35,6 +35,7 @@ from dagster import (
     StaticPartitionMapping,
     StaticPartitionsDefinition,
     asset,
+    define_asset_job,
 )
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
@@ -77,9 +78,22 @@ class ShardPartitions:
         return identifier, int(index)
 
 
-def depending_on_shards(evaluation: AssetsDefinition, vectors: AssetsDefinition, shards: ShardPartitions) -> AssetsDefinition:
-    """The evaluation with one more dependency: each partition on every shard of its own retriever (none
-    for a retriever without shards)."""
+@dataclass(frozen=True)
+class ShardedVectors:
+    """What the shards add to the code location: the evaluation depending on them, their asset and job."""
+
+    evaluation: AssetsDefinition
+    assets: tuple[AssetsDefinition, ...] = ()
+    jobs: tuple = ()
+
+
+def sharded_vectors(config: ProjectConfig, evaluation: AssetsDefinition, group: str) -> ShardedVectors:
+    """The evaluation with one more dependency, each partition on every shard of its own retriever (none
+    for a retriever without shards); nothing added when no retriever has shards."""
+    shards = shard_partitions(config)
+    if shards is None:
+        return ShardedVectors(evaluation)
+    vectors = build_document_vectors(shards, group)
     retrievers = {identifier: identifier for identifier, _ in shards.counts}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BetaWarning)
@@ -87,9 +101,11 @@ def depending_on_shards(evaluation: AssetsDefinition, vectors: AssetsDefinition,
             {RETRIEVER_DIMENSION: DimensionPartitionMapping(RETRIEVER_DIMENSION, StaticPartitionMapping(retrievers))}
         )
     dependency = AssetDep(vectors, partition_mapping=mapping)
-    return evaluation.map_asset_specs(
+    depending = evaluation.map_asset_specs(
         lambda spec: spec.merge_attributes(deps=[dependency]) if spec.key == evaluation.key else spec
     )
+    job = define_asset_job(VECTORS_JOB, [vectors], description="Encode shards of dense retrievers.")
+    return ShardedVectors(depending, (vectors,), (job,))
 
 
 def shard_partitions(config: ProjectConfig) -> ShardPartitions | None:
