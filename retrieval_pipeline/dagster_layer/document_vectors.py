@@ -156,17 +156,17 @@ def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) 
     started, params, context = time.perf_counter(), config.retriever_specs[identifier].params, config.build_context(progress)
     count = DenseRetriever.shard_count(identifier, params, context)
     if index >= count:
-        return {"shard": MetadataValue.text(f"none: {identifier} has {count} shards"), "documents": MetadataValue.int(0)}
+        return {"shard": f"none: {identifier} has {count} shards", "documents": 0}
     sharded, vectors = DenseRetriever.encode_shard(identifier, params, context, index)
     seconds = vectors.encoding_seconds
     return {
-        "shard": MetadataValue.text(f"{index + 1} of {sharded.count}"),
-        "documents": MetadataValue.int(len(sharded.members[index])),
-        "vectors": MetadataValue.int(len(vectors.document_ids)),
-        "encoded": MetadataValue.int(vectors.encoded),
-        "reused_from_cache": MetadataValue.int(0 if vectors.encoded else len(vectors.document_ids)),
+        "shard": f"{index + 1} of {sharded.count}",
+        "documents": len(sharded.members[index]),
+        "vectors": len(vectors.document_ids),
+        "encoded": vectors.encoded,
+        "reused_from_cache": 0 if vectors.encoded else len(vectors.document_ids),
         "encoding_seconds": MetadataValue.float(round(seconds, 3)),
         "documents_per_second": MetadataValue.float(round(vectors.encoded / seconds, 1) if seconds > 0 else 0.0),
         "step_seconds": MetadataValue.float(round(time.perf_counter() - started, 3)),
-        "cache_key": MetadataValue.text(sharded.keys[index]),
+        "cache_key": sharded.keys[index],
     }

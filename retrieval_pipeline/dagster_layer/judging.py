@@ -72,15 +72,9 @@ def judging_metadata(summary: JudgingSummary, path: Path, judge_name: str) -> di
         "asked": document["asked"],
         "from_cache": document["from_cache"],
         "errors": document["errors"],
-        "yes_share": MetadataValue.float(yes_share) if yes_share is not None else MetadataValue.null(),
-        "tokens_per_1000_rows": (
-            MetadataValue.float(document["tokens_per_1000_rows"])
-            if document["tokens_per_1000_rows"] is not None
-            else MetadataValue.null()
-        ),
-        "rows_per_second": MetadataValue.float(document["rows_per_second"])
-        if document["rows_per_second"]
-        else MetadataValue.null(),
+        "yes_share": _float(yes_share),
+        "tokens_per_1000_rows": _float(document["tokens_per_1000_rows"]),
+        "rows_per_second": _float(document["rows_per_second"] or None),
     }
 
 
@@ -94,13 +88,18 @@ def agreement_check(agreement: Agreement | None, thresholds: JudgingSection) -> 
         passed=thresholds.calibrated(n, kappa),
         severity=AssetCheckSeverity.WARN,
         metadata={
-            "kappa": MetadataValue.float(kappa) if kappa is not None else MetadataValue.null(),
+            "kappa": _float(kappa),
             "kappa_interval_95": interval,
             "n": n,
             "min_kappa": thresholds.min_kappa,
             "min_calibration_rows": thresholds.min_calibration_rows,
         },
     )
+
+
+def _float(value: float | None) -> MetadataValue | None:
+    """A float even where the value happens to be whole; None (the UI's null) where there is none."""
+    return None if value is None else MetadataValue.float(value)
 
 
 @asset(

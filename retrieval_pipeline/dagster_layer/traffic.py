@@ -123,13 +123,13 @@ def _history_chart(context: AssetExecutionContext, share: float, min_share: floa
 
 def query_log_metadata(counts: QueryCounts) -> dict[str, Any]:
     metadata: dict[str, Any] = {
-        "distinct_queries": MetadataValue.int(counts.distinct),
-        "total_count": MetadataValue.int(counts.total),
-        "lines_read": MetadataValue.int(counts.lines),
-        "bad_lines": MetadataValue.int(counts.bad_lines),
-        "blank_lines": MetadataValue.int(counts.blank_lines),
-        "first_timestamp": MetadataValue.text(counts.first_timestamp or ""),
-        "last_timestamp": MetadataValue.text(counts.last_timestamp or ""),
+        "distinct_queries": counts.distinct,
+        "total_count": counts.total,
+        "lines_read": counts.lines,
+        "bad_lines": counts.bad_lines,
+        "blank_lines": counts.blank_lines,
+        "first_timestamp": counts.first_timestamp or "",
+        "last_timestamp": counts.last_timestamp or "",
     }
     if counts.examples:
         top = sorted(counts.counts.items(), key=lambda item: -item[1])[:MOST_ASKED]
@@ -155,13 +155,13 @@ def coverage_metadata(view: CoverageView, history_chart: str) -> dict[str, Any]:
     return {
         "covered_share": MetadataValue.float(view.covered_share or 0.0),
         "covered_distinct_share": MetadataValue.float(view.distinct_share or 0.0),
-        "covered_traffic": MetadataValue.int(view.covered),
-        "total_traffic": MetadataValue.int(view.total),
-        "uncovered_clusters": MetadataValue.int(len(view.clusters)),
-        "match_share": MetadataValue.float(view.match_share) if view.match_share is not None else MetadataValue.text("unknown"),
-        "method": MetadataValue.text(view.method),
+        "covered_traffic": view.covered,
+        "total_traffic": view.total,
+        "uncovered_clusters": len(view.clusters),
+        "match_share": "unknown" if view.match_share is None else MetadataValue.float(view.match_share),
+        "method": view.method,
         "threshold": MetadataValue.float(view.threshold),
-        "questions_without_traffic": MetadataValue.int(len(view.unassigned_questions)),
+        "questions_without_traffic": len(view.unassigned_questions),
         "history_chart": MetadataValue.md(history_chart),
         "uncovered_by_cluster": table(TableSchema(columns=columns), clusters),
     }
