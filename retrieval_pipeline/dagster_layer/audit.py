@@ -35,7 +35,7 @@ from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missi
 from retrieval_pipeline.core.services.label_audit import OPTIMISTIC, Finding
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
-from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.metadata import plotted, table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -134,37 +134,26 @@ def audit_metadata(report: AuditReport) -> dict:
         metadata["power"] = report.power.sentence
         for cutoff in report.power.cutoffs:
             if cutoff.detectable_drop is not None:
-                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_detectable_drop"] = MetadataValue.float(cutoff.detectable_drop)
+                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_detectable_drop"] = plotted(cutoff.detectable_drop)
             if cutoff.questions_needed is not None:
                 metadata[f"{Figure(HIT_RATE, cutoff.k).key}_questions_needed"] = cutoff.questions_needed
     if report.findings:
         metadata["findings"] = _findings_table(list(report.findings))
     if report.optimistic_rates:
-        metadata["optimistic_rates"] = table(
-            OPTIMISTIC_SCHEMA,
-            (
-                {
-                    "retriever": name,
-                    **{
-                        prefix + figure.key: percent(r[prefix + figure.column])
-                        for figure in TESTED
-                        for prefix in ("", OPTIMISTIC)
-                    },
-                }
-                for name, r in report.optimistic_rates.items()
-            ),
-        )
+        texts = {
+            name: {p + f.key: percent(rates[p + f.column]) for f in TESTED for p in ("", OPTIMISTIC)}
+            for name, rates in report.optimistic_rates.items()
+        }
+        metadata["optimistic_rates"] = table(OPTIMISTIC_SCHEMA, ({"retriever": name, **row} for name, row in texts.items()))
     return metadata
 
 
 def _findings_table(findings: list[Finding]) -> MetadataValue:
-    return table(
-        FINDINGS_SCHEMA,
-        (
-            {"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message}
-            for f in findings[:MAX_ROWS]
-        ),
+    rows = (
+        {"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message}
+        for f in findings[:MAX_ROWS]
     )
+    return table(FINDINGS_SCHEMA, rows)
 
 
 def _missing_summary(findings: list[Finding]) -> str:

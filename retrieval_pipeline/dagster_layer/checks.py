@@ -156,17 +156,11 @@ def _change(view: EvaluationView, row: FigureRow) -> str:
 
 
 def _delta_table(breakdown: Breakdown) -> MetadataValue:
-    return table(
-        DELTA_SCHEMA,
-        (
-            {
-                "key": change.key,
-                "questions": change.questions,
-                **{f"{delta.figure.key}_change": delta.text for delta in change.deltas},
-            }
-            for change in breakdown.changes
-        ),
+    rows = (
+        {"key": c.key, "questions": c.questions, **{f"{d.figure.key}_change": d.text for d in c.deltas}}
+        for c in breakdown.changes
     )
+    return table(DELTA_SCHEMA, rows)
 
 
 SLICE_TEST_SCHEMA = TableSchema(
@@ -193,24 +187,7 @@ def _significance_metadata(view: EvaluationView) -> dict[str, Any]:
         return {}
     metadata: dict[str, Any] = {
         "significance": as_written(tests.significance),
-        "slice_tests": table(
-            SLICE_TEST_SCHEMA,
-            (
-                {
-                    "slice": row.test.slice,
-                    "key": row.test.key,
-                    "measure": row.figure.key,
-                    "k": row.test.k,
-                    "questions": row.test.questions,
-                    "change": row.delta_text,
-                    "delta_95_ci": row.interval_text,
-                    "p_value": row.p_text,
-                    "corrected_p_value": row.corrected_text,
-                    "survives": row.survives,
-                }
-                for row in tests.rows
-            ),
-        ),
+        "slice_tests": table(SLICE_TEST_SCHEMA, (row.cells for row in tests.rows)),
         "surviving_differences": len(tests.surviving),
         **{f"{row.key}_change": row.checked_text for row in view.run.ranking_changes},
     }

@@ -28,7 +28,6 @@ from dagster import (
     BetaWarning,
     DimensionPartitionMapping,
     MaterializeResult,
-    MetadataValue,
     MultiPartitionKey,
     MultiPartitionMapping,
     MultiPartitionsDefinition,
@@ -40,6 +39,7 @@ from dagster import (
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.dagster_layer.metadata import plotted
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, key_dimensions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -165,8 +165,8 @@ def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) 
         "vectors": len(vectors.document_ids),
         "encoded": vectors.encoded,
         "reused_from_cache": 0 if vectors.encoded else len(vectors.document_ids),
-        "encoding_seconds": MetadataValue.float(round(seconds, 3)),
-        "documents_per_second": MetadataValue.float(round(vectors.encoded / seconds, 1) if seconds > 0 else 0.0),
-        "step_seconds": MetadataValue.float(round(time.perf_counter() - started, 3)),
+        "encoding_seconds": plotted(seconds, 3),
+        "documents_per_second": plotted(round(vectors.encoded / seconds, 1) if seconds > 0 else 0.0),
+        "step_seconds": plotted(time.perf_counter() - started, 3),
         "cache_key": sharded.keys[index],
     }

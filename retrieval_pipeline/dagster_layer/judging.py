@@ -33,6 +33,7 @@ from retrieval_pipeline.core.scoring.agreement import Agreement
 from retrieval_pipeline.core.services.config_file import JudgingSection
 from retrieval_pipeline.core.services.judging_files import SUFFIXES
 from retrieval_pipeline.core.services.machine_judging import JudgingSummary, judge_agreement, machine_judge_file
+from retrieval_pipeline.dagster_layer.metadata import plotted
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 JUDGING_ASSET = "machine_judgements"
@@ -72,9 +73,9 @@ def judging_metadata(summary: JudgingSummary, path: Path, judge_name: str) -> di
         "asked": document["asked"],
         "from_cache": document["from_cache"],
         "errors": document["errors"],
-        "yes_share": _float(yes_share),
-        "tokens_per_1000_rows": _float(document["tokens_per_1000_rows"]),
-        "rows_per_second": _float(document["rows_per_second"] or None),
+        "yes_share": plotted(yes_share),
+        "tokens_per_1000_rows": plotted(document["tokens_per_1000_rows"]),
+        "rows_per_second": plotted(document["rows_per_second"] or None),
     }
 
 
@@ -88,18 +89,13 @@ def agreement_check(agreement: Agreement | None, thresholds: JudgingSection) -> 
         passed=thresholds.calibrated(n, kappa),
         severity=AssetCheckSeverity.WARN,
         metadata={
-            "kappa": _float(kappa),
+            "kappa": plotted(kappa),
             "kappa_interval_95": interval,
             "n": n,
             "min_kappa": thresholds.min_kappa,
             "min_calibration_rows": thresholds.min_calibration_rows,
         },
     )
-
-
-def _float(value: float | None) -> MetadataValue | None:
-    """A float even where the value happens to be whole; None (the UI's null) where there is none."""
-    return None if value is None else MetadataValue.float(value)
 
 
 @asset(

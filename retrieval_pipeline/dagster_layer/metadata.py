@@ -108,7 +108,7 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
         # "32.1% (77/240), 95% CI 26.5–38.2%": the rate a person reads, with how far it can be trusted
         **{row.key: row.now_text for row in view.run.rates},
         "history_chart": MetadataValue.md(markdown_image(chart, alt)),
-        **{f"{row.key}_hit_rate": MetadataValue.float(round(row.value, 4)) for row in view.run.rates},
+        **{f"{row.key}_hit_rate": plotted(row.value, 4) for row in view.run.rates},
         "question_count": MetadataValue.int(run.question_count),
         "dagster/row_count": MetadataValue.int(run.question_count),
         **{f"{row.key}_hits": MetadataValue.int(row.count) for row in view.run.tested},
@@ -130,22 +130,20 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
         "index_version": shortened(run.index_version, ID_WIDTH + 8) if run.index_version else "not reported",
         "latency_mode": run.latency_mode,
         # plotted, so numbers; to the three decimals a score reads with
-        **{row.key: MetadataValue.float(round(row.value, 3)) for row in view.run.ranking},
+        **{row.key: plotted(row.value, 3) for row in view.run.ranking},
     }
     if not view.run.by_hard_class.rows:
         del metadata["by_hard_class"]
     if run.approximation is not None:  # an exact run's metadata keeps the entries it always had
         metadata["approximate"] = run.approximation.sentence
         if run.approximation.overlap is not None:
-            metadata[f"approximate_top{run.approximation.depth}_overlap"] = MetadataValue.float(
-                round(run.approximation.overlap, 4)
-            )
+            metadata[f"approximate_top{run.approximation.depth}_overlap"] = plotted(round(run.approximation.overlap, 4))
     for row in view.run.rates:
         low, high = row.interval
-        metadata[f"{row.key}_ci_low"] = MetadataValue.float(round(low, 4))
-        metadata[f"{row.key}_ci_high"] = MetadataValue.float(round(high, 4))
+        metadata[f"{row.key}_ci_low"] = plotted(low, 4)
+        metadata[f"{row.key}_ci_high"] = plotted(high, 4)
     for row in view.run.latency:
-        metadata[f"latency_{row.statistic}_ms"] = MetadataValue.float(round(row.value, 3))
+        metadata[f"latency_{row.statistic}_ms"] = plotted(row.value, 3)
     return metadata | _weighted_metadata(view.traffic)
 
 
@@ -160,15 +158,15 @@ def _weighted_metadata(view: TrafficView | None) -> dict[str, Any]:
         "traffic_log": view.log,
         "traffic_fingerprint": view.fingerprint or "none",
         "traffic_total": MetadataValue.int(view.total),
-        "traffic_effective_questions": MetadataValue.float(round(view.effective_questions, 2)),
+        "traffic_effective_questions": plotted(view.effective_questions, 2),
         "zero_traffic_questions": len(view.zero_traffic),
         "weighted_gate": view.gated,
     }
     for row in view.rows:
         metadata[f"weighted_{row.key}"] = row.now_text
-        metadata[f"weighted_{row.key}_value"] = MetadataValue.float(round(row.value, 4))
+        metadata[f"weighted_{row.key}_value"] = plotted(row.value, 4)
         if row.change is not None:
-            metadata[f"weighted_{row.key}_delta"] = MetadataValue.float(round(row.change, 4))
+            metadata[f"weighted_{row.key}_delta"] = plotted(row.change, 4)
     return metadata
 
 
@@ -180,7 +178,7 @@ def retriever_metadata(spec, retriever: Retriever, build_seconds: float) -> dict
         "configuration_fingerprint": fingerprint(spec.kind, configuration),
         "index_version": retriever.index_version() if isinstance(retriever, VersionedIndex) else "not reported",
         "batch_retrieval": isinstance(retriever, BatchRetriever),
-        "build_seconds": MetadataValue.float(round(build_seconds, 3)),
+        "build_seconds": plotted(build_seconds, 3),
         **(_report_values(retriever.build_report()) if isinstance(retriever, BuildReport) else {}),
     }
 
@@ -211,7 +209,7 @@ def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[
     for entry in board.entries:  # one numeric series per pair, so the UI plots them over time
         pair = f"{entry.set_identifier}/{entry.retriever_identifier}"
         for figure in TESTED:
-            metadata[f"{figure.column}/{pair}"] = MetadataValue.float(round(entry.summary.figures[figure.key], 4))
+            metadata[f"{figure.column}/{pair}"] = plotted(entry.summary.figures[figure.key], 4)
     return metadata
 
 
@@ -226,6 +224,14 @@ def _count_table(counts: Mapping[str, int]) -> MetadataValue:
 def _rates_table(breakdown: Breakdown) -> MetadataValue:
     rows = ({"key": row.key, "questions": row.questions, **{cell.key: cell.text for cell in row.rates}} for row in breakdown.rows)
     return table(RATES_SCHEMA, rows)
+
+
+def plotted(value: float | None, digits: int | None = None) -> MetadataValue | None:
+    """A float the UI plots, to the digits it reads with; typed, because a whole number given plainly (a
+    configured `threshold: 1`) would become an int. None, which Dagster shows as null, where there is none."""
+    if value is None:
+        return None
+    return MetadataValue.float(value if digits is None else round(value, digits))
 
 
 def table(schema: TableSchema, rows: Iterable[Mapping[str, Any]]) -> MetadataValue:

@@ -34,7 +34,7 @@ from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
 from retrieval_pipeline.core.services.views.coverage_view import CoverageView, coverage_view
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET
-from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.metadata import plotted, table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -145,22 +145,21 @@ def coverage_metadata(view: CoverageView, history_chart: str) -> dict[str, Any]:
         TableColumn("share", "float"),
         TableColumn("distinct", "int"),
     ]
-    if view.examples:
-        columns.append(TableColumn("examples", "string"))
+    columns += [TableColumn("examples", "string")] if view.examples else []
     clusters = (
         {"rank": c.rank, "traffic": c.traffic, "share": round(c.share or 0.0, 4), "distinct": c.distinct}
         | ({"examples": " | ".join(c.examples)} if view.examples else {})
         for c in view.clusters
     )
     return {
-        "covered_share": MetadataValue.float(view.covered_share or 0.0),
-        "covered_distinct_share": MetadataValue.float(view.distinct_share or 0.0),
+        "covered_share": plotted(view.covered_share or 0.0),
+        "covered_distinct_share": plotted(view.distinct_share or 0.0),
         "covered_traffic": view.covered,
         "total_traffic": view.total,
         "uncovered_clusters": len(view.clusters),
-        "match_share": "unknown" if view.match_share is None else MetadataValue.float(view.match_share),
+        "match_share": "unknown" if view.match_share is None else plotted(view.match_share),
         "method": view.method,
-        "threshold": MetadataValue.float(view.threshold),
+        "threshold": plotted(view.threshold),
         "questions_without_traffic": len(view.unassigned_questions),
         "history_chart": MetadataValue.md(history_chart),
         "uncovered_by_cluster": table(TableSchema(columns=columns), clusters),
