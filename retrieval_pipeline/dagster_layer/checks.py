@@ -41,7 +41,7 @@ from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view, regression_check
-from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
+from retrieval_pipeline.core.services.views.figure_rows import is_hit_rate
 from retrieval_pipeline.dagster_layer.metadata import table
 from retrieval_pipeline.dagster_layer.partitions import partitioned_check
 
@@ -91,7 +91,7 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
         "labels": run.labels,
         "baseline_labels": view.baseline_labels or "none",
         "baseline_run_id": verdict.baseline_run_id or "none",
-        **{f"{row.key}_change": _change(view, row) for row in tested},
+        **{f"{row.key}_change": view.change_text(row) for row in tested},
         **{option: points(getattr(tolerances, option)) for figure, option in gated_figures(run.cutoffs) if is_hit_rate(figure)},
         **{f"{row.key}_p_value": p_value(row.p_value) for row in tested},
         "is_inconclusive": verdict.is_inconclusive,
@@ -145,14 +145,6 @@ def _set_change_metadata(changes: SetChanges) -> dict[str, Any]:
             [{"question_id": i, "reason": why} for i, why in changes.not_rescored_questions[:MAX_LISTED_QUESTIONS]]
         )
     return metadata
-
-
-def _change(view: EvaluationView, row: FigureRow) -> str:
-    """ "+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up.
-    After a set edit the change is the check's, on the unchanged questions, and says so."""
-    if not view.verdict.judged:
-        return f"not compared (now {row.text})"
-    return f"{row.change_text}{view.scope} (baseline {row.baseline_text}, now {row.text})"
 
 
 def _delta_table(breakdown: Breakdown) -> MetadataValue:

@@ -16,7 +16,7 @@ from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 from retrieval_pipeline.core.base.formatting import shortened
 from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildReport, Retriever, VersionedIndex
-from retrieval_pipeline.core.scoring.measures import TESTED, Figure, Measure
+from retrieval_pipeline.core.scoring.measures import TESTED, Measure
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.chart_data import history_chart_data
 from retrieval_pipeline.core.services.evaluation import Evaluation
@@ -57,7 +57,7 @@ PREVIEW_SCHEMA = TableSchema(
 )
 
 
-def _leaderboard_schema(rates: list[Figure], ranking: list[Measure]) -> TableSchema:
+def _leaderboard_schema(ranking: list[Measure]) -> TableSchema:
     """The rates a person compares as text, each ranking measure as text too, under its own name (the
     depth may differ between sets), then latency and the run."""
     return TableSchema(
@@ -65,7 +65,7 @@ def _leaderboard_schema(rates: list[Figure], ranking: list[Measure]) -> TableSch
             TableColumn("set", "string"),
             TableColumn("rank", "int"),
             TableColumn("retriever", "string"),
-            *[TableColumn(figure.key, "string", description=figure.measure.label) for figure in rates],
+            *[TableColumn(figure.key, "string", description=figure.measure.label) for figure in TESTED],
             TableColumn("questions", "int"),
             TableColumn("p95_latency_ms", "float", description="Empty when the questions were timed in batches"),
             TableColumn("batch_mean_latency_ms", "float", description="Mean per question of batch calls (no percentiles)"),
@@ -137,14 +137,11 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
     if run.approximation is not None:  # an exact run's metadata keeps the entries it always had
         metadata["approximate"] = run.approximation.sentence
         if run.approximation.overlap is not None:
-            metadata[f"approximate_top{run.approximation.depth}_overlap"] = plotted(round(run.approximation.overlap, 4))
-    for row in view.run.rates:
-        low, high = row.interval
-        metadata[f"{row.key}_ci_low"] = plotted(low, 4)
-        metadata[f"{row.key}_ci_high"] = plotted(high, 4)
-    for row in view.run.latency:
-        metadata[f"latency_{row.statistic}_ms"] = plotted(row.value, 3)
-    return metadata | _weighted_metadata(view.traffic)
+            metadata[f"approximate_top{run.approximation.depth}_overlap"] = plotted(run.approximation.overlap, 4)
+    rates = view.run.rates
+    intervals = {f"{row.key}_ci_{end}": plotted(value, 4) for row in rates for end, value in zip(("low", "high"), row.interval)}
+    latency = {f"latency_{row.statistic}_ms": plotted(row.value, 3) for row in view.run.latency}
+    return metadata | intervals | latency | _weighted_metadata(view.traffic)
 
 
 def _weighted_metadata(view: TrafficView | None) -> dict[str, Any]:
@@ -194,7 +191,7 @@ def _report_values(report: Mapping[str, str | int | float | bool]) -> dict[str, 
 def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[str, Any]:
     ranking = ranking_measures(board)
     metadata: dict[str, Any] = {
-        "leaderboard": table(_leaderboard_schema(list(TESTED), ranking), leaderboard_rows(board, ranking)),
+        "leaderboard": table(_leaderboard_schema(ranking), leaderboard_rows(board, ranking)),
         "summary": MetadataValue.md(board.to_markdown()),
         "leaderboard_chart": MetadataValue.md(
             markdown_image(leaderboard_chart_png(board), "latest top-1 and top-3 hit rates of every retriever")
