@@ -9,6 +9,8 @@ fixed and materialized again. Both the check and the asset call the core's audit
 `retrieval-eval audit` says.
 """
 
+from collections import Counter
+
 from dagster import (
     AssetCheckKey,
     AssetCheckResult,
@@ -30,10 +32,10 @@ from dagster import (
 from retrieval_pipeline.core.base.formatting import percent
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
-from retrieval_pipeline.core.services.label_audit import Finding
+from retrieval_pipeline.core.services.label_audit import OPTIMISTIC, Finding
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
 from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
-from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.metadata import plotted, table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -49,8 +51,6 @@ FINDINGS_SCHEMA = TableSchema(
         TableColumn("what_is_wrong", "string"),
     ]
 )
-OPTIMISTIC = "optimistic_{}"
-"""A hit rate's column (and the core's key) if every candidate were relevant."""
 OPTIMISTIC_SCHEMA = TableSchema(
     columns=[
         TableColumn("retriever", "string"),
@@ -60,7 +60,7 @@ OPTIMISTIC_SCHEMA = TableSchema(
             for column in (
                 TableColumn(figure.key, "string"),
                 TableColumn(
-                    OPTIMISTIC.format(figure.key), "string", description=None if number else "If every candidate were relevant"
+                    OPTIMISTIC + figure.key, "string", description=None if number else "If every candidate were relevant"
                 ),
             )
         ],
@@ -85,8 +85,8 @@ def labels_check_result(project: RetrievalProject, set_identifier: str) -> Asset
         check_name=LABELS_CHECK,
         passed=not findings,
         metadata={
-            "corpora": MetadataValue.json(list(corpora)),
-            "missing_label_count": MetadataValue.int(len(findings)),
+            "corpora": list(corpora),
+            "missing_label_count": len(findings),
             "missing_labels": _findings_table(findings),
         },
         description=_missing_summary(findings) if findings else f"Every label is in {len(corpora)} known corpora.",
@@ -121,55 +121,39 @@ def refuse_unfixed_labels(context: AssetExecutionContext, set_identifier: str) -
 
 
 def audit_metadata(report: AuditReport) -> dict:
-    counts = {}
-    for finding in report.findings:
-        counts[finding.kind] = counts.get(finding.kind, 0) + 1
+    counts = dict(Counter(finding.kind for finding in report.findings))
     metadata = {
-        "finding_count": MetadataValue.int(len(report.findings)),
-        "suspect_label_count": MetadataValue.int(counts.get("suspect_label", 0)),
-        "unstable_question_count": MetadataValue.int(counts.get("unstable_question", 0)),
-        "findings_by_kind": MetadataValue.json(counts),
-        "retrievers": MetadataValue.json(list(report.retrievers)),
-        "corpora": MetadataValue.json(list(report.corpora)),
+        "finding_count": len(report.findings),
+        "suspect_label_count": counts.get("suspect_label", 0),
+        "unstable_question_count": counts.get("unstable_question", 0),
+        "findings_by_kind": counts,
+        "retrievers": list(report.retrievers),
+        "corpora": list(report.corpora),
     }
     if report.power is not None:
-        metadata["power"] = MetadataValue.text(report.power.sentence)
+        metadata["power"] = report.power.sentence
         for cutoff in report.power.cutoffs:
             if cutoff.detectable_drop is not None:
-                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_detectable_drop"] = MetadataValue.float(cutoff.detectable_drop)
+                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_detectable_drop"] = plotted(cutoff.detectable_drop)
             if cutoff.questions_needed is not None:
-                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_questions_needed"] = MetadataValue.int(cutoff.questions_needed)
+                metadata[f"{Figure(HIT_RATE, cutoff.k).key}_questions_needed"] = cutoff.questions_needed
     if report.findings:
         metadata["findings"] = _findings_table(list(report.findings))
     if report.optimistic_rates:
-        metadata["optimistic_rates"] = table(
-            OPTIMISTIC_SCHEMA,
-            (
-                {
-                    "retriever": name,
-                    **{
-                        key: percent(r[column])
-                        for figure in TESTED
-                        for key, column in (
-                            (figure.key, figure.column),
-                            (OPTIMISTIC.format(figure.key), OPTIMISTIC.format(figure.column)),
-                        )
-                    },
-                }
-                for name, r in report.optimistic_rates.items()
-            ),
-        )
+        texts = {
+            name: {p + f.key: percent(rates[p + f.column]) for f in TESTED for p in ("", OPTIMISTIC)}
+            for name, rates in report.optimistic_rates.items()
+        }
+        metadata["optimistic_rates"] = table(OPTIMISTIC_SCHEMA, ({"retriever": name, **row} for name, row in texts.items()))
     return metadata
 
 
 def _findings_table(findings: list[Finding]) -> MetadataValue:
-    return table(
-        FINDINGS_SCHEMA,
-        (
-            {"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message}
-            for f in findings[:MAX_ROWS]
-        ),
+    rows = (
+        {"severity": f.severity, "kind": f.kind, "question_id": f.question_id or "-", "what_is_wrong": f.message}
+        for f in findings[:MAX_ROWS]
     )
+    return table(FINDINGS_SCHEMA, rows)
 
 
 def _missing_summary(findings: list[Finding]) -> str:

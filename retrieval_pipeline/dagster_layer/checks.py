@@ -41,7 +41,7 @@ from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView, evaluation_view, regression_check
-from retrieval_pipeline.core.services.views.figure_rows import FigureRow, is_hit_rate
+from retrieval_pipeline.core.services.views.figure_rows import is_hit_rate
 from retrieval_pipeline.dagster_layer.metadata import table
 from retrieval_pipeline.dagster_layer.partitions import partitioned_check
 
@@ -82,30 +82,26 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     # Text, not numbers: the UI would plot numbers across every partition as one zig-zagging line; the
     # pair's own history is the evaluation's `history_chart`.
     metadata = {
-        "verdict": MetadataValue.text(verdict.sentence),
-        "verdict_status": MetadataValue.text(verdict.status),
-        "is_regression": MetadataValue.bool(verdict.is_regression),
-        "complete": MetadataValue.bool(run.complete),
-        "has_baseline": MetadataValue.bool(verdict.has_baseline),
-        "run_id": MetadataValue.text(run.run_id),
-        "labels": MetadataValue.text(run.labels),
-        "baseline_labels": MetadataValue.text(view.baseline_labels or "none"),
-        "baseline_run_id": MetadataValue.text(verdict.baseline_run_id or "none"),
-        **{f"{row.key}_change": MetadataValue.text(_change(view, row)) for row in tested},
-        **{
-            option: MetadataValue.text(points(getattr(tolerances, option)))
-            for figure, option in gated_figures(run.cutoffs)
-            if is_hit_rate(figure)
-        },
-        **{f"{row.key}_p_value": MetadataValue.text(p_value(row.p_value)) for row in tested},
-        "is_inconclusive": MetadataValue.bool(verdict.is_inconclusive),
+        "verdict": verdict.sentence,
+        "verdict_status": verdict.status,
+        "is_regression": verdict.is_regression,
+        "complete": run.complete,
+        "has_baseline": verdict.has_baseline,
+        "run_id": run.run_id,
+        "labels": run.labels,
+        "baseline_labels": view.baseline_labels or "none",
+        "baseline_run_id": verdict.baseline_run_id or "none",
+        **{f"{row.key}_change": view.change_text(row) for row in tested},
+        **{option: points(getattr(tolerances, option)) for figure, option in gated_figures(run.cutoffs) if is_hit_rate(figure)},
+        **{f"{row.key}_p_value": p_value(row.p_value) for row in tested},
+        "is_inconclusive": verdict.is_inconclusive,
         **_significance_metadata(view),
-        "flipped_to_miss_count": MetadataValue.text(str(len(view.flipped_to_miss))),
-        "flipped_to_hit_count": MetadataValue.text(str(len(view.flipped_to_hit))),
-        "flipped_to_miss": MetadataValue.json(list(view.flipped_to_miss[:MAX_LISTED_QUESTIONS])),
-        "flipped_to_hit": MetadataValue.json(list(view.flipped_to_hit[:MAX_LISTED_QUESTIONS])),
-        "unjudged_lost_hit_count": MetadataValue.text(str(len(view.unjudged_lost_hits))),
-        "unjudged_lost_hits": MetadataValue.json(list(view.unjudged_lost_hits[:MAX_LISTED_QUESTIONS])),
+        "flipped_to_miss_count": str(len(view.flipped_to_miss)),
+        "flipped_to_hit_count": str(len(view.flipped_to_hit)),
+        "flipped_to_miss": list(view.flipped_to_miss[:MAX_LISTED_QUESTIONS]),
+        "flipped_to_hit": list(view.flipped_to_hit[:MAX_LISTED_QUESTIONS]),
+        "unjudged_lost_hit_count": str(len(view.unjudged_lost_hits)),
+        "unjudged_lost_hits": list(view.unjudged_lost_hits[:MAX_LISTED_QUESTIONS]),
     }
     for breakdown in (view.run.by_form, view.run.by_hard_class):
         if breakdown.changes:
@@ -113,16 +109,16 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
     for name in ("max_p95_latency_increase_ms", "min_significance", "max_unjudged_share", *ranking_gate_options()):
         value = getattr(tolerances, name)
         if value is not None:
-            metadata[name] = MetadataValue.text(milliseconds(value) if name.endswith("_ms") else as_written(value))
+            metadata[name] = milliseconds(value) if name.endswith("_ms") else as_written(value)
     if view.latency_change is not None:
-        metadata["p95_latency_change"] = MetadataValue.text(view.latency_change_text)
+        metadata["p95_latency_change"] = view.latency_change_text
     if view.set_changes is not None:
         metadata.update(_set_change_metadata(view.set_changes))
     if view.excluded_unstable:
-        metadata["excluded_unstable_questions"] = MetadataValue.json(list(view.excluded_unstable[:MAX_LISTED_QUESTIONS]))
+        metadata["excluded_unstable_questions"] = list(view.excluded_unstable[:MAX_LISTED_QUESTIONS])
     if not run.complete:
-        metadata["errored_question_count"] = MetadataValue.text(str(len(run.errored_question_ids)))
-        metadata["errored_questions"] = MetadataValue.json(list(run.errored_question_ids[:MAX_LISTED_QUESTIONS]))
+        metadata["errored_question_count"] = str(len(run.errored_question_ids))
+        metadata["errored_questions"] = list(run.errored_question_ids[:MAX_LISTED_QUESTIONS])
     check = regression_check(verdict.status, severity)
     return AssetCheckResult(
         check_name=CHECK_NAME,
@@ -136,14 +132,14 @@ def regression_check_result(evaluation: Evaluation, tolerances: Tolerances, seve
 
 def _set_change_metadata(changes: SetChanges) -> dict[str, Any]:
     metadata = {
-        "set_changes": MetadataValue.text(changes.sentence()),
-        "compared_questions": MetadataValue.text(str(changes.compared)),
+        "set_changes": changes.sentence(),
+        "compared_questions": str(changes.compared),
     }
     edits = (("added", changes.added), ("removed", changes.removed), ("relabelled", changes.relabelled))
     for name, ids in (*edits, ("rescored", changes.rescored)):
-        metadata[f"{name}_questions"] = MetadataValue.json(list(ids[:MAX_LISTED_QUESTIONS]))
+        metadata[f"{name}_questions"] = list(ids[:MAX_LISTED_QUESTIONS])
     if changes.rescore_sentence:
-        metadata["baseline_rescoring"] = MetadataValue.text(changes.rescore_sentence)
+        metadata["baseline_rescoring"] = changes.rescore_sentence
     if changes.not_rescored_questions:
         metadata["not_rescored_questions"] = MetadataValue.json(
             [{"question_id": i, "reason": why} for i, why in changes.not_rescored_questions[:MAX_LISTED_QUESTIONS]]
@@ -151,26 +147,12 @@ def _set_change_metadata(changes: SetChanges) -> dict[str, Any]:
     return metadata
 
 
-def _change(view: EvaluationView, row: FigureRow) -> str:
-    """ "+1.2 pp (baseline 32.1%, now 33.3%)": the change with both rates, so nobody has to add them up.
-    After a set edit the change is the check's, on the unchanged questions, and says so."""
-    if not view.verdict.judged:
-        return f"not compared (now {row.text})"
-    return f"{row.change_text}{view.scope} (baseline {row.baseline_text}, now {row.text})"
-
-
 def _delta_table(breakdown: Breakdown) -> MetadataValue:
-    return table(
-        DELTA_SCHEMA,
-        (
-            {
-                "key": change.key,
-                "questions": change.questions,
-                **{f"{delta.figure.key}_change": delta.text for delta in change.deltas},
-            }
-            for change in breakdown.changes
-        ),
+    rows = (
+        {"key": c.key, "questions": c.questions, **{f"{d.figure.key}_change": d.text for d in c.deltas}}
+        for c in breakdown.changes
     )
+    return table(DELTA_SCHEMA, rows)
 
 
 SLICE_TEST_SCHEMA = TableSchema(
@@ -196,30 +178,11 @@ def _significance_metadata(view: EvaluationView) -> dict[str, Any]:
     if not tests.rows:
         return {}
     metadata: dict[str, Any] = {
-        "significance": MetadataValue.text(as_written(tests.significance)),
-        "slice_tests": table(
-            SLICE_TEST_SCHEMA,
-            (
-                {
-                    "slice": row.test.slice,
-                    "key": row.test.key,
-                    "measure": row.figure.key,
-                    "k": row.test.k,
-                    "questions": row.test.questions,
-                    "change": row.delta_text,
-                    "delta_95_ci": row.interval_text,
-                    "p_value": row.p_text,
-                    "corrected_p_value": row.corrected_text,
-                    "survives": row.survives,
-                }
-                for row in tests.rows
-            ),
-        ),
-        "surviving_differences": MetadataValue.int(len(tests.surviving)),
-        **{f"{row.key}_change": MetadataValue.text(row.checked_text) for row in view.run.ranking_changes},
+        "significance": as_written(tests.significance),
+        "slice_tests": table(SLICE_TEST_SCHEMA, (row.cells for row in tests.rows)),
+        "surviving_differences": len(tests.surviving),
+        **{f"{row.key}_change": row.checked_text for row in view.run.ranking_changes},
     }
-    if view.minimum_detectable_drop is not None:
-        metadata["minimum_detectable_drop"] = MetadataValue.text(points(view.minimum_detectable_drop))
-    else:
-        metadata["minimum_detectable_drop"] = MetadataValue.text("none: the set is too small for any drop to be significant")
-    return metadata
+    drop = view.minimum_detectable_drop
+    too_small = "none: the set is too small for any drop to be significant"
+    return metadata | {"minimum_detectable_drop": too_small if drop is None else points(drop)}

@@ -18,12 +18,7 @@ from retrieval_pipeline.core.services.config import load_config
 from retrieval_pipeline.dagster_layer.acceptance import accept_baseline
 from retrieval_pipeline.dagster_layer.assets import GROUP, build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
-from retrieval_pipeline.dagster_layer.document_vectors import (
-    VECTORS_JOB,
-    build_document_vectors,
-    depending_on_shards,
-    shard_partitions,
-)
+from retrieval_pipeline.dagster_layer.document_vectors import sharded_vectors
 from retrieval_pipeline.dagster_layer.executors import check_executor_settings, executor_from_environment
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, ResultStoreIOManager
 from retrieval_pipeline.dagster_layer.judging import machine_judgements
@@ -53,45 +48,31 @@ def build_definitions(
     project = project_resource(config_path, store_uri, labels, traffic_log)
     config = load_config(project.resolved_config_path)
     partitions = project_partitions(config, source=project.config_path)
-    golden_question_set, retriever_config, retrieval_evaluation, leaderboard = build_assets(partitions)
-    shards = shard_partitions(config)
-    vector_assets = [build_document_vectors(shards, GROUP)] if shards else []
-    if shards:
-        retrieval_evaluation = depending_on_shards(retrieval_evaluation, vector_assets[0], shards)
+    golden_question_set, retriever_config, evaluation, leaderboard = build_assets(partitions)
+    vectors = sharded_vectors(config, evaluation, GROUP)
     label_audit = build_label_audit(partitions, GROUP)
     sets_job = define_asset_job(SETS_JOB, [golden_question_set])
     retrievers_job = define_asset_job(RETRIEVERS_JOB, [retriever_config])
     evaluation_job = define_asset_job(
         EVALUATION_JOB,
-        [retrieval_evaluation],
+        [vectors.evaluation],
         description="Evaluate one (set, retriever) partition and check it for regressions.",
     )
     leaderboard_job = define_asset_job(LEADERBOARD_JOB, [leaderboard])
     traffic = build_traffic(config, partitions.sets)
     traffic_sensors = [build_query_log_sensor(traffic, partitions.set_identifiers, config.dagster)] if traffic.assets else []
-    vector_jobs = (
-        [define_asset_job(VECTORS_JOB, vector_assets, description="Encode shards of dense retrievers.")] if shards else []
-    )
     defs = Definitions(
         assets=[
             golden_question_set,
             retriever_config,
-            retrieval_evaluation,
+            vectors.evaluation,
             leaderboard,
             label_audit,
             machine_judgements,
             *traffic.assets,
-            *vector_assets,
+            *vectors.assets,
         ],
-        jobs=[
-            sets_job,
-            retrievers_job,
-            evaluation_job,
-            leaderboard_job,
-            accept_baseline,
-            *traffic.jobs,
-            *vector_jobs,
-        ],
+        jobs=[sets_job, retrievers_job, evaluation_job, leaderboard_job, accept_baseline, *traffic.jobs, *vectors.jobs],
         schedules=[build_nightly_schedule(evaluation_job, partitions, config.dagster)],
         sensors=[
             build_index_version_sensor(evaluation_job, retrievers_job, partitions, config.dagster),

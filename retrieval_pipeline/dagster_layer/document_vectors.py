@@ -28,17 +28,18 @@ from dagster import (
     BetaWarning,
     DimensionPartitionMapping,
     MaterializeResult,
-    MetadataValue,
     MultiPartitionKey,
     MultiPartitionMapping,
     MultiPartitionsDefinition,
     StaticPartitionMapping,
     StaticPartitionsDefinition,
     asset,
+    define_asset_job,
 )
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.dagster_layer.metadata import plotted
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, key_dimensions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -77,9 +78,22 @@ class ShardPartitions:
         return identifier, int(index)
 
 
-def depending_on_shards(evaluation: AssetsDefinition, vectors: AssetsDefinition, shards: ShardPartitions) -> AssetsDefinition:
-    """The evaluation with one more dependency: each partition on every shard of its own retriever (none
-    for a retriever without shards)."""
+@dataclass(frozen=True)
+class ShardedVectors:
+    """What the shards add to the code location: the evaluation depending on them, their asset and job."""
+
+    evaluation: AssetsDefinition
+    assets: tuple[AssetsDefinition, ...] = ()
+    jobs: tuple = ()
+
+
+def sharded_vectors(config: ProjectConfig, evaluation: AssetsDefinition, group: str) -> ShardedVectors:
+    """The evaluation with one more dependency, each partition on every shard of its own retriever (none
+    for a retriever without shards); nothing added when no retriever has shards."""
+    shards = shard_partitions(config)
+    if shards is None:
+        return ShardedVectors(evaluation)
+    vectors = build_document_vectors(shards, group)
     retrievers = {identifier: identifier for identifier, _ in shards.counts}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BetaWarning)
@@ -87,9 +101,11 @@ def depending_on_shards(evaluation: AssetsDefinition, vectors: AssetsDefinition,
             {RETRIEVER_DIMENSION: DimensionPartitionMapping(RETRIEVER_DIMENSION, StaticPartitionMapping(retrievers))}
         )
     dependency = AssetDep(vectors, partition_mapping=mapping)
-    return evaluation.map_asset_specs(
+    depending = evaluation.map_asset_specs(
         lambda spec: spec.merge_attributes(deps=[dependency]) if spec.key == evaluation.key else spec
     )
+    job = define_asset_job(VECTORS_JOB, [vectors], description="Encode shards of dense retrievers.")
+    return ShardedVectors(depending, (vectors,), (job,))
 
 
 def shard_partitions(config: ProjectConfig) -> ShardPartitions | None:
@@ -140,17 +156,17 @@ def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) 
     started, params, context = time.perf_counter(), config.retriever_specs[identifier].params, config.build_context(progress)
     count = DenseRetriever.shard_count(identifier, params, context)
     if index >= count:
-        return {"shard": MetadataValue.text(f"none: {identifier} has {count} shards"), "documents": MetadataValue.int(0)}
+        return {"shard": f"none: {identifier} has {count} shards", "documents": 0}
     sharded, vectors = DenseRetriever.encode_shard(identifier, params, context, index)
     seconds = vectors.encoding_seconds
     return {
-        "shard": MetadataValue.text(f"{index + 1} of {sharded.count}"),
-        "documents": MetadataValue.int(len(sharded.members[index])),
-        "vectors": MetadataValue.int(len(vectors.document_ids)),
-        "encoded": MetadataValue.int(vectors.encoded),
-        "reused_from_cache": MetadataValue.int(0 if vectors.encoded else len(vectors.document_ids)),
-        "encoding_seconds": MetadataValue.float(round(seconds, 3)),
-        "documents_per_second": MetadataValue.float(round(vectors.encoded / seconds, 1) if seconds > 0 else 0.0),
-        "step_seconds": MetadataValue.float(round(time.perf_counter() - started, 3)),
-        "cache_key": MetadataValue.text(sharded.keys[index]),
+        "shard": f"{index + 1} of {sharded.count}",
+        "documents": len(sharded.members[index]),
+        "vectors": len(vectors.document_ids),
+        "encoded": vectors.encoded,
+        "reused_from_cache": 0 if vectors.encoded else len(vectors.document_ids),
+        "encoding_seconds": plotted(seconds, 3),
+        "documents_per_second": plotted(round(vectors.encoded / seconds, 1) if seconds > 0 else 0.0),
+        "step_seconds": plotted(time.perf_counter() - started, 3),
+        "cache_key": sharded.keys[index],
     }

@@ -33,6 +33,7 @@ from retrieval_pipeline.core.scoring.agreement import Agreement
 from retrieval_pipeline.core.services.config_file import JudgingSection
 from retrieval_pipeline.core.services.judging_files import SUFFIXES
 from retrieval_pipeline.core.services.machine_judging import JudgingSummary, judge_agreement, machine_judge_file
+from retrieval_pipeline.dagster_layer.metadata import plotted
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 JUDGING_ASSET = "machine_judgements"
@@ -72,15 +73,9 @@ def judging_metadata(summary: JudgingSummary, path: Path, judge_name: str) -> di
         "asked": document["asked"],
         "from_cache": document["from_cache"],
         "errors": document["errors"],
-        "yes_share": MetadataValue.float(yes_share) if yes_share is not None else MetadataValue.null(),
-        "tokens_per_1000_rows": (
-            MetadataValue.float(document["tokens_per_1000_rows"])
-            if document["tokens_per_1000_rows"] is not None
-            else MetadataValue.null()
-        ),
-        "rows_per_second": MetadataValue.float(document["rows_per_second"])
-        if document["rows_per_second"]
-        else MetadataValue.null(),
+        "yes_share": plotted(yes_share),
+        "tokens_per_1000_rows": plotted(document["tokens_per_1000_rows"]),
+        "rows_per_second": plotted(document["rows_per_second"] or None),
     }
 
 
@@ -94,7 +89,7 @@ def agreement_check(agreement: Agreement | None, thresholds: JudgingSection) -> 
         passed=thresholds.calibrated(n, kappa),
         severity=AssetCheckSeverity.WARN,
         metadata={
-            "kappa": MetadataValue.float(kappa) if kappa is not None else MetadataValue.null(),
+            "kappa": plotted(kappa),
             "kappa_interval_95": interval,
             "n": n,
             "min_kappa": thresholds.min_kappa,

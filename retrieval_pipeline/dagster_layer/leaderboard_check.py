@@ -15,7 +15,6 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
-    MetadataValue,
     TableColumn,
     TableSchema,
 )
@@ -48,6 +47,16 @@ def leaderboard_check_spec() -> AssetCheckSpec:
 
 def leaderboard_check_result(verdicts: PairVerdicts, severity: str) -> AssetCheckResult:
     failed = verdicts.failed
+    pairs = (
+        {
+            "set": v.set_identifier,
+            "retriever": v.retriever_identifier,
+            "verdict": v.status,
+            "sentence": v.sentence,
+            "run_id": v.run_id or "",
+        }
+        for v in verdicts.verdicts
+    )
     return AssetCheckResult(
         check_name=LEADERBOARD_CHECK,
         passed=verdicts.passed,
@@ -55,21 +64,9 @@ def leaderboard_check_result(verdicts: PairVerdicts, severity: str) -> AssetChec
         severity=AssetCheckSeverity(severity) if failed else AssetCheckSeverity.WARN,
         description=verdicts.sentence,
         metadata={
-            "failed_pairs": MetadataValue.text("; ".join(f"{v.pair} ({v.status}): {v.sentence}" for v in failed) or "none"),
-            "failed_pair_count": MetadataValue.text(f"{len(failed)} of {len(verdicts.verdicts)}"),
-            "flagged_pairs": MetadataValue.text(", ".join(f"{v.pair} ({v.status})" for v in verdicts.warned) or "none"),
-            "pairs": table(
-                PAIRS_SCHEMA,
-                (
-                    {
-                        "set": v.set_identifier,
-                        "retriever": v.retriever_identifier,
-                        "verdict": v.status,
-                        "sentence": v.sentence,
-                        "run_id": v.run_id or "",
-                    }
-                    for v in verdicts.verdicts
-                ),
-            ),
+            "failed_pairs": "; ".join(f"{v.pair} ({v.status}): {v.sentence}" for v in failed) or "none",
+            "failed_pair_count": f"{len(failed)} of {len(verdicts.verdicts)}",
+            "flagged_pairs": ", ".join(f"{v.pair} ({v.status})" for v in verdicts.warned) or "none",
+            "pairs": table(PAIRS_SCHEMA, pairs),
         },
     )

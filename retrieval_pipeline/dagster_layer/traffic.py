@@ -34,7 +34,7 @@ from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
 from retrieval_pipeline.core.services.views.coverage_view import CoverageView, coverage_view
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET
-from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.metadata import plotted, table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -123,13 +123,13 @@ def _history_chart(context: AssetExecutionContext, share: float, min_share: floa
 
 def query_log_metadata(counts: QueryCounts) -> dict[str, Any]:
     metadata: dict[str, Any] = {
-        "distinct_queries": MetadataValue.int(counts.distinct),
-        "total_count": MetadataValue.int(counts.total),
-        "lines_read": MetadataValue.int(counts.lines),
-        "bad_lines": MetadataValue.int(counts.bad_lines),
-        "blank_lines": MetadataValue.int(counts.blank_lines),
-        "first_timestamp": MetadataValue.text(counts.first_timestamp or ""),
-        "last_timestamp": MetadataValue.text(counts.last_timestamp or ""),
+        "distinct_queries": counts.distinct,
+        "total_count": counts.total,
+        "lines_read": counts.lines,
+        "bad_lines": counts.bad_lines,
+        "blank_lines": counts.blank_lines,
+        "first_timestamp": counts.first_timestamp or "",
+        "last_timestamp": counts.last_timestamp or "",
     }
     if counts.examples:
         top = sorted(counts.counts.items(), key=lambda item: -item[1])[:MOST_ASKED]
@@ -145,23 +145,22 @@ def coverage_metadata(view: CoverageView, history_chart: str) -> dict[str, Any]:
         TableColumn("share", "float"),
         TableColumn("distinct", "int"),
     ]
-    if view.examples:
-        columns.append(TableColumn("examples", "string"))
+    columns += [TableColumn("examples", "string")] if view.examples else []
     clusters = (
         {"rank": c.rank, "traffic": c.traffic, "share": round(c.share or 0.0, 4), "distinct": c.distinct}
         | ({"examples": " | ".join(c.examples)} if view.examples else {})
         for c in view.clusters
     )
     return {
-        "covered_share": MetadataValue.float(view.covered_share or 0.0),
-        "covered_distinct_share": MetadataValue.float(view.distinct_share or 0.0),
-        "covered_traffic": MetadataValue.int(view.covered),
-        "total_traffic": MetadataValue.int(view.total),
-        "uncovered_clusters": MetadataValue.int(len(view.clusters)),
-        "match_share": MetadataValue.float(view.match_share) if view.match_share is not None else MetadataValue.text("unknown"),
-        "method": MetadataValue.text(view.method),
-        "threshold": MetadataValue.float(view.threshold),
-        "questions_without_traffic": MetadataValue.int(len(view.unassigned_questions)),
+        "covered_share": plotted(view.covered_share or 0.0),
+        "covered_distinct_share": plotted(view.distinct_share or 0.0),
+        "covered_traffic": view.covered,
+        "total_traffic": view.total,
+        "uncovered_clusters": len(view.clusters),
+        "match_share": "unknown" if view.match_share is None else plotted(view.match_share),
+        "method": view.method,
+        "threshold": plotted(view.threshold),
+        "questions_without_traffic": len(view.unassigned_questions),
         "history_chart": MetadataValue.md(history_chart),
         "uncovered_by_cluster": table(TableSchema(columns=columns), clusters),
     }

@@ -105,6 +105,13 @@ class EvaluationView:
         """ " on the 6 unchanged questions" after a set edit: what the check's changes were measured on."""
         return self.set_changes.scope if self.set_changes is not None else ""
 
+    def change_text(self, row: FigureRow) -> str:
+        """ "+1.2 pp (baseline 32.1%, now 33.3%)": the check's change with both rates, so nobody has to add
+        them up. After a set edit the change is on the unchanged questions, and says so."""
+        if not self.verdict.judged:
+            return f"not compared (now {row.text})"
+        return f"{row.change_text}{self.scope} (baseline {row.baseline_text}, now {row.text})"
+
     @property
     def latency_change_text(self) -> str:
         return signed_milliseconds(self.latency_change)

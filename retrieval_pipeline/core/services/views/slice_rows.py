@@ -53,6 +53,23 @@ class SliceRow:
     def corrected_text(self) -> str:
         return p_value(self.test.corrected_p_value)
 
+    @property
+    def cells(self) -> dict[str, str | int | bool]:
+        """The row as a person reads it in a browser (the Dagster UI's `slice_tests`): each figure as text."""
+        test = self.test
+        return {
+            "slice": test.slice,
+            "key": test.key,
+            "measure": self.figure.key,
+            "k": test.k,
+            "questions": test.questions,
+            "change": self.delta_text,
+            "delta_95_ci": self.interval_text,
+            "p_value": self.p_text,
+            "corrected_p_value": self.corrected_text,
+            "survives": self.survives,
+        }
+
 
 @dataclass(frozen=True)
 class SliceTests:
