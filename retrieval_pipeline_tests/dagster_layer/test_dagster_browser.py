@@ -122,9 +122,7 @@ def test_a_person_sees_the_history_chart_the_rates_and_the_check_verdict(two_nig
         assert "66.7% (4/6)" in page  # rates read as percentages
         assert "errors first, then top-3 misses" in page
 
-        browser.find_element(
-            "xpath", "//tr[td[normalize-space()='history_chart']]//a[normalize-space()='[Show Markdown]']"
-        ).click()
+        click_once_clickable(browser, "//tr[td[normalize-space()='history_chart']]//a[normalize-space()='[Show Markdown]']")
         width, height = loaded_image_size(browser, "top-k hit rates of alpha × good")
         browser.save_screenshot(str(ARTIFACTS / "history-chart.png"))
         assert width > 0 and height > 0
