@@ -28,7 +28,7 @@ class Tally:
 
     def run_stopped(self, store, key, started_at, question_count: int) -> CommandError:
         """The run, if its save completed (found in the store by its time), else how far it got."""
-        saved = [stored for stored in store.history(key) if stored.run_at >= started_at]
+        saved = store.saved_since(key, started_at)
         pair = f"{key.set_identifier} × {key.retriever_identifier}"
         if saved:
             kind = "complete" if saved[0].complete else "incomplete"

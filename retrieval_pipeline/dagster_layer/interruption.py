@@ -86,7 +86,7 @@ def settle(instance, store: ResultStore, pairs: Sequence[tuple[str, str]], start
         recorded = recorded_run_ids(instance, store, pairs, started)
         finished, unfinished, marked = [], [], []
         for pair in pairs:
-            saved = _saved(store, pair, started)
+            saved = store.saved_since(HistoryKey(*pair), started)
             for run in saved:
                 if run.complete and run.run_id not in recorded:
                     store.mark_incomplete(run, NOT_RECORDED)
@@ -118,12 +118,8 @@ def recorded_run_ids(instance, store: ResultStore, pairs: Iterable[tuple[str, st
         run.run_id
         for pair in pairs
         if str(MultiPartitionKey({SET_DIMENSION: pair[0], RETRIEVER_DIMENSION: pair[1]})) in materialized & checked
-        for run in _saved(store, pair, since)
+        for run in store.saved_since(HistoryKey(*pair), since)
     }
-
-
-def _saved(store: ResultStore, pair: tuple[str, str], since: datetime) -> list:
-    return [run for run in store.history(HistoryKey(*pair)) if run.run_at >= since]
 
 
 @contextmanager

@@ -117,7 +117,7 @@ def evaluated(
     if not outcome.success:
         return outcome
     key = HistoryKey(*pair)
-    saved = next((run for run in store.history(key) if run.run_at >= since), None)
+    saved = next(iter(store.saved_since(key, since)), None)
     if saved is None:
         return outcome
     run = RunSummary.of(key, store.read_summary(saved))

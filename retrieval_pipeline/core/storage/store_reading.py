@@ -6,6 +6,7 @@ cannot be read is skipped rather than blocking its key).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 from retrieval_pipeline.core.base.errors import UnknownIdentifierError
@@ -65,6 +66,11 @@ class StoreReader(StoreLocation):
             elif reason is not None:
                 self.skip(entry.path, reason)
         return sorted(runs, key=lambda run: run.run_id, reverse=True)
+
+    def saved_since(self, key: HistoryKey, since: datetime) -> list[StoredRun]:
+        """The runs a command saved after it started at `since`, newest first: what an interrupted or
+        finished command left in the store for that pair."""
+        return [run for run in self.history(key) if run.run_at >= since]
 
     def baseline(self, key: HistoryKey, run_id: str | None = None) -> RunResult | None:
         """The most recent readable complete run, or the complete run `run_id` when a baseline is pinned
