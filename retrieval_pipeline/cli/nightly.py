@@ -43,15 +43,16 @@ def run_nightly(
     traffic_log: str | None = None,
 ) -> NightlyReport:
     """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
-    workspace file; `instance` defaults to the local one (dagster_layer/nightly_runs.py). `demo` names a
+    workspace file; `instance` defaults to the local one (cli/dagster_home.py). `demo` names a
     shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`. `traffic_log` weighs
     every set by that query log instead of its `traffic:`."""
     from dagster import DagsterInstance
 
     from retrieval_pipeline.cli.common import stdout_console
+    from retrieval_pipeline.cli.dagster_home import prepare_dagster_home
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
-    from retrieval_pipeline.dagster_layer.nightly_runs import NightlyInterrupted, Skipped, prepare_dagster_home, run_stages
+    from retrieval_pipeline.dagster_layer.nightly_runs import NightlyInterrupted, Skipped, run_stages
 
     console = console or stdout_console()
     config_path = DEMOS[demo].config_path() if demo else config_path

@@ -1,17 +1,11 @@
 """What an interrupted `retrieval-eval nightly` (Ctrl-C) leaves behind, made consistent before it exits.
 
-An evaluation saves its run in the result store first and Dagster records it after (its materialization,
-then its check evaluation, partition_steps.py): an interrupt in between, or while a chart is still being
-drawn for a finished partition, would leave a complete run in the store, the next run's baseline, that
-Dagster never recorded. So after an interrupt every run this command saved is compared with what the
-instance recorded: one with both its materialization and its check stays as it is; any other is kept for
-inspection as incomplete, never a baseline (`ResultStore.mark_incomplete`). Ctrl-C is ignored meanwhile,
-so a second one cannot leave that half done.
-
-Dagster turns SIGINT inside a step into DagsterExecutionInterruptedError and a failed run, then returns
-as from any failure (`RunFailure.interrupted` says so), and one that arrives between steps it only notes,
-then forgets when the run ends; `InterruptWatch` notices that one (Python's signal wake-up file
-descriptor receives every signal whoever handles it) and turns both back into the interrupt they were.
+An evaluation saves its run in the result store before Dagster records it, so an interrupt in between
+would leave a complete run, the next baseline, that Dagster never recorded. After an interrupt every run
+this command saved is compared with what the instance recorded, and any not recorded is kept as
+incomplete, never a baseline (Ctrl-C is ignored meanwhile). Dagster turns a SIGINT inside a step into a
+failed run and forgets one that arrives between steps; `InterruptWatch` turns both back into the
+interrupt they were (the signal wake-up file descriptor receives every signal whoever handles it).
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """`retrieval-eval nightly --launch`: the same runs as in-process nightly, submitted to the team's instance.
 
-Each partition becomes one run created from the code location the workspace file names (so the run
-coordinator, the run launcher and the workers find the code the way the daemon does) and submitted
-through the instance in $DAGSTER_HOME: with the queued coordinator and the Celery run launcher, the
-daemon dequeues them and a worker executes each. These are tagged runs rather than a backfill because
-the backfill daemon only advances every 30 s, a wait paid at each of the three stages.
-
-Dagster 1.13 has no public call that submits a run from outside the webserver; the creation follows
-`dagster job launch` (dagster/_cli/job.py), with the partition's tags added as a sensor's RunRequest
-would, on the internals the exact pins of the [team] extra hold still.
-
-Every run carries `retrieval_pipeline/trigger: launch` and `retrieval_pipeline/launch: <id>`; a failed
-run's failure is read from the instance's event log and an evaluation's result from the store, as
-in-process (run_outcomes.py), so printing and exit codes match.
+One run per partition, created from the code location the workspace file names and submitted through
+the instance in $DAGSTER_HOME (with the queued coordinator and the Celery run launcher, the daemon
+dequeues them and a worker executes each); tagged runs rather than a backfill, which the daemon only
+advances every 30 s. Dagster 1.13 has no public call that submits a run from outside the webserver; the
+creation follows `dagster job launch`. Outcomes are read as in-process (run_outcomes.py), so printing
+and exit codes match.
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
-"""The Dagster side of `retrieval-eval nightly` (cli/nightly.py): the local instance, and every partition
-of the code location run through the same jobs the schedule and the sensor use.
+"""The Dagster side of `retrieval-eval nightly` (cli/nightly.py): every partition of the code location,
+run through the jobs the schedule and the sensor use.
 
-Where the schedule runs one partition per run, nightly runs each stage as one run over the range of
-its partitions (partition_steps.py): one for the sets with their label checks, one for the
-retrievers, one for the evaluations (more only when a broken set or retriever splits the range), one
-for the leaderboard. The runs are recorded in the Dagster instance, so `dagster dev` started afterwards
-with the same DAGSTER_HOME shows every partition, the check results and the rate plots. With a
-workspace file the same partitions are submitted to the instance instead, one run each so that the
-workers share them (launch.py). Either way each partition's outcome is its run's failure, if any, and
-for an evaluation the run the core saved in the result store (run_outcomes.py).
-
-The instance: $DAGSTER_HOME when set, else `.dagster_home` in the current folder (created). A home
-without a `dagster.yaml` gets the project's (the `dagster.yaml` of the current folder, else the same
-settings embedded here: telemetry off, at most two concurrent runs), because Dagster reads the
-instance configuration from DAGSTER_HOME, not from the folder `dagster dev` is started in.
+Where the schedule runs one partition per run, nightly runs each stage as one run over the range of its
+partitions (partition_steps.py): a run's bookkeeping is paid once per stage, not once per partition.
+With a workspace file the partitions are submitted to the instance instead, one run each so that the
+workers share them (launch.py). Either way a partition's outcome is its run's failure, if any, and for
+an evaluation the run the core saved in the result store (run_outcomes.py).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,17 +18,6 @@ from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
 from retrieval_pipeline.dagster_layer.interruption import InterruptWatch, settle
 from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, RunFailure, evaluated
 
-DEFAULT_HOME = ".dagster_home"
-DEFAULT_INSTANCE_YAML = """\
-# The local Dagster instance: SQLite storage under DAGSTER_HOME (Dagster's default), no telemetry, and
-# at most two runs at once (the schedule and the sensor queue the rest). See docs/production.md.
-telemetry:
-  enabled: false
-
-concurrency:
-  runs:
-    max_concurrent_runs: 2
-"""
 LAUNCHED_INTERRUPTED = (
     "interrupted (Ctrl-C): stopped waiting; the runs already submitted go on on the instance's workers, each "
     "recording its own partition (see the Dagster UI)"
@@ -57,23 +36,6 @@ class Skipped:
     """An evaluation not run because its set or retriever failed."""
 
     label: str
-
-
-def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
-    """The instance folder (created), and where its dagster.yaml came from when this call wrote it."""
-    cwd = cwd or Path.cwd()
-    explicit = os.environ.get("DAGSTER_HOME")
-    home = (Path(explicit).expanduser() if explicit else cwd / DEFAULT_HOME).resolve()
-    home.mkdir(parents=True, exist_ok=True)
-    target = home / "dagster.yaml"
-    if target.exists():
-        return home, None
-    project_yaml = cwd / "dagster.yaml"
-    if project_yaml.is_file() and project_yaml.resolve() != target:
-        shutil.copyfile(project_yaml, target)  # bytes as they are: Dagster reads the file, not us
-        return home, str(project_yaml)
-    target.write_text(DEFAULT_INSTANCE_YAML, encoding="utf-8")
-    return home, "the defaults built into retrieval-eval"
 
 
 def partition_keys(defs) -> dict[str, list[str]]:

@@ -1,25 +1,13 @@
 """One step, one partition or a whole range of them: how the per-partition assets record their partitions.
 
-Why: every Dagster run costs the instance a fixed amount of bookkeeping (the run record, its event
-database, every event committed), whatever it evaluates; one run per partition made
-`retrieval-eval nightly` spend far more on bookkeeping than on evaluation. So `nightly` runs each stage as one run over the range of its
-partitions (Dagster's single-run backfill policy and range tags), while the schedule, the sensor and
-the UI's Materialize run one partition each, so a team's workers still share them: the same body
-serves both.
-
-Dagster records a materialization for every partition of a range when the step succeeds and none when
-it fails; it cannot fail one partition of a step (dagster-io/dagster#17836). The bodies therefore
-record each partition themselves, as it finishes: its materialization, then its check evaluation,
-against that materialization. A partition that fails records nothing (one whose blocking check fails
-records both, then counts as failed, as Dagster fails the run of a failed blocking check), the others
-go on, and the step fails at the end naming each failed partition and its error in the failure's
-`failed_partitions` metadata. So the partitions that succeeded stay materialized, those that failed
-show as failed, and `run_outcomes` reads a failure alike whether the run held one partition or a
-range. A run of one partition lets its error through unchanged, traceback included.
-
-An interrupted step (Ctrl-C) ends where it is: a partition is recorded as soon as it is computed, and
-one whose run the store holds but Dagster does not is marked incomplete by `retrieval-eval nightly`
-(interruption.py).
+`nightly` runs each stage as one run over a range of partitions, because a run's bookkeeping costs the
+same whatever it evaluates, while the schedule, the sensor and the UI run one partition each; the same
+body serves both. Dagster cannot fail one partition of a step (dagster-io/dagster#17836), so the body
+records each partition as it finishes, its materialization then its check evaluation, and one that
+fails records nothing while the others go on; the step then fails naming each failed partition and its
+error (`FAILED_PARTITIONS`), which `run_outcomes` reads alike for one partition or a range. A blocking
+check that fails records both, then fails its partition, as Dagster fails the run of a blocking check.
+A run of one partition lets its error through unchanged, traceback included. See docs/dagster.md.
 """
 
 from __future__ import annotations

@@ -254,6 +254,8 @@ def _text_width_inches(text: str, fontsize: float) -> float:
 
 
 def _png(figure) -> bytes:
+    """The fastest zlib level: a chart is drawn for every evaluation and a tenth of its cost was deflating
+    it harder, for a file only some 15% smaller."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
+    figure.savefig(buffer, format="png", metadata={"Software": None}, pil_kwargs={"compress_level": 1})
     return buffer.getvalue()

@@ -18,6 +18,7 @@ from dagster import (
 from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS
 
+from retrieval_pipeline.cli.dagster_home import DEFAULT_INSTANCE_YAML
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.dagster_layer.definitions import (
     EVALUATION_JOB,
@@ -27,7 +28,6 @@ from retrieval_pipeline.dagster_layer.definitions import (
     build_definitions,
 )
 from retrieval_pipeline.dagster_layer.executors import EXECUTOR_ENV_VAR
-from retrieval_pipeline.dagster_layer.nightly_runs import DEFAULT_INSTANCE_YAML
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")

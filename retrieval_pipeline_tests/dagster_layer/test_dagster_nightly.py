@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 import pytest
-import yaml
 from click.testing import CliRunner
 from dagster import AssetKey, DagsterInstance
 from dagster._core.instance.ref import InstanceRef
@@ -18,7 +17,6 @@ from rich.console import Console
 
 from retrieval_pipeline.cli.nightly import nightly, run_nightly
 from retrieval_pipeline.core.services.config_lookup import demo_config_path
-from retrieval_pipeline.dagster_layer.nightly_runs import DEFAULT_HOME, DEFAULT_INSTANCE_YAML, prepare_dagster_home
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")
@@ -80,14 +78,6 @@ def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(proje
         # One run for every set (with its label check), one for every retriever, one for every evaluation, the leaderboard.
         assert len(instance.get_runs()) == 4
         assert len(instance.get_materialized_partitions(EVALUATION)) == 4
-
-
-def test_the_default_home_is_dot_dagster_home_with_the_built_in_settings(tmp_path, monkeypatch):
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    home, seeded_from = prepare_dagster_home(tmp_path)
-    assert home == tmp_path / DEFAULT_HOME and seeded_from == "the defaults built into retrieval-eval"
-    assert yaml.safe_load((home / "dagster.yaml").read_text()) == yaml.safe_load(DEFAULT_INSTANCE_YAML)
-    assert prepare_dagster_home(tmp_path) == (home, None)  # an existing dagster.yaml is left alone
 
 
 def test_the_command_line_group_offers_nightly():
