@@ -23,7 +23,7 @@ import _common as c
 import yaml
 
 sys.path.insert(0, str(c.REPO_DIR / "retrieval_pipeline_tests" / "team"))
-from services import TEAM, missing_services, team_environment, team_services  # noqa: E402
+from services import missing_services, team_environment, team_services  # noqa: E402
 
 DEMO = c.REPO_DIR / "retrieval_pipeline" / "demo"
 
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> c.Report:
                     walls[workers] = measure(nightly, local, root, repeat)
                     continue
                 with team_services(root, env, ports, workers=workers):
-                    launch = [*nightly, "--launch", "--workspace", str(TEAM / "workspace.yaml")]
+                    launch = [*nightly, "--launch", "--webserver", f"http://127.0.0.1:{ports['webserver']}"]
                     walls[workers] = measure(launch, env, root, repeat)
             for workers, wall in walls.items():
                 if workers == 0:

@@ -37,13 +37,13 @@ def run_nightly(
     instance=None,
     console=None,
     cwd: Path | None = None,
-    launch: Path | None = None,
+    launch: str | None = None,
     demo: str | None = None,
     labels: str | None = None,
     traffic_log: str | None = None,
 ) -> NightlyReport:
     """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
-    workspace file; `instance` defaults to the local one (cli/dagster_home.py). `demo` names a
+    team's webserver (its URL); `instance` defaults to the local one (cli/dagster_home.py). `demo` names a
     shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`. `traffic_log` weighs
     every set by that query log instead of its `traffic:`."""
     from dagster import DagsterInstance
@@ -126,16 +126,15 @@ def _print_progress(outcome, console) -> None:
 @click.option(
     "--launch",
     is_flag=True,
-    help="Submit the runs to the instance's run coordinator and launcher (e.g. Celery workers) instead of "
-    "running them here; the code location comes from the workspace file.",
+    help="Submit the runs through the team's Dagster webserver to the instance's run coordinator and launcher "
+    "(e.g. Celery workers) instead of running them here.",
 )
 @click.option(
-    "--workspace",
-    "workspace_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("workspace.yaml"),
+    "--webserver",
+    metavar="URL",
+    default="http://127.0.0.1:3000",
     show_default=True,
-    help="With --launch: the workspace file naming the code location (the daemon's).",
+    help="With --launch: the URL of the Dagster webserver that submits the runs.",
 )
 @traffic_option
 def nightly(
@@ -144,7 +143,7 @@ def nightly(
     labels: str | None,
     demo: str | None,
     launch: bool,
-    workspace_file: Path,
+    webserver: str,
     traffic_log: str | None,
 ) -> None:
     """Run the nightly Dagster job now: every partition, in-process, on the local Dagster instance.
@@ -163,7 +162,7 @@ def nightly(
         raise click.UsageError("--labels does not reach launched runs: set `labels:` in the configuration instead")
     if launch and traffic_log:  # the launched runs load the workspace's code location, not this command's options
         raise click.UsageError("--traffic applies to runs made here; for --launch name the log as `traffic:` on the set's entry")
-    launched = workspace_file.resolve() if launch else None
+    launched = webserver if launch else None
     report = run_nightly(config_path, store_uri, launch=launched, demo=demo, labels=labels, traffic_log=traffic_log)
     sys.exit(report.exit_code)
 

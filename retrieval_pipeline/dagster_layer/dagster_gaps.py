@@ -9,10 +9,6 @@ imported only when a command needs it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-
 
 def partition_range_tags(first: str, last: str) -> dict[str, str]:
     """The tags that make one run of a job cover the partitions `first` to `last`.
@@ -52,29 +48,3 @@ def run_of_failed_latest_check(instance, check_key, partition: str) -> str | Non
         [check_key], partition_filter=PartitionKeyFilter(key=partition)
     ).get(check_key)
     return latest.run_id if latest is not None and latest.status == AssetCheckExecutionRecordStatus.FAILED else None
-
-
-@contextmanager
-def workspace_of_file(instance, workspace_file: Path) -> Iterator:
-    """The workspace (a request context) of the code locations a workspace file names, their servers up until the block ends.
-
-    Gap: no public API loads a workspace outside the `dagster` commands and the webserver
-    (`WorkspaceProcessContext` and `WorkspaceFileTarget` are not exported).
-    """
-    from dagster._core.workspace.context import WorkspaceProcessContext
-    from dagster._core.workspace.load_target import WorkspaceFileTarget
-
-    with WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[str(workspace_file)])) as process_context:
-        yield process_context.create_request_context()
-
-
-def only_code_location(workspace) -> tuple:
-    """The workspace's one code location and its one repository, refused as `dagster job launch` refuses others.
-
-    Gap: the lookup and its errors (no location, several, one that failed to load) live in the private
-    helpers of `dagster job launch` (`dagster._cli.workspace.cli_target`), with no public counterpart.
-    """
-    from dagster._cli.workspace.cli_target import get_code_location_from_workspace, get_remote_repository_from_code_location
-
-    location = get_code_location_from_workspace(workspace, None)
-    return location, get_remote_repository_from_code_location(location, None)

@@ -1,23 +1,21 @@
-"""`retrieval-eval nightly --launch`: the same runs as in-process nightly, submitted to the team's instance.
+"""`retrieval-eval nightly --launch`: the same runs as in-process nightly, submitted through the team's webserver.
 
-One run per partition, created from the code location the workspace file names and submitted through
-the instance in $DAGSTER_HOME (with the queued coordinator and the Celery run launcher, the daemon
-dequeues them and a worker executes each); tagged runs rather than a backfill, which the daemon only
-advances every 30 s. Dagster 1.13 has no public call that submits a run from outside the webserver; the
-creation follows `dagster job launch`. Outcomes are read as in-process (run_outcomes.py), so printing
-and exit codes match.
+One run per partition, submitted with Dagster's GraphQL client to the webserver, which creates it from
+its code location and hands it to the instance's run coordinator (with the queued coordinator and the
+Celery run launcher, the daemon dequeues it and a worker executes it); tagged runs rather than a
+backfill, which the daemon only advances every 30 s. Outcomes are read from the instance in
+$DAGSTER_HOME as in-process (run_outcomes.py), so printing and exit codes match.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from urllib.parse import urlsplit
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.dagster_layer.dagster_gaps import only_code_location, workspace_of_file
 from retrieval_pipeline.dagster_layer.run_outcomes import PartitionOutcome, RunFailure
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
@@ -25,26 +23,29 @@ LAUNCH_TAG = "retrieval_pipeline/launch"
 POLL_SECONDS = 0.5
 # A daemon that has not reported for this long is not dequeuing; Dagster's own staleness threshold.
 DAEMON_STALE_SECONDS = 60
+PARTITION_KEYS_QUERY = """
+query PartitionKeys($assetKey: AssetKeyInput!) {
+  assetNodeOrError(assetKey: $assetKey) { ... on AssetNode { partitionKeys } }
+}"""
 
 
 class RunSubmitter:
-    """Creates and submits one run per (job, partition) and yields each outcome as its run finishes."""
+    """Submits one run per (job, partition) and yields each outcome as its run finishes."""
 
-    def __init__(self, instance, workspace, defs, console):
-        self._instance, self._workspace, self._defs, self._console = instance, workspace, defs, console
-        self._location, self._repository = only_code_location(workspace)
+    def __init__(self, instance, webserver: str, defs, console):
+        _require_a_dequeuing_daemon(instance)
+        self._instance, self._webserver, self._defs, self._console = instance, webserver.rstrip("/"), defs, console
+        self._client = _graphql_client(webserver)
         self.launch_id = uuid.uuid4().hex[:12]
 
     def check_partitions(self, local_keys: dict[str, Sequence[str]]) -> None:
-        """The code location must serve the configuration this command reads, or the report would lie."""
-        from dagster import AssetKey
-
+        """The webserver's code location must serve the configuration this command reads, or the report would lie."""
         for asset, keys in local_keys.items():
-            remote = self._repository.asset_graph.get(AssetKey(asset)).partitions_def.get_partition_keys()
+            remote = self._partition_keys(asset)
             if sorted(remote) != sorted(keys):
                 raise InvalidInputError(
-                    f"the code location '{self._location.name}' serves other {asset} partitions than this "
-                    f"configuration ({', '.join(remote)}); give every process the same $RETRIEVAL_EVAL_CONFIG",
+                    f"the webserver's code location serves other {asset} partitions than this configuration "
+                    f"({', '.join(remote)}); give every process the same $RETRIEVAL_EVAL_CONFIG",
                     source="--launch",
                 )
 
@@ -69,45 +70,49 @@ class RunSubmitter:
                     time.sleep(POLL_SECONDS)
 
     def _submit(self, job_name: str, partition_key: str | None) -> str:
-        job_def = self._defs.resolve_job_def(job_name)
         tags = {TRIGGER_TAG: "launch", LAUNCH_TAG: self.launch_id}
         if partition_key is not None:
-            tags.update(job_def.get_tags_for_partition_key(partition_key, None))
-        remote_job = self._repository.get_full_job(job_name)
-        plan = self._location.get_execution_plan(
-            remote_job, {}, step_keys_to_execute=None, known_state=None, instance=self._instance
-        )
-        run = self._instance.create_run(
-            job_name=job_name,
-            run_id=None,
-            run_config={},
-            resolved_op_selection=None,
-            step_keys_to_execute=plan.execution_plan_snapshot.step_keys_to_execute,
-            op_selection=None,
-            status=None,
-            root_run_id=None,
-            parent_run_id=None,
-            tags={**remote_job.tags, **tags},
-            job_snapshot=remote_job.job_snapshot,
-            execution_plan_snapshot=plan.execution_plan_snapshot,
-            parent_job_snapshot=remote_job.parent_job_snapshot,
-            remote_job_origin=remote_job.get_remote_origin(),
-            job_code_origin=remote_job.get_python_origin(),
-            asset_selection=None,
-            asset_check_selection=None,
-            asset_graph=self._repository.asset_graph,
-        )
-        return self._instance.submit_run(run.run_id, self._workspace).run_id
+            tags.update(self._defs.resolve_job_def(job_name).get_tags_for_partition_key(partition_key, None))
+        from dagster_graphql import DagsterGraphQLClientError
+
+        try:
+            return self._client.submit_job_execution(job_name, run_config={}, tags=tags)
+        except DagsterGraphQLClientError as error:
+            raise InvalidInputError(f"the webserver did not start a run of {job_name}: {error}", source=self._webserver) from None
+
+    def _partition_keys(self, asset: str) -> list[str]:
+        import urllib3
+
+        body = {"query": PARTITION_KEYS_QUERY, "variables": {"assetKey": {"path": [asset]}}}
+        try:
+            answer = urllib3.request("POST", f"{self._webserver}/graphql", json=body, timeout=30, retries=False).json()
+        except (urllib3.exceptions.HTTPError, json.JSONDecodeError) as error:
+            raise InvalidInputError(
+                f"no Dagster webserver answers there ({type(error).__name__}); start `dagster-webserver -w "
+                "workspace.yaml` or name it with --webserver",
+                source=self._webserver,
+            ) from None
+        node = (answer.get("data") or {}).get("assetNodeOrError") or {}
+        if "partitionKeys" not in node:
+            raise InvalidInputError(
+                f"the webserver's code location has no {asset} asset: it does not serve retrieval_pipeline.definitions",
+                source=self._webserver,
+            )
+        return node["partitionKeys"]
 
 
-@contextmanager
-def run_submitter(instance, workspace_file: Path, defs, console) -> Iterator[RunSubmitter]:
-    """The workspace (its code servers) stays open while the runs are submitted and awaited."""
-    if not workspace_file.is_file():
-        raise InvalidInputError("no such workspace file; --launch needs the one the daemon uses", source=str(workspace_file))
-    _require_a_dequeuing_daemon(instance)
-    with workspace_of_file(instance, workspace_file) as workspace:
-        yield RunSubmitter(instance, workspace, defs, console)
+def _graphql_client(webserver: str):
+    from dagster_graphql import DagsterGraphQLClient
+
+    try:
+        address = urlsplit(webserver)
+        port = address.port
+    except ValueError:
+        address, port = None, None
+    if address is None or address.scheme not in ("http", "https") or not address.hostname:
+        raise InvalidInputError("not a webserver URL; give one such as http://127.0.0.1:3000", source=webserver)
+    path = address.path.rstrip("/")
+    return DagsterGraphQLClient(address.hostname, port_number=port, use_https=address.scheme == "https", path_prefix=path)
 
 
 def _require_a_dequeuing_daemon(instance) -> None:

@@ -3,7 +3,7 @@ run through the jobs the schedule and the sensor use.
 
 Where the schedule runs one partition per run, nightly runs each stage as one run over the range of its
 partitions (partition_steps.py): a run's bookkeeping is paid once per stage, not once per partition.
-With a workspace file the partitions are submitted to the instance instead, one run each so that the
+With `--launch` the partitions are submitted through the team's webserver instead, one run each so that the
 workers share them (launch.py). Either way a partition's outcome is its run's failure, if any, and for
 an evaluation the run the core saved in the result store (run_outcomes.py).
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from retrieval_pipeline.dagster_layer.dagster_gaps import partition_range_tags
 from retrieval_pipeline.dagster_layer.interruption import InterruptWatch, settle
@@ -45,9 +44,9 @@ def partition_keys(defs) -> dict[str, list[str]]:
     }
 
 
-def run_stages(defs, instance, project, on_outcome: Callable, *, launch: Path | None = None, console=None) -> None:
-    """Every partition in-process, or through the instance's launcher when `launch` names the workspace
-    file; `on_outcome` receives each PartitionOutcome (and each Skipped evaluation) as it is known."""
+def run_stages(defs, instance, project, on_outcome: Callable, *, launch: str | None = None, console=None) -> None:
+    """Every partition in-process, or through the instance's launcher when `launch` names the webserver's
+    URL; `on_outcome` receives each PartitionOutcome (and each Skipped evaluation) as it is known."""
     from retrieval_pipeline.core.scoring.results import utc_now
     from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -63,12 +62,12 @@ def run_stages(defs, instance, project, on_outcome: Callable, *, launch: Path | 
             with InterruptWatch() as watch:
                 _run_all(defs, project, _in_process(defs, instance, watch), on_outcome, on_evaluation)
         else:
-            from retrieval_pipeline.dagster_layer.launch import run_submitter
+            from retrieval_pipeline.dagster_layer.launch import RunSubmitter
 
-            with run_submitter(instance, launch, defs, console) as submitter:
-                submitter.check_partitions(keys)
-                console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
-                _run_all(defs, project, submitter, on_outcome, on_evaluation)
+            submitter = RunSubmitter(instance, launch, defs, console)
+            submitter.check_partitions(keys)
+            console.print(f"Launching on the instance's run launcher (tag retrieval_pipeline/launch={submitter.launch_id})")
+            _run_all(defs, project, submitter, on_outcome, on_evaluation)
     except KeyboardInterrupt:
         if launch is not None:
             raise NightlyInterrupted(LAUNCHED_INTERRUPTED) from None

@@ -29,4 +29,4 @@ def team(tmp_path_factory):
     )
     env, ports = team_environment(root, project.config, project.store)
     with team_services(root, env, ports) as services:
-        yield TeamDeployment(root, env, project, services)
+        yield TeamDeployment(root, env, project, services, f"http://127.0.0.1:{ports['webserver']}")

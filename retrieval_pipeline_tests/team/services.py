@@ -1,5 +1,5 @@
-"""The team deployment started for real on loopback (PostgreSQL, Redis, a code server, the daemon, Celery
-workers) from the files under deploy/team/: used by the team test and by benchmarks/bench_team.py.
+"""The team deployment started for real on loopback (PostgreSQL, Redis, a code server, the daemon, the
+webserver, Celery workers) from the files under deploy/team/: used by the team test and by benchmarks/bench_team.py.
 
 Each process starts in its own session (process group), so stopping it stops its children too (the
 Celery worker's pool, the daemon's code-server clients, postgres's backends). `initdb` refuses to run
@@ -171,7 +171,7 @@ def _group_alive(pgid: int) -> bool:
 
 def team_environment(root: Path, config: Path, store: Path) -> tuple[dict[str, str], dict[str, int]]:
     """deploy/team/team.env with values for this host and free ports: every variable it names, only those."""
-    ports = {name: free_port() for name in ("postgres", "redis", "code")}
+    ports = {name: free_port() for name in ("postgres", "redis", "code", "webserver")}
     documented = [
         line.split("=", 1)[0] for line in (TEAM / "team.env").read_text().splitlines() if line and not line.startswith("#")
     ]
@@ -199,7 +199,7 @@ def team_environment(root: Path, config: Path, store: Path) -> tuple[dict[str, s
 
 @contextmanager
 def team_services(root: Path, env: dict[str, str], ports: dict[str, int], workers: int = 1) -> Iterator[list[Service]]:
-    """Start everything (PostgreSQL, Redis, code server, daemon, `workers` Celery workers of two slots),
+    """Start everything (PostgreSQL, Redis, code server, daemon, webserver, `workers` Celery workers of two slots),
     yield the services, and stop them all on the way out, whatever happened in between."""
     logs = root / "logs"
     logs.mkdir(exist_ok=True)
@@ -238,6 +238,17 @@ def team_services(root: Path, env: dict[str, str], ports: dict[str, int], worker
         services.append(
             start("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(TEAM / "workspace.yaml")], logs, env, root)
         )
+        webserver = [
+            str(BIN / "dagster-webserver"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(ports["webserver"]),
+            "-w",
+            str(TEAM / "workspace.yaml"),
+        ]
+        services.append(start("webserver", webserver, logs, env, root))
+        wait_for_port(ports["webserver"], services[-1].process, "the webserver", timeout=90)
         for number in range(1, workers + 1):
             worker = [
                 str(BIN / "dagster-celery"),
@@ -269,6 +280,8 @@ class TeamDeployment:
     env: dict[str, str]
     project: object
     services: list[Service]
+    webserver: str
+    """The webserver's URL, which `nightly --launch` submits its runs through."""
 
     @property
     def workspace(self) -> Path:

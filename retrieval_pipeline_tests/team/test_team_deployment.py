@@ -43,7 +43,7 @@ def launched(team, instance):
     while "QUEUED_RUN_COORDINATOR" not in instance.get_daemon_heartbeats():  # the daemon is up and dequeuing
         assert time.monotonic() < deadline, team.logs()
         time.sleep(0.5)
-    result = team.command("retrieval-eval", "nightly", "--launch", "--workspace", str(team.workspace))
+    result = team.command("retrieval-eval", "nightly", "--launch", "--webserver", team.webserver)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{team.logs()}"
     return result
 

@@ -48,7 +48,7 @@ def sharded_team(tmp_path_factory):
     project.config.write_text(yaml.safe_dump(config), encoding="utf-8")
     env, ports = team_environment(root, project.config, project.store)
     with team_services(root, env, ports) as services:
-        yield TeamDeployment(root, env, project, services)
+        yield TeamDeployment(root, env, project, services, f"http://127.0.0.1:{ports['webserver']}")
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +62,7 @@ def test_each_shard_is_a_run_of_its_own_on_the_workers_side_by_side(sharded_team
     while "QUEUED_RUN_COORDINATOR" not in instance.get_daemon_heartbeats():
         assert time.monotonic() < deadline, sharded_team.logs()
         time.sleep(0.5)
-    result = sharded_team.command(
-        "retrieval-eval", "nightly", "--launch", "--workspace", str(sharded_team.workspace), timeout=900
-    )
+    result = sharded_team.command("retrieval-eval", "nightly", "--launch", "--webserver", sharded_team.webserver, timeout=900)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{sharded_team.logs()}"
     runs = [
         run
