@@ -13,6 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from retrieval_pipeline.core.base.errors import InvalidInputError
+
 DEFAULT_HOME = ".dagster_home"
 DEFAULT_INSTANCE_YAML = """\
 # The local Dagster instance: SQLite storage under DAGSTER_HOME (Dagster's default), no telemetry, and
@@ -31,13 +33,23 @@ def prepare_dagster_home(cwd: Path | None = None) -> tuple[Path, str | None]:
     cwd = cwd or Path.cwd()
     explicit = os.environ.get("DAGSTER_HOME")
     home = (Path(explicit).expanduser() if explicit else cwd / DEFAULT_HOME).resolve()
+    try:
+        return home, _seeded(home, cwd)
+    except OSError as error:
+        where = "$DAGSTER_HOME" if explicit else "the current folder"
+        raise InvalidInputError(
+            f"cannot prepare the Dagster instance folder ({error.strerror or error}); check {where}", source=str(home)
+        ) from None
+
+
+def _seeded(home: Path, cwd: Path) -> str | None:
     home.mkdir(parents=True, exist_ok=True)
     target = home / "dagster.yaml"
     if target.exists():
-        return home, None
+        return None
     project_yaml = cwd / "dagster.yaml"
     if project_yaml.is_file() and project_yaml.resolve() != target:
         shutil.copyfile(project_yaml, target)  # bytes as they are: Dagster reads the file, not us
-        return home, str(project_yaml)
+        return str(project_yaml)
     target.write_text(DEFAULT_INSTANCE_YAML, encoding="utf-8")
-    return home, "the defaults built into retrieval-eval"
+    return "the defaults built into retrieval-eval"

@@ -160,7 +160,7 @@ def nightly(
         raise click.UsageError("give --config or --demo, not both")  # a demo replaces $RETRIEVAL_EVAL_CONFIG's
     if labels and launch:  # launched runs read the code location's configuration, not this process's options
         raise click.UsageError("--labels does not reach launched runs: set `labels:` in the configuration instead")
-    if launch and traffic_log:  # the launched runs load the workspace's code location, not this command's options
+    if launch and traffic_log:  # the launched runs load the webserver's code location, not this command's options
         raise click.UsageError("--traffic applies to runs made here; for --launch name the log as `traffic:` on the set's entry")
     launched = webserver if launch else None
     report = run_nightly(config_path, store_uri, launch=launched, demo=demo, labels=labels, traffic_log=traffic_log)

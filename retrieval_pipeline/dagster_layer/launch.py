@@ -70,11 +70,11 @@ class RunSubmitter:
                     time.sleep(POLL_SECONDS)
 
     def _submit(self, job_name: str, partition_key: str | None) -> str:
+        from dagster_graphql import DagsterGraphQLClientError
+
         tags = {TRIGGER_TAG: "launch", LAUNCH_TAG: self.launch_id}
         if partition_key is not None:
             tags.update(self._defs.resolve_job_def(job_name).get_tags_for_partition_key(partition_key, None))
-        from dagster_graphql import DagsterGraphQLClientError
-
         try:
             return self._client.submit_job_execution(job_name, run_config={}, tags=tags)
         except DagsterGraphQLClientError as error:
@@ -92,7 +92,8 @@ class RunSubmitter:
                 "workspace.yaml` or name it with --webserver",
                 source=self._webserver,
             ) from None
-        node = (answer.get("data") or {}).get("assetNodeOrError") or {}
+        data = answer.get("data") if isinstance(answer, dict) else None
+        node = (data or {}).get("assetNodeOrError") or {}
         if "partitionKeys" not in node:
             raise InvalidInputError(
                 f"the webserver's code location has no {asset} asset: it does not serve retrieval_pipeline.definitions",
