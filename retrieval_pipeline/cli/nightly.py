@@ -1,24 +1,24 @@
-"""`retrieval-eval nightly`: the main job in one command, in-process, on the local Dagster instance.
+"""`retrieval-eval nightly`: the main job in one command, on the local Dagster instance.
 
-It materializes every partition of the code location `dagster dev` loads (every golden set, every
-retriever, every set x retriever evaluation with its regression check, then the leaderboard) through
-the same jobs the schedule and the sensor use (dagster_layer/nightly_runs.py), then prints the
-leaderboard and the check verdicts. With `--launch` the same partitions are submitted to the instance
-instead (its run coordinator and run launcher, e.g. Celery workers; see docs/production.md) and
-awaited with a progress display; the printing and the exit codes are the same.
+It materializes every partition of the code location `dg dev` loads (every golden set, every retriever,
+every set x retriever evaluation with its regression check, then the leaderboard, the label audits and
+any query logs and coverage), one Dagster run per partition through the jobs the schedule and the
+sensors use (dagster_layer/nightly.py), then prints the leaderboard and the check verdicts. A team runs
+the same partitions on its workers with a backfill or the schedule (docs/production.md).
 
 Exit codes (the command line's): 0 every check passed; 1 a regression failed a check of severity
 ERROR; 2 invalid input (configuration, a set, a retriever that cannot be built); 3 an incomplete run
 (the retriever failed on some questions) or a service a retriever needs failing while it is built
-(an embeddings endpoint encoding the corpus); 4 an unexpected error; 130 interrupted (Ctrl-C: the store is
-first made to agree with the instance, see dagster_layer/interruption.py). With several outcomes, the
-first that applies in the order 4, 2, 1, 3 wins.
+(an embeddings endpoint encoding the corpus); 4 an unexpected error; 130 interrupted (Ctrl-C: the run
+in progress fails in Dagster, and a run it had saved is kept as incomplete, never a baseline). With
+several outcomes, the first that applies in the order 4, 2, 1, 3 wins.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -37,28 +37,26 @@ def run_nightly(
     instance=None,
     console=None,
     cwd: Path | None = None,
-    launch: str | None = None,
     demo: str | None = None,
     labels: str | None = None,
     traffic_log: str | None = None,
 ) -> NightlyReport:
-    """Evaluate every partition in-process, or through the instance's launcher when `launch` names the
-    team's webserver (its URL); `instance` defaults to the local one (cli/dagster_home.py). `demo` names a
-    shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`. `traffic_log` weighs
-    every set by that query log instead of its `traffic:`."""
+    """Evaluate every partition, one run each; `instance` defaults to the local one (cli/dagster_home.py).
+    `demo` names a shipped demo (retrieval_pipeline/demo/demos.py) to run instead of `config_path`.
+    `traffic_log` weighs every set by that query log instead of its `traffic:`."""
     from dagster import DagsterInstance
 
     from retrieval_pipeline.cli.common import stdout_console
     from retrieval_pipeline.cli.dagster_home import prepare_dagster_home
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
-    from retrieval_pipeline.dagster_layer.nightly_runs import NightlyInterrupted, Skipped, run_stages
+    from retrieval_pipeline.dagster_layer.nightly import Skipped, run_every_partition
 
     console = console or stdout_console()
     config_path = DEMOS[demo].config_path() if demo else config_path
     defs = build_definitions(config_path, store_uri, labels, traffic_log)  # invalid configuration: raised before anything runs
     project = defs.resources["project"]
-    ResultStore(project.resolved_store_uri).check_writable()  # before anything is built, asked or launched
+    ResultStore(project.resolved_store_uri).check_writable()  # before anything is built or asked
     home = None
     if instance is None:
         home, seeded_from = prepare_dagster_home(cwd)
@@ -69,7 +67,7 @@ def run_nightly(
         instance = DagsterInstance.get()
     report = NightlyReport(home, project.resolved_config_path, project.resolved_store_uri)
     console.print(f"Configuration: {report.config_path}\nResult store: {report.store_uri}\n", soft_wrap=True, highlight=False)
-    if demo and launch is None:
+    if demo:
         build_dense_retrievers(project.config, console)
 
     def on_outcome(outcome) -> None:
@@ -78,14 +76,33 @@ def run_nightly(
         _print_progress(outcome, console)
 
     try:
-        run_stages(defs, instance, project, on_outcome, launch=launch, console=console)
-    except NightlyInterrupted as interrupted:
-        raise CommandError(str(interrupted), EXIT_INTERRUPTED) from None
+        with _progress_on_stderr():
+            run_every_partition(defs, instance, on_outcome)
+    except KeyboardInterrupt:
+        raise CommandError(report.interrupted_sentence(), EXIT_INTERRUPTED) from None
     finally:
         if home is not None:
             instance.dispose()
     print_results(report, project, console)
     return report
+
+
+@contextmanager
+def _progress_on_stderr():
+    """A long build's progress (encoding a corpus) as lines on stderr, as `run` prints them off a terminal."""
+    import logging
+
+    from retrieval_pipeline.dagster_layer.assets import PROGRESS
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    level, PROGRESS.level = PROGRESS.level, logging.INFO
+    PROGRESS.addHandler(handler)
+    try:
+        yield
+    finally:
+        PROGRESS.removeHandler(handler)
+        PROGRESS.setLevel(level)
 
 
 def _print_progress(outcome, console) -> None:
@@ -95,21 +112,21 @@ def _print_progress(outcome, console) -> None:
     from retrieval_pipeline.core.base.formatting import percent_or_blank
     from retrieval_pipeline.core.scoring.measures import TESTED
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB
-    from retrieval_pipeline.dagster_layer.nightly_runs import Skipped
+    from retrieval_pipeline.dagster_layer.nightly import Skipped
 
     if isinstance(outcome, Skipped):
         console.print(f"[yellow]-[/yellow] {outcome.label}: skipped (its set or retriever failed above)", soft_wrap=True)
     elif outcome.job == EVALUATION_JOB:
         label = f"{outcome.set_identifier} × {outcome.retriever_identifier}"
         if not outcome.success:
-            console.print(f"[red]✗[/red] {label}: {escape(outcome.error or '')}", soft_wrap=True)
+            console.print(f"[red]✗[/red] {label}: {escape(outcome.message)}", soft_wrap=True)
         else:
             run, mark = outcome.run, "[green]✓[/green]" if outcome.check_passed else "[red]✗[/red]"
             rates = ", ".join(f"{rate.short} {percent_or_blank(run and run.hit_rate(rate.k))}" for rate in TESTED)
             console.print(f"{mark} {label}: {rates}. {escape(run and run.verdict_summary or '')}", soft_wrap=True)
     elif outcome.job != LEADERBOARD_JOB and not outcome.success:
         console.print(
-            f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.error or '')}", soft_wrap=True
+            f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.message)}", soft_wrap=True
         )
 
 
@@ -123,27 +140,12 @@ def _print_progress(outcome, console) -> None:
     default=None,
     help="Run a shipped demo instead: embedding-swap (BM25 against MiniLM models; needs the [dense] extra).",
 )
-@click.option(
-    "--launch",
-    is_flag=True,
-    help="Submit the runs through the team's Dagster webserver to the instance's run coordinator and launcher "
-    "(e.g. Celery workers) instead of running them here.",
-)
-@click.option(
-    "--webserver",
-    metavar="URL",
-    default="http://127.0.0.1:3000",
-    show_default=True,
-    help="With --launch: the URL of the Dagster webserver that submits the runs.",
-)
 @traffic_option
 def nightly(
     config_path: Path | None,
     store_uri: str | None,
     labels: str | None,
     demo: str | None,
-    launch: bool,
-    webserver: str,
     traffic_log: str | None,
 ) -> None:
     """Run the nightly Dagster job now: every partition, in-process, on the local Dagster instance.
@@ -151,19 +153,13 @@ def nightly(
     Evaluates every set against every retriever of the configuration, checks each run for regressions
     against the previous run of the same pair, prints the leaderboard and the check verdicts, and
     records everything in the Dagster instance ($DAGSTER_HOME, else ./.dagster_home) so that
-    `dagster dev` shows it. With --launch, the runs go to the instance's run coordinator and launcher
-    (a team's daemon and Celery workers, see docs/production.md) and this command waits for them.
+    `dg dev` shows it: one Dagster run per partition.
     Exit codes: 0 all checks passed; 1 a regression; 2 invalid input; 3 an incomplete run or a failing
-    service; 4 an unexpected error; 130 interrupted (every run it saved is then one Dagster recorded, or incomplete).
+    service; 4 an unexpected error; 130 interrupted (a run saved but not recorded by Dagster is kept as incomplete).
     """
     if demo and click.get_current_context().get_parameter_source("config_path") is ParameterSource.COMMANDLINE:
         raise click.UsageError("give --config or --demo, not both")  # a demo replaces $RETRIEVAL_EVAL_CONFIG's
-    if labels and launch:  # launched runs read the code location's configuration, not this process's options
-        raise click.UsageError("--labels does not reach launched runs: set `labels:` in the configuration instead")
-    if launch and traffic_log:  # the launched runs load the webserver's code location, not this command's options
-        raise click.UsageError("--traffic applies to runs made here; for --launch name the log as `traffic:` on the set's entry")
-    launched = webserver if launch else None
-    report = run_nightly(config_path, store_uri, launch=launched, demo=demo, labels=labels, traffic_log=traffic_log)
+    report = run_nightly(config_path, store_uri, demo=demo, labels=labels, traffic_log=traffic_log)
     sys.exit(report.exit_code)
 
 

@@ -16,13 +16,21 @@ class NightlyReport:
     config_path: Path
     store_uri: str
     outcomes: list = field(default_factory=list)
-    """Each partition's `PartitionOutcome` (dagster_layer/run_outcomes.py)."""
+    """Each partition's `PartitionOutcome` (dagster_layer/nightly.py)."""
 
     @property
     def evaluations(self) -> list:
         from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
 
         return [o for o in self.outcomes if o.job == EVALUATION_JOB]
+
+    def interrupted_sentence(self) -> str:
+        finished = [f"{o.set_identifier} × {o.retriever_identifier}" for o in self.evaluations if o.run is not None]
+        return (
+            f"interrupted (Ctrl-C): {len(finished)} evaluations finished and recorded in Dagster"
+            + (f" ({', '.join(finished)})" if finished else "")
+            + "; the run in progress is failed in Dagster, and a run it had saved is kept as incomplete, never a baseline"
+        )
 
     @property
     def exit_code(self) -> int:
@@ -79,7 +87,7 @@ def print_results(report: NightlyReport, project, console) -> None:
     checks.add_column("verdict")
     for outcome in report.evaluations:
         if not outcome.success:
-            status, verdict = "[red]RUN FAILED[/red]", outcome.error or ""
+            status, verdict = "[red]RUN FAILED[/red]", outcome.message
         elif outcome.check_passed:
             status, verdict = "[green]PASSED[/green]", outcome.run.verdict_summary or ""
         else:

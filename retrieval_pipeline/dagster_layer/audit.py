@@ -1,26 +1,22 @@
-"""The label audit in Dagster: a blocking `labels_exist` check on each set, and a `label_audit` asset.
+"""The label audit in Dagster: a `labels_exist` check on each set, and a `label_audit` asset.
 
-`labels_exist` is evaluated by the set's own step, right after the set is read, one result per set
-partition (a range of sets runs as one step, partition_steps.py). Being blocking, a failure fails the
-set's partition, and so its run. Evaluations run in runs of their own (the schedule, the sensor,
-`nightly`): they read the check's latest result for their set and refuse to run while it is failed,
-so an evaluation of a set whose labels name documents no corpus holds does not run until the set is
-fixed and materialized again. Both the check and the asset call the core's audit, so they say what
-`retrieval-eval audit` says.
+`labels_exist` is evaluated by the set's own step, right after the set is read. A failure fails the
+set's partition (the set is not materialized, assets.py), and an evaluation of a set whose latest
+materialization failed refuses to run, so a set whose labels name documents no corpus holds is not
+evaluated until it is fixed and materialized again. The audit refreshes itself after its set's
+evaluations (declarative automation). Both call the core's audit, so they say what `retrieval-eval
+audit` says.
 """
 
 from collections import Counter
 
 from dagster import (
-    AssetCheckKey,
     AssetCheckResult,
     AssetCheckSpec,
     AssetDep,
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
-    AutomationCondition,
-    Failure,
     MaterializeResult,
     MetadataValue,
     PartitionsDefinition,
@@ -34,10 +30,10 @@ from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.audit import AuditReport, audit_set, missing_labels
 from retrieval_pipeline.core.services.label_audit import OPTIMISTIC, Finding
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
-from retrieval_pipeline.dagster_layer.dagster_gaps import run_of_failed_latest_check
 from retrieval_pipeline.dagster_layer.metadata import plotted, table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.sensors import after_upstream
 
 LABELS_CHECK = "labels_exist"
 SET_ASSET = "golden_question_set"
@@ -73,7 +69,6 @@ def labels_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
         LABELS_CHECK,
         SET_ASSET,
         partitions_def,
-        blocking=True,
         description="Every expected document id is in at least one known corpus (a corpus-aware "
         "retriever's or the set entry's `corpus:`); evaluations of the set wait until it passes.",
     )
@@ -98,26 +93,15 @@ def build_label_audit(partitions: ProjectPartitions, group: str) -> AssetsDefini
         partitions_def=partitions.sets,
         group_name=group,
         deps=[AssetDep(AssetKey(EVALUATION_ASSET), partition_mapping=one_dimension(SET_DIMENSION))],
-        automation_condition=AutomationCondition.eager(),
+        automation_condition=after_upstream(),
         description="The label audit of a set from its stored runs: suspect labels (every retriever misses "
-        "them, two agree on another first document), unstable questions, repeated questions.",
+        "them, two agree on another first document), unstable questions, repeated questions. Refreshed by "
+        "declarative automation after the set's evaluations.",
     )
     def label_audit(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         return MaterializeResult(metadata=audit_metadata(audit_set(project.config, project.store(), context.partition_key)))
 
     return label_audit
-
-
-def refuse_unfixed_labels(context: AssetExecutionContext, set_identifier: str) -> None:
-    """Raised before an evaluation while the set's latest `labels_exist` result is a failure."""
-    failed_run = run_of_failed_latest_check(context.instance, AssetCheckKey(AssetKey(SET_ASSET), LABELS_CHECK), set_identifier)
-    if failed_run is not None:
-        raise Failure(
-            description=f"the labels of set '{set_identifier}' name documents no corpus holds (check {LABELS_CHECK} "
-            f"failed in run {failed_run}); fix the set (see `retrieval-eval audit {set_identifier}`) and "
-            "materialize golden_question_set again before evaluating it",
-            allow_retries=False,
-        )
 
 
 def audit_metadata(report: AuditReport) -> dict:

@@ -63,27 +63,6 @@ class ProjectPartitions:
     def dimensions(self, partition_key: str) -> tuple[str, str]:
         return key_dimensions(self.evaluations, partition_key, SET_DIMENSION, RETRIEVER_DIMENSION)
 
-    def evaluation_ranges(self, broken: set[str]) -> list[list[MultiPartitionKey]]:
-        """The evaluations whose set and retriever are not broken, as few partition ranges as cover them.
-        A range of a two-dimension partitioning is a rectangle (Dagster takes every set between its ends
-        times every retriever between its ends), so the ranges are the products of unbroken spans."""
-        return [
-            [self.evaluation_key(s, r) for r in retrievers for s in sets]
-            for sets in spans(self.set_identifiers, broken)
-            for retrievers in spans(self.retriever_identifiers, broken)
-        ]
-
-
-def spans(identifiers: tuple[str, ...], broken: set[str]) -> list[list[str]]:
-    """Runs of consecutive identifiers (in partition order) none of which is broken."""
-    runs: list[list[str]] = [[]]
-    for identifier in identifiers:
-        if identifier in broken:
-            runs.append([])
-        else:
-            runs[-1].append(identifier)
-    return [run for run in runs if run]
-
 
 def key_dimensions(partitions_def: MultiPartitionsDefinition, partition_key: str, *dimensions: str) -> tuple[str, ...]:
     """The named dimensions of a partition key, given as a MultiPartitionKey or its string."""

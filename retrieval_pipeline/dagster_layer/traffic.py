@@ -18,6 +18,7 @@ from dagster import (
     AssetExecutionContext,
     AssetRecordsFilter,
     AssetsDefinition,
+    AutomationCondition,
     MaterializeResult,
     MetadataValue,
     MultiPartitionKey,
@@ -37,6 +38,7 @@ from retrieval_pipeline.dagster_layer.audit import SET_ASSET
 from retrieval_pipeline.dagster_layer.metadata import plotted, table
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.sensors import after_upstream
 
 LOG_DIMENSION = "log"
 QUERY_LOG_ASSET, COVERAGE_ASSET, COVERAGE_CHECK = "query_log", "coverage", "coverage_min_share"
@@ -62,7 +64,13 @@ def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> Tr
     logs = StaticPartitionsDefinition(list(config.query_logs))
     coverages = MultiPartitionsDefinition({SET_DIMENSION: sets, LOG_DIMENSION: logs})
 
-    @asset(name=QUERY_LOG_ASSET, partitions_def=logs, group_name=GROUP, description="A configured query log, counted.")
+    @asset(
+        name=QUERY_LOG_ASSET,
+        partitions_def=logs,
+        group_name=GROUP,
+        automation_condition=AutomationCondition.on_cron(config.dagster.nightly_cron, config.dagster.timezone),
+        description="A configured query log, counted: at the nightly schedule's time, and when its file grows.",
+    )
     def query_log(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         return MaterializeResult(metadata=query_log_metadata(read_log(project.config, context.partition_key)))
 
@@ -75,7 +83,9 @@ def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> Tr
             AssetDep(SET_ASSET, partition_mapping=one_dimension(SET_DIMENSION)),
         ],
         check_specs=[AssetCheckSpec(COVERAGE_CHECK, asset=COVERAGE_ASSET, description="Warns below coverage.min_share.")],
-        description="How much of a log's traffic a set covers, its uncovered clusters, and the covered share's history.",
+        automation_condition=after_upstream(),
+        description="How much of a log's traffic a set covers, its uncovered clusters, and the covered share's history; "
+        "measured again once its log is counted again.",
     )
     def coverage(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         set_identifier, log = key_dimensions(coverages, context.partition_key, SET_DIMENSION, LOG_DIMENSION)

@@ -19,8 +19,16 @@ def run_job(defs, instance, job_name: str, partition_key=None, raise_on_error: b
     )
 
 
-def evaluate(defs, instance, set_identifier: str, retriever_identifier: str):
-    return run_job(defs, instance, EVALUATION_JOB, evaluation_key(set_identifier, retriever_identifier))
+def evaluate(defs, instance, set_identifier: str, retriever_identifier: str, raise_on_error: bool = True):
+    """`raise_on_error=False` for a pair expected to fail its check: the run fails, the partition is not materialized."""
+    key = evaluation_key(set_identifier, retriever_identifier)
+    return run_job(defs, instance, EVALUATION_JOB, key, raise_on_error=raise_on_error)
+
+
+def failure_metadata(result):
+    """The metadata of a failed run's step failure: a failed pair's figures (`CheckFailed`)."""
+    failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data
+    return failure.user_failure_data.metadata
 
 
 def materialize_everything(defs, instance, sets, retrievers) -> None:

@@ -159,22 +159,3 @@ def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatc
     assert len(expected) == 3 and instance.get_materialized_partitions(EVALUATION) == expected
     assert all(outcome.check_passed for outcome in report.evaluations)
     assert "Leaderboard: demo.cranfield" in output.getvalue()
-
-
-@pytest.mark.slow
-def test_a_range_run_records_each_partition_with_its_history_chart_in_partition_order(defs, instance):
-    from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-
-    materialize_everything(defs, instance, SETS, RETRIEVERS)
-    keys = defs.resolve_assets_def("retrieval_evaluation").partitions_def.get_partition_keys()
-
-    result = defs.resolve_job_def("retrieval_evaluation_job").execute_in_process(
-        instance=instance,
-        run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
-        tags={ASSET_PARTITION_RANGE_START_TAG: keys[0], ASSET_PARTITION_RANGE_END_TAG: keys[-1]},
-    )
-
-    materializations = result.get_asset_materialization_events()
-    assert len(keys) > 1 and [e.partition for e in materializations] == list(keys)
-    for event in materializations:
-        assert png_size(event.materialization.metadata["history_chart"].value)[0] == 720

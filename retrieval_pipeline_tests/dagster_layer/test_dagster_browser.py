@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from dagster import DagsterInstance
-from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import degraded, write_project
 from rich.console import Console
 from webserver_helpers import REPO_ROOT, fresh_dagster_home, running_webserver
@@ -65,7 +64,7 @@ def nightly_twice(tmp_path, retrievers: tuple[str, ...]):
     project = write_project(tmp_path / "project", sets=("alpha",), retrievers=retrievers)
     home = fresh_dagster_home(tmp_path / "dagster_home")
     output = io.StringIO()
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+    with DagsterInstance.from_config(str(home)) as instance:
         run_nightly(project.config, instance=instance, console=Console(file=output, width=160))
         project.write_run("good", degraded("a1", "a2"))
         second = run_nightly(project.config, instance=instance, console=Console(file=output, width=160))

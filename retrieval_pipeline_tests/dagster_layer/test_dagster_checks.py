@@ -1,4 +1,5 @@
-"""The regression check runs in the evaluation's own step and compares with the partition's previous run."""
+"""The regression check runs in the evaluation's own step and compares with the partition's previous run; a
+pair that fails it with severity ERROR fails its run and its partition, with its figures on the failure."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 
 import pytest
 from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey, TableMetadataValue
-from dagster_runs import evaluate, only_check, only_materialization
+from dagster_runs import evaluate, failure_metadata, only_check, only_materialization
 from dagster_test_project import PERFECT, degraded, write_project
 
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
@@ -39,15 +40,15 @@ def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(de
     evaluate(defs, instance, "alpha", "good")
     project.write_run("good", degraded("a1", "a2"))
 
-    result = evaluate(defs, instance, "alpha", "good")
+    result = evaluate(defs, instance, "alpha", "good", raise_on_error=False)
 
-    assert result.success  # the run is recorded; the check is what fails
+    assert not result.success and not result.get_asset_materialization_events()  # the run and the partition fail
+    partitions = defs.resolve_assets_def("retrieval_evaluation").partitions_def
+    assert instance.get_status_by_partition(CHECK.asset_key, ["good|alpha"], partitions)["good|alpha"].value == "FAILED"
     check = only_check(result)
     assert check.asset_check_key == CHECK
     assert not check.passed and check.severity == AssetCheckSeverity.ERROR
     assert check.partition == "good|alpha"  # recorded against its own partition (preview feature)
-    materialization = only_materialization(result)
-    assert check.target_materialization_data.run_id == result.run_id
     assert check.metadata["is_regression"].value is True
     assert check.metadata["verdict"].value.startswith("Regression: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp)")
     assert check.metadata["flipped_to_miss"].value == ["a1", "a2"]
@@ -57,7 +58,8 @@ def test_a_degraded_retriever_fails_the_check_and_lists_the_flipped_questions(de
     assert by_form["match"]["top1_change"] == "-66.7 pp" and by_form["gap"]["top1_change"] == "+0.0 pp"
     by_class = {r.data["key"]: r.data for r in check.metadata["by_hard_class_deltas"].value.records}
     assert by_class["near-duplicate"]["top3_change"] == "-100.0 pp"
-    assert materialization.metadata["is_regression"].value is True
+    figures = failure_metadata(result)  # the regressed run's figures, on its failed run
+    assert figures["is_regression"].value is True and figures["top1_hit_rate"].value == 0.6667
 
     # The failed run became the baseline: restoring the retriever is a recovery, not a regression.
     project.write_run("good", PERFECT)
@@ -89,15 +91,15 @@ def test_an_incomplete_run_fails_the_check_but_is_recorded(tmp_path, instance):
     beta.write_text(json.dumps(data), encoding="utf-8")
     defs = build_definitions(project.config)
 
-    result = evaluate(defs, instance, "alpha", "good")
+    result = evaluate(defs, instance, "alpha", "good", raise_on_error=False)
 
-    assert result.success
+    assert not result.success and not result.get_asset_materialization_events()
     check = only_check(result)
     assert not check.passed
     assert check.metadata["complete"].value is False
     assert check.metadata["errored_questions"].value == ["a1"]
     assert check.metadata["verdict"].value.startswith("Incomplete run")
-    assert only_materialization(result).metadata["errored_questions"].value == 1
+    assert failure_metadata(result)["errored_questions"].value == 1
 
 
 @pytest.mark.slow
@@ -145,41 +147,6 @@ def test_an_unreadable_store_file_is_a_warning_in_the_event_log_and_the_check_us
     assert result.success and only_check(result).metadata["baseline_run_id"].value == first.metadata["run_id"].value
     warnings = [r.user_message for r in instance.all_logs(result.run_id) if r.level == logging.WARNING]
     assert any(message.startswith(f"skipped {damaged}: not a readable Parquet file") for message in warnings), warnings
-
-
-def test_the_check_alone_is_refused_with_what_to_materialize_and_stores_nothing(defs, instance, project):
-    from dagster_runs import QUIET, evaluation_key
-
-    job = defs.resolve_job_def("retrieval_evaluation_job").get_subset(
-        asset_check_selection={AssetCheckKey(AssetKey("retrieval_evaluation"), "no_regression")}, asset_selection=set()
-    )
-
-    result = job.execute_in_process(
-        instance=instance, partition_key=evaluation_key("alpha", "good"), run_config=QUIET, raise_on_error=False
-    )
-
-    assert not result.success and not result.get_asset_check_evaluations()
-    failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data.error
-    assert "materialize retrieval_evaluation" in failure.message
-    assert not (project.store / "summaries").exists()
-
-
-def test_the_check_alone_is_the_stored_runs_check_and_materializes_nothing(defs, instance, project):
-    from dagster_runs import QUIET, evaluation_key
-
-    evaluate(defs, instance, "alpha", "good")
-    project.write_run("good", degraded("a1", "a2"))
-    evaluated = only_check(evaluate(defs, instance, "alpha", "good"))
-    job = defs.resolve_job_def("retrieval_evaluation_job").get_subset(asset_check_selection={CHECK}, asset_selection=set())
-
-    result = job.execute_in_process(instance=instance, partition_key=evaluation_key("alpha", "good"), run_config=QUIET)
-
-    assert not result.get_asset_materialization_events()
-    check = only_check(result)
-    assert not check.passed and check.partition == "good|alpha"
-    assert check.description == evaluated.description
-    assert check.metadata == evaluated.metadata
-    assert check.target_materialization_data.run_id != result.run_id  # the stored run's materialization
 
 
 @pytest.mark.slow

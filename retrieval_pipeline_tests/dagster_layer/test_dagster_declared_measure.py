@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from dagster import AssetKey, MultiPartitionKey, materialize
-from dagster_runs import QUIET
+from dagster_runs import QUIET, failure_metadata
 from dagster_test_project import degraded, write_project
 from measure_helpers import declare, throwaway_measure
 
@@ -19,6 +19,7 @@ def throwaway(monkeypatch):
 
 
 def evaluate(defs, instance):
+    """The figures of a passed pair's materialization, or of a failed pair's failure."""
     result = materialize(
         list(defs.assets),
         instance=instance,
@@ -26,9 +27,12 @@ def evaluate(defs, instance):
         partition_key=MultiPartitionKey({"set": "alpha", "retriever": "good"}),
         selection=[AssetKey("retrieval_evaluation")],
         run_config=QUIET,
+        raise_on_error=False,
     )
-    [materialization] = result.get_asset_materialization_events()
     [check] = result.get_asset_check_evaluations()
+    if not result.success:
+        return failure_metadata(result), check.metadata
+    [materialization] = result.get_asset_materialization_events()
     return materialization.materialization.metadata, check.metadata
 
 

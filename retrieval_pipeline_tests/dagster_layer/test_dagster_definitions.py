@@ -15,7 +15,6 @@ from dagster import (
     MultiPartitionsDefinition,
     MultiToSingleDimensionPartitionMapping,
 )
-from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS
 
 from retrieval_pipeline.cli.dagster_home import DEFAULT_INSTANCE_YAML
@@ -27,7 +26,6 @@ from retrieval_pipeline.dagster_layer.definitions import (
     SETS_JOB,
     build_definitions,
 )
-from retrieval_pipeline.dagster_layer.executors import EXECUTOR_ENV_VAR
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")
@@ -111,12 +109,10 @@ def test_a_configuration_without_sets_or_retrievers_is_refused_clearly(tmp_path,
         build_definitions(empty)
 
 
-def test_the_executor_is_chosen_by_environment_not_code(monkeypatch, project):
-    monkeypatch.setenv(EXECUTOR_ENV_VAR, "in_process")
-    assert build_definitions(project.config).resolve_job_def(EVALUATION_JOB).executor_def.name == "in_process"
-    monkeypatch.setenv(EXECUTOR_ENV_VAR, "warp_drive")
-    with pytest.raises(InvalidInputError, match="unknown executor 'warp_drive'"):
-        build_definitions(project.config)
+def test_every_run_executes_in_process_and_scales_out_through_the_run_launcher(project):
+    """One partition and one step a run: a child process per step would only repeat the imports."""
+    defs = build_definitions(project.config)
+    assert {defs.resolve_job_def(job).executor_def.name for job in (SETS_JOB, RETRIEVERS_JOB, EVALUATION_JOB)} == {"in_process"}
 
 
 @pytest.mark.slow
@@ -125,7 +121,7 @@ def test_the_local_instance_configuration_is_valid(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text((REPO_ROOT / "dagster.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+    with DagsterInstance.from_config(str(home)) as instance:
         assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 2
         assert instance.telemetry_enabled is False
         assert type(instance.run_storage).__name__.startswith("Sqlite")

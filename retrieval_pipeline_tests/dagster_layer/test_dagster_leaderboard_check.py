@@ -16,7 +16,7 @@ CHECK_KEY = AssetCheckKey(AssetKey("leaderboard"), LEADERBOARD_CHECK)
 def test_one_regressed_pair_fails_the_leaderboard_check_which_names_it_and_its_verdict(project, defs, instance):
     materialize_everything(defs, instance, SETS, RETRIEVERS)
     project.write_run("good", degraded("a1", "a2"))
-    evaluate(defs, instance, "alpha", "good")
+    evaluate(defs, instance, "alpha", "good", raise_on_error=False)  # the pair fails its run
     check = only_check(run_job(defs, instance, LEADERBOARD_JOB))
 
     assert (check.asset_check_key, check.passed, check.severity) == (CHECK_KEY, False, AssetCheckSeverity.ERROR)
@@ -44,6 +44,6 @@ def test_the_leaderboard_check_fails_with_the_configured_severity(tmp_path, inst
     defs = build_definitions(project.config)
     materialize_everything(defs, instance, ("alpha",), ("good",))
     project.write_run("good", degraded("a1", "a2"))
-    evaluate(defs, instance, "alpha", "good")
+    evaluate(defs, instance, "alpha", "good")  # severity WARN: the pair is materialized, its check warns
     check = only_check(run_job(defs, instance, LEADERBOARD_JOB))
     assert (check.passed, check.severity) == (False, AssetCheckSeverity.WARN)

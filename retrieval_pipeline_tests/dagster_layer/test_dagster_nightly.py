@@ -1,4 +1,4 @@
-"""`retrieval-eval nightly`: every partition in-process on the local instance, leaderboard, verdicts, exit code."""
+"""`retrieval-eval nightly`: one run per partition on the local instance, leaderboard, verdicts, exit code."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import click
 import pytest
 from click.testing import CliRunner
 from dagster import AssetKey, DagsterInstance
-from dagster._core.instance.ref import InstanceRef
 from dagster_test_project import RETRIEVERS, SETS, degraded
 from printed_tables import assert_whole, figure_in, printed_table
 from rich.console import Console
@@ -50,10 +49,10 @@ def test_a_retriever_that_cannot_be_built_is_invalid_input_and_skips_its_partiti
     report, output = run(project, instance)
     assert report.exit_code == 2
     assert "cannot read the run file" in output and "skipped" in output
-    # Both retrievers were built in one run: the one that could not be built did not take the other with it.
+    # Each retriever is built in a run of its own: the one that could not be built did not take the other with it.
     assert instance.get_materialized_partitions(AssetKey("retriever_config")) == {"good"}
     [failed] = [o for o in report.outcomes if not o.success]
-    assert (failed.partition, failed.input_error) == ("other", True) and "cannot read the run file" in failed.error
+    assert (failed.partition, failed.input_error) == ("other", True) and "cannot read the run file" in failed.message
     assert instance.get_materialized_partitions(EVALUATION) == {"good|alpha", "good|beta.small"}
 
 
@@ -74,9 +73,11 @@ def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(proje
     assert f"export RETRIEVAL_EVAL_CONFIG={project.config}" in result.output
     assert (home / "dagster.yaml").read_text(encoding="utf-8") == (workdir / "dagster.yaml").read_text(encoding="utf-8")
     assert (tmp_path / "elsewhere" / "summaries" / "alpha" / "good").is_dir()
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
-        # One run for every set (with its label check), one for every retriever, one for every evaluation, the leaderboard.
-        assert len(instance.get_runs()) == 4
+    with DagsterInstance.from_config(str(home)) as instance:
+        # One run per partition: every set (with its label check), every retriever, every evaluation, then the
+        # leaderboard and each set's label audit.
+        assert len(instance.get_runs()) == len(SETS) + len(RETRIEVERS) + len(SETS) * len(RETRIEVERS) + 1 + len(SETS)
+        assert len(instance.get_materialized_partitions(AssetKey("label_audit"))) == len(SETS)
         assert len(instance.get_materialized_partitions(EVALUATION)) == 4
 
 

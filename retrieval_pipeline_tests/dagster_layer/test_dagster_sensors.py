@@ -1,18 +1,17 @@
 """The index-rebuild sensor (a new index version evaluates that retriever's partitions, once per version)
-and the automations that refresh the leaderboard and the label audit after evaluations."""
+and the declarative automation that refreshes the leaderboard and the label audit after evaluations."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from dagster import AssetKey, DagsterRun, DagsterRunStatus, DefaultSensorStatus, build_sensor_context
-from dagster._core.utils import make_new_run_id
-from dagster_runs import evaluate, run_job
+from dagster import AssetKey, DefaultSensorStatus, build_sensor_context, evaluate_automation_conditions
+from dagster_runs import evaluate, evaluation_key, run_job
 from dagster_test_project import PERFECT, RETRIEVERS, SETS, degraded
 
-from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB
-from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR, LABEL_AUDIT_AUTOMATION, LEADERBOARD_AUTOMATION
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB
+from retrieval_pipeline.dagster_layer.sensors import AUTOMATION_SENSOR, INDEX_SENSOR
 
 
 def tick(defs, instance, cursor=None):
@@ -65,38 +64,40 @@ def test_a_first_observation_skips_what_the_store_already_measured_at_that_versi
     assert set(json.loads(data.cursor)) == set(RETRIEVERS)
 
 
-def test_the_automations_are_on_by_default_and_cover_the_leaderboard_and_the_label_audit(defs):
+def test_one_automation_sensor_is_on_by_default_and_refreshes_the_leaderboard_and_the_label_audit(defs):
     """Nothing to switch on; the real daemon's refresh is in the team test."""
-    for name, covered in ((LEADERBOARD_AUTOMATION, "leaderboard"), (LABEL_AUDIT_AUTOMATION, "label_audit")):
-        automation = defs.resolve_sensor_def(name)
-        assert automation.default_status == DefaultSensorStatus.RUNNING
-        assert automation.asset_selection.resolve(defs.resolve_asset_graph()) == {AssetKey(covered)}
-        assert automation.minimum_interval_seconds == 30  # the sample project polls its index every 60 s
+    automation = defs.resolve_sensor_def(AUTOMATION_SENSOR)
+    assert automation.default_status == DefaultSensorStatus.RUNNING
+    assert automation.minimum_interval_seconds == 30  # the sample project polls its index every 60 s
+    graph = defs.resolve_asset_graph()
+    for asset in ("leaderboard", "label_audit"):
+        assert graph.get(AssetKey(asset)).automation_condition.get_label() == "after_upstream"
 
 
-def refresh(defs, instance, cursor=None):
-    context = build_sensor_context(instance=instance, cursor=cursor, repository_def=defs.get_repository_def())
-    return defs.resolve_sensor_def(LEADERBOARD_AUTOMATION).evaluate_tick(context)
+def requested(defs, instance, cursor=None):
+    result = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+    return {(key.to_user_string(), partition) for key, partition in _requested_partitions(result)}, result.cursor
+
+
+def _requested_partitions(result):
+    for asset_result in result.results:
+        subset = asset_result.true_subset
+        keys = subset.expensively_compute_partition_keys() if subset.is_partitioned else [None]
+        yield from ((asset_result.key, key) for key in keys if subset.size)
 
 
 @pytest.mark.slow
-def test_the_leaderboard_is_refreshed_after_new_evaluations_and_again_after_any_later_one(defs, instance):
-    assert not refresh(defs, instance).run_requests  # nothing evaluated yet
+def test_an_evaluation_passed_or_regressed_refreshes_the_leaderboard_and_its_set_audit_once(defs, instance, project):
+    deployed, cursor = requested(defs, instance)  # the sensor's first tick, before any evaluation
+    assert deployed == set()
     evaluate(defs, instance, "alpha", "good")
-    first = refresh(defs, instance)
-    assert [r.asset_selection for r in first.run_requests] == [[AssetKey("leaderboard")]]
-    assert not refresh(defs, instance, first.cursor).run_requests  # requested already: not again
+    first, cursor = requested(defs, instance, cursor)
+    assert first == {("leaderboard", None), ("label_audit", "alpha")}
+    again, cursor = requested(defs, instance, cursor)
+    assert again == set()  # requested already: not again
 
-    evaluate(defs, instance, "beta.small", "good")  # finished after the request, before the refresh ran
-    assert len(refresh(defs, instance, first.cursor).run_requests) == 1
-
-
-def test_the_leaderboard_waits_while_an_evaluation_is_running_and_skips_what_it_already_shows(defs, instance):
-    evaluate(defs, instance, "alpha", "good")
-    running = DagsterRun(job_name=EVALUATION_JOB, run_id=make_new_run_id(), status=DagsterRunStatus.STARTED)
-    instance.add_run(running)
-    assert not refresh(defs, instance).run_requests
-    instance.report_run_canceled(running)
-    assert len(refresh(defs, instance).run_requests) == 1
-    run_job(defs, instance, LEADERBOARD_JOB)  # e.g. `retrieval-eval nightly` refreshed it itself
-    assert not refresh(defs, instance).run_requests
+    project.write_run("good", degraded("a1", "a2"))
+    regressed = run_job(defs, instance, EVALUATION_JOB, evaluation_key("alpha", "good"), raise_on_error=False)
+    assert not regressed.success  # the pair failed, and was not materialized: the leaderboard must say so all the same
+    after, _ = requested(defs, instance, cursor)
+    assert after == {("leaderboard", None), ("label_audit", "alpha")}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 from dagster import AssetCheckSeverity
-from dagster_runs import QUIET, evaluate, evaluation_key, only_check, only_materialization
+from dagster_runs import QUIET, evaluate, evaluation_key, failure_metadata, only_check, only_materialization
 from dagster_test_project import ALPHA, degraded, write_project
 
 from retrieval_pipeline.dagster_layer.acceptance import ACCEPT_JOB
@@ -92,11 +92,11 @@ def test_under_accepted_the_check_keeps_failing_until_the_accept_baseline_job_ru
     defs = with_config(project, baseline_policy="accepted")
     first = only_materialization(evaluate(defs, instance, "alpha", "good")).metadata["run_id"].value
     project.write_run("good", degraded("a1", "a2"))
-    regressed = evaluate(defs, instance, "alpha", "good")
-    regressed_id = only_materialization(regressed).metadata["run_id"].value
+    regressed = evaluate(defs, instance, "alpha", "good", raise_on_error=False)
+    regressed_id = failure_metadata(regressed)["run_id"].value
     assert not only_check(regressed).passed
 
-    next_night = only_check(evaluate(defs, instance, "alpha", "good"))
+    next_night = only_check(evaluate(defs, instance, "alpha", "good", raise_on_error=False))
     assert not next_night.passed and next_night.metadata["baseline_run_id"].value == first
 
     accepted = accept(defs, instance, regressed_id)
@@ -120,11 +120,15 @@ def test_the_accept_baseline_job_fails_for_an_unknown_run_and_records_nothing(de
 def test_a_run_tag_pins_the_baseline_of_the_evaluation(defs, instance, project):
     pinned = only_materialization(evaluate(defs, instance, "alpha", "good")).metadata["run_id"].value
     project.write_run("good", degraded("a1", "a2"))
-    evaluate(defs, instance, "alpha", "good")  # the regression, now the latest complete run
+    evaluate(defs, instance, "alpha", "good", raise_on_error=False)  # the regression, now the latest complete run
     project.write_run("good", degraded("a1"))
 
     result = defs.resolve_job_def(EVALUATION_JOB).execute_in_process(
-        instance=instance, partition_key=evaluation_key("alpha", "good"), run_config=QUIET, tags={BASELINE_TAG: pinned}
+        instance=instance,
+        partition_key=evaluation_key("alpha", "good"),
+        run_config=QUIET,
+        tags={BASELINE_TAG: pinned},
+        raise_on_error=False,  # a1 lost against the pinned run: a regression
     )
 
     check = only_check(result)

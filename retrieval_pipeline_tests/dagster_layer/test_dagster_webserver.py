@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from dagster import DagsterInstance
-from dagster._core.instance.ref import InstanceRef
 from dagster_runs import evaluate
 from dagster_test_project import RETRIEVERS, SETS, degraded
 from webserver_helpers import REPO_ROOT, fresh_dagster_home, graphql, running_webserver
@@ -22,7 +21,7 @@ ASSETS_QUERY = """
       __typename ... on PythonError { message } } } } }
   assetNodes {
     assetKey { path }
-    partitionStats { numMaterialized numPartitions }
+    partitionStats { numMaterialized numPartitions numFailed }
     assetChecksOrError {
       __typename
       ... on AssetChecks {
@@ -55,12 +54,12 @@ ASSETS_QUERY = """
 def test_the_ui_shows_the_assets_the_check_and_its_partition_results(project, tmp_path):
     home = fresh_dagster_home(tmp_path / "dagster_home")
     defs = build_definitions(project.config)
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:  # what `dagster dev` will read
+    with DagsterInstance.from_config(str(home)) as instance:  # what `dagster dev` will read
         for retriever in RETRIEVERS:
             for set_identifier in SETS:
                 evaluate(defs, instance, set_identifier, retriever)
         project.write_run("good", degraded("a1", "a2"))
-        evaluate(defs, instance, "alpha", "good")  # fails its check
+        evaluate(defs, instance, "alpha", "good", raise_on_error=False)  # fails its check, its run and its partition
 
     target = ["-w", str(REPO_ROOT / "workspace.yaml")]
     with running_webserver(home, project.config, tmp_path / "webserver.log", target) as url:
@@ -78,7 +77,7 @@ def test_the_ui_shows_the_assets_the_check_and_its_partition_results(project, tm
         "label_audit",
         "machine_judgements",
     }
-    assert nodes["retrieval_evaluation"]["partitionStats"] == {"numMaterialized": 4, "numPartitions": 4}
+    assert nodes["retrieval_evaluation"]["partitionStats"] == {"numMaterialized": 3, "numPartitions": 4, "numFailed": 1}
 
     (check,) = nodes["retrieval_evaluation"]["assetChecksOrError"]["checks"]
     assert check["name"] == "no_regression"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -95,16 +94,26 @@ def test_an_interrupted_nightly_leaves_the_store_agreeing_with_dagster(tmp_path,
 
 
 def recorded_in_dagster(home: Path, store: ResultStore) -> set[str]:
-    """Store run ids whose partition the instance holds both a materialization and a check evaluation of."""
-    from dagster import DagsterInstance
-
-    from retrieval_pipeline.dagster_layer.interruption import recorded_run_ids
+    """Store run ids Dagster recorded: in a materialization of their pair's partition or, for a pair that
+    failed its check, in that check's evaluation."""
+    from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance, MultiPartitionKey
 
     previous = os.environ.get("DAGSTER_HOME")
     instance = DagsterInstance.from_config(str(home))
+    evaluation = AssetKey("retrieval_evaluation")
     try:
-        pairs = [("slow.set", retriever) for retriever in RETRIEVERS]
-        return recorded_run_ids(instance, store, pairs, datetime(1970, 1, 1, tzinfo=timezone.utc))
+        recorded = set()
+        for retriever in RETRIEVERS:
+            key = str(MultiPartitionKey({"set": "slow.set", "retriever": retriever}))
+            records = instance.fetch_materializations(AssetRecordsFilter(asset_key=evaluation, asset_partitions=[key]), limit=100)
+            recorded |= {r.asset_materialization.metadata["run_id"].value for r in records.records}
+        check = AssetCheckKey(evaluation, "no_regression")
+        for run in instance.get_runs():
+            for entry in instance.all_logs(run.run_id):
+                data = entry.dagster_event and entry.dagster_event.event_specific_data
+                if getattr(data, "asset_check_key", None) == check and hasattr(data, "metadata"):  # an evaluation, not a plan
+                    recorded.add(data.metadata["run_id"].value)
+        return recorded
     finally:
         instance.dispose()
         if previous is not None:

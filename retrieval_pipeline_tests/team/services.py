@@ -304,12 +304,11 @@ class TeamDeployment:
 def team_instance(env: dict[str, str]):
     """A test's own view of the team instance (PostgreSQL), with the environment every process has."""
     from dagster import DagsterInstance
-    from dagster._core.instance.ref import InstanceRef
 
     saved = dict(os.environ)
     os.environ.update({k: v for k, v in env.items() if k.startswith("DAGSTER_PG_")})
     try:
-        with DagsterInstance.from_ref(InstanceRef.from_dir(env["DAGSTER_HOME"])) as instance:
+        with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
             yield instance
     finally:
         os.environ.clear()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
@@ -11,7 +13,7 @@ from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
 from retrieval_pipeline.core.scoring.regression import detect_regression, incomplete_report
 from retrieval_pipeline.core.scoring.rescoring import rescored
-from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.results import RunResult, utc_now
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, WeightedFigures, weighted_figures
 from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
@@ -65,6 +67,23 @@ def evaluate_and_record(
     weighted, baseline_weighted = weighed(settings.traffic, run, baseline)
     stored = store.save(run, report, settings.tolerances, weighted)
     return Evaluation(run, report, stored, baseline, weighted, baseline_weighted)
+
+
+NOT_RECORDED = "stopped (Ctrl-C or an error) before its orchestrator recorded it; kept for inspection, never a baseline"
+
+
+@contextmanager
+def incomplete_unless_recorded(store: ResultStore, key: HistoryKey) -> Iterator[None]:
+    """A run saved inside the block whose recording is then stopped (an interrupt, an error) is kept as
+    incomplete: a complete run nobody recorded would silently become the next baseline."""
+    started = utc_now()
+    try:
+        yield
+    except BaseException:
+        for stored in store.saved_since(key, started):
+            if stored.complete:
+                store.mark_incomplete(stored, NOT_RECORDED)
+        raise
 
 
 def weighed(
