@@ -48,6 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "retrieval_pipeline.cli.nightly:nightly",
         "Run the nightly Dagster job now: every partition, then the leaderboard.",
     ),
+    "verdicts": (
+        "retrieval_pipeline.cli.verdicts:verdicts",
+        "Show every pair's latest stored verdict; exit 1 if any failed (CI after a night).",
+    ),
 }
 
 

@@ -125,9 +125,7 @@ def _print_progress(outcome, console) -> None:
             rates = ", ".join(f"{rate.short} {percent_or_blank(run and run.hit_rate(rate.k))}" for rate in TESTED)
             console.print(f"{mark} {label}: {rates}. {escape(run and run.verdict_summary or '')}", soft_wrap=True)
     elif outcome.job != LEADERBOARD_JOB and not outcome.success:
-        console.print(
-            f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.message)}", soft_wrap=True
-        )
+        console.print(f"[red]✗[/red] {outcome.job} \\[{escape(outcome.partition)}]: {escape(outcome.message)}", soft_wrap=True)
 
 
 @click.command("nightly")

@@ -16,7 +16,6 @@ cache those steps filled (encoding in process any shard still missing), as `retr
 
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -39,6 +38,7 @@ from dagster import (
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.dagster_layer.assets import progress_of
 from retrieval_pipeline.dagster_layer.metadata import plotted
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, key_dimensions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
@@ -122,15 +122,6 @@ def shard_partitions(config: ProjectConfig) -> ShardPartitions | None:
     return ShardPartitions(sharded) if sharded else None
 
 
-def shard_requests(config: ProjectConfig) -> tuple[list[tuple[str, list[MultiPartitionKey]]], Callable[[str], str]]:
-    """`retrieval-eval nightly`'s runs of the shards, one per shard (padding left out, so each shard is
-    its own step), and the retriever of a shard's partition key; no run when no retriever has shards."""
-    shards = shard_partitions(config)
-    if shards is None:
-        return [], str
-    return [(VECTORS_JOB, [key]) for key in shards.keys()], lambda key: shards.shard(key)[0]
-
-
 def build_document_vectors(shards: ShardPartitions, group: str) -> AssetsDefinition:
     @asset(
         name=VECTORS_ASSET,
@@ -143,7 +134,7 @@ def build_document_vectors(shards: ShardPartitions, group: str) -> AssetsDefinit
     def document_vectors(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         identifier, index = shards.shard(context.partition_key)
         with scrubbed_errors():
-            return MaterializeResult(metadata=encoded_shard(project.config, identifier, index, context.log.info))
+            return MaterializeResult(metadata=encoded_shard(project.config, identifier, index, progress_of(context)))
 
     return document_vectors
 

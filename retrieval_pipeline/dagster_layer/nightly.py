@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from dagster import DagsterExecutionInterruptedError, Definitions, DagsterInstance
+from dagster import DagsterExecutionInterruptedError, DagsterInstance, Definitions
 
 from retrieval_pipeline.core.base.errors import RetrievalEvalError, ServiceFailedError
 from retrieval_pipeline.core.services.views.evaluation_view import RegressionCheck, regression_check

@@ -43,6 +43,8 @@ def after_upstream() -> AutomationCondition:
         & ~AutomationCondition.any_deps_in_progress()
         & ~AutomationCondition.in_progress()
     ).with_label("after_upstream")
+
+
 # Dagster's own default interval for automation sensors; a faster index sensor makes this one faster too.
 AUTOMATION_INTERVAL_SECONDS = 30
 

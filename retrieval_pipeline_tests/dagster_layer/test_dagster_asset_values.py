@@ -9,7 +9,7 @@ import uuid
 import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterInstance, MultiPartitionKey, build_input_context, build_output_context
-from dagster_runs import evaluate, failure_metadata, only_materialization
+from dagster_runs import evaluate, failure_metadata
 from dagster_test_project import ALPHA, BETA, RETRIEVERS, SETS, degraded
 from fsspec.core import url_to_fs
 from rich.console import Console

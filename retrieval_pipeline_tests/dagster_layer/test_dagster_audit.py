@@ -10,7 +10,6 @@ from dagster import AssetCheckKey, AssetKey
 from dagster_runs import QUIET, evaluate, evaluation_key, run_job
 from dagster_test_project import degraded
 
-from retrieval_pipeline.core.storage.store_reading import QUESTION_SETS_SIDE
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, SETS_JOB, build_definitions
 
 LABELS_CHECK = AssetCheckKey(AssetKey("golden_question_set"), "labels_exist")
@@ -30,8 +29,12 @@ def test_a_set_whose_label_no_corpus_holds_fails_labels_exist_and_its_evaluation
 
     materialized = run_job(defs, instance, SETS_JOB, "alpha", raise_on_error=False)
     assert not materialized.success and not materialized.get_asset_materialization_events()  # the partition fails
-    assert instance.get_status_by_partition(AssetKey("golden_question_set"), ["alpha"], defs.resolve_assets_def(
-        "golden_question_set").partitions_def)["alpha"].value == "FAILED"
+    assert (
+        instance.get_status_by_partition(
+            AssetKey("golden_question_set"), ["alpha"], defs.resolve_assets_def("golden_question_set").partitions_def
+        )["alpha"].value
+        == "FAILED"
+    )
     [check] = materialized.get_asset_check_evaluations()
     assert check.asset_check_key == LABELS_CHECK and not check.passed
     assert [r.data["question_id"] for r in check.metadata["missing_labels"].value.records] == ["a4"]

@@ -44,6 +44,24 @@ def test_nightly_evaluates_everything_then_reports_a_regression(project, instanc
 
 
 @pytest.mark.slow
+def test_ci_reads_the_nights_verdicts_from_the_store_as_an_exit_code(project, instance):
+    from retrieval_pipeline.cli import main
+
+    run(project, instance)
+    good_night = CliRunner().invoke(main, ["verdicts", "--config", str(project.config)])
+    assert good_night.exit_code == 0, good_night.output
+    assert good_night.stdout.count("No baseline: recorded as the baseline.") == 4
+
+    project.write_run("good", degraded("a1", "a2"))
+    run(project, instance)
+    bad_night = CliRunner().invoke(main, ["verdicts", "--config", str(project.config), "--json"])
+    assert bad_night.exit_code == 1
+    pairs = {(p["set_identifier"], p["retriever_identifier"]): p["status"] for p in json.loads(bad_night.stdout)["pairs"]}
+    assert pairs[("alpha", "good")] == "regression" and list(pairs.values()).count("pass") == 3
+    assert "1 of 4 pairs failed their latest check. alpha × good (regression)" in bad_night.stderr
+
+
+@pytest.mark.slow
 def test_a_retriever_that_cannot_be_built_is_invalid_input_and_skips_its_partitions(project, instance):
     project.run_file("other").unlink()
     report, output = run(project, instance)
