@@ -158,7 +158,7 @@ def test_a_secret_never_reaches_the_dagster_instance_or_the_store(tmp_path, monk
         failure = results[-1].get_step_failure_events()[0].step_failure_data.error
         assert f"the environment variable {TOKEN_VAR} holds a line break" in failure.cause.message
     else:
-        assert all(result.success for result in results)
+        assert [result.success for result in results] == [True, False]  # the incomplete run fails its partition
         [check] = results[-1].get_asset_check_evaluations()
         assert not check.passed and check.description.startswith("Incomplete run: 3 of 4 questions failed (q2, q3, q4)")
         store = ResultStore(str(tmp_path / "project" / "store"))
