@@ -1,19 +1,9 @@
-"""The code location as a `dg` component, for a Dagster project of one's own (`create-dagster project`).
-
-Such a project declares its definitions in `defs/<folder>/defs.yaml` files rather than importing them,
-and installs the packages that ship component types: with this package installed, `dg list components`
-shows `RetrievalEvaluation` (the `dagster_dg_cli.registry_modules` entry point in pyproject.toml names
-this module) and `dg scaffold defs retrieval_pipeline.dagster_layer.component.RetrievalEvaluation evals`
-writes its `defs.yaml` (Dagster's default scaffolder: `type:` and empty `attributes:`).
-
-The component builds exactly what `dagster dev` serves from this checkout (`build_definitions`), so a
-team can run the evaluation beside its own assets without a second copy of the wiring. It is therefore
-one per project: two instances would define the same asset keys, jobs and sensors twice.
-
-Relative paths are read against the component's own folder (`context.path`, as Dagster's SQL component
-reads its templates), not against the working folder of whichever process loads the definitions: the
-webserver, the daemon and each run may start elsewhere. `build_definitions` is imported when the
-definitions are built, not when `dg list components` scans the entry points of the environment.
+"""The code location as a `dg` component, so a team adds retrieval evaluation to its own Dagster project
+(`dg scaffold defs RetrievalEvaluation evals`; the `dagster_dg_cli.registry_modules` entry point names this
+module). It builds exactly what this checkout serves (`build_definitions`), so one per project. Relative
+paths are read against the component's folder, not the working folder of whichever process loads it
+(webserver, daemon, run); `build_definitions` is imported only when the definitions are built, not when
+`dg list components` scans the environment.
 """
 
 from __future__ import annotations

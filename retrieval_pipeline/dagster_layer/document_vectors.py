@@ -1,17 +1,11 @@
 """`document_vectors`: the shards of every dense retriever that declares `shards` (or `shard_size`), one
-Dagster partition per (retriever, shard), each encoding one slice of the corpus into the vector cache
-(retrievers/vector/shards.py). A backfill, the team deployment's Celery workers or dagster-k8s run one
-partition per run, so the shards encode in parallel on as many workers as there are.
+partition per (retriever, shard), each encoding one slice of the corpus into the vector cache, so shards
+encode in parallel on as many workers as there are (one run per partition).
 
-The partitions are two static dimensions, `retriever` (the sharded retrievers) and `shard` (`00` up
-to the largest shard count, zero-padded so the UI sorts them): the UI's partition grid then reads as a
-retriever per row and a shard per column. A retriever with fewer shards than the largest has padding
-partitions beyond its own: they encode nothing and say so in their metadata.
-
-`retrieval_evaluation` depends on every shard of its own retriever: a `MultiPartitionMapping` maps
-the evaluation's `retriever` dimension onto this asset's (the sharded retrievers only) and leaves the
-`shard` dimension unmapped, which Dagster reads as "every shard". The evaluation step reads the
-cache those steps filled (encoding in process any shard still missing), as `retrieval-eval run` does.
+Two static dimensions, `retriever` and `shard` (`00` up to the largest count, zero-padded so the UI
+sorts them), make the partition grid a retriever per row and a shard per column; a retriever with fewer
+shards has padding partitions that encode nothing and say so. `retrieval_evaluation` depends on every
+shard of its own retriever (its `retriever` dimension mapped, `shard` unmapped: every shard).
 """
 
 import time

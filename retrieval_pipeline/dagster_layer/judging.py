@@ -1,16 +1,9 @@
-"""Machine judging in Dagster: the `machine_judgements` asset fills a judging file's machine columns with a
-configured judge, on demand only.
-
-A judge costs money (tokens), so no job, schedule or sensor selects the asset: it runs when someone
-materializes it (the UI's launchpad, `dagster asset materialize`), naming the judge and the judging file,
-or a folder of them, whose newest `.csv`/`.jsonl` is the latest pool. The work is the core's
-`machine_judge_file`, as `retrieval-eval judge FILE --judge NAME` does it; the metadata says what it
-did and cost. Its check `machine_judge_agreement` is the judge's calibration on the rows people answered
-too: Cohen's kappa and its 95% interval, WARN below `judging.min_kappa` or on fewer rows than
-`judging.min_calibration_rows` (a warning, never a failure: the answers are saved either way, and they
-are applied to a set only through `judge --apply --machine`, which has its own gate). Nothing secret reaches it: the judge is named by its configured name and fingerprint.
-No `from __future__ import annotations`: Dagster reads the asset's annotations (its config class) at
-definition time.
+"""Machine judging in Dagster: `machine_judgements` fills a judging file's machine columns with a configured
+judge, on demand only: a judge costs money (tokens), so no job, schedule or sensor selects it. The work is
+the core's `machine_judge_file`, as `retrieval-eval judge FILE --judge NAME` does it. Its check
+`machine_judge_agreement` is the judge's calibration against people (Cohen's kappa), a warning, never a
+failure: answers reach a set only through `judge --apply --machine`, which has its own gate. No `from
+__future__ import annotations`: Dagster reads the asset's config class from its annotation.
 """
 
 from pathlib import Path
