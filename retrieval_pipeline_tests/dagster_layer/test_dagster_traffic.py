@@ -102,3 +102,28 @@ def test_a_log_that_allows_examples_shows_its_most_asked_queries_redacted(tmp_pa
         "count": traffic.rows[0]["count"],
     }
     assert SECRET not in _text(metadata)
+
+
+def test_each_night_counts_the_log_again_and_then_measures_its_coverage_again(traffic_project, instance):
+    """Declarative automation: the log at the nightly schedule's time, its coverage once it is counted."""
+    from datetime import datetime, timezone
+
+    from dagster import evaluate_automation_conditions
+
+    defs, _, _ = traffic_project
+
+    def requested(cursor, when):
+        result = evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor, evaluation_time=when)
+        keys = {
+            (r.key.to_user_string(), str(k)) for r in result.results for k in r.true_subset.expensively_compute_partition_keys()
+        }
+        return {key for key in keys if key[0] in ("query_log", "coverage")}, result.cursor
+
+    evening, night = datetime(2026, 12, 1, 20, tzinfo=timezone.utc), datetime(2026, 12, 2, 3, tzinfo=timezone.utc)
+    first, cursor = requested(None, evening)  # the sensor's first tick
+    assert first == set()
+    at_night, cursor = requested(cursor, night)  # past 02:00, the sample project's nightly cron
+    assert at_night == {("query_log", "traffic")}
+    run_job(defs, instance, QUERY_LOG_JOB, "traffic")
+    counted, _ = requested(cursor, night)
+    assert counted == {("coverage", str(coverage_key(SET, "traffic")))}
