@@ -1,5 +1,8 @@
 """The team deployment started for real on loopback (PostgreSQL, Redis, a code server, the daemon, the
 webserver, Celery workers) from the files under deploy/team/: used by the team test and by benchmarks/bench_team.py.
+Runs reach the workers as a team starts them (docs/production.md): `dagster job backfill` (what the UI's
+"Launch backfill" does), the schedule and the sensors, each run one partition through the queued coordinator
+and the Celery run launcher.
 
 Each process starts in its own session (process group), so stopping it stops its children too (the
 Celery worker's pool, the daemon's code-server clients, postgres's backends). `initdb` refuses to run
@@ -24,6 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GRACE_SECONDS = 5
+DAEMON_START_SECONDS = 60
+BACKFILL_TAG = "dagster/backfill"
+"""Dagster's tag on every run of a backfill (its id), from the UI or `dagster job backfill`."""
+SENSOR_NAME_TAG = "dagster/sensor_name"
+"""Dagster's tag on every run a sensor requested, the automation sensor's included (its name)."""
+PARTITION_TAG = "dagster/partition"
 TEAM = Path(__file__).resolve().parents[2] / "deploy" / "team"
 BIN = Path(sys.executable).parent
 
@@ -189,7 +198,6 @@ def team_environment(root: Path, config: Path, store: Path) -> tuple[dict[str, s
         "RETRIEVAL_EVAL_CONFIG": str(config),
         "RETRIEVAL_EVAL_STORE": str(store),
         "RETRIEVAL_EVAL_CACHE": str(root / "cache"),
-        "RETRIEVAL_EVAL_EXECUTOR": "in_process",
     }
     if sorted(values) != sorted(documented):
         raise AssertionError(f"deploy/team/team.env names {sorted(documented)}, the deployment sets {sorted(values)}")
@@ -281,7 +289,7 @@ class TeamDeployment:
     project: object
     services: list[Service]
     webserver: str
-    """The webserver's URL, which `nightly --launch` submits its runs through."""
+    """The webserver's URL: the UI a team launches backfills from."""
 
     @property
     def workspace(self) -> Path:
@@ -296,8 +304,81 @@ class TeamDeployment:
             [str(BIN / args[0]), *args[1:]], env=self.env, cwd=self.root, capture_output=True, text=True, timeout=timeout
         )
 
+    def backfill(self, instance, job: str) -> list[str]:
+        """`dagster job backfill` of every partition of `job`, as docs/production.md shows it; the ids of the
+        runs it queued (one per partition), which the daemon then hands to the Celery workers."""
+        from dagster import RunsFilter
+
+        before = {run.run_id for run in instance.get_runs(filters=RunsFilter(job_name=job))}
+        command = ("dagster", "job", "backfill", "-j", job, "-w", str(self.workspace), "--noprompt", "--all")
+        result = self.command(*command)
+        if result.returncode != 0:
+            raise AssertionError(f"{' '.join(command)} exited {result.returncode}\n{result.stdout}\n{result.stderr}")
+        runs = instance.get_runs(filters=RunsFilter(job_name=job))
+        return [run.run_id for run in runs if run.run_id not in before and BACKFILL_TAG in run.tags]
+
     def logs(self) -> str:
         return "\n".join(s.tail() for s in self.services)
+
+
+def wait_for(condition, what: str, timeout: float, details=lambda: "", interval: float = 0.5):
+    """`condition()`'s first true value, checked every `interval` seconds for at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s\n{details()}")
+        time.sleep(interval)
+
+
+def wait_for_daemon(instance, details=lambda: "") -> None:
+    """The daemon is up and dequeuing: until then a backfill's runs would only wait in the queue."""
+    wait_for(
+        lambda: "QUEUED_RUN_COORDINATOR" in instance.get_daemon_heartbeats(),
+        "the daemon's run queue",
+        DAEMON_START_SECONDS,
+        details,
+    )
+
+
+def wait_for_runs(instance, run_ids: list[str], timeout: float, details=lambda: "", interval: float = 0.5) -> list:
+    """The runs, once every one of them has finished (succeeded, failed or canceled)."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    done = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+
+    def finished():
+        runs = instance.get_runs(filters=RunsFilter(run_ids=list(run_ids)))
+        return runs if len(runs) == len(run_ids) and all(run.status in done for run in runs) else None
+
+    return wait_for(finished, f"{len(run_ids)} run(s) to finish", timeout, details, interval)
+
+
+def refreshed_after(instance, asset, runs: list, partition: str | None = None):
+    """The first successful run of `asset` (an AssetKey; of `partition`) that the automation sensor
+    (`retrieval_automation`) requested by itself after every one of `runs` had finished, as a run record;
+    None while there is none."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    from retrieval_pipeline.dagster_layer.sensors import AUTOMATION_SENSOR
+
+    ends = [instance.get_run_record_by_id(run.run_id).end_time for run in runs]
+    if not ends or None in ends:
+        return None
+    automated = RunsFilter(tags={SENSOR_NAME_TAG: AUTOMATION_SENSOR}, statuses=[DagsterRunStatus.SUCCESS])
+    records = sorted(instance.get_run_records(filters=automated), key=lambda record: record.start_time or 0)
+    return next(
+        (
+            record
+            for record in records
+            if asset in (record.dagster_run.asset_selection or ())
+            and (partition is None or record.dagster_run.tags.get(PARTITION_TAG) == partition)
+            and record.start_time >= max(ends)
+        ),
+        None,
+    )
 
 
 @contextmanager

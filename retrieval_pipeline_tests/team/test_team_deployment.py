@@ -1,34 +1,59 @@
-"""The recommended team deployment, run for real: `nightly --launch` through the queued coordinator and
-the Celery run launcher, then the real daemon's schedule tick and index sensor, then the leaderboard
-refreshing itself. PostgreSQL holds the runs, materializations and check results; the store the Parquet."""
+"""The recommended team deployment, run for real, started the way docs/production.md says a team works: a
+backfill of the evaluation job (`dagster job backfill`, what the UI's "Launch backfill" does) queues one
+run per partition, which the daemon hands to the Celery run launcher; the daemon's declarative automation
+then refreshes the leaderboard and each set's label audit by itself; then the schedule's tick and the index
+sensor. PostgreSQL holds the runs, materializations and check results; the store the Parquet."""
 
 from __future__ import annotations
 
 import os
-import time
+from dataclasses import dataclass
+from functools import partial
 
 import pytest
 from dagster import AssetKey, DagsterEventType, DagsterRunStatus, RunsFilter
-from dagster._core.definitions.run_request import InstigatorType
-from dagster._core.storage.tags import SENSOR_NAME_TAG
 from dagster_test_project import RETRIEVERS, SETS, degraded
 
 psycopg2 = pytest.importorskip("psycopg2", reason="the team deployment needs the [team] extra")
 celery_tags = pytest.importorskip("dagster_celery.tags", reason="the team deployment needs the [team] extra")
 
-from services import listening_addresses, team_instance
+from services import (
+    BACKFILL_TAG,
+    PARTITION_TAG,
+    SENSOR_NAME_TAG,
+    listening_addresses,
+    refreshed_after,
+    team_instance,
+    wait_for,
+    wait_for_daemon,
+    wait_for_runs,
+)
 
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
-from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.dagster_layer.schedules import NIGHTLY_SCHEDULE, TRIGGER_TAG
-from retrieval_pipeline.dagster_layer.sensors import INDEX_SENSOR, LEADERBOARD_AUTOMATION
+from retrieval_pipeline.dagster_layer.sensors import AUTOMATION_SENSOR, INDEX_SENSOR
 
 PAIRS = [(s, r) for s in SETS for r in RETRIEVERS]
 PARTITIONS = ProjectPartitions(SETS, RETRIEVERS)
-RUNS_PER_LAUNCH = len(SETS) + len(RETRIEVERS) + len(PAIRS) + 1
-DAEMON_WAIT_SECONDS = 120
-FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+RUNS_PER_BACKFILL = len(PAIRS)
+"""One run per evaluation partition: each run holds one partition and one step."""
+RUN_SECONDS = 120
+DAEMON_WAIT_SECONDS = 150
+"""A schedule tick (its cron ticks every minute), the runs it requests, then the automation's refresh."""
+SET_TAG = "dagster/partition/set"
+LEADERBOARD, LABEL_AUDIT = AssetKey("leaderboard"), AssetKey("label_audit")
+
+
+@dataclass(frozen=True)
+class Backfilled:
+    evaluations: list
+    """The backfill's runs, finished."""
+    leaderboard: object
+    """The automation's leaderboard run (a run record) started after every evaluation had finished."""
+    audits: dict
+    """Each set's label audit run (a run record) the automation started after that set's evaluations."""
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +63,31 @@ def instance(team):
 
 
 @pytest.fixture(scope="module")
-def launched(team, instance):
-    deadline = time.monotonic() + 60
-    while "QUEUED_RUN_COORDINATOR" not in instance.get_daemon_heartbeats():  # the daemon is up and dequeuing
-        assert time.monotonic() < deadline, team.logs()
-        time.sleep(0.5)
-    result = team.command("retrieval-eval", "nightly", "--launch", "--webserver", team.webserver)
-    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{team.logs()}"
-    return result
+def backfilled(team, instance) -> Backfilled:
+    wait_for_daemon(instance, team.logs)
+    run_ids = team.backfill(instance, EVALUATION_JOB)
+    assert len(run_ids) == RUNS_PER_BACKFILL, team.logs()
+    evaluations = wait_for_runs(instance, run_ids, RUN_SECONDS, team.logs)
+    leaderboard = wait_for(
+        lambda: refreshed_after(instance, LEADERBOARD, evaluations),
+        "the automation's leaderboard refresh after the backfill",
+        DAEMON_WAIT_SECONDS,
+        team.logs,
+    )
+    audits = {
+        set_identifier: wait_for(
+            partial(refreshed_after, instance, LABEL_AUDIT, _of_set(evaluations, set_identifier), set_identifier),
+            f"the automation's label audit of {set_identifier}",
+            DAEMON_WAIT_SECONDS,
+            team.logs,
+        )
+        for set_identifier in SETS
+    }
+    return Backfilled(evaluations, leaderboard, audits)
+
+
+def _of_set(runs: list, set_identifier: str) -> list:
+    return [run for run in runs if run.tags[SET_TAG] == set_identifier]
 
 
 def _sql(team, query: str, *params) -> list[tuple]:
@@ -62,20 +104,35 @@ def _runs(instance, **tags) -> list:
     return instance.get_runs(filters=RunsFilter(tags=tags))
 
 
-def test_nightly_launch_runs_every_partition_on_the_celery_worker(team, instance, launched):
-    runs = _runs(instance, **{TRIGGER_TAG: "launch"})
-    assert len(runs) == RUNS_PER_LAUNCH
-    worker_group = team.service("celery-worker-1").process.pid
-    for run in runs:
+def _assert_ran_on_a_worker(team, instance, run) -> None:
+    assert celery_tags.DAGSTER_CELERY_TASK_ID_TAG in run.tags  # handed to the broker by the Celery run launcher
+    (start,) = instance.all_logs(run.run_id, of_type=DagsterEventType.RUN_START)
+    assert os.getpgid(start.dagster_event.pid) == team.service("celery-worker-1").process.pid  # inside the worker's pool
+
+
+def test_a_backfill_runs_every_partition_on_the_celery_worker(team, instance, backfilled):
+    assert {run.tags[PARTITION_TAG] for run in backfilled.evaluations} == {str(key) for key in PARTITIONS.evaluation_keys()}
+    assert len({run.tags[BACKFILL_TAG] for run in backfilled.evaluations}) == 1
+    for run in backfilled.evaluations:
         assert run.status == DagsterRunStatus.SUCCESS, team.logs()
-        assert celery_tags.DAGSTER_CELERY_TASK_ID_TAG in run.tags  # handed to the broker by the Celery run launcher
-        (start,) = instance.all_logs(run.run_id, of_type=DagsterEventType.RUN_START)
-        assert os.getpgid(start.dagster_event.pid) == worker_group  # executed inside the worker's pool
-    assert "Leaderboard: alpha" in launched.stdout and "Regression checks" in launched.stdout
-    assert launched.stdout.count("PASSED") == len(PAIRS)
+        assert run.job_name == EVALUATION_JOB
+        _assert_ran_on_a_worker(team, instance, run)
 
 
-def test_materializations_and_per_partition_check_results_are_in_postgresql(team, launched):
+def test_declarative_automation_refreshes_the_leaderboard_and_each_label_audit_on_the_worker(team, instance, backfilled):
+    for record in [backfilled.leaderboard, *backfilled.audits.values()]:
+        assert record.dagster_run.tags[SENSOR_NAME_TAG] == AUTOMATION_SENSOR
+        _assert_ran_on_a_worker(team, instance, record.dagster_run)
+    assert {record.dagster_run.tags[PARTITION_TAG] for record in backfilled.audits.values()} == set(SETS)
+    (verdict,) = _sql(
+        team,
+        "select execution_status from asset_check_executions where check_name = 'every_pair_passes' and run_id = %s",
+        backfilled.leaderboard.dagster_run.run_id,
+    )
+    assert verdict == ("SUCCEEDED",)
+
+
+def test_materializations_and_per_partition_check_results_are_in_postgresql(team, backfilled):
     partitions = {str(key) for key in PARTITIONS.evaluation_keys()}
     materialized = _sql(
         team,
@@ -87,35 +144,49 @@ def test_materializations_and_per_partition_check_results_are_in_postgresql(team
     assert {p for p, status in checks if status == "SUCCEEDED"} == partitions
 
 
-def test_the_parquet_runs_are_in_the_shared_store(team, launched):
+def test_the_parquet_runs_are_in_the_shared_store(team, backfilled):
     store = ResultStore(str(team.project.store))
     for set_identifier, retriever_identifier in PAIRS:
         (stored,) = store.history(HistoryKey(set_identifier, retriever_identifier))
         assert stored.complete
 
 
-def test_the_daemon_ticks_the_schedule_and_sensor_and_the_leaderboard_refreshes_itself(team, instance, launched):
+def test_the_daemon_ticks_the_schedule_and_sensor_and_the_leaderboard_refreshes_itself(team, instance, backfilled):
     _turn(team, "sensor", INDEX_SENSOR, "start")
-    _wait_for(lambda: "other" in _sensor_cursor(instance), "the index sensor's first tick", team)  # versions seen
-    team.project.write_run("other", degraded("a3", "b2", "a1"))  # a rebuilt index: a new version of "other"
+    wait_for(lambda: "other" in _sensor_cursor(instance), "the index sensor's first tick", DAEMON_WAIT_SECONDS, team.logs)
+    team.project.write_run("other", degraded("a3"))  # a rebuilt index (a new version), better than before: no regression
     _turn(team, "schedule", NIGHTLY_SCHEDULE, "start")
-    _wait_for(lambda: len(_runs(instance, **{TRIGGER_TAG: "nightly"})) >= len(PAIRS), "a nightly tick", team)
-    _turn(team, "schedule", NIGHTLY_SCHEDULE, "stop")  # one tick is the test; the cron ticks every minute
+    try:
+        wait_for(
+            lambda: len(_runs(instance, **{TRIGGER_TAG: "nightly"})) >= len(PAIRS),
+            "a nightly tick",
+            DAEMON_WAIT_SECONDS,
+            team.logs,
+        )
+    finally:
+        _turn(team, "schedule", NIGHTLY_SCHEDULE, "stop")  # one tick is the test; the cron ticks every minute
+
+    def requested():
+        return _runs(instance, **{TRIGGER_TAG: "nightly"}) + _runs(instance, **{TRIGGER_TAG: "index_version"})
 
     def finished():
-        runs = _runs(instance, **{TRIGGER_TAG: "nightly"}) + _runs(instance, **{TRIGGER_TAG: "index_version"})
+        runs = requested()
+        done = all(r.status in (DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED) for r in runs)
         evaluations = [r for r in runs if r.job_name == EVALUATION_JOB]
-        return all(r.status in FINISHED for r in runs) and _leaderboard_refreshed_after(instance, evaluations)
+        return done and any(r.job_name == RETRIEVERS_JOB for r in runs) and refreshed_after(instance, LEADERBOARD, evaluations)
 
-    _wait_for(finished, "the requested runs and the leaderboard refresh", team)
+    wait_for(finished, "the requested runs and the leaderboard refresh", DAEMON_WAIT_SECONDS, team.logs)
     nightly, indexed = _runs(instance, **{TRIGGER_TAG: "nightly"}), _runs(instance, **{TRIGGER_TAG: "index_version"})
     assert all(r.status == DagsterRunStatus.SUCCESS for r in nightly + indexed), team.logs()
-    assert {r.tags["dagster/partition"] for r in indexed if r.job_name == EVALUATION_JOB} == {
+    assert len(nightly) == len(PAIRS)
+    assert {r.tags[PARTITION_TAG] for r in indexed if r.job_name == EVALUATION_JOB} == {
         str(key) for key in PARTITIONS.evaluation_keys("other")
     }
+    for run in nightly + indexed:
+        _assert_ran_on_a_worker(team, instance, run)
 
 
-def test_nothing_listens_beyond_loopback(team, launched):
+def test_nothing_listens_beyond_loopback(team, backfilled):
     groups = {s.process.pid for s in team.services}
     addresses = listening_addresses(groups)
     ports = {
@@ -127,30 +198,11 @@ def test_nothing_listens_beyond_loopback(team, launched):
     assert {address for address, _ in addresses} <= {"127.0.0.1", "::1"}
 
 
-def _leaderboard_refreshed_after(instance, evaluations) -> bool:
-    """A leaderboard run that leaderboard_automation requested by itself, started after every evaluation
-    the schedule and the sensor ran had finished."""
-    last_evaluation = max(r.end_time or float("inf") for r in (instance.get_run_record_by_id(e.run_id) for e in evaluations))
-    automated = RunsFilter(tags={SENSOR_NAME_TAG: LEADERBOARD_AUTOMATION}, statuses=[DagsterRunStatus.SUCCESS])
-    for record in instance.get_run_records(filters=automated):
-        if AssetKey("leaderboard") in (record.dagster_run.asset_selection or ()) and record.start_time >= last_evaluation:
-            return True
-    return False
-
-
 def _turn(team, kind: str, name: str, action: str) -> None:
     result = team.command("dagster", kind, action, name, "-w", str(team.workspace), timeout=60)
     assert result.returncode == 0, result.stderr
 
 
 def _sensor_cursor(instance) -> str:
-    states = instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
-    state = next((s for s in states if s.instigator_name == INDEX_SENSOR), None)
+    state = next((s for s in instance.all_instigator_state() if s.instigator_name == INDEX_SENSOR), None)
     return (state.instigator_data.cursor or "") if state and state.instigator_data else ""
-
-
-def _wait_for(condition, what: str, team) -> None:
-    deadline = time.monotonic() + DAEMON_WAIT_SECONDS
-    while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {DAEMON_WAIT_SECONDS} s\n{team.logs()}"
-        time.sleep(1)
