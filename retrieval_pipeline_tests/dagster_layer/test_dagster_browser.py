@@ -176,6 +176,33 @@ def test_the_catalog_counts_the_failed_partition_of_retrieval_evaluation(dagster
     assert "All" in retrievers_text.split()  # what a healthy partitioned asset shows there
 
 
+def test_a_passed_pair_shows_its_rates_and_its_history_chart_and_the_leaderboard_check_names_the_failed_one(dagster_ui, browser):
+    browser.get(f"{dagster_ui}/assets/retrieval_evaluation?view=partitions&partition=other%7Calpha")
+    page = page_text_once_shown(browser, "history_chart", "errors first, then top-3 misses")
+    assert "No regression: top-1 +0.0 pp, top-3 +0.0 pp." in page
+    click_once_clickable(browser, "//tr[td[normalize-space()='history_chart']]//a[normalize-space()='[Show Markdown]']")
+    width, height = loaded_image_size(browser, "top-k hit rates of alpha × other")
+    browser.save_screenshot(str(ARTIFACTS / "history-chart.png"))
+    assert width > 0 and height > 0
+
+    browser.get(f"{dagster_ui}/assets/leaderboard?view=checks")
+    page = page_text_once_shown(browser, "every_pair_passes", "alpha × good")
+    assert "1 of 4 pairs failed their latest check. alpha × good (regression): Regression: top-1 hit rate dropped" in page
+
+
+def loaded_image_size(browser, alt_prefix: str) -> tuple[int, int]:
+    size = once_shown(
+        browser,
+        lambda: browser.execute_script(
+            "const image = Array.from(document.images).find(i => i.alt.startsWith(arguments[0]));"
+            "return image && image.complete ? [image.naturalWidth, image.naturalHeight] : null;",
+            alt_prefix,
+        ),
+        f"a loaded image with alt text {alt_prefix!r}",
+    )
+    return tuple(size)
+
+
 def once_shown(browser, read, what: str):
     """`read()` once it returns something, Dagster's first-visit dialog dismissed as a person would (Skip)."""
     deadline = time.monotonic() + PAGE_TIMEOUT_SECONDS
