@@ -92,12 +92,12 @@ def _print_history(view) -> None:
         for entry in view.entries
     ]
     print_fitted(console, None, columns, rows, show_edge=False)
+    for line in filter(None, map(view.rescored_baseline_line, view.entries)):
+        console.print(line, markup=False)
     for line in filter(None, map(view.left_out_line, view.entries)):
         console.print(line, markup=False)
 
 
 def _rate_cells(view, entry, figure) -> tuple[str, ...]:
-    from retrieval_pipeline.core.base.formatting import signed_pp
-
-    plain = (figure.text(entry.summary.figures[figure.key]), signed_pp(entry.deltas.get(figure.key)))
+    plain = (figure.text(entry.summary.figures[figure.key]), view.delta_text(entry, figure))
     return (*plain, view.weighted_text(entry, figure)) if view.weighted else plain

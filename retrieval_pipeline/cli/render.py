@@ -202,7 +202,7 @@ def print_regression(console: Console, view: EvaluationView) -> None:
         return
     if view.latency_change is not None:
         console.print(f"p95 latency: {view.latency_change_text} against the baseline")
-    console.print(f"Flipped hit → miss ({len(view.flipped_to_miss)}): {id_sequence(view.flipped_to_miss)}")
+    console.print(f"Flipped hit → miss ({view.lost_hits_count}): {id_sequence(view.flipped_to_miss)}")
     console.print(f"Flipped miss → hit ({len(view.flipped_to_hit)}): {id_sequence(view.flipped_to_hit)}")
     tested = ", ".join(f"{row.title} {p_phrase(row.p_value)}" for row in view.run.tested)
     console.print(f"Paired exact McNemar test against the baseline: {tested}")

@@ -204,7 +204,7 @@ def _draw_metric(axes, points: tuple[ChartPoint, ...], metric: str, colour: str)
 def _draw_band(axes, data: HistoryChartData, metric: str, colour: str) -> None:
     """From the baseline's rate down to the largest accepted drop: a point below the band fails the check."""
     tolerance = data.tolerance(metric)
-    rate = data.baseline.rate(metric) if data.baseline else None
+    rate = data.baseline_rate(metric)
     if tolerance is None or rate is None:
         return
     axes.axhspan(100 * max(rate - tolerance, 0.0), 100 * rate, color=colour, alpha=0.10, linewidth=0)
@@ -217,7 +217,8 @@ def _legend(axes, data: HistoryChartData) -> None:
 
     handles, _ = axes.get_legend_handles_labels()
     if data.baseline is not None:
-        handles.append(Patch(color="#999999", alpha=0.3, label="tolerance below baseline"))
+        rescored = "\n(rescored)" if data.rescored_baseline else ""
+        handles.append(Patch(color="#999999", alpha=0.3, label=f"tolerance below baseline{rescored}"))
     if any(p.intervals for p in data.points):
         handles.append(Patch(color=COLOURS[FIRST], alpha=0.12, label="95% interval"))
     if any(p.regressed for p in data.points):

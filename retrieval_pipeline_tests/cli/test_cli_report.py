@@ -41,7 +41,7 @@ def test_run_writes_a_markdown_summary_with_the_verdict_and_a_rates_table(cli, p
     text = summary.read_text(encoding="utf-8")
     assert "**REGRESSION**: Regression: top-1 hit rate dropped 50.0 pp (tolerance 10.0 pp)" in text
     assert "| top-1 hit rate | 50.0% (1/2), 95% CI 9.5–90.5% | 100.0% | -50.0 pp |" in text
-    assert "Flipped hit → miss (1): q2" in text
+    assert "Flipped hit → miss (1, 1 with unjudged documents in their place): q2" in text
     assert "| near-duplicate | 1 | 0.0% | -100.0 pp | 0.0% | -100.0 pp |" in text
 
 
@@ -61,7 +61,7 @@ def test_report_writes_an_offline_html_page_and_the_same_markdown_as_run(cli, pr
     assert png_size(parser.sources[0])[0] > 0
     text = re.sub(r"\s+", " ", " ".join(parser.text))
     assert "REGRESSION Regression: top-1 hit rate dropped 50.0 pp" in text
-    assert "Hit → miss (1): q2" in text
+    assert "Hit → miss (1, 1 with unjudged documents in their place): q2" in text
     assert "q2 miss gap near-duplicate d2, d3 x, y, z" in text  # misses first, every id
 
 

@@ -107,7 +107,7 @@ def test_a_regression_without_the_flag_exits_0_with_a_warning(cli, project):
     assert result.exit_code == 0
     assert "Regression: top-1 hit rate dropped 50.0 pp" in result.stdout
     assert result.stderr.startswith("warning: Regression:")
-    assert "Flipped hit → miss (1): q2" in result.stdout
+    assert "Flipped hit → miss (1, 1 with unjudged documents in their place): q2" in result.stdout
     assert "McNemar" in result.stdout and "p = 1.000" in result.stdout
     assert "-100.0 pp" in result.stdout  # the per-form and per-class deltas (one question each)
     assert len(project.stored_summaries()) == 2

@@ -179,3 +179,44 @@ def test_history_rescore_names_each_runs_questions_that_could_not_be_rescored_an
     assert all("not_rescored_questions" not in row for row in stored["runs"])
     assert f"{oldest['run_id']}: not rescored, left out of its figures: q2 ({reworded})." in table.splitlines()
     assert newest["run_id"] + ":" not in table
+
+
+def judge_x_relevant_for_q2(project) -> None:
+    """A judging round found `x`, which `good` ranks first for q2, relevant: q2's top-1 turns into a hit."""
+    data = json.loads(json.dumps(SMALL_SET))
+    data["questions"][1]["expected_document_ids"] = ["d2", "d3", "x"]
+    (project.root / "small.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def test_after_labels_grow_run_report_and_history_set_the_rescored_baseline_beside_the_change_it_came_from(
+    cli, project, tmp_path
+):
+    project.rankings("good", {"alpha question": ["d1"], "beta question": ["x", "d3"]})  # top-1 50.0%
+    run(cli, project)
+    judge_x_relevant_for_q2(project)
+    summary = tmp_path / "summary.md"
+
+    document = json.loads(run(cli, project, "--json", "--markdown", str(summary)).stdout)
+    history = ("history", "cli.small", "good", "--config", str(project.config))
+    table = cli(*history, env={"COLUMNS": "200"}).stdout
+    newest, first = json.loads(cli(*history, "--json").stdout)["runs"]
+    page = tmp_path / "report.html"
+    cli("report", "cli.small", "good", "--config", str(project.config), "--html", str(page))
+
+    regression = document["regression"]
+    assert (document["top1_hit_rate"], regression["top1_delta"]) == (1.0, 0.0)
+    assert regression["baseline_rescored"] is True
+    assert (regression["baseline_figures"]["top1"], regression["baseline_figures_as_stored"]["top1"]) == (1.0, 0.5)
+    assert "| top-1 hit rate | 100.0% (2/2), 95% CI 34.2–100.0% | 100.0% rescored (50.0% as stored) | +0.0 pp |" in (
+        summary.read_text(encoding="utf-8")
+    )
+    assert "<td>top-1 hit rate</td>" in page.read_text(encoding="utf-8")
+    assert '<td class="n">100.0% rescored (50.0% as stored)</td><td class="n">+0.0 pp</td>' in page.read_text(encoding="utf-8")
+    assert (first["top1_hit_rate"], newest["top1_hit_rate"], newest["top1_delta"]) == (0.5, 1.0, 0.0)
+    assert (newest["top1_baseline_rescored"], newest["top1_baseline_stored"]) == (1.0, 0.5)
+    assert first["top1_baseline_rescored"] is None
+    assert "+0.0 pp*" in table
+    assert (
+        f"* {newest['run_id']}: Δ against its baseline rescored under its labels: "
+        "top-1 100.0% (50.0% as stored), top-3 100.0% (100.0% as stored)."
+    ) in table.splitlines()

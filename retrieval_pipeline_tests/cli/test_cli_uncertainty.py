@@ -116,3 +116,29 @@ def test_a_drop_explained_by_unjudged_documents_is_inconclusive_with_the_exit_co
     project.rankings("good", {"alpha question": ["new-1", "new-2"], "beta question": ["d3"]})
     failed = run(cli, project, "good", "--fail-on-inconclusive", "--fail-on-regression")
     assert failed.exit_code == 1 and failed.stderr.startswith("error: Inconclusive: unjudged:")
+
+
+def test_a_regression_unjudged_documents_cannot_clear_counts_them_in_the_details_not_the_verdict(cli, project):
+    baseline = json.loads(run(cli, project, "good", "--json").stdout)["run_id"]
+    project.rankings("good", {"alpha question": ["new-1"], "beta question": []})  # q1 lost to a new document, q2 to nothing
+
+    result = run(cli, project, "good", "--show", "none")
+    document = json.loads(run(cli, project, "good", "--json", "--baseline", baseline).stdout)
+
+    assert result.stderr.startswith("warning: Regression: top-1 hit rate dropped 100.0 pp") and "unjudged" not in result.stderr
+    assert "Flipped hit → miss (2, 1 with unjudged documents in their place): q1, q2" in result.stdout
+    assert document["regression"]["unjudged_lost_hits"] == ["q1"]
+    assert document["regression"]["unjudged_could_clear"] is False
+
+
+def test_a_regression_unjudged_documents_could_clear_says_to_judge_them_in_the_verdict(cli, project):
+    run(cli, project, "good")
+    project.rankings("good", {"alpha question": ["new-1", "d1"], "beta question": ["d3", "d2"]})  # q1's top-1 lost
+
+    document = json.loads(run(cli, project, "good", "--json").stdout)
+
+    assert document["regression"]["verdict"] == "regression" and document["regression"]["unjudged_could_clear"] is True
+    assert document["regression"]["summary"].endswith(
+        "1 of the 1 lost hits have unjudged documents in their new top 1; counted as relevant they would bring every drop "
+        "within its tolerance: judge them before trusting this."
+    )

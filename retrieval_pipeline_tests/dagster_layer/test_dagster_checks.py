@@ -29,6 +29,19 @@ def test_a_second_run_with_an_unchanged_retriever_passes(defs, instance):
     assert check.metadata["top1_change"].value == "+0.0 pp (baseline 100.0%, now 100.0%)"
 
 
+def test_after_labels_grow_the_checks_change_names_the_rescored_baseline_it_was_computed_from(project, instance):
+    evaluate(build_definitions(project.config), instance, "beta.small", "good")  # b3 ranks d7 first: top-1 50.0%
+    beta = json.loads((project.root / "sets" / "beta.json").read_text(encoding="utf-8"))
+    beta["questions"][2]["expected_document_ids"] = ["d3", "d7"]  # d7 judged relevant since
+    (project.root / "sets" / "beta.json").write_text(json.dumps(beta), encoding="utf-8")
+
+    check = only_check(evaluate(build_definitions(project.config), instance, "beta.small", "good"))
+
+    assert check.metadata["top1_change"].value == (
+        "+0.0 pp on the 4 compared questions (baseline 75.0% rescored (50.0% as stored), now 75.0%)"
+    )
+
+
 def test_a_first_run_draws_no_empty_delta_tables(defs, instance):
     check = only_check(evaluate(defs, instance, "alpha", "good"))
     assert check.passed and check.metadata["top1_change"].value == "not compared (now 100.0%)"

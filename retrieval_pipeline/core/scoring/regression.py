@@ -19,13 +19,13 @@ from retrieval_pipeline.core.scoring.failures import failure_summary
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.scoring.metric_gates import metric_deltas, metric_drops, ranking_gate_options
-from retrieval_pipeline.core.scoring.rescoring import rescored_baseline
+from retrieval_pipeline.core.scoring.rescoring import RescoredBaseline, rescored_baseline
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, exceeds, hit_rate_gates
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, weighted_figures, weighted_hit_rate
-from retrieval_pipeline.core.scoring.unjudged_losses import unjudged_losses
+from retrieval_pipeline.core.scoring.unjudged_losses import counted_relevant, unjudged_losses
 from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 
 
@@ -45,10 +45,22 @@ def detect_regression(
     `tolerances.weighted`."""
     if baseline is None:
         return RegressionReport(has_baseline=False, verdict=Verdict.BASELINE, summary="No baseline: recorded as the baseline.")
-    if labels is not None:
-        baseline, changes = rescored_baseline(current, baseline, labels)
-    else:
-        changes = set_changes(current, baseline)
+    if labels is None:
+        return _detected(current, baseline, tolerances, unstable, set_changes(current, baseline), traffic)
+    compared, changes = rescored_baseline(current, baseline, labels)
+    report = _detected(current, compared, tolerances, unstable, changes, traffic)
+    return report if compared is baseline else replace(report, rescored_baseline=RescoredBaseline(compared, baseline))
+
+
+def _detected(
+    current: RunResult,
+    baseline: RunResult,
+    tolerances: Tolerances,
+    unstable: Collection[str],
+    changes: SetChanges,
+    traffic: TrafficWeights | None,
+) -> RegressionReport:
+    """The verdict against `baseline` as the check compares it (rescored already, when it was)."""
     excluded = tuple(i for i in changes.compared_ids if i in unstable)
     if excluded:
         return _without_unstable(current, baseline, tolerances, excluded, changes, traffic)
@@ -142,12 +154,19 @@ def _compare(
         drops = []
     latency_delta = _p95_delta(current, baseline)
     limit = tolerances.max_p95_latency_increase_ms
-    if limit is not None and latency_delta is not None and latency_delta > limit:
+    slower = limit is not None and latency_delta is not None and latency_delta > limit
+    if drops and not slower and losses.unjudged:  # labels cannot explain a latency rise
+        relabelled = (counted_relevant(current, losses), counted_relevant(baseline, losses))
+        losses = replace(losses, could_clear=not _beyond_tolerance(*relabelled, tolerances, traffic, gates, gate_weighted))
+    if slower:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
     scope = f"{changes.scope}, traffic-weighted by log '{traffic.log}'" if gate_weighted else changes.scope
     summary = _summary(scope, drops, inconclusive, unjudged, stated)
-    if losses.sentence():
-        summary = f"{summary} {losses.sentence()}"
+    # The unjudged lost hits enter the verdict only where they could change it: the reason for an
+    # "inconclusive: unjudged", or a regression they would clear if relevant. Elsewhere they are a count.
+    doubt = losses.sentence() if unjudged else losses.clearing_sentence()
+    if doubt:
+        summary = f"{summary} {doubt}"
     if changes.rescore_sentence:
         summary += f" {changes.rescore_sentence}"
     paired = overall_test(tests, TESTED[0].k).questions
@@ -191,6 +210,27 @@ def _hit_rate_drops(
         else:
             drops.append(drop)
     return drops, inconclusive
+
+
+def _beyond_tolerance(
+    current: RunResult,
+    baseline: RunResult,
+    tolerances: Tolerances,
+    traffic: TrafficWeights | None,
+    gates: dict[int, float],
+    gate_weighted: bool,
+) -> bool:
+    """Some gated figure dropped beyond its tolerance, whatever its p-value: the hit rates (or the weighted
+    ones) by their exact rule, and each gated ranking figure."""
+    if gate_weighted:
+        hit_rates = bool(_weighted_drops(current, baseline, traffic, gates))
+    else:
+        counts = {
+            k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
+        }
+        hit_rates = bool(dropped_hit_rates(counts, tolerances))
+    options = {option: getattr(tolerances, option) for option in ranking_gate_options()}
+    return hit_rates or bool(metric_drops(metric_deltas(current, baseline), options))
 
 
 def _weighted_deltas(current: RunResult, baseline: RunResult, traffic: TrafficWeights | None) -> tuple[tuple[str, float], ...]:

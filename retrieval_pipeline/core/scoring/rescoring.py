@@ -42,6 +42,16 @@ class Rescoring:
 REWORDED = "asked with another text: its stored ranking answered another question"
 
 
+@dataclass(frozen=True)
+class RescoredBaseline:
+    """A check's baseline scored again under the current labels, beside the baseline as stored. Every change
+    the check reports was computed from `rescored`: it is the baseline figure shown beside a change (marked
+    as rescored), and `stored`'s is the one the store, the history and a chart of stored runs show for it."""
+
+    rescored: RunResult
+    stored: RunResult
+
+
 def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[int] | None = None) -> Rescoring:
     """`run` under `question_set`'s labels, scored at `cutoffs` (default: its own). A question whose expected
     ids changed needs stored ids that reach the deepest cut-off (a ranking kept to rank 3 cannot say what

@@ -11,6 +11,7 @@ from enum import Enum
 
 from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
+from retrieval_pipeline.core.scoring.rescoring import RescoredBaseline
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.slice_tests import SliceTest
 from retrieval_pipeline.core.scoring.unjudged_losses import UnjudgedLosses
@@ -70,6 +71,10 @@ class RegressionReport:
     """With a traffic log: every traffic-weighted figure's change on the compared questions, by key."""
     weighted_gate: bool = False
     """The hit-rate tolerances gated the traffic-weighted rates (`tolerances.weighted` and a log)."""
+    rescored_baseline: RescoredBaseline | None = None
+    """The baseline under the current labels and as stored, when the check rescored it (questions were
+    relabelled since it ran): the changes above were computed from the rescored one. None when the
+    baseline was compared as stored."""
 
     def hit_rate_delta(self, k: int) -> float:
         """The change at tested cut-off `k`; 0 when nothing was compared."""

@@ -8,11 +8,12 @@ stored with it; a run saved without a check is judged from its counts by the che
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure, in_declared_order
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, in_declared_order
 from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
 from retrieval_pipeline.core.scoring.verdicts import Verdict
 from retrieval_pipeline.core.services.history import HistoryEntry, run_history
@@ -66,6 +67,16 @@ class HistoryChartData:
     """The run the newest point was compared with (it may be older than the oldest point shown)."""
     rescored: bool = False
     """Every point under the current labels (rescored_history.py), rather than as stored."""
+    rescored_baseline: Mapping[str, float] = field(default_factory=dict)
+    """By line (`top-1`, `top-3`): the baseline's rate rescored under the newest run's labels, when its
+    check rescored the baseline: the rate the check measured the newest run's drop from, so the band
+    hangs from it rather than from the baseline's point as stored."""
+
+    def baseline_rate(self, line: str) -> float | None:
+        """Where the tolerance band of a line starts: the rate the newest run's check compared with."""
+        if line in self.rescored_baseline:
+            return self.rescored_baseline[line]
+        return self.baseline.rate(line) if self.baseline is not None else None
 
     @property
     def labels(self) -> str:
@@ -119,7 +130,23 @@ def history_chart_data(
     summaries = _Summaries(store, key, {entry.summary.run_id: entry.summary for entry in entries})
     points = tuple(_point(entry, summaries, tolerances) for entry in entries)
     baseline = _baseline(entries, summaries, baseline_run_id)
-    return HistoryChartData(key=key, points=points, tolerances=tolerances, baseline=baseline, rescored=labels is not None)
+    return HistoryChartData(
+        key=key,
+        points=points,
+        tolerances=tolerances,
+        baseline=baseline,
+        rescored=labels is not None,
+        rescored_baseline=_rescored_baseline(entries, baseline),
+    )
+
+
+def _rescored_baseline(entries: list[HistoryEntry], baseline: ChartPoint | None) -> dict[str, float]:
+    """The newest run's baseline rates as its check rescored them, by line, when the chart's baseline is
+    that run's baseline (a pinned other one has none)."""
+    if not entries or baseline is None or entries[-1].summary.baseline_run_id != baseline.run_id:
+        return {}
+    rescored = entries[-1].summary.rescored_baseline
+    return {figure.short: rescored[figure.key][0] for figure in TESTED if figure.key in rescored}
 
 
 class _Summaries:

@@ -31,10 +31,11 @@ class Evaluation:
     stored: StoredRun | None
     """None for a run evaluated without a store (the library's `evaluate` with no `store`)."""
     baseline: RunResult | None
+    """As stored; the check compared with it rescored when questions were relabelled since (`report.rescored_baseline`)."""
     weighted: WeightedFigures | None = None
     """The run's traffic-weighted figures; None without a traffic log."""
     baseline_weighted: WeightedFigures | None = None
-    """The baseline's, weighted by the same traffic."""
+    """The baseline's, weighted by the same traffic, as the check compared it (rescored when it was)."""
 
 
 def evaluate_and_record(
@@ -64,7 +65,7 @@ def evaluate_and_record(
     unstable = _unstable(store, key, question_set, window) if window else frozenset()
     run = scored_run(question_set, retriever, settings, progress)
     report = judge(run, baseline, settings.tolerances, unstable, question_set, settings.traffic)
-    weighted, baseline_weighted = weighed(settings.traffic, run, baseline)
+    weighted, baseline_weighted = weighed(settings.traffic, run, compared_baseline(report, baseline))
     stored = store.save(run, report, settings.tolerances, weighted)
     return Evaluation(run, report, stored, baseline, weighted, baseline_weighted)
 
@@ -84,6 +85,11 @@ def incomplete_unless_recorded(store: ResultStore, key: HistoryKey) -> Iterator[
             if stored.complete:
                 store.mark_incomplete(stored, NOT_RECORDED)
         raise
+
+
+def compared_baseline(report: RegressionReport, baseline: RunResult | None) -> RunResult | None:
+    """The baseline as the check compared it: rescored under the current labels when it was."""
+    return report.rescored_baseline.rescored if report.rescored_baseline is not None else baseline
 
 
 def weighed(
@@ -169,7 +175,7 @@ def latest_evaluation(
     report = judge(run, baseline, tolerances if rejudge or recorded is None else recorded, labels=labels, traffic=traffic)
     if not rejudge and row["verdict"] is not None:
         report = _as_recorded(report, Verdict(row["verdict"]), row["verdict_summary"])
-    return Evaluation(run, report, latest, baseline, *weighed(traffic, run, baseline))
+    return Evaluation(run, report, latest, baseline, *weighed(traffic, run, compared_baseline(report, baseline)))
 
 
 def _rescored_as(run: RunResult, labels: GoldenQuestionSet, choice: str) -> RunResult:

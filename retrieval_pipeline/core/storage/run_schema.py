@@ -10,14 +10,17 @@ import functools
 from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
+from retrieval_pipeline.core.scoring.measures import TESTED
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The summary schema every run is written with. Version 1 is every summary written before the version
 was (its columns grew over time: verdicts, fingerprints, intervals, ranking metrics, the latency mode);
-version 3 adds the traffic a log assigned to each question and the weighted figures (null without one)."""
+version 3 adds the traffic a log assigned to each question and the weighted figures (null without one);
+version 4 the baseline's tested hit rates rescored and as stored, when the check rescored its baseline
+(`RESCORED_BASELINE_COLUMNS`, null otherwise)."""
 
 _NOT_RECORDED = {
     "latency_mode": PER_QUESTION,
@@ -41,6 +44,11 @@ TRAFFIC_COLUMNS = (
     "weighted_ci_high",
 )
 """Null in the summary of a run weighted by no traffic log (and of every run stored before version 3)."""
+
+
+RESCORED_BASELINE_COLUMNS = tuple(f"{figure.key}_baseline_{state}" for state in ("rescored", "stored") for figure in TESTED)
+"""The baseline's top-1 and top-3 hit rates under the labels the run was checked with (what its deltas
+were computed from) and as stored with the baseline; null unless the check rescored its baseline."""
 
 
 def upgraded(row: dict) -> dict:
@@ -100,6 +108,7 @@ def summary_schema() -> pa.Schema:
             ("compared_questions", pa.int64()),
             ("top1_delta", pa.float64()),
             ("top3_delta", pa.float64()),
+            *[(name, pa.float64()) for name in RESCORED_BASELINE_COLUMNS],
             ("schema_version", pa.int64()),
             ("labels", pa.string()),
             *_traffic_fields(),

@@ -43,6 +43,9 @@ class RunSummary:
     baseline_run_id: str | None = None
     deltas: Mapping[str, float] = field(default_factory=dict)
     """The check's changes by key (`top1`, `top3`), on the questions it compared; empty when not compared."""
+    rescored_baseline: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """(rescored, as stored) baseline figure by key (`top1`, `top3`) when the check rescored its baseline
+    under the run's labels: `deltas` were computed from the rescored one. Empty otherwise."""
     schema_version: int = 0
     traffic_log: str | None = None
     """The query log the weighted figures were weighted by; None for a run saved without one."""
@@ -112,6 +115,11 @@ class RunSummary:
             baseline_run_id=row["baseline_run_id"],
             labels=row["labels"],
             deltas={name: value for name, value in deltas.items() if value is not None},
+            rescored_baseline={
+                figure.key: (row[f"{figure.key}_baseline_rescored"], row[f"{figure.key}_baseline_stored"])
+                for figure in TESTED
+                if row[f"{figure.key}_baseline_rescored"] is not None
+            },
             schema_version=row["schema_version"],
             traffic_log=row["traffic_log"],
             traffic_fingerprint=row["traffic_fingerprint"],

@@ -98,6 +98,19 @@ def _check_columns(report: RegressionReport | None, tolerances: Tolerances | Non
         "baseline_run_id": report.baseline_run_id if report else None,
         "compared_questions": report.set_changes.compared if report and report.set_changes else None,
         **{f"{figure.key}_delta": report.hit_rate_delta(figure.k) if compared else None for figure in TESTED},
+        **_rescored_baseline_columns(report if compared else None),
+    }
+
+
+def _rescored_baseline_columns(report: RegressionReport | None) -> dict:
+    """The baseline's tested rates its deltas were computed from (rescored under the run's labels) and as
+    stored, when the check rescored it: what `history` sets beside a delta; null otherwise."""
+    rescoring = report.rescored_baseline if report is not None else None
+    runs = {"rescored": rescoring.rescored, "stored": rescoring.stored} if rescoring is not None else {}
+    return {
+        f"{figure.key}_baseline_{state}": runs[state].hit_rate(figure.k) if runs else None
+        for state in ("rescored", "stored")
+        for figure in TESTED
     }
 
 

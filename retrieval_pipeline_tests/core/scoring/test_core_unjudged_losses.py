@@ -12,8 +12,12 @@ from retrieval_pipeline.core.scoring.verdicts import Verdict
 QUESTIONS = 20
 
 
-def swap_run(retriever: str, rankings: dict[int, tuple[str, ...]]) -> RunResult:
-    """20 questions, each expecting `t<i>` and rejecting `r<i>`; question i ranks `rankings[i]`, else its answer."""
+def swap_run(
+    retriever: str, rankings: dict[int, tuple[str, ...]], expected: dict[int, tuple[str, ...]] | None = None
+) -> RunResult:
+    """20 questions, each expecting `t<i>` (or `expected[i]`) and rejecting `r<i>`; question i ranks
+    `rankings[i]`, else its answer."""
+    expected = expected or {}
     return RunResult(
         "demo.set",
         retriever,
@@ -22,13 +26,34 @@ def swap_run(retriever: str, rankings: dict[int, tuple[str, ...]]) -> RunResult:
                 f"q{i}",
                 "gap",
                 None,
-                (f"t{i}",),
+                expected.get(i, (f"t{i}",)),
                 rankings.get(i, (f"t{i}",)),
                 1.0,
                 fingerprint=f"f{i}",
                 rejected_document_ids=(f"r{i}",),
             )
             for i in range(QUESTIONS)
+        ),
+    )
+
+
+def swap_latency(run: RunResult, latency_ms: float) -> RunResult:
+    """The same run, every question answered in `latency_ms`."""
+    return RunResult(
+        "demo.set",
+        run.retriever_identifier,
+        tuple(
+            QuestionResult(
+                q.question_id,
+                q.form,
+                None,
+                q.expected_document_ids,
+                q.retrieved_document_ids,
+                latency_ms,
+                fingerprint=q.fingerprint,
+                rejected_document_ids=q.rejected_document_ids,
+            )
+            for q in run.questions
         ),
     )
 
@@ -41,17 +66,64 @@ def embedding_swap(unjudged: int, judged: int) -> tuple[RunResult, RunResult]:
     return swap_run("dense", rankings), swap_run("dense", {})
 
 
-def test_a_regression_counts_the_lost_hits_with_unjudged_documents_in_their_place():
-    current, baseline = embedding_swap(unjudged=7, judged=5)
+def test_a_regression_the_unjudged_documents_could_not_clear_keeps_their_count_out_of_the_verdict():
+    current, baseline = embedding_swap(unjudged=7, judged=5)  # counted relevant, 5 lost hits remain: 25 pp
 
     report = detect_regression(current, baseline, Tolerances())
 
     assert report.verdict is Verdict.REGRESSION
     assert report.unjudged_losses.lost == 12 and report.unjudged_losses.unjudged == tuple(f"q{i}" for i in range(7))
-    assert report.summary.startswith("Regression: top-1 hit rate dropped 60.0 pp")
-    assert report.summary.endswith(
-        "7 of the 12 lost hits have unjudged documents in their new top 3: judge them before trusting this."
+    assert report.unjudged_losses.could_clear is False
+    assert report.summary == (
+        "Regression: top-1 hit rate dropped 60.0 pp (tolerance 10.0 pp); top-3 hit rate dropped 60.0 pp (tolerance 10.0 pp)."
     )
+
+
+def test_a_regression_the_unjudged_documents_could_clear_tells_to_judge_them_before_trusting_it():
+    current, baseline = embedding_swap(unjudged=3, judged=1)  # counted relevant, 1 lost hit of 20 remains: 5 pp
+
+    report = detect_regression(current, baseline, Tolerances())
+
+    assert report.verdict is Verdict.REGRESSION and report.unjudged_losses.could_clear is True
+    assert report.summary.endswith(
+        "3 of the 4 lost hits have unjudged documents in their new top 3; counted as relevant they would bring every "
+        "drop within its tolerance: judge them before trusting this."
+    )
+
+
+def test_an_improvement_says_nothing_of_the_lost_hits_with_unjudged_documents_but_keeps_their_count():
+    baseline = swap_run("dense", {i: ("x",) for i in range(10, 16)} | {i: ("r0",) for i in range(16, 20)})
+    current = swap_run("dense", {i: (f"new-{i}",) for i in range(3)})  # 3 hits lost to unjudged documents, 10 won
+
+    report = detect_regression(current, baseline, Tolerances())
+
+    assert report.verdict is Verdict.PASS
+    assert report.summary == "No regression: top-1 +35.0 pp, top-3 +35.0 pp."
+    assert report.unjudged_losses.unjudged == ("q0", "q1", "q2") and report.unjudged_losses.lost == 3
+
+
+def test_a_regression_with_a_latency_rise_never_blames_the_unjudged_documents():
+    current, baseline = embedding_swap(unjudged=3, judged=0)
+    slower = swap_latency(current, 500.0)
+
+    report = detect_regression(slower, baseline, Tolerances(max_p95_latency_increase_ms=10))
+
+    assert report.verdict is Verdict.REGRESSION and report.unjudged_losses.could_clear is False
+    assert "unjudged" not in report.summary
+
+
+def test_a_ranking_metric_drop_counts_when_the_unjudged_documents_are_counted_relevant():
+    """Counted relevant, the lost hits come back at top-1 and top-3, yet a drop of a gated ranking metric
+    stays: the unjudged documents cannot clear the regression."""
+    expected = {i: (f"t{i}", f"t{i}-b") for i in range(4)}
+    baseline = swap_run("dense", {i: (f"t{i}", f"t{i}-b") for i in range(4)}, expected)
+    current = swap_run("dense", {i: ("new-a",) for i in range(4)}, expected)
+
+    report = detect_regression(current, baseline, Tolerances(max_recall_drop=0.01))
+
+    assert report.verdict is Verdict.REGRESSION and report.unjudged_losses.unjudged == ("q0", "q1", "q2", "q3")
+    assert report.unjudged_losses.could_clear is False
+    assert "judge them" not in report.summary
 
 
 def test_past_max_unjudged_share_the_drop_is_inconclusive_unjudged():
@@ -81,16 +153,14 @@ def test_lost_hits_judged_not_to_answer_are_a_regression_whatever_the_share():
     assert "unjudged" not in report.summary
 
 
-def test_a_drop_within_tolerance_still_says_which_lost_hits_have_unjudged_documents():
+def test_a_drop_within_tolerance_keeps_the_unjudged_lost_hits_out_of_its_verdict_but_counts_them():
     current, baseline = embedding_swap(unjudged=1, judged=0)
 
     report = detect_regression(current, baseline, Tolerances(max_unjudged_share=0.5))
 
     assert report.verdict is Verdict.PASS
-    assert report.summary == (
-        "No regression: top-1 -5.0 pp, top-3 -5.0 pp. "
-        "1 of the 1 lost hits have unjudged documents in their new top 3: judge them before trusting this."
-    )
+    assert report.summary == "No regression: top-1 -5.0 pp, top-3 -5.0 pp."
+    assert report.unjudged_losses.unjudged == ("q0",) and report.unjudged_losses.lost == 1
 
 
 def test_a_hit_lost_only_at_top_1_is_read_at_its_new_top_1():

@@ -115,3 +115,22 @@ def test_intervals_and_ranking_metrics_are_charted_when_the_stored_summaries_car
     assert first.intervals == () and first.rate("top-1") == 1.0
     assert second.interval("top-1") == (0.2, 0.8) and second.interval("top-3") == (0.4, 0.95)
     assert (second.rate("mrr@12"), second.rate("ndcg@12"), second.rate("recall@3")) == (0.6, 0.7, None)
+
+
+def test_after_labels_grow_the_band_hangs_from_the_baseline_rate_the_newest_check_compared_with(store):
+    """The chart of stored runs shows the baseline at 50%, as stored; its check compared the newest run
+    with the baseline rescored under the new label (75%), so the tolerance band starts there, and says so."""
+    rankings = {"q1": ["d1"], "q2": ["n2", "d2"], "q3": ["n3", "d3"], "q4": ["d4"]}
+    before = question_set(*(question(f"q{i}", (f"d{i}",)) for i in range(1, 5)))
+    after = question_set(*(question(f"q{i}", ("d2", "n2") if i == 2 else (f"d{i}",)) for i in range(1, 5)))
+    evaluate_and_record(before, retriever_for(rankings, before), store, EvaluationSettings())
+    evaluate_and_record(after, retriever_for(rankings, after), store, EvaluationSettings())
+
+    stored = history_chart_data(store, KEY, Tolerances())
+    rescored = history_chart_data(store, KEY, Tolerances(), labels=after)
+
+    assert [point.rate("top-1") for point in stored.points] == [0.5, 0.75]
+    assert (stored.baseline.rate("top-1"), stored.baseline_rate("top-1"), stored.baseline_rate("top-3")) == (0.5, 0.75, 1.0)
+    assert stored.rescored_baseline == {"top-1": 0.75, "top-3": 1.0}
+    assert [point.rate("top-1") for point in rescored.points] == [0.75, 0.75]
+    assert rescored.baseline_rate("top-1") == 0.75

@@ -3,17 +3,21 @@ comparison behind it holds."""
 
 from __future__ import annotations
 
-from core_helpers import outcome, run_from_codes
+from core_helpers import outcome, question, question_set, retriever_for, run_from_codes
 from measure_helpers import declare, throwaway_measure
 
 from retrieval_pipeline.core.scoring.comparison import compare_runs
 from retrieval_pipeline.core.scoring.regression import detect_regression
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+from retrieval_pipeline.core.services.runner import RetryPolicy
+from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.services.views.comparison_view import comparison_view
-from retrieval_pipeline.core.services.views.evaluation_view import verdict_view
+from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view, verdict_view
 from retrieval_pipeline.core.services.views.run_view import run_view
 from retrieval_pipeline.core.services.views.slice_rows import slice_tests
+from retrieval_pipeline.core.storage.store import ResultStore
 
 
 def fingerprinted(codes: str) -> RunResult:
@@ -131,3 +135,25 @@ def test_a_comparison_sets_each_tested_rate_beside_its_own_test_not_another_meas
     assert [(row.figure.key, row.test_name) for row in compared.overall] == [("top1", "McNemar"), ("top3", "McNemar")]
     assert [row.delta_text for row in compared.overall] == ["+16.7 pp", "+0.0 pp"]
     assert view.reference.overall == (None, None)
+
+
+def test_after_labels_grow_the_baseline_beside_a_change_is_the_rescored_one_with_the_stored_one_beside_it(tmp_path):
+    """q2's first document was judged relevant after the first run: the check compares with the baseline
+    rescored under the new label (75.0%), so that is the baseline figure beside its +0.0 pp, marked so."""
+    rankings = {"q1": ["d1"], "q2": ["n2", "d2"], "q3": ["n3", "d3"], "q4": ["d4"]}
+    before = question_set(*(question(f"q{i}", (f"d{i}",)) for i in range(1, 5)))
+    after = question_set(*(question(f"q{i}", ("d2", "n2") if i == 2 else (f"d{i}",)) for i in range(1, 5)))
+    store, settings = ResultStore(str(tmp_path / "results")), EvaluationSettings(retry=RetryPolicy(attempts=1, backoff_seconds=0))
+    evaluate_and_record(before, retriever_for(rankings, before), store, settings)
+
+    view = evaluation_view(evaluate_and_record(after, retriever_for(rankings, after), store, settings))
+
+    top1, top3 = view.run.tested
+    assert (top1.value, top1.baseline, top1.stored_baseline, top1.change) == (0.75, 0.75, 0.5, 0.0)
+    assert (top1.baseline_text, top3.baseline_text) == ("75.0% rescored (50.0% as stored)", "100.0% rescored")
+    assert view.change_text(top1) == "+0.0 pp on the 4 compared questions (baseline 75.0% rescored (50.0% as stored), now 75.0%)"
+    mrr = view.run.ranking[0]
+    assert (mrr.baseline, mrr.stored_baseline) == (0.875, 0.75) and mrr.baseline_text == "0.875 rescored (0.750 as stored)"
+    regression = view.to_dict()["regression"]
+    assert regression["baseline_rescored"] is True
+    assert (regression["baseline_figures"]["top1"], regression["baseline_figures_as_stored"]["top1"]) == (0.75, 0.5)

@@ -86,6 +86,18 @@ def set_changes(changes: SetChanges) -> dict[str, Any]:
     }
 
 
+def baseline_figures(view: RunView) -> dict[str, Any]:
+    """The baseline's figures the changes were computed from (rescored under the current labels when the
+    check rescored it), and then its figures as stored; every figure the baseline has."""
+    rows = [row for row in (*view.rates, *view.ranking) if row.baseline is not None]
+    rescored = any(row.rescored for row in rows)
+    return {
+        "baseline_rescored": rescored,
+        "baseline_figures": {row.key: row.baseline for row in rows},
+        "baseline_figures_as_stored": {row.key: row.stored_baseline for row in rows} if rescored else None,
+    }
+
+
 def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
     verdict, tested = view.verdict, view.run.tested
     return {
@@ -93,12 +105,14 @@ def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
         "has_baseline": verdict.has_baseline,
         "baseline_run_id": verdict.baseline_run_id,
         "baseline_labels": view.baseline_labels,
+        **baseline_figures(view.run),
         **{f"{row.key}_delta": row.checked for row in tested},
         "is_regression": verdict.is_regression,
         "summary": verdict.sentence,
         "flipped_to_miss": list(view.flipped_to_miss),
         "flipped_to_hit": list(view.flipped_to_hit),
         "unjudged_lost_hits": list(view.unjudged_lost_hits),
+        "unjudged_could_clear": view.unjudged_could_clear,
         **{f"by_{b.name}": group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
         **{f"{row.key}_p_value": row.p_value for row in tested},
         "is_inconclusive": verdict.is_inconclusive,

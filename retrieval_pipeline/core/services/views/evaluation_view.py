@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.base.formatting import points, signed_milliseconds
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.traffic import WeightedFigures, weighted_figures
 from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow
@@ -58,6 +59,9 @@ class EvaluationView:
     excluded_unstable: tuple[str, ...]
     unjudged_lost_hits: tuple[str, ...]
     """The flipped-to-miss questions whose new top k holds a document nobody judged."""
+    unjudged_could_clear: bool
+    """Counted as relevant, those documents would bring every drop of a regression within its tolerance:
+    only then (or as the reason for "inconclusive: unjudged") does the verdict speak of them."""
     slice_tests: SliceTests
     minimum_detectable_drop: float | None
     latency_change: float | None
@@ -111,6 +115,14 @@ class EvaluationView:
         if not self.verdict.judged:
             return f"not compared (now {row.text})"
         return f"{row.change_text}{self.scope} (baseline {row.baseline_text}, now {row.text})"
+
+    @property
+    def lost_hits_count(self) -> str:
+        """ "12" or "12, 7 with unjudged documents in their place": how the details head the questions that
+        flipped hit → miss (the short count of unjudged documents every output gives there)."""
+        unjudged = len(self.unjudged_lost_hits)
+        count = str(len(self.flipped_to_miss))
+        return f"{count}, {unjudged} with unjudged documents in their place" if unjudged else count
 
     @property
     def latency_change_text(self) -> str:
@@ -173,6 +185,7 @@ def evaluation_view(
         flipped_to_hit=report.flipped_to_hit,
         excluded_unstable=report.excluded_unstable,
         unjudged_lost_hits=report.unjudged_losses.unjudged if report.unjudged_losses else (),
+        unjudged_could_clear=report.unjudged_losses.could_clear if report.unjudged_losses else False,
         slice_tests=slice_tests(report.slice_tests, report.significance),
         minimum_detectable_drop=report.minimum_detectable_drop,
         latency_change=report.p95_latency_delta_ms,
@@ -184,6 +197,16 @@ def evaluation_view(
             dict(report.weighted_deltas) if report.verdict in JUDGED else None,
             report.weighted_gate,
             evaluation.run.cutoffs,
+            _stored_weighted(evaluation),
         ),
         baseline_labels=evaluation.baseline.labels if evaluation.baseline is not None else None,
     )
+
+
+def _stored_weighted(evaluation: Evaluation) -> WeightedFigures | None:
+    """The baseline's traffic-weighted figures as stored, when the check compared it rescored (its
+    weighted figures beside the changes are then the rescored ones); None otherwise."""
+    rescoring, weighted = evaluation.report.rescored_baseline, evaluation.weighted
+    if rescoring is None or weighted is None or evaluation.baseline_weighted is None:
+        return None
+    return weighted_figures(rescoring.stored, weighted.traffic)

@@ -31,6 +31,8 @@ class FigureRow:
     `count` and `interval` only for a hit rate. `change` is the change the reports show: None unless the
     run was judged against its baseline, and, for a figure the check did not measure itself, unless the
     set is unchanged. `checked` and `p_value` are the check's own, on the compared questions.
+    `baseline` is the figure the change was computed from: the baseline rescored under the current labels
+    when the check rescored it, and then `stored_baseline` is the baseline's figure as stored.
     """
 
     figure: Figure
@@ -42,6 +44,9 @@ class FigureRow:
     change: float | None = None
     checked: float | None = None
     p_value: float | None = None
+    stored_baseline: float | None = None
+    rescored: bool = False
+    """`baseline` is the baseline rescored under the current labels (rescoring.py), not as stored."""
 
     @property
     def key(self) -> str:
@@ -72,7 +77,17 @@ class FigureRow:
 
     @property
     def baseline_text(self) -> str:
-        return MISSING if self.baseline is None else self.figure.text(self.baseline)
+        """ "32.1%"; a rescored baseline says so, with its figure as stored where that differs:
+        "45.0% rescored (35.0% as stored)"."""
+        if self.baseline is None:
+            return MISSING
+        text = self.figure.text(self.baseline)
+        if not self.rescored:
+            return text
+        stored = self.stored_baseline
+        if stored is None or self.figure.text(stored) == text:
+            return f"{text} rescored"
+        return f"{text} rescored ({self.figure.text(stored)} as stored)"
 
     @property
     def change_text(self) -> str:

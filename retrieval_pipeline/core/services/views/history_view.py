@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from retrieval_pipeline.core.base.formatting import signed_pp
 from retrieval_pipeline.core.golden.machine_labels import HUMAN
 from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.set_versions import by_reason
@@ -14,6 +15,9 @@ from retrieval_pipeline.core.services.history import HistoryEntry
 from retrieval_pipeline.core.services.views.documents import not_rescored_questions
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, StoredRun
+
+RESCORED_MARK = "*"
+"""Beside a delta its check took against the baseline rescored under the run's labels; explained under the table."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,29 @@ class HistoryView:
             notes.append(f"traffic-weighted by log '{s.traffic_log}'")
         return "; ".join(note for note in notes if note)
 
+    def delta_text(self, entry: HistoryEntry, figure: Figure) -> str:
+        """ "+0.0 pp"; marked "+0.0 pp*" when the run's check took it against its baseline rescored under
+        the run's labels (`rescored_baseline_line` says from which figure)."""
+        delta = entry.deltas.get(figure.key)
+        return signed_pp(delta) + (RESCORED_MARK if self._rescored_baseline(entry, figure) is not None else "")
+
+    def rescored_baseline_line(self, entry: HistoryEntry) -> str | None:
+        """The line under the table for a run whose deltas were taken against its baseline rescored under
+        its labels: the baseline figures they were computed from, and as stored (the baseline's own row
+        shows those); None for any other run."""
+        pairs = [(figure, self._rescored_baseline(entry, figure)) for figure in self.rates]
+        shown = [f"{f.title} {f.text(pair[0])} ({f.text(pair[1])} as stored)" for f, pair in pairs if pair is not None]
+        if not shown:
+            return None
+        return f"{RESCORED_MARK} {entry.summary.run_id}: Δ against its baseline rescored under its labels: {', '.join(shown)}."
+
+    def _rescored_baseline(self, entry: HistoryEntry, figure: Figure) -> tuple[float, float] | None:
+        """(rescored, as stored) baseline figure behind the entry's delta, when its check rescored the
+        baseline; None otherwise (and for a history read under the current labels: its deltas are recomputed)."""
+        if self.rescored or entry.deltas.get(figure.key) is None:
+            return None
+        return entry.summary.rescored_baseline.get(figure.key)
+
     def left_out_line(self, entry: HistoryEntry) -> str | None:
         """The line under the table for a rescored run that left questions out of its figures (reworded
         since it ran), each named with why, as a check's verdict names them; None when it left none out."""
@@ -105,6 +132,11 @@ class HistoryView:
             "scored_under": s.labels,
             "baseline_run_id": e.baseline_run_id,
             **{f"{figure.key}_delta": e.deltas.get(figure.key) for figure in self.rates},
+            **{
+                f"{figure.key}_baseline_{state}": value
+                for figure in self.rates
+                for state, value in zip(("rescored", "stored"), self._rescored_baseline(e, figure) or (None, None))
+            },
             "verdict": s.verdict,
             "status": e.status,
             "accepted": e.accepted,

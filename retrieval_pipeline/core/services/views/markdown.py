@@ -41,7 +41,7 @@ def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
     if view.verdict.judged and (view.flipped_to_miss or view.flipped_to_hit):
         lines += [
             "",
-            f"Flipped hit → miss ({len(view.flipped_to_miss)}): {id_list(view.flipped_to_miss, FLIPPED_LISTED)}  ",
+            f"Flipped hit → miss ({view.lost_hits_count}): {id_list(view.flipped_to_miss, FLIPPED_LISTED)}  ",
             f"Flipped miss → hit ({len(view.flipped_to_hit)}): {id_list(view.flipped_to_hit, FLIPPED_LISTED)}",
         ]
     for breakdown in view.run.breakdowns:

@@ -87,12 +87,19 @@ class _Against:
     like)."""
 
     baseline: RunResult | None = None
+    """What the changes were computed from: the baseline rescored under the current labels, when it was."""
+    stored: RunResult | None = None
+    """The baseline as stored, when `baseline` is its rescoring; None otherwise."""
     judged: bool = False
     unchanged: bool = True
     tested: dict[int, tuple[float, float]] = field(default_factory=dict)
     """The check's change and p-value at each tested cut-off."""
     checked: dict[str, float] = field(default_factory=dict)
     """The check's change of each ranking figure both runs have."""
+
+    @property
+    def rescored(self) -> bool:
+        return self.stored is not None
 
     def change(self, now: float, then: float | None, checked: float | None = None) -> float | None:
         if not self.judged or then is None:
@@ -103,11 +110,15 @@ class _Against:
 
 
 def run_view(run: RunResult, report: RegressionReport | None = None, baseline: RunResult | None = None) -> RunView:
-    """Without a report, the run's own figures; with the check's report and baseline, theirs beside them."""
+    """Without a report, the run's own figures; with the check's report and baseline, theirs beside them:
+    the baseline's as the check compared it (rescored under the current labels when it was, its figures as
+    stored beside them)."""
     against = _Against()
     if report is not None:
+        rescoring = report.rescored_baseline
         against = _Against(
-            baseline,
+            rescoring.rescored if rescoring is not None else baseline,
+            rescoring.stored if rescoring is not None else None,
             report.verdict in JUDGED,
             not edited(report.set_changes),
             {k: (report.hit_rate_delta(k), report.hit_rate_p_value(k)) for k in TESTED_CUTOFFS},
@@ -128,17 +139,31 @@ def run_view(run: RunResult, report: RegressionReport | None = None, baseline: R
     )
 
 
+def _hit_rate(run: RunResult | None, k: int) -> float | None:
+    return run.hit_rate(k) if run is not None and k in run.cutoffs else None
+
+
 def _rate_rows(run: RunResult, rated: list[Figure], against: _Against) -> tuple[FigureRow, ...]:
-    baseline, intervals = against.baseline, run.intervals()
+    intervals = run.intervals()
     rows = []
     for figure in rated:
         k = figure.k
-        now, then = run.hit_rate(k), baseline.hit_rate(k) if baseline is not None and k in baseline.cutoffs else None
+        now, then = run.hit_rate(k), _hit_rate(against.baseline, k)
         checked, p_value = against.tested.get(k, (None, None))
         change = against.change(now, then, checked)
         rows.append(
             FigureRow(
-                figure, now, run.question_count, run.hit_count(k), intervals.get(figure.key), then, change, checked, p_value
+                figure,
+                now,
+                run.question_count,
+                run.hit_count(k),
+                intervals.get(figure.key),
+                then,
+                change,
+                checked,
+                p_value,
+                stored_baseline=_hit_rate(against.stored, k),
+                rescored=against.rescored,
             )
         )
     return tuple(rows)
@@ -147,12 +172,22 @@ def _rate_rows(run: RunResult, rated: list[Figure], against: _Against) -> tuple[
 def _ranking_rows(run: RunResult, ranking: list[Figure], against: _Against) -> tuple[FigureRow, ...]:
     metrics = run.metrics()
     before = against.baseline.metrics() if against.baseline is not None else {}
+    stored = against.stored.metrics() if against.stored is not None else {}
     rows = []
     for figure in ranking:
         now, then = metrics[figure.key], before.get(figure.key)
         change = against.change(now, then)
         rows.append(
-            FigureRow(figure, now, run.question_count, baseline=then, change=change, checked=against.checked.get(figure.key))
+            FigureRow(
+                figure,
+                now,
+                run.question_count,
+                baseline=then,
+                change=change,
+                checked=against.checked.get(figure.key),
+                stored_baseline=stored.get(figure.key),
+                rescored=against.rescored,
+            )
         )
     return tuple(rows)
 

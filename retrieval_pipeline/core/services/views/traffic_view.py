@@ -60,6 +60,12 @@ class TrafficView:
             "figures": {row.key: row.value for row in self.rows},
             "intervals": {row.key: list(row.interval) for row in self.rows if row.interval is not None},
             "baseline": {row.key: row.baseline for row in self.rows if row.baseline is not None},
+            "baseline_rescored": any(row.rescored for row in self.rows),
+            "baseline_as_stored": (
+                {row.key: row.stored_baseline for row in self.rows if row.stored_baseline is not None}
+                if any(row.rescored for row in self.rows)
+                else None
+            ),
             "deltas": {row.key: row.change for row in self.rows if row.change is not None},
             "gated": self.gated,
         }
@@ -71,9 +77,11 @@ def traffic_view(
     deltas: Mapping[str, float] | None = None,
     gated: bool = False,
     cutoffs: tuple[int, ...] = (),
+    stored: WeightedFigures | None = None,
 ) -> TrafficView | None:
     """None without weighted figures. `deltas`: the changes to show (the check's on the compared
-    questions, or a comparison's); None shows none."""
+    questions, or a comparison's); None shows none. `stored`: the baseline's figures as stored, when
+    `baseline` is its rescoring under the current labels."""
     if weighted is None:
         return None
     rows = tuple(
@@ -83,6 +91,8 @@ def traffic_view(
             interval=weighted.intervals.get(figure.key),
             baseline=baseline.values.get(figure.key) if baseline is not None else None,
             change=(deltas or {}).get(figure.key),
+            stored_baseline=stored.values.get(figure.key) if stored is not None else None,
+            rescored=stored is not None,
         )
         for figure in figures(cutoffs)
         if figure.key in weighted.values
