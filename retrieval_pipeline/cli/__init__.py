@@ -22,6 +22,7 @@ from contextlib import contextmanager
 
 import click
 
+from retrieval_pipeline.cli.common import refuse_unshared, shared_options
 from retrieval_pipeline.cli.errors import reported_errors
 
 REINTERRUPT_SECONDS = 0.05
@@ -153,12 +154,15 @@ def _interrupt_again(hook, unraisable) -> None:
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(package_name="retrieval-pipeline", prog_name="retrieval-eval")
-def main() -> None:
+@shared_options
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Measure retrieval quality: golden question sets, top-1/top-3 document hit rates, history, regressions.
 
     The configuration comes from --config, else the RETRIEVAL_EVAL_CONFIG environment variable, else a
     retrieval-eval.yaml in the current folder or the nearest parent, else the embedded demo (set
-    demo.cranfield over the public Cranfield abstracts); any but --config is named on stderr.
+    demo.cranfield over the public Cranfield abstracts); any but --config is named on stderr. --config
+    and --store go before the command or after it; given in both places, the one after it is used.
 
     Exit codes: 0 success (a regression without --fail-on-regression only warns); 1 unknown set,
     retriever or run (accept refuses an incomplete run too), or a regression with --fail-on-regression; 2 usage error or invalid input (files,
@@ -166,3 +170,4 @@ def main() -> None:
     run (retriever errors); 4 internal error; 130 interrupted (Ctrl-C): nothing half-written, one line says what
     was finished.
     """
+    refuse_unshared(ctx)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from retrieval_pipeline.cli.errors import CommandError, warn
 from retrieval_pipeline.core.services.config_lookup import CONFIG_ENV_VAR, CONFIG_FILE_NAME, STORE_ENV_VAR
@@ -28,28 +29,77 @@ NON_TTY_WIDTH = 10_000
 identifier is never squeezed into `bm25_…`. Rich tables only grow to what their cells need."""
 
 
+SHARED_OPTIONS = "retrieval_pipeline.shared_options"
+"""Where `ctx.meta` (one dict for the group and its command) keeps --config and --store given before the command."""
+SHARED_NAMES = {"config_path": "--config", "store_uri": "--store"}
+
+
 def config_option(function):
     """--config of every command (nightly's too), so each describes and reads it alike."""
+    return _config(_shared_value)(function)
+
+
+def store_option(function):
+    """--store of every command (nightly's too), so each describes and reads it alike."""
+    return _store(_shared_value)(function)
+
+
+def shared_options(function):
+    """--config and --store before the command as well (`retrieval-eval --config x.yaml list`): the group
+    keeps what the command line gave it for the command, whose own option, given too, wins."""
+    return _config(_kept_for_the_command, expose_value=False)(_store(_kept_for_the_command, expose_value=False)(function))
+
+
+def refuse_unshared(ctx: click.Context) -> None:
+    """A shared option given before a command that does not take it (`--store` before `list`) is refused,
+    as the command would refuse it after its name."""
+    given = ctx.meta.get(SHARED_OPTIONS, {})
+    if not given:
+        return
+    taken = {param.name for param in ctx.command.get_command(ctx, ctx.invoked_subcommand).params}
+    for name in [name for name in given if name not in taken]:
+        raise click.UsageError(f"{ctx.invoked_subcommand} takes no {SHARED_NAMES[name]}", ctx)
+
+
+def _config(callback, **options):
     return click.option(
         "--config",
         "config_path",
         type=click.Path(dir_okay=False, path_type=Path),
         envvar=CONFIG_ENV_VAR,
         show_envvar=True,
+        callback=callback,
         help=f"The project configuration (YAML). Default: {CONFIG_FILE_NAME} in the current folder or a parent, else the embedded demo.",
-    )(function)
+        **options,
+    )
 
 
-def store_option(function):
-    """--store of every command (nightly's too), so each describes and reads it alike."""
+def _store(callback, **options):
     return click.option(
         "--store",
         "store_uri",
         metavar="URI",
         envvar=STORE_ENV_VAR,
         show_envvar=True,
+        callback=callback,
         help="The result store (a folder, s3://..., gs://...). Default: the configuration's store.",
-    )(function)
+        **options,
+    )
+
+
+def _kept_for_the_command(ctx: click.Context, param: click.Parameter, value):
+    """The group's option: only a value from its command line is kept (the command reads the environment itself)."""
+    if value is not None and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
+        ctx.meta.setdefault(SHARED_OPTIONS, {})[param.name] = value
+    return value
+
+
+def _shared_value(ctx: click.Context, param: click.Parameter, value):
+    """The command's option: its own command line first, then the group's, then the environment."""
+    given = ctx.meta.get(SHARED_OPTIONS, {})
+    if param.name in given and ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+        return given[param.name]
+    return value
 
 
 def labels_option(function):

@@ -10,7 +10,8 @@ from retrieval_pipeline.cli.common import config_option, json_option, load_proje
 from retrieval_pipeline.cli.errors import CommandError
 from retrieval_pipeline.core.base.formatting import counted
 
-QUESTIONS_SHOWN = 10
+ROWS_SHOWN = 10
+"""Questions and uncovered clusters the terminal lists, most traffic first, unless --all (--json: every one)."""
 
 
 @click.command("coverage")
@@ -32,11 +33,20 @@ QUESTIONS_SHOWN = 10
 @click.option(
     "--from", "rankers", multiple=True, help="A retriever that finds the sampled queries' documents (default: every one)."
 )
-def coverage(set_name, log, config_path, as_json, retriever, lexical, threshold, sample, out_path, seed, depth, rankers) -> None:
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help=f"List every asked question and uncovered cluster, not the {ROWS_SHOWN} with most traffic.",
+)
+def coverage(
+    set_name, log, config_path, as_json, retriever, lexical, threshold, sample, out_path, seed, depth, rankers, show_all
+) -> None:
     """How much of LOG's traffic (a `query_logs` name or a log file) SET (a configured set or a set file)
     covers: each distinct query goes to its nearest golden question when at least --threshold alike.
-    Lists each question's traffic, the clusters of uncovered traffic (with example queries only where the
-    log says `examples: true`) and the covered traffic that reads as GAP or MATCH. With --sample N --out
+    Lists the most asked questions, the largest clusters of uncovered traffic (with example queries only
+    where the log says `examples: true`; --all: every one, --json: everything) and the covered traffic
+    that reads as GAP or MATCH. With --sample N --out
     FILE, writes uncovered queries for `judge`, then `judge FILE --apply SET_FILE` adds them as questions."""
     from retrieval_pipeline.core.services.coverage import measure_coverage, named_set
     from retrieval_pipeline.core.services.views.coverage_view import coverage_view
@@ -59,7 +69,7 @@ def coverage(set_name, log, config_path, as_json, retriever, lexical, threshold,
 
         emit(view.to_dict())
     else:
-        _print(view)
+        _print(view, None if show_all else ROWS_SHOWN)
     if sample is not None and not as_json:
         queries = len({row["question_id"] for row in rows})
         stdout_console().print(
@@ -68,7 +78,8 @@ def coverage(set_name, log, config_path, as_json, retriever, lexical, threshold,
         )
 
 
-def _print(view) -> None:
+def _print(view, shown: int | None) -> None:
+    """Rows with traffic only, at most `shown` of each table (None: all), and a line for those left out."""
     from rich.table import Table
 
     from retrieval_pipeline.core.base.formatting import percent, percent_or_blank, shortened
@@ -87,9 +98,11 @@ def _print(view) -> None:
     table = Table(title="Most asked questions", title_justify="left")
     for header, justify in (("question", "left"), ("traffic", "right"), ("share", "right")):
         table.add_column(header, justify=justify)
-    for row in sorted(view.questions, key=lambda row: -row.traffic)[:QUESTIONS_SHOWN]:
+    for row in view.asked_questions[:shown]:
         table.add_row(row.question_id, f"{row.traffic:,}", percent_or_blank(row.share))
-    console.print(table)
+    if view.asked_questions:
+        console.print(table)
+    _left_out(console, view, view.asked_questions[shown:] if shown else (), "more asked question")
     console.print(f"Questions with no traffic: {len(view.unassigned_questions)} of {len(view.questions)}", markup=False)
     clusters = Table(title="Uncovered traffic by cluster", title_justify="left")
     for header, justify in (
@@ -100,7 +113,21 @@ def _print(view) -> None:
         ("examples", "left"),
     ):
         clusters.add_column(header, justify=justify)
-    for row in view.clusters:
+    for row in view.clusters[:shown]:
         examples = " | ".join(shortened(example, 60) for example in row.examples) if view.examples else "(examples: false)"
         clusters.add_row(str(row.rank), f"{row.traffic:,}", percent_or_blank(row.share), f"{row.distinct:,}", examples)
-    console.print(clusters)
+    if view.clusters:
+        console.print(clusters)
+    _left_out(console, view, view.clusters[shown:] if shown else (), "more cluster")
+
+
+def _left_out(console, view, rows, noun: str) -> None:
+    """`4 more clusters: 322 queries, 21.3% of the traffic (--all lists every one)`; nothing when none is."""
+    from retrieval_pipeline.core.base.formatting import percent_or_blank
+
+    if rows:
+        traffic = sum(row.traffic for row in rows)
+        share = percent_or_blank(traffic / view.total if view.total else None) or "-"
+        console.print(
+            f"{counted(len(rows), noun)}: {traffic:,} queries, {share} of the traffic (--all lists every one)", markup=False
+        )

@@ -2,8 +2,9 @@
 partition per (retriever, shard), each encoding one slice of the corpus into the vector cache, so shards
 encode in parallel on as many workers as there are (one run per partition).
 
-Two static dimensions, `retriever` and `shard` (`00` up to the largest count, zero-padded so the UI
-sorts them), make the partition grid a retriever per row and a shard per column; a retriever with fewer
+Two static dimensions, `retriever` and `shard` (from `0`, zero-padded to the largest count's width so
+the UI sorts them; the metadata's `shard: 0 of 2` and the cache folder `shard-0-of-2-…` count from 0
+too), make the partition grid a retriever per row and a shard per column; a retriever with fewer
 shards has padding partitions that encode nothing and say so. `retrieval_evaluation` depends on every
 shard of its own retriever (its `retriever` dimension mapped, `shard` unmapped: every shard).
 """
@@ -145,7 +146,7 @@ def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) 
     sharded, vectors = DenseRetriever.encode_shard(identifier, params, context, index)
     seconds = vectors.encoding_seconds
     return {
-        "shard": f"{index + 1} of {sharded.count}",
+        "shard": f"{index} of {sharded.count}",
         "documents": len(sharded.members[index]),
         "vectors": len(vectors.document_ids),
         "encoded": vectors.encoded,

@@ -9,13 +9,12 @@ the progress and saying where the vectors are cached; the runs then find them bu
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.retrievers.encoders.package_files import install_command
+from retrieval_pipeline.core.base.extras import install_command, missing_modules
 
 FOLDER = Path(__file__).resolve().parent
 
@@ -32,7 +31,7 @@ class Demo:
     def config_path(self) -> Path:
         """The demo's configuration, once everything it needs is installed."""
         missing = [name for name in self.packages if not _installed(name)]
-        missing += [name for name in self.modules if importlib.util.find_spec(name) is None]
+        missing += missing_modules(self.modules)
         if missing:
             raise InvalidInputError(f"the {self.name} demo needs {', '.join(missing)}: {self.install}", source=str(self.config))
         return self.config

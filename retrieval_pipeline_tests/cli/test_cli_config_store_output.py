@@ -149,3 +149,36 @@ def test_run_keeps_its_runs_in_the_store_named_by_the_environment_as_nightly_and
     assert from_environment.exit_code == 0 and from_option.exit_code == 0, from_environment.stderr + from_option.stderr
     assert len(list(elsewhere.glob("summaries/**/*.parquet"))) == 1 and len(list(given.glob("summaries/**/*.parquet"))) == 1
     assert project.stored_summaries() == []
+
+
+@pytest.mark.parametrize("place", ["before the command", "after the command"])
+def test_config_and_store_are_taken_before_the_command_as_after_it(cli, project, tmp_path, monkeypatch, place):
+    monkeypatch.chdir(tmp_path)  # no retrieval-eval.yaml here: without the options, the embedded demo
+    given = tmp_path / "given"
+    shared = ("--config", str(project.config), "--store", str(given))
+    command = ("run", "cli.small", "good")
+
+    result = cli(*shared, *command) if place == "before the command" else cli(*command, *shared)
+
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert len(list(given.glob("summaries/**/*.parquet"))) == 1 and project.stored_summaries() == []
+
+
+def test_a_shared_option_after_the_command_wins_over_one_before_it_and_both_over_the_environment(cli, project, tmp_path):
+    before, after, environment = tmp_path / "before", tmp_path / "after", tmp_path / "environment"
+    env = {"RETRIEVAL_EVAL_STORE": str(environment)}
+
+    both = cli(
+        "--store", str(before), "run", "cli.small", "good", "--config", str(project.config), "--store", str(after), env=env
+    )
+    only_before = cli("--store", str(before), "run", "cli.small", "good", "--config", str(project.config), env=env)
+
+    assert both.exit_code == only_before.exit_code == 0, both.stderr + only_before.stderr
+    assert [len(list(folder.glob("summaries/**/*.parquet"))) for folder in (before, after, environment)] == [1, 1, 0]
+
+
+def test_a_shared_option_before_a_command_that_does_not_take_it_is_refused_in_one_line(cli, project):
+    result = cli("--store", "elsewhere", "list", "--config", str(project.config))
+
+    [line] = result.stderr.splitlines()
+    assert result.exit_code == EXIT_INVALID and line.startswith("error: ") and "list takes no --store" in line

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from printed_tables import printed_table
 from traffic_project import DEMO, SECRET, SET_FILE, built_traffic, traffic_config
 
 from retrieval_pipeline.core.golden.forms import tag_form
@@ -160,3 +161,39 @@ def test_the_sample_line_counts_queries_and_rows_in_the_right_number(cli, tmp_pa
     assert len({json.loads(row)["question_id"] for row in rows}) == sample
     rows_text = "1 row" if len(rows) == 1 else f"{len(rows)} rows"
     assert f"Sampled {sample} {noun}, {rows_text} to judge, into {out}" in result.stdout
+
+
+OFF_TOPIC = (
+    "gift cards", "pizza delivery", "parking permit", "yoga classes", "wedding venues", "dog grooming",
+    "tax refund", "guitar lessons", "ski rental", "phone repair", "knitting patterns", "violin tuning",
+    "cheese fondue", "marathon training",
+)  # fmt: skip
+
+
+def test_the_report_lists_the_ten_largest_clusters_and_the_asked_questions_and_counts_the_rest(cli, tmp_path):
+    """Each off-topic query is a cluster of its own; two questions of the 240 are asked. The terminal shows
+    10 clusters and says how many more there are and how much traffic they carry; --all shows every one,
+    --json holds everything, questions with no traffic included."""
+    asked = load_question_set_file(SET_FILE).questions[:2]
+    rows = [{"query": topic, "count": 100 - n} for n, topic in enumerate(OFF_TOPIC)]
+    rows += [{"query": question.question, "count": 7 - n} for n, question in enumerate(asked)]
+    config = traffic_config(tmp_path, _csv_log(tmp_path / "log.csv", rows), count="count")
+    document = _coverage(cli, config)
+    shown = cli("coverage", "demo.cranfield", "traffic", "--config", str(config))
+    every = cli("coverage", "demo.cranfield", "traffic", "--config", str(config), "--all")
+    assert shown.exit_code == every.exit_code == 0, shown.stderr + every.stderr
+
+    clusters = document["uncovered_clusters"]
+    assert len(clusters) == len(OFF_TOPIC) and len(document["questions"]) == 240
+    assert [row["#"] for row in printed_table(shown.stdout, "Uncovered traffic by cluster").rows()] == [
+        str(n) for n in range(1, 11)
+    ]
+    rest = sum(cluster["traffic"] for cluster in clusters[10:])
+    total = document["traffic"]["total"]
+    assert f"4 more clusters: {rest:,} queries, {rest / total:.1%} of the traffic (--all lists every one)" in shown.stdout
+    assert len(printed_table(every.stdout, "Uncovered traffic by cluster").rows()) == len(OFF_TOPIC)
+    assert "more clusters" not in every.stdout
+    for output in (shown.stdout, every.stdout):
+        questions = printed_table(output, "Most asked questions").rows()
+        assert [(row["question"], row["traffic"]) for row in questions] == [(asked[0].id, "7"), (asked[1].id, "6")]
+    assert len(shown.stdout.splitlines()) < 40

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dagster import AssetKey, AssetRecordsFilter
+from dagster_runs import run_job
 from rich.console import Console
 
 from retrieval_pipeline.cli.nightly import run_nightly
@@ -84,6 +85,24 @@ def test_no_sharded_retriever_means_no_vectors_asset(tmp_path):
     assert VECTORS_JOB not in {job.name for job in defs.jobs}
     assert VECTORS not in defs.resolve_asset_graph().get_all_asset_keys()
     assert defs.resolve_assets_def("retrieval_evaluation").get_partition_mapping(VECTORS) is None
+
+
+def test_a_shard_is_numbered_alike_in_its_partition_key_its_metadata_and_its_cache_folder(tmp_path, instance):
+    """Numbered from 0 everywhere: partition `minilm_l3|0` says `shard: 0 of 2` and is cached as `shard-0-of-2-…`."""
+    pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
+    config = write_config(tmp_path, shards=2)
+    settings = yaml.safe_load(config.read_text(encoding="utf-8"))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(f'{{"_id": "d{n}", "text": "wing flutter {n}"}}\n' for n in range(8)), encoding="utf-8")
+    settings["retrievers"] = {"minilm_l3": {**settings["retrievers"]["minilm_l3"], "corpus": str(corpus)}}
+    config.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    defs = build_definitions(config)
+    for key in defs.resolve_assets_def(VECTORS_ASSET).partitions_def.get_partition_keys():
+        run_job(defs, instance, VECTORS_JOB, key)
+        shard = key.keys_by_dimension["shard"]
+        metadata = latest(instance, VECTORS_ASSET, key)
+        assert metadata["shard"] == f"{int(shard)} of 2"
+        assert Path(metadata["cache_key"]).name.startswith(f"shard-{int(shard)}-of-2-")
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ history chart, and the sensor that notices a new or grown log file."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 import yaml
@@ -12,6 +13,7 @@ from dagster import AssetCheckSeverity, build_sensor_context
 from dagster_runs import only_check, only_materialization, run_job
 from traffic_project import SECRET, built_traffic, traffic_config
 
+from retrieval_pipeline.core.base.extras import install_command
 from retrieval_pipeline.core.golden.query_logs import normalised
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
 from retrieval_pipeline.dagster_layer.traffic import COVERAGE_JOB, QUERY_LOG_JOB, coverage_key
@@ -65,6 +67,22 @@ def test_coverage_records_the_covered_share_warns_below_min_share_and_charts_its
     second = only_materialization(run_job(defs, instance, COVERAGE_JOB, key)).metadata
     assert "last 2 materializations" in second["history_chart"].value
     assert second["history_chart"].value.count("data:image/png;base64,") == 1
+
+
+def test_coverage_without_the_coverage_extra_fails_its_run_naming_the_install_before_reading_the_log(
+    traffic_project, instance, monkeypatch
+):
+    defs, _, log = traffic_project
+    log.write_text('{"count": 1}\n')  # a bad line: said only if the log were read
+    for name in [name for name in sys.modules if name.partition(".")[0] == "sklearn"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    result = run_job(defs, instance, COVERAGE_JOB, coverage_key(SET, "traffic"), raise_on_error=False)
+    error = next(event for event in result.all_events if event.is_step_failure).step_failure_data.error
+    assert error.cause.message.splitlines() == [
+        "retrieval_pipeline.core.base.errors.InvalidInputError: coverage clusters the uncovered traffic with scikit-learn; "
+        f"sklearn not installed: {install_command('coverage')}"
+    ]
 
 
 def test_the_sensor_requests_a_new_or_grown_log_once(traffic_project, instance):

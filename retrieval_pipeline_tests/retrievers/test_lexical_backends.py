@@ -67,7 +67,7 @@ def test_numba_ranks_every_question_exactly_like_numpy(tmp_path, cranfield_quest
 
 def test_asking_for_numba_where_it_is_not_installed_names_the_key_and_the_extra(tmp_path, monkeypatch):
     monkeypatch.setattr(lexical, "numba_usable", lambda: False)
-    with pytest.raises(InvalidInputError, match=r"retrievers\.bm25_numba.*backend.*retrieval-pipeline\[fast\]"):
+    with pytest.raises(InvalidInputError, match=r"retrievers\.bm25_numba.*backend.*pip install -e '\.\[fast\]'"):
         build(tmp_path, "numba")
 
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +19,6 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.services.runner import run_question_set
 from retrieval_pipeline.retrievers.rerank.retriever import RerankParams, RerankRetriever
-from retrieval_pipeline.retrievers.rerank.scorers import cross_encoder
 
 QUESTION = "which machines turn moving sea water into power"
 AUTH = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}
@@ -137,15 +136,10 @@ def test_its_corpus_gives_the_label_audit_its_ids_and_judging_files_its_texts(tm
 def test_a_missing_extra_is_named_before_anything_is_built(tmp_path, monkeypatch):
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "config.json").write_text("{}", encoding="utf-8")
-    find_spec = importlib.util.find_spec
-    monkeypatch.setattr(
-        cross_encoder.importlib.util, "find_spec", lambda name: None if name == "sentence_transformers" else find_spec(name)
-    )
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     write_corpus(tmp_path)
     config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "cross_encoder", "model": "model"}}
-    with pytest.raises(
-        InvalidInputError, match=r"field 'scorer': .*needs sentence-transformers: pip install 'retrieval-pipeline\[rerank\]'"
-    ):
+    with pytest.raises(InvalidInputError, match=r"field 'scorer': .*needs sentence-transformers: pip install -e '\.\[rerank\]'"):
         RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed("first", [])))
 
 

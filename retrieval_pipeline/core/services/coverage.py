@@ -3,7 +3,8 @@ question when the two are at least `threshold` alike (see query_similarity for t
 
 `assigned_traffic` is what traffic-weighted rates read (every question's assigned count); `measure_coverage`
 adds what the `coverage` command reports: the uncovered traffic's clusters and the covered traffic that
-reads as GAP or MATCH against its question's expected documents.
+reads as GAP or MATCH against its question's expected documents. Clustering needs the [coverage] extra;
+`measure_coverage` (the command's and the Dagster asset's) refuses without it before reading anything.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
+from retrieval_pipeline.core.base.extras import missing_extra
 from retrieval_pipeline.core.golden.query_logs import QueryCounts, read_query_log
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.services.config import ProjectConfig
@@ -20,6 +22,8 @@ from retrieval_pipeline.core.services.traffic_clusters import Cluster, Uncovered
 
 BATCH = 1024
 """Distinct queries compared at once: one encoder call's worth, a few MB of scores."""
+CLUSTERING_MODULES = ("sklearn", "scipy")
+"""What clustering the uncovered traffic imports: the [coverage] extra (traffic weights need neither)."""
 
 
 @dataclass(frozen=True)
@@ -115,8 +119,12 @@ def measure_coverage(
     lexical: bool = False,
     threshold: float | None = None,
 ) -> Coverage:
-    counts = read_log(project, log) if isinstance(log, str) else log
+    """Refused before anything is read or encoded where the [coverage] extra, which clusters, is missing."""
+    missing = missing_extra(CLUSTERING_MODULES, "coverage")
+    if missing:
+        raise InvalidInputError(f"coverage clusters the uncovered traffic with scikit-learn; {missing}")
     similarity = similarity_for(project, question_set, retriever, lexical)
+    counts = read_log(project, log) if isinstance(log, str) else log
     threshold = _threshold(project, similarity, threshold)
     clusters = UncoveredClusters(distance=1.0 - threshold)
     assignment, covered_distinct, covered = _scan(counts, question_set, similarity, threshold, clusters)

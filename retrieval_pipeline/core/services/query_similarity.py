@@ -10,17 +10,15 @@
   question's terms scores 1, one sharing none of them 0 (capped at 1).
 
 Each returns, per query, its nearest question, the similarity to it, and unit vectors that `traffic_clusters`
-groups uncovered queries by (the encoder's own; for the lexical method, hashed stemmed terms).
+groups uncovered queries by (the encoder's own; for the lexical method, hashed stemmed terms, which need
+scikit-learn; the similarities need the base install alone, so traffic weights need no extra).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any
-
-from retrieval_pipeline.core.base.errors import InvalidInputError
 
 ENCODER_THRESHOLD = 0.7
 """Calibrated on the shipped collections with all-MiniLM-L6-v2 (docs/coverage.md)."""
@@ -67,30 +65,34 @@ class LexicalSimilarity:
         self._index.index(terms, show_progress=False)
         own = [self._index.get_scores(question)[position] for position, question in enumerate(terms)]
         self._own = numpy.array([score if score > 0 else numpy.inf for score in own])
-        self._vocabulary = {term: n for n, term in enumerate(sorted({term for question in terms for term in question}))}
-        self._has = self._incidence(terms).T.tocsc()
+        holding: dict[str, list[int]] = {}
+        for position, question in enumerate(terms):
+            for term in set(question):
+                holding.setdefault(term, []).append(position)
+        self._holding = {term: numpy.array(positions) for term, positions in holding.items()}
 
     def nearest(self, queries: Sequence[str], with_vectors: bool = True) -> Nearest:
-        """`with_vectors` False (no clustering wanted) leaves scikit-learn unimported."""
+        """`with_vectors` False (no clustering wanted: traffic weights) needs no extra, scikit-learn unimported."""
         import numpy
 
         terms = self._terms(queries)
         nothing = numpy.zeros(len(self._own))  # a query of stopwords only: bm25s refuses an empty query
         weight = numpy.vstack([self._index.get_scores(query) if query else nothing for query in terms]) / self._own
         sizes = numpy.array([max(len(set(query)), 1) for query in terms], dtype=float)[:, None]
-        scores = weight * ((self._incidence(terms) @ self._has).toarray() / sizes)
+        scores = weight * (self._shared(terms) / sizes)
         best = scores.argmax(axis=1)
         return Nearest(best, scores[range(len(best)), best].clip(0, 1), term_vectors(queries) if with_vectors else None)
 
-    def _incidence(self, terms: list[list[str]]):
-        """One row per text, a 1 for each distinct term of the questions' vocabulary it holds."""
-        import scipy.sparse
+    def _shared(self, terms: list[list[str]]):
+        """Per text (row) and question (column): how many distinct terms they share."""
+        import numpy
 
-        rows = [sorted({self._vocabulary[t] for t in text if t in self._vocabulary}) for text in terms]
-        indices = [index for row in rows for index in row]
-        pointers = [0, *accumulate(len(row) for row in rows)]
-        shape = (len(rows), len(self._vocabulary))
-        return scipy.sparse.csr_matrix(([1.0] * len(indices), indices, pointers), shape=shape)
+        shared = numpy.zeros((len(terms), len(self._own)))
+        for row, text in enumerate(terms):
+            for term in set(text):
+                if term in self._holding:
+                    shared[row, self._holding[term]] += 1
+        return shared
 
     def _terms(self, texts: Sequence[str]) -> list[list[str]]:
         import bm25s
@@ -100,26 +102,15 @@ class LexicalSimilarity:
 
 def term_vectors(texts: Sequence[str]):
     """Unit rows of hashed content terms (forms.content_terms: stemmed, stopwords out), TF-IDF-free: the
-    lexical method's vectors for clustering, in bounded memory whatever the vocabulary."""
-    HashingVectorizer = scikit_learn("feature_extraction.text").HashingVectorizer
+    lexical method's vectors for clustering, in bounded memory whatever the vocabulary (scikit-learn, which
+    `measure_coverage` requires before anything is read)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
 
     from retrieval_pipeline.core.golden.forms import content_terms
 
     return HashingVectorizer(analyzer=lambda text: sorted(content_terms(text)), n_features=2**20, alternate_sign=False).transform(
         texts
     )
-
-
-def scikit_learn(module: str):
-    """A scikit-learn module, or the one-line error naming the extra that installs it."""
-    import importlib
-
-    try:
-        return importlib.import_module(f"sklearn.{module}")
-    except ModuleNotFoundError:
-        raise InvalidInputError(
-            "clustering the uncovered traffic needs scikit-learn: pip install 'retrieval-pipeline[coverage]'"
-        ) from None
 
 
 def _unit(vectors):

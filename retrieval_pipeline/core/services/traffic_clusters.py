@@ -4,6 +4,7 @@ Queries arrive most asked first. The first `CLUSTER_LIMIT` distinct uncovered qu
 scikit-learn's AgglomerativeClustering (average linkage over cosine distances, cut at `distance`, so no
 number of clusters is guessed); each later, less asked one joins the cluster of its nearest clustered
 query. Memory stays bounded by the limit (2,000 vectors and their 2,000 x 2,000 distances) whatever the log.
+scikit-learn and scipy are the [coverage] extra, which `coverage.measure_coverage` requires first.
 """
 
 from __future__ import annotations
@@ -100,10 +101,7 @@ def _labels(vectors, distance: float):
     """One cluster label per row; a single query is its own cluster (the library needs two)."""
     import numpy
     import scipy.sparse
-
-    from retrieval_pipeline.core.services.query_similarity import scikit_learn
-
-    AgglomerativeClustering = scikit_learn("cluster").AgglomerativeClustering
+    from sklearn.cluster import AgglomerativeClustering
 
     if vectors.shape[0] < 2:
         return numpy.zeros(vectors.shape[0], dtype=int)

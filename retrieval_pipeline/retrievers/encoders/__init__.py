@@ -11,15 +11,14 @@ configuration instead and have their answers checked (`external.py`).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from retrieval_pipeline.core.base.extras import install_command, missing_extra, missing_modules
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
-from retrieval_pipeline.retrievers.encoders.package_files import install_command
 from retrieval_pipeline.retrievers.encoders.positions import position_limit
 
 if TYPE_CHECKING:
@@ -106,9 +105,9 @@ def encoder_settings(
     _refuse_absent_model(path, runtime, hub_name if runtime == "sentence-transformers" else None, chosen)
     if runtime == "onnx":  # the files are checked before the runtime: a wrong path is said whatever is installed
         model_file, tokenizer = _onnx_files(model, onnx_files, tokenizer)
-    missing = _absent(EXTRAS[runtime][1])
+    missing = missing_extra(EXTRAS[runtime][1], EXTRAS[runtime][0])
     if missing:
-        raise EncoderConfigError("runtime", f"{', '.join(missing)} not installed: {install_command(EXTRAS[runtime][0])}")
+        raise EncoderConfigError("runtime", missing)
     if runtime == "sentence-transformers":
         if providers is not None:
             raise EncoderConfigError("providers", "providers are onnxruntime's: they apply to the onnx runtime only")
@@ -142,7 +141,7 @@ def _refuse_absent_model(path: Path, runtime: Runtime, hub_name: str | None, cho
     taken for a model of a runtime that may not be installed."""
     hub_model = hub_name is not None and path.suffix != ".onnx"
     if not path.exists():
-        if hub_model and (chosen == runtime or not _absent(EXTRAS[runtime][1])):
+        if hub_model and (chosen == runtime or not missing_modules(EXTRAS[runtime][1])):
             return  # a model name: looked up in the cache, or the runtime asked for installed first
         needs = f" (a Hugging Face model name needs {install_command(EXTRAS[runtime][0])})" if hub_model else ""
         raise EncoderConfigError("model", f"model {path} does not exist{needs}")
@@ -159,10 +158,6 @@ def _refuse_beyond_positions(runtime: Runtime, model: Path, max_length: int) -> 
         raise EncoderConfigError(
             "max_length", f"{max_length} exceeds the {limit} token positions of the model {model}: at most {limit}"
         )
-
-
-def _absent(modules: Sequence[str]) -> list[str]:
-    return [module for module in modules if importlib.util.find_spec(module) is None]
 
 
 def _cached_model_folder(path: Path, name: str | None) -> Path:

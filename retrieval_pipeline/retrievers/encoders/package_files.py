@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_pipeline.core.base.extras import install_command
+
 PROJECT = "retrieval-pipeline"
 
 
@@ -40,11 +42,6 @@ class PackageFile(BaseModel):
         if not located.exists():
             raise FileNotFoundError(f"package {self.package} ships no {self.path}")
         return located
-
-
-def install_command(extra: str) -> str:
-    """The one command that installs an extra of this project, as the README installs the project."""
-    return f"pip install -e '.[{extra}]'"
 
 
 def _install_hint(package: str) -> str:

@@ -20,6 +20,7 @@ from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
 from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.base.extras import install_command
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
 from retrieval_pipeline.retrievers.base.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
@@ -55,7 +56,7 @@ class LexicalParams(RetrieverParams):
     @classmethod
     def _numba_installed(cls, backend: Backend) -> Backend:
         if backend == "numba" and not numba_usable():
-            raise ValueError("numba is not installed (pip install 'retrieval-pipeline[fast]'); use 'auto' or 'numpy'")
+            raise ValueError(f"numba is not installed ({install_command('fast')}); use 'auto' or 'numpy'")
         return backend
 
     @field_validator("stopwords")

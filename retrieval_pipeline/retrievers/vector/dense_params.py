@@ -6,19 +6,18 @@ which sizes chunks in the local model's own tokens.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.extras import install_command, missing_modules
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus
 from retrieval_pipeline.retrievers.base.chunking import Chunking, special_tokens
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import EncoderConfigError, EncoderSettings
 from retrieval_pipeline.retrievers.encoders.onnx import loaded
-from retrieval_pipeline.retrievers.encoders.package_files import install_command
 from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams, checked_encoder, refused
 from retrieval_pipeline.retrievers.vector.ann_index import ExactIndex, HnswIndex, IndexParams
 from retrieval_pipeline.retrievers.vector.cache_location import unusable
@@ -43,7 +42,7 @@ def checked_params(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseP
         raise InvalidInputError(unusable(kind.build.vector_location), source=kind.build.source, key="vector_cache")
     checked_corpus(settings.corpus, kind.identifier, kind.build)
     encoding = checked_encoder(settings, kind)
-    if isinstance(settings.index, HnswIndex) and find_spec("usearch") is None:
+    if isinstance(settings.index, HnswIndex) and missing_modules(("usearch",)):
         raise kind.invalid(f"index kind hnsw needs usearch, not installed: {install_command('dense')}", "index.kind")
     if settings.chunking is None:
         return settings, encoding, None

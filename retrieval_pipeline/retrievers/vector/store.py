@@ -8,9 +8,9 @@ settings the documents were embedded with and asks the store for its nearest doc
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 
+from retrieval_pipeline.core.base.extras import missing_extra
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.service import ServiceParams
@@ -34,9 +34,9 @@ class StoreUnreachable(StoreFault, ServiceUnreachable):
 
 def require_modules(modules: Sequence[str], extra: str, kind: KindContext) -> None:
     """A missing client library is refused when the configuration is checked, naming the extra to install."""
-    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    missing = missing_extra(modules, extra)
     if missing:
-        raise kind.invalid(f"{', '.join(missing)} not installed: pip install 'retrieval-pipeline[{extra}]'", "kind")
+        raise kind.invalid(missing, "kind")
 
 
 def query_vector(encoder: Encoder, params: QueryEncoderParams, question: str):

@@ -74,6 +74,11 @@ class CoverageView:
     def unassigned_questions(self) -> tuple[str, ...]:
         return tuple(row.question_id for row in self.questions if row.traffic == 0)
 
+    @property
+    def asked_questions(self) -> tuple[QuestionTraffic, ...]:
+        """The questions with traffic, most asked first (ties in the set's order)."""
+        return tuple(sorted((row for row in self.questions if row.traffic), key=lambda row: -row.traffic))
+
     def to_dict(self) -> dict[str, Any]:
         """The `retrieval-eval coverage --json` document."""
         return {

@@ -8,13 +8,13 @@ only ever read from its folder (`local_files_only`): a run never downloads one.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
+from retrieval_pipeline.core.base.extras import install_command, missing_modules
 from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
@@ -32,10 +32,8 @@ class CrossEncoderParams(RetrieverParams):
         folder = kind.resolve(self.model)
         if not (folder / "config.json").is_file():
             raise kind.invalid(f"no model folder at {folder} (a folder holding config.json)", "scorer.model")
-        if importlib.util.find_spec("sentence_transformers") is None:
-            raise kind.invalid(
-                "the cross_encoder scorer needs sentence-transformers: pip install 'retrieval-pipeline[rerank]'", "scorer"
-            )
+        if missing_modules(("sentence_transformers",)):
+            raise kind.invalid(f"the cross_encoder scorer needs sentence-transformers: {install_command('rerank')}", "scorer")
 
     def build(self, kind: KindContext) -> CrossEncoderScorer:
         return CrossEncoderScorer(self, kind.resolve(self.model))
