@@ -21,7 +21,7 @@ import time
 
 import _common as c
 
-SCRIPTS = ("overhead", "run_file", "lexical", "http", "startup", "scale", "orchestration", "dense", "judging")
+SCRIPTS = ("overhead", "run_file", "lexical", "http", "startup", "scale", "orchestration", "bookkeeping", "dense", "judging")
 README = c.BENCH_DIR / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 

@@ -48,6 +48,7 @@ VOLATILE = [
     (r"0x[0-9a-f]{6,}", "<addr>"),
     (r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,<png>"),  # charts draw run times
     (r'"dagster/data_version": "[0-9a-f]+"', '"dagster/data_version": "<hash>"'),
+    (r'"(dagster/input_data_version/[^"]+)": "[0-9a-f]+"', r'"\1": "<hash>"'),  # Dagster's, from the inputs' run ids
     (r'"latency_ms": \{[^{}]*\}', '"latency_ms": "<n>"'),
     (rf'"(\w*(?:latency|_ms|seconds|duration|timestamp|elapsed)\w*)": {NUMBER}', r'"\1": "<n>"'),
     (r'"(timestamp|created_at|saved_at|accepted_at)": "[^"]*"', r'"\1": "<time>"'),
