@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -143,6 +143,26 @@ def load_project(config_path: Path | None) -> ProjectConfig:
     if origin is not None:
         click.echo(f"configuration: {config.source} ({origin})", err=True)
     return config
+
+
+def refuse_output_over_input(out: Path | None, inputs: Mapping[str, Path | None]) -> None:
+    """An --out that is one of the files the command reads (`inputs`: what each is, its path; None: not
+    read) would replace it, answers and all: refused before any work, whether named alike, by another
+    path to it, or by a link to it."""
+    if out is None:
+        return
+    for what, path in inputs.items():
+        if path is not None and _same_file(out, path):
+            raise CommandError(f"--out {out} is the {what} this command reads ({path}): write to another file")
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    if first.expanduser().resolve() == second.expanduser().resolve():
+        return True
+    try:
+        return os.path.samefile(first.expanduser(), second.expanduser())
+    except OSError:  # either does not exist (yet): not the same file
+        return False
 
 
 def config_origin(config_path: Path | None, config: ProjectConfig) -> str | None:

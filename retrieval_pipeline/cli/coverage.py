@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, json_option, load_project, status, stdout_console
+from retrieval_pipeline.cli.common import (
+    config_option,
+    json_option,
+    load_project,
+    refuse_output_over_input,
+    status,
+    stdout_console,
+)
 from retrieval_pipeline.cli.errors import CommandError
 from retrieval_pipeline.core.base.formatting import counted
 
@@ -54,6 +61,8 @@ def coverage(
     if (sample is None) != (out_path is None):
         raise CommandError("--sample N and --out FILE go together")
     config = load_project(config_path)
+    if out_path is not None:
+        refuse_output_over_input(out_path, {"set file": Path(set_name), "query log": config.query_log(log)[1]})
     question_set = named_set(config, set_name)
     with status("Measuring coverage"):
         measured = measure_coverage(config, question_set, log, retriever=retriever, lexical=lexical, threshold=threshold)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from retrieval_pipeline.cli.common import identifiers, json_option, stdout_console
+from retrieval_pipeline.cli.common import identifiers, json_option, refuse_output_over_input, stdout_console
 from retrieval_pipeline.cli.errors import CommandError, warn
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ def _set_file_options(default_name: str) -> Callable:
 
 def _import_to_file(
     load: Callable[..., ImportedSet],
+    inputs: Mapping[str, Path],
     *,
     identifier: str,
     name: str | None,
@@ -73,8 +74,8 @@ def _import_to_file(
     judged queries left out (judged only not relevant) so a set smaller than its qrels says why.
 
     `load(identifier=, name=, min_relevance=)` runs only once the identifier and the output file are known
-    to be usable, so a bad argument never costs a read of a large collection, and an import error writes
-    nothing.
+    to be usable (none of the `inputs` it reads), so a bad argument never costs a read of a large
+    collection, and an import error writes nothing.
     """
     if out.suffix not in SUFFIXES:
         raise click.BadParameter(f"{out}: the file type follows the suffix; use one of {', '.join(SUFFIXES)}", param_hint="--out")
@@ -86,6 +87,7 @@ def _import_to_file(
         check_identifier(identifier, "set identifier")
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--identifier") from None
+    refuse_output_over_input(out, inputs)
     if out.exists() and not force:
         raise CommandError(f"{out} already exists; pass --force to overwrite it")
     imported = load(identifier=identifier, name=name, min_relevance=min_relevance)
@@ -130,7 +132,12 @@ def beir(folder: Path, split: str, **options) -> None:
 
         return imported_beir(folder, split=split, **labels)
 
-    _import_to_file(load, **options)
+    files = {
+        "corpus": folder / "corpus.jsonl",
+        "queries file": folder / "queries.jsonl",
+        "qrels file": folder / "qrels" / f"{split}.tsv",
+    }
+    _import_to_file(load, files, **options)
 
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -175,4 +182,4 @@ def trec(qrels: Path, topics: Path, corpus: Path, field: str, **options) -> None
 
         return imported_trec(qrels, topics, field=field, corpus=corpus, **labels)
 
-    _import_to_file(load, **options)
+    _import_to_file(load, {"qrels file": qrels, "topics file": topics, "corpus": corpus}, **options)

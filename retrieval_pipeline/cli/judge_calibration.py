@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import load_project, open_store, stdout_console
+from retrieval_pipeline.cli.common import load_project, open_store, refuse_output_over_input, stdout_console
 from retrieval_pipeline.cli.errors import CommandError
 
 
@@ -73,6 +73,7 @@ def calibrate(
 
     if (next_count is None) != (out_path is None):
         raise CommandError("--next N and --out FILE go together: how many rows to answer next, and where to write them")
+    refuse_output_over_input(out_path, {"judging file": judging_file})
     config = load_project(config_path)
     store = open_store(store_uri, config)
     calibration, numbered, answered = calibrate_file(judging_file, width, config, store, set_identifier)

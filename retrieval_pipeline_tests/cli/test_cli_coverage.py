@@ -197,3 +197,17 @@ def test_the_report_lists_the_ten_largest_clusters_and_the_asked_questions_and_c
         questions = printed_table(output, "Most asked questions").rows()
         assert [(row["question"], row["traffic"]) for row in questions] == [(asked[0].id, "7"), (asked[1].id, "6")]
     assert len(shown.stdout.splitlines()) < 40
+
+
+def test_a_sample_is_never_written_over_the_query_log_it_is_drawn_from(cli, tmp_path, shared_data):
+    log = _csv_log(tmp_path / "log.csv", built_traffic(shared_data).rows)
+    config = traffic_config(tmp_path, log, count="count")
+    before = log.read_bytes()
+
+    result = cli("coverage", "demo.cranfield", "traffic", "--config", str(config), "--sample", "3", "--out", str(log))
+
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"error: --out {log} is the query log this command reads ({log}): write to another file"
+    ]
+    assert log.read_bytes() == before

@@ -142,3 +142,16 @@ def test_import_trec_bad_arguments_exit_2(cli, trec_files, tmp_path, drop, extra
 
     assert result.exit_code == 2 and message in result.stderr
     assert not (tmp_path / "x.yaml").exists()
+
+
+def test_import_trec_never_writes_the_set_over_one_of_its_inputs(cli, trec_files):
+    before = trec_files["corpus"].read_bytes()
+
+    result = cli(*arguments(trec_files, trec_files["corpus"], "--force"))
+
+    assert result.exit_code == 2
+    corpus = trec_files["corpus"]
+    assert result.stderr.splitlines() == [
+        f"error: --out {corpus} is the corpus this command reads ({corpus}): write to another file"
+    ]
+    assert trec_files["corpus"].read_bytes() == before

@@ -116,3 +116,21 @@ def test_apply_into_a_read_only_folder_is_refused_in_one_line_naming_the_set_fil
     assert result.returncode == 2, result.stderr  # invalid input, not an internal error
     assert result.stderr.strip().splitlines() == ["error: desk.yaml: cannot write (Permission denied)"]
     assert (desk / "desk.yaml").read_bytes() == set_before
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="file permissions are POSIX")
+def test_apply_to_a_read_only_set_file_is_refused_as_a_read_only_folder_is(cli, desk):
+    without_override = as_permissions_bind()
+    pooled(cli, desk, "pool.csv")
+    set_before = (desk / "desk.yaml").read_bytes()
+    os.chmod(desk / "desk.yaml", 0o444)
+    command = [*without_override, *console_script(), "judge", "pool.csv", "--apply", "desk.yaml", "--config", "config.yaml"]
+
+    result = subprocess.run(command, cwd=desk, env=subprocess_env(), capture_output=True, text=True, check=False)
+
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == ["error: desk.yaml: cannot write (Permission denied)"]
+    assert (desk / "desk.yaml").read_bytes() == set_before
+    assert stat.S_IMODE((desk / "desk.yaml").stat().st_mode) == 0o444
+    assert [path.name for path in desk.iterdir() if path.name.startswith(".desk.yaml.")] == []

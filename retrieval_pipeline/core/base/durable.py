@@ -72,11 +72,15 @@ def file_sha256(path: Path) -> str:
 def write_text_atomically(path: Path, text: str) -> Path:
     """Written under a temporary name in the target folder, then renamed into place with the mode (and, as
     root, the owner) of the file it replaces; any failure removes the temporary file and leaves what was
-    at `path` as it was."""
+    at `path` as it was. A file that may not be written (read-only) is refused as a folder that may not
+    be written is, not replaced by the rename, which only the folder's permissions govern."""
     if path.is_dir():
         raise InvalidInputError("is a folder, not a file", source=str(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            with open(path, "a"):  # opened to write, nothing written: what the permissions allow, asked of the system
+                pass
         handle = tempfile.NamedTemporaryFile(
             "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False
         )

@@ -102,12 +102,12 @@ def encoder_settings(
     chosen = runtime
     if runtime == "auto":
         runtime = "onnx" if onnx_files else "sentence-transformers"
+    if chosen == "sentence-transformers":  # named, it is missing whatever the folder holds: only it knows its layouts
+        _refuse_missing_runtime(runtime)
     _refuse_absent_model(path, runtime, hub_name if runtime == "sentence-transformers" else None, chosen)
     if runtime == "onnx":  # the files are checked before the runtime: a wrong path is said whatever is installed
         model_file, tokenizer = _onnx_files(model, onnx_files, tokenizer)
-    missing = missing_extra(EXTRAS[runtime][1], EXTRAS[runtime][0])
-    if missing:
-        raise EncoderConfigError("runtime", missing)
+    _refuse_missing_runtime(runtime)
     if runtime == "sentence-transformers":
         if providers is not None:
             raise EncoderConfigError("providers", "providers are onnxruntime's: they apply to the onnx runtime only")
@@ -121,6 +121,12 @@ def encoder_settings(
 
         settings["providers"] = chosen_providers(providers)
     return EncoderSettings("onnx", str(model_file), (model_file, tokenizer), tokenizer, **settings)
+
+
+def _refuse_missing_runtime(runtime: Runtime) -> None:
+    missing = missing_extra(EXTRAS[runtime][1], EXTRAS[runtime][0])
+    if missing:
+        raise EncoderConfigError("runtime", missing)
 
 
 def _onnx_files(model: Path | str, onnx_files: list[Path], tokenizer: Path | None) -> tuple[Path, Path]:
