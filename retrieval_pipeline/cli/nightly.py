@@ -96,7 +96,8 @@ def _progress_on_stderr():
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
-    level, PROGRESS.level = PROGRESS.level, logging.INFO
+    level = PROGRESS.level
+    PROGRESS.setLevel(logging.INFO)  # setLevel, not the attribute: it clears logging's cache of enabled levels
     PROGRESS.addHandler(handler)
     try:
         yield

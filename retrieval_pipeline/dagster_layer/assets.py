@@ -73,9 +73,11 @@ def build_assets(partitions: ProjectPartitions) -> list[AssetsDefinition]:
 
 
 def progress_of(context: AssetExecutionContext):
+    """A build's progress lines, named by the partition they belong to (`embedded: encoded 2/4 documents`)."""
+
     def progress(message: str) -> None:
         context.log.info(message)
-        PROGRESS.info(message)
+        PROGRESS.info(f"{context.partition_key}: {message}")
 
     return progress
 

@@ -73,6 +73,18 @@ def test_nightly_shows_the_failed_build_by_name_and_exits_3_while_the_other_retr
     assert TOKEN not in result.stdout + result.stderr and "k-123" not in result.stdout + result.stderr
 
 
+def test_nightly_prints_a_long_encodes_progress_as_lines_on_stderr_without_the_secret(tmp_path):
+    with faulty_embeddings(TOKEN) as (base, _):
+        config = write_dense_project(tmp_path, f"{base}/fine?key=k-123", ["wings"])
+        env = {TOKEN_VAR: TOKEN, "DAGSTER_HOME": str(tmp_path / "dagster_home")}
+        result = cli("nightly", "--config", str(config), env=env)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    progress = [line.split(" (")[0] for line in result.stderr.splitlines() if "encoded" in line]
+    assert progress == ["embedded: encoded 2/4 documents", "embedded: encoded 4/4 documents"]
+    assert TOKEN not in result.stdout + result.stderr and "k-123" not in result.stdout + result.stderr
+
+
 def test_a_cache_that_cannot_be_written_costs_one_warning_and_the_run_goes_on_telling_its_progress(tmp_path):
     with faulty_embeddings(TOKEN) as (base, calls):
         config = write_dense_project(tmp_path, f"{base}/fine", ["wings"])
