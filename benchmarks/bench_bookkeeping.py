@@ -76,7 +76,7 @@ BODY_SPOTS = (
     ("  settings (EvaluationSettings.from_config)", "core/services/settings.py", "from_config"),
     ("  UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
     ("    history read from the store (history_chart_data)", "core/services/chart_data.py", "history_chart_data"),
-    ("    history chart drawn, PNG (history_chart_png)", "reports/charts.py", "history_chart_png"),
+    ("    history chart drawn, PNG (history_chart_png)", "reports/history_chart.py", "history_chart_png"),
     ("  check result (regression_check_result)", "dagster_layer/checks.py", "regression_check_result"),
     ("  views of the evaluation (evaluation_view, metadata and check)", "views/evaluation_view.py", "evaluation_view"),
 )

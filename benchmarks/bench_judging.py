@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     first, cached, bare_t = timings["first"], timings["cached"], timings["bare"]
     summary, warm = first.result, cached.result
     report.add(
-        "judge FILE --judge (fresh cache)",
+        "judge machine FILE --judge (fresh cache)",
         c.fmt_seconds(first.median),
         f"N·L/C {c.fmt_seconds(floor)}",
         first.median / floor,

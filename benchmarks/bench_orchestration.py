@@ -111,7 +111,7 @@ PROFILE_SPOTS = (
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("set's status read from the instance, each evaluation (refuse_failed_set)", "dagster_layer/assets.py", "refuse_failed_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
-    ("  of which history charts drawn (history_chart_png)", "reports/charts.py", "history_chart_png"),
+    ("  of which history charts drawn (history_chart_png)", "reports/history_chart.py", "history_chart_png"),
     ("leaderboard (build_leaderboard)", "core/services/leaderboard.py", "build_leaderboard"),
     ("label audits (label_audit)", "dagster_layer/audit.py", "label_audit"),
     ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import socketserver
 import threading
 from collections.abc import Iterator
@@ -21,3 +22,10 @@ def running(server: Server) -> Iterator[Server]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def closed_port_url(path: str) -> str:
+    """A url on a port nothing listens on: bound for a moment to find a free one, then released."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}{path}"

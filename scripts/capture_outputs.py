@@ -77,6 +77,10 @@ help-accept                  accept --help
 help-audit                   audit --help
 help-pool                    pool --help
 help-judge                   judge --help
+help-judge-by-hand           judge by-hand --help
+help-judge-machine           judge machine --help
+help-judge-calibrate         judge calibrate --help
+help-judge-apply             judge apply --help
 help-prune                   prune --help
 help-nightly                 nightly --help
 help-import                  import --help
@@ -129,7 +133,7 @@ audit-project                audit {S} {P} --window 2
 audit-project-json           audit {S} bm25 titles {P} --json --strict
 pool-csv                     pool {S} {P} --out {w}/pool.csv --depth 3 >{w}/pool.csv
 pool-jsonl                   pool {S} bm25 {P} --out {w}/pool.jsonl --depth 2 >{w}/pool.jsonl
-judge-apply                  judge {w}/judged.csv --apply {w}/set-copy.yaml {P} >{w}/set-copy.yaml
+judge-apply                  judge apply {w}/judged.csv {w}/set-copy.yaml {P} >{w}/set-copy.yaml
 import-beir                  import beir {w}/beir --identifier small.beir --out {w}/beir.yaml >{w}/beir.yaml
 import-beir-json             import beir {w}/beir --identifier small.beir --out {w}/beir.jsonl --json >{w}/beir.jsonl
 import-beir-exists           import beir {w}/beir --identifier small.beir --out {w}/beir.yaml

@@ -38,11 +38,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pool": ("retrieval_pipeline.cli.pool:pool", "Write a judging file of the unjudged documents the latest runs ranked."),
     "judge": (
         "retrieval_pipeline.cli.judge:judge",
-        "Judge a pooled file in the terminal, or merge its judgements into a set file.",
+        "Judge a pooled file by hand or by a machine judge, calibrate the machine, merge into a set file.",
     ),
     "coverage": (
         "retrieval_pipeline.cli.coverage:coverage",
         "Measure how much of a query log's traffic a golden set covers, and sample its gaps.",
+    ),
+    "generate": (
+        "retrieval_pipeline.cli.generate:generate",
+        "Write candidate questions for a set's gaps (a log's uncovered clusters, or unquestioned documents) to judge.",
+    ),
+    "validate-generated": (
+        "retrieval_pipeline.cli.validate_generated:validate_generated",
+        "Check whether a set's generated questions rank the retrievers as its human ones do; --accept to count them.",
     ),
     "import": ("retrieval_pipeline.cli.importing:import_group", "Write a golden set file from another format (BEIR, TREC)."),
     "nightly": (

@@ -5,6 +5,7 @@ Core modules are imported inside the functions, never at module level, to keep s
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -32,6 +33,19 @@ identifier is never squeezed into `bm25_…`. Rich tables only grow to what thei
 SHARED_OPTIONS = "retrieval_pipeline.shared_options"
 """Where `ctx.meta` (one dict for the group and its command) keeps --config and --store given before the command."""
 SHARED_NAMES = {"config_path": "--config", "store_uri": "--store"}
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange lets `nan` through (no comparison with nan is true, so no bound refuses it):
+    refused here by the option parser, in one line, as any other value out of range."""
+
+    name = "float range"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
 
 
 def config_option(function):

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from retrieval_pipeline.cli.common import (
+    FiniteFloatRange,
     config_option,
     json_option,
     load_project,
@@ -28,7 +29,7 @@ ROWS_SHOWN = 10
 @json_option
 @click.option("--retriever", help="Embed with this configured retriever's encoder (default: the first that embeds).")
 @click.option("--lexical", is_flag=True, help="Compare by the lexical analyzer (normalised BM25) even when a retriever embeds.")
-@click.option("--threshold", type=click.FloatRange(0, 1), help="Least similarity to count as covered (coverage.threshold).")
+@click.option("--threshold", type=FiniteFloatRange(0, 1), help="Least similarity to count as covered (coverage.threshold).")
 @click.option("--sample", type=click.IntRange(min=1), help="Write N uncovered queries, sampled by traffic, to judge (--out).")
 @click.option(
     "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="The judging file of --sample (.csv or .jsonl)."
@@ -54,7 +55,7 @@ def coverage(
     Lists the most asked questions, the largest clusters of uncovered traffic (with example queries only
     where the log says `examples: true`; --all: every one, --json: everything) and the covered traffic
     that reads as GAP or MATCH. With --sample N --out
-    FILE, writes uncovered queries for `judge`, then `judge FILE --apply SET_FILE` adds them as questions."""
+    FILE, writes uncovered queries for `judge`, then `judge apply FILE SET_FILE` adds them as questions."""
     from retrieval_pipeline.core.services.coverage import measure_coverage, named_set
     from retrieval_pipeline.core.services.views.coverage_view import coverage_view
 

@@ -1,10 +1,13 @@
-"""`retrieval-eval judge FILE [--apply SET_FILE | --judge NAME [--probe]]`: judge a pooled file in the
-terminal, merge it, or have a configured machine judge fill its machine columns (`machine_judge.py`).
+"""`retrieval-eval judge`: judge a pooled file by hand (`judge FILE`), have a machine judge answer it
+(`judge machine`, machine_judge.py), calibrate the machine against the people (`judge calibrate`,
+judge_calibration.py) and merge the answers into a set file (`judge apply`). Each mode is a command of its
+own, with its own options; the spellings of before (`judge FILE --apply SET_FILE`, ...) are answered with
+one line naming the command (judge_legacy.py).
 
-One candidate at a time, one key per answer: y (yes, it answers the question), n (no), s (skip: leave it
-empty), b (back to the previous one), q (quit). Every answer is written to FILE at once, so quitting, a
-closed terminal or a crash loses nothing, and running `judge FILE` again resumes at the first candidate
-without an answer.
+By hand, one candidate at a time, one key per answer: y (yes, it answers the question), n (no), s (skip:
+leave it empty), b (back to the previous one), q (quit). Every answer is written to FILE at once, so
+quitting, a closed terminal or a crash loses nothing, and running `judge FILE` again resumes at the first
+candidate without an answer.
 """
 
 from __future__ import annotations
@@ -13,96 +16,125 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, json_option, load_project, stdout_console, store_option
-from retrieval_pipeline.cli.judge_calibration import calibrate as run_calibration
-from retrieval_pipeline.cli.judge_calibration import calibration_options
+from retrieval_pipeline.cli.common import config_option, load_project, refuse_unshared, shared_options, stdout_console
+from retrieval_pipeline.cli.judge_calibration import calibrate_command
+from retrieval_pipeline.cli.judge_legacy import refuse_old_spelling
+from retrieval_pipeline.cli.machine_judge import machine_command
 
 KEYS = {"y": "yes", "n": "no", "s": "skip", "b": "back", "q": "quit"}
 PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
+BY_HAND = "by-hand"
+GROUP_OPTIONS = ("--config", "--store")  # each takes a value; -h/--help is the group's help
 
-
-@click.command("judge")
-@click.argument("judging_file", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option(
-    "--apply",
-    "set_file",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="Merge FILE's answers into this set file (yes into expected_document_ids, no into rejected_document_ids); "
-    "judged queries sampled by `coverage --sample` become new questions.",
+judging_file_argument = click.argument(
+    "judging_file", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path)
 )
+
+
+class JudgeGroup(click.Group):
+    """`judge FILE` judges by hand: a first argument that names no command is the FILE of `judge by-hand`
+    (a judging file has a suffix, .csv or .jsonl, so it never reads as a command)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order of the work: by hand, machine, calibrate, apply
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        position = _first_argument(args)
+        if position > len(args):  # --config or --store without its value: click says so
+            return super().parse_args(ctx, args)
+        if position == len(args):
+            raise click.UsageError(f"Missing argument 'FILE' (or a command: {', '.join(self.commands)}).", ctx)
+        first = args[position]
+        if first not in self.commands and first not in ctx.help_option_names:
+            refuse_old_spelling(args)
+            _refuse_a_mistyped_command(ctx, first, list(self.commands))
+            args = [*args[:position], BY_HAND, *args[position:]]
+        return super().parse_args(ctx, args)
+
+
+def _first_argument(args: list[str]) -> int:
+    """Where the command (or the FILE) begins: after the group's --config and --store, given before it."""
+    position = 0
+    while position < len(args):
+        name, equals, _ = args[position].partition("=")
+        if name not in GROUP_OPTIONS:
+            break
+        position += 1 if equals else 2
+    return position
+
+
+def _refuse_a_mistyped_command(ctx: click.Context, first: str, commands: list[str]) -> None:
+    """`judge calibrat pool.csv` would otherwise say that no file `calibrat` exists. A judging file has a
+    suffix (.csv, .jsonl), a command none: a word without one that is no file is a mistyped command."""
+    import difflib
+
+    close = difflib.get_close_matches(first, commands, n=1)
+    if close and not Path(first).suffix and "/" not in first and not Path(first).exists():
+        ctx.fail(f"No such command {first!r}. Did you mean {close[0]!r}?")
+
+
+@click.group("judge", cls=JudgeGroup, subcommand_metavar="FILE | COMMAND [ARGS]...")
+@shared_options
+@click.pass_context
+def judge(ctx: click.Context) -> None:
+    """Judge a pooled file (written by `retrieval-eval pool`) by hand or by a machine judge, calibrate the
+    machine against the people, and merge the answers into the set file. `judge FILE` judges by hand (it
+    is `judge by-hand FILE`); each command has its own options: `retrieval-eval judge COMMAND --help`."""
+    refuse_unshared(ctx)
+
+
+@judge.command(BY_HAND, short_help="Judge FILE in the terminal, one key per answer: `judge FILE` runs it.")
+@judging_file_argument
+def by_hand(judging_file: Path) -> None:
+    """Judge FILE in the terminal, one candidate at a time: y yes (it answers the question), n no, s skip,
+    b back, q quit. Every answer is written to FILE at once; run it again to resume at the first candidate
+    without an answer. `judge FILE` runs this command."""
+    _session(judging_file)
+
+
+judge.add_command(machine_command)
+judge.add_command(calibrate_command)
+
+
+@judge.command("apply", short_help="Merge FILE's answers into SET_FILE (--machine: the machine's too, in lists of their own).")
+@judging_file_argument
+@click.argument("set_file", metavar="SET_FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option(
-    "--machine", is_flag=True, help="With --apply: also apply the machine judge's answers, into the set's machine lists."
+    "--machine", is_flag=True, help="Also apply the machine judge's answers, into the set's machine lists (behind the gate)."
 )
 @click.option("--force", is_flag=True, help="With --machine: apply below the judging thresholds; the set records it.")
-@click.option(
-    "--judge",
-    "judge_name",
-    metavar="NAME",
-    help="Have the configured machine judge NAME (the `judges:` section) fill machine_judgement, machine_grade and judged_by.",
-)
-@click.option(
-    "--probe",
-    is_flag=True,
-    help="With --judge: insert the question's words into rows people answered no and count how often the judge flips to yes.",
-)
-@click.option("--sample", type=click.IntRange(min=1), default=50, show_default=True, help="With --probe: rows to sample.")
-@calibration_options
-@json_option
 @config_option
-@store_option
-def judge(
-    judging_file: Path,
-    set_file: Path | None,
-    machine: bool,
-    force: bool,
-    judge_name: str | None,
-    probe: bool,
-    sample: int,
-    calibrate: bool,
-    as_json: bool,
-    config_path: Path | None,
-    store_uri: str | None,
-    **calibration,
-) -> None:
-    """Judge FILE (written by `retrieval-eval pool`) one candidate at a time, or with --apply merge its
-    judgements into SET_FILE, keeping the file's format and layout, and list what changed. A yes must
-    name a document of the corpus of a configured retriever that ranked the pool, when its kind knows it.
-    With --judge NAME a machine judge answers every row in columns of its own (the person's `judgement`
-    is never touched), resumably, its answers cached; with --probe too, it is tested for query-word stuffing.
-    With --calibrate, say how far the machine's answers (`machine_judgement`) agree with the human ones."""
-    if probe and judge_name is None:
-        raise click.UsageError("--probe needs --judge NAME")
-    if judge_name is not None and (set_file is not None or calibrate):
-        raise click.UsageError("--judge is a step of its own: judge first, then --calibrate or --apply")
-    if judge_name is not None:
-        from retrieval_pipeline.cli import machine_judge
-
-        if probe:
-            machine_judge.probe(judging_file, judge_name, config_path, sample, calibration["seed"], as_json)
-        else:
-            machine_judge.machine_judge(judging_file, judge_name, config_path, as_json)
-    elif calibrate:
-        run_calibration(judging_file, as_json=as_json, config_path=config_path, store_uri=store_uri, **calibration)
-    elif set_file is not None:
-        _apply(judging_file, set_file, config_path, machine, force)
-    else:
-        _session(judging_file)
+def apply(judging_file: Path, set_file: Path, machine: bool, force: bool, config_path: Path | None) -> None:
+    """Merge FILE's answers into SET_FILE: yes into expected_document_ids, no into rejected_document_ids,
+    keeping the set file's format and layout, and list what changed. A yes must name a document of the
+    corpus of a configured retriever that ranked the pool, when its kind knows it. Judged queries sampled by
+    `coverage --sample` become new questions, and generated candidates (`generate`) whose source document
+    is judged yes become questions marked generated, kept apart from the set's figures until checked. With --machine, the machine judge's answers on the rows no
+    person answered go into the set's machine lists, when its calibration passes the `judging:` thresholds."""
+    if force and not machine:
+        raise click.UsageError("--force applies machine answers below the thresholds: it goes with --machine")
+    _apply(judging_file, set_file, config_path, machine, force)
 
 
 def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine: bool, force: bool) -> None:
+    from retrieval_pipeline.core.golden.question_files import load_question_set_file
+    from retrieval_pipeline.core.services.generated_questions import judged_candidates
     from retrieval_pipeline.core.services.judging_files import apply_judgements
     from retrieval_pipeline.core.services.machine_apply import apply_with_machine
     from retrieval_pipeline.core.services.new_questions import judged_new_questions
 
     config = load_project(config_path)
     added = judged_new_questions(judging_file, set_file, config)  # checked before anything is written
-    applied = apply_with_machine(judging_file, set_file, config, force) if machine else None
+    question_set = load_question_set_file(set_file)
+    generated = judged_candidates(judging_file, {question.id for question in question_set.questions}, machine)
+    applied = apply_with_machine(judging_file, set_file, config, force, generated.machine_labelled) if machine else None
     changes = applied.human if applied else apply_judgements(judging_file, set_file, config)
     console = stdout_console()
-    if added:
-        _add_questions(console, set_file, added)
+    if added or generated.questions:
+        _add_questions(console, set_file, question_set.identifier, added, generated)
     elif not changes and not (applied and applied.machine):
         console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)
+        _not_added(console, generated, machine)
         return
     if changes:
         console.print(f"Merged into {set_file}, {len(changes)} question(s) changed:", markup=False)
@@ -120,18 +152,48 @@ def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine
         )
         for change in applied.machine:
             console.print(f"  {change.line()}", highlight=False, markup=False)
+    _not_added(console, generated, machine)
 
 
-def _add_questions(console, set_file: Path, added) -> None:
-    """Sampled queries (`coverage --sample`) judged in the file, appended to the set as new questions."""
+def _add_questions(console, set_file: Path, identifier: str, added, generated) -> None:
+    """Sampled queries (`coverage --sample`) judged in the file, and generated candidates confirmed there,
+    appended to the set as new questions."""
     from retrieval_pipeline.core.golden.set_file_additions import add_questions_to_set_file
 
-    add_questions_to_set_file(set_file, added)
-    console.print(f"Added to {set_file}, {len(added)} new question(s) from sampled queries:", markup=False)
+    add_questions_to_set_file(set_file, [*added, *generated.questions])
+    if added:
+        console.print(f"Added to {set_file}, {len(added)} new question(s) from sampled queries:", markup=False)
     for question in added:
         console.print(
             f"  {question.id}: {question.form.value}, {len(question.expected_document_ids)} expected, "
             f"asked {question.source_traffic} time(s) in {question.source_log}",
+            highlight=False,
+            markup=False,
+        )
+    if generated.questions:
+        console.print(
+            f"Added to {set_file}, {len(generated.questions)} generated question(s) ({generated.by_machine} confirmed by the "
+            f"machine judge), kept apart from the set's figures until checked: retrieval-eval validate-generated {identifier}",
+            highlight=False,
+            markup=False,
+        )
+    for question in generated.questions:
+        human, robot = len(question.expected_document_ids), len(question.machine_expected_document_ids)
+        console.print(
+            f"  {question.id}: {question.form.value}, {human} expected"
+            + (f" + {robot} machine expected" if robot else "")
+            + f", from {question.generated.source} {question.generated.document_id} by {question.generated.generated_by}",
+            highlight=False,
+            markup=False,
+        )
+
+
+def _not_added(console, generated, machine: bool) -> None:
+    if generated.refused or generated.unjudged:
+        waiting = "" if machine else " (or a calibrated machine judge's, with --machine)"
+        console.print(
+            f"Not added: {generated.refused} generated candidate(s) whose source document was judged no; "
+            f"{generated.unjudged} whose source document awaits an answer{waiting}.",
             highlight=False,
             markup=False,
         )
@@ -144,7 +206,10 @@ def _session(path: Path) -> None:
     console = stdout_console()
     position = next((index for index, row in enumerate(rows) if not row["judgement"]), len(rows))
     if position == len(rows):
-        console.print(f"All {len(rows)} candidate(s) in {path} are judged; merge them with --apply SET_FILE.", markup=False)
+        console.print(
+            f"All {len(rows)} candidate(s) in {path} are judged; merge them into a set file with retrieval-eval judge apply {path} SET_FILE.",
+            markup=False,
+        )
         return
     while position < len(rows):
         _show(console, rows, position)

@@ -1,56 +1,65 @@
-"""`retrieval-eval judge FILE --calibrate`: how far the machine judge agrees with people, and what to answer next."""
+"""`retrieval-eval judge calibrate FILE`: how far the machine judge agrees with people, and what to answer next."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
-from retrieval_pipeline.cli.common import load_project, open_store, refuse_output_over_input, stdout_console
+from retrieval_pipeline.cli.common import (
+    FiniteFloatRange,
+    config_option,
+    json_option,
+    load_project,
+    open_store,
+    refuse_output_over_input,
+    stdout_console,
+    store_option,
+)
 from retrieval_pipeline.cli.errors import CommandError
 
 
-def calibration_options(function):
-    """The options `judge` takes for --calibrate, passed on to `calibrate` as they are."""
-    options = [
-        click.option(
-            "--calibrate", is_flag=True, help="Compare the machine's answers with the human ones (kappa, confusion, ranking)."
-        ),
-        click.option(
-            "--estimate",
-            is_flag=True,
-            help="With --calibrate: the hit rates and nDCG of the latest runs human-only, machine-filled and prediction-powered.",
-        ),
-        click.option(
-            "--width",
-            type=click.FloatRange(min=0, min_open=True),
-            default=0.2,
-            show_default=True,
-            help="With --calibrate: the kappa interval width to reach.",
-        ),
-        click.option(
-            "--next",
-            "next_count",
-            type=click.IntRange(min=1),
-            help="With --calibrate: how many rows to answer next (with --out).",
-        ),
-        click.option(
-            "--out",
-            "out_path",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="With --next: the judging file to write them to.",
-        ),
-        click.option("--seed", type=int, default=0, show_default=True, help="With --next or --probe: the random sample's seed."),
-        click.option(
-            "--set",
-            "set_identifier",
-            metavar="SET",
-            help="With --calibrate: the set the file was pooled from (default: the configured set asking all its questions).",
-        ),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+@click.command("calibrate", short_help="How far the machine judge agrees with the people; which rows to answer next.")
+@click.argument("judging_file", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--estimate",
+    is_flag=True,
+    help="Also the hit rates and nDCG of the latest runs human-only, machine-filled and prediction-powered.",
+)
+@click.option(
+    "--width",
+    type=FiniteFloatRange(min=0, min_open=True),
+    default=0.2,
+    show_default=True,
+    help="The kappa interval width to reach: how many more human answers it takes.",
+)
+@click.option(
+    "--next", "next_count", type=click.IntRange(min=1), help="How many rows to answer next, drawn at random (with --out)."
+)
+@click.option(
+    "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="With --next: the judging file to write them to."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="With --next: the random sample's seed.")
+@click.option(
+    "--set",
+    "set_identifier",
+    metavar="SET",
+    help="The set the file was pooled from (default: the configured set asking all its questions).",
+)
+@json_option
+@config_option
+@store_option
+@click.pass_context
+def calibrate_command(ctx: click.Context, judging_file: Path, **options) -> None:
+    """Say how far the machine judge's answers (machine_judgement) agree with the people's (judgement) on the
+    rows of FILE that carry both: Cohen's kappa with its interval, the confusion, how many more human
+    answers narrow it, and how the ranking of the retrievers changes with the machine's labels. With
+    --next N --out F, write N rows to answer next, the machine's answers hidden; with --estimate, each
+    retriever's figures estimated from both."""
+    if options["next_count"] is None and ctx.get_parameter_source("seed") is ParameterSource.COMMANDLINE:
+        raise click.UsageError("--seed draws the rows --next N writes: it goes with --next")
+    calibrate(judging_file, **options)
 
 
 def calibrate(

@@ -1,5 +1,5 @@
-"""`retrieval-eval judge FILE --judge NAME [--probe]`: a machine judge fills the file's machine columns, or
-probes whether query words stuffed into rejected documents fool it. The work is the core's
+"""`retrieval-eval judge machine FILE --judge NAME [--probe]`: a machine judge fills the file's machine
+columns, or probes whether query words stuffed into rejected documents fool it. The work is the core's
 (`machine_judging`, `stuffing_probe`); this module parses, reports and counts an interruption."""
 
 from __future__ import annotations
@@ -7,12 +7,56 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
-from retrieval_pipeline.cli.common import load_project, progress_bar, stdout_console
+from retrieval_pipeline.cli.common import config_option, json_option, load_project, progress_bar, stdout_console
 from retrieval_pipeline.cli.errors import INTERRUPTED, CommandError
 from retrieval_pipeline.cli.payloads import emit
 from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE, EXIT_INTERRUPTED
 from retrieval_pipeline.core.base.formatting import counted
+
+
+@click.command("machine", short_help="Have a configured machine judge answer FILE (--probe: test it for query-word stuffing).")
+@click.argument("judging_file", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--judge",
+    "judge_name",
+    metavar="NAME",
+    required=True,
+    help="The configured machine judge (a name under `judges:`).",
+)
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="Instead: insert the question's words into rows people answered no and count how often the judge "
+    "flips to yes; the file is not written.",
+)
+@click.option("--sample", type=click.IntRange(min=1), default=50, show_default=True, help="With --probe: rows to sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="With --probe: the random sample's seed.")
+@json_option
+@config_option
+@click.pass_context
+def machine_command(
+    ctx: click.Context,
+    judging_file: Path,
+    judge_name: str,
+    probe: bool,
+    sample: int,
+    seed: int,
+    as_json: bool,
+    config_path: Path | None,
+) -> None:
+    """Have the configured machine judge NAME answer every row of FILE in columns of its own
+    (machine_judgement, machine_grade, judged_by); the person's `judgement` is never touched. Resumable
+    (Ctrl-C keeps every batch answered; run it again to go on), its answers cached; exit 3 when some rows
+    could not be judged. With --probe, test the judge for query-word stuffing instead."""
+    if probe:
+        probe_judge(judging_file, judge_name, config_path, sample, seed, as_json)
+        return
+    for name in ("sample", "seed"):
+        if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+            raise click.UsageError(f"--{name} samples the rows --probe asks about: it goes with --probe")
+    machine_judge(judging_file, judge_name, config_path, as_json)
 
 
 def machine_judge(path: Path, judge_name: str, config_path: Path | None, as_json: bool) -> None:
@@ -68,7 +112,7 @@ def _rate_text(tally, rate: float | None) -> str:
     return f"{'n/a' if rate is None else f'{rate:g}'} row(s)/s asked"
 
 
-def probe(path: Path, judge_name: str, config_path: Path | None, sample: int, seed: int, as_json: bool) -> None:
+def probe_judge(path: Path, judge_name: str, config_path: Path | None, sample: int, seed: int, as_json: bool) -> None:
     from retrieval_pipeline.core.base.formatting import percent
     from retrieval_pipeline.core.services.stuffing_probe import stuffing_probe
 

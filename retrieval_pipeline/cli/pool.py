@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from retrieval_pipeline.cli.common import config_option, load_project, open_store, stdout_console, store_option
+from retrieval_pipeline.cli.common import (
+    config_option,
+    load_project,
+    open_store,
+    refuse_output_over_input,
+    stdout_console,
+    store_option,
+)
 
 
 @click.command("pool")
@@ -27,11 +34,18 @@ def pool(set_identifier: str, retriever_identifiers: tuple[str, ...], config_pat
     of the latest stored runs of the RETRIEVERs (default: every retriever with a run) that is neither
     expected nor rejected today, once, with who ranked it where, the question, its labels, and the
     document's title and text when a retriever knows its corpus. Fill `judgement` with yes or no (or run
-    `retrieval-eval judge FILE`), then merge with `retrieval-eval judge FILE --apply SET_FILE`."""
+    `retrieval-eval judge FILE`), then merge with `retrieval-eval judge apply FILE SET_FILE`."""
     from retrieval_pipeline.core.services.judging_files import candidate_rows, write_judging_file
     from retrieval_pipeline.core.services.pooling import pool_latest
 
     config = load_project(config_path)
+    config.question_set(set_identifier)  # an unknown set is named first, as before
+    inputs = {
+        "set file": Path(config.question_sets.source_of(set_identifier)),
+        "set's corpus": config.set_corpus(set_identifier),
+        "configuration": config.path,
+    }
+    refuse_output_over_input(out_path, inputs)  # a judging file written over them would replace them
     candidates, runs = pool_latest(config, open_store(store_uri, config), set_identifier, retriever_identifiers, depth)
     write_judging_file(candidate_rows(candidates), out_path)
     console = stdout_console()

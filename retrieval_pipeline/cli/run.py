@@ -116,9 +116,12 @@ def run(
     if as_json:
         from retrieval_pipeline.cli.payloads import emit
 
-        emit(view.to_dict(streamed=True))
+        payload = view.to_dict(streamed=True)
+        emit(payload if evaluation.generated is None else {**payload, "generated": _slice(evaluation.generated, question_set)})
     else:
         _print_report(view, evaluation.stored.run_id, store.uri, show)
+        if evaluation.generated is not None:
+            stdout_console().print(_slice_line(_slice(evaluation.generated, question_set)), highlight=False, markup=False)
     _settle(evaluation, fail_on_regression, fail_on_inconclusive)
 
 
@@ -140,6 +143,35 @@ def _evaluate(config, question_set, retriever_identifier: str, store, settings):
     except KeyboardInterrupt:
         key = HistoryKey(question_set.identifier, retriever_identifier)
         raise tally.run_stopped(store, key, started, len(question_set.questions)) from None
+
+
+def _slice(generated, question_set) -> dict:
+    """The generated questions' own run (core/services/generated_split.py), as `--json` gives it."""
+    run = generated.run
+    figures = {f"top{k}": run.hit_rate(k) for k in run.cutoffs}
+    return {
+        "set": run.set_identifier,
+        "run_id": generated.stored.run_id,
+        "question_count": run.question_count,
+        "counted": question_set.generated_questions is not None,
+        "hit_rates": figures,
+        "metrics": run.metrics(),
+        "verdict": generated.report.verdict.value,
+        "summary": generated.report.summary,
+    }
+
+
+def _slice_line(generated: dict) -> str:
+    from retrieval_pipeline.core.scoring.measures import figure_of
+
+    counted = "counted in the verdict above too" if generated["counted"] else "not counted in the verdict above"
+    shown = {**generated["hit_rates"], **generated["metrics"]}
+    keys = ["top1", "top3", *(key for key in generated["metrics"] if key.startswith("ndcg@"))]
+    figures = ", ".join(f"{figure_of(key).title} {figure_of(key).text(shown[key])}" for key in keys)
+    return (
+        f"Generated questions, {generated['set']} ({generated['question_count']} questions, {counted}): {figures}; "
+        f"saved run {generated['run_id']}; its own verdict, which gates nothing: {generated['summary']}"
+    )
 
 
 def _settle(evaluation, fail_on_regression: bool, fail_on_inconclusive: bool) -> None:

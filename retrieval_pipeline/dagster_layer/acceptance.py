@@ -1,12 +1,7 @@
-"""The `accept_baseline` job: accepting a run as the baseline from the Dagster UI.
-
-Under `baseline_policy: accepted` a run whose check failed never becomes the baseline, so the check
-keeps failing night after night until a person accepts the new level. In the UI: Jobs →
-accept_baseline → Launchpad, fill in the set, the retriever and the run id (the `run_id` metadata of
-the materialization, or `retrieval-eval history`), launch. The job calls the same core function as
-`retrieval-eval accept`; an unknown or incomplete run fails the job and records nothing.
-
-No `from __future__ import annotations` here: Dagster reads the op's config class from its annotation.
+"""The `accept_baseline` job: accepting a run as the baseline from the Dagster UI, the same core function
+as `retrieval-eval accept` (under `baseline_policy: accepted` a failed check keeps failing until a
+person accepts the new level; docs/dagster.md). No `from __future__ import annotations` here: Dagster
+reads the op's config class from its annotation.
 """
 
 from dagster import Config, MetadataValue, OpExecutionContext, Output, job, op

@@ -1,23 +1,11 @@
-"""The assets: thin wrappers that call the core; `metadata.py` turns its results into what a person reads.
+"""The assets (sets, retrievers, evaluations, the leaderboard): thin wrappers that call the core, whose
+`ui_metadata` builders say what a person reads; docs/dagster.md lists them.
 
-    golden_question_set   [set]              the set, validated, written as Parquet under the store
-      + check labels_exist                   its labels name documents a corpus holds (audit.py)
-    retriever_config      [retriever]        the retriever, validated and built (BM25 index included)
-    retrieval_evaluation  [set x retriever]  evaluate_and_record(); value = the stored per-question Parquet
-      + check no_regression                  from the core's regression report (checks.py)
-    leaderboard                              latest complete rates of every pair, side by side
-      + check every_pair_passes              every pair's latest stored verdict passed (leaderboard_check.py)
-
-Every run holds one partition, whoever starts it. A partition whose check fails with severity ERROR (a
-regression, an incomplete run, labels no corpus holds) yields the failed check, then raises `Failure`
-carrying the run's figures instead of materializing: Dagster counts a partition as failed only when a
-failed run planned it and did not materialize it, so the pair shows failed in the Partitions tab, in its
-check's status and in Runs. The stored run is kept all the same (the history, the baseline rules and the
-value the IO manager reads are the store's); see docs/dagster.md.
-
-The evaluation depends on its own set partition and its own retriever partition only (one-dimension
-partition mappings): lineage, since a built retriever is not a value storage can hand over. Every body
-runs inside `scrubbed_errors()`: a failing step's message reaches the event log with secrets masked.
+A partition whose check fails with severity ERROR raises `CheckFailed` instead of materializing, because
+Dagster counts a partition as failed only when a failed run planned it and did not materialize it; the
+stored run is kept all the same. The evaluation depends on its own set and retriever partitions for
+lineage only: a built retriever is not a value storage can hand over. Every body runs inside
+`scrubbed_errors()`, so a failing step's message reaches the event log with secrets masked.
 """
 
 import logging
@@ -41,17 +29,13 @@ from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.evaluation import evaluate_and_record, incomplete_unless_recorded
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.services.traffic_weights import set_traffic
+from retrieval_pipeline.core.services.views.ui_metadata.project import question_set_metadata, retriever_metadata
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.dagster_layer.io_manager import LEADERBOARD, RESULT_STORE_IO_MANAGER
 from retrieval_pipeline.dagster_layer.leaderboard_check import LEADERBOARD_CHECK, leaderboard_check_result, leaderboard_check_spec
-from retrieval_pipeline.dagster_layer.metadata import (
-    evaluation_metadata,
-    leaderboard_metadata,
-    question_set_metadata,
-    retriever_metadata,
-)
+from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, typed
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.sensors import after_upstream
@@ -100,7 +84,7 @@ def question_set_asset(partitions: ProjectPartitions) -> AssetsDefinition:
                 raise CheckFailed(description=check.description, allow_retries=False)
             question_set = project.config.question_set(context.partition_key)
             uri = project.store(context.log).save_question_set(question_set)
-        yield MaterializeResult(metadata=question_set_metadata(question_set, project, uri))
+        yield MaterializeResult(metadata=typed(question_set_metadata(question_set, project.config, uri)))
         yield check
 
     return golden_question_set
@@ -119,7 +103,7 @@ def retriever_asset(partitions: ProjectPartitions) -> AssetsDefinition:
             started, identifier = time.perf_counter(), context.partition_key
             retriever = project.config.retriever(identifier, progress=progress_of(context))
             spec = project.config.retriever_specs[identifier]
-            return MaterializeResult(metadata=retriever_metadata(spec, retriever, time.perf_counter() - started))
+            return MaterializeResult(metadata=typed(retriever_metadata(spec, retriever, time.perf_counter() - started)))
 
     return retriever_config
 

@@ -1,12 +1,9 @@
 """`document_vectors`: the shards of every dense retriever that declares `shards` (or `shard_size`), one
-partition per (retriever, shard), each encoding one slice of the corpus into the vector cache, so shards
-encode in parallel on as many workers as there are (one run per partition).
+partition per (retriever, shard), so shards encode in parallel on as many workers as there are.
 
-Two static dimensions, `retriever` and `shard` (from `0`, zero-padded to the largest count's width so
-the UI sorts them; the metadata's `shard: 0 of 2` and the cache folder `shard-0-of-2-…` count from 0
-too), make the partition grid a retriever per row and a shard per column; a retriever with fewer
-shards has padding partitions that encode nothing and say so. `retrieval_evaluation` depends on every
-shard of its own retriever (its `retriever` dimension mapped, `shard` unmapped: every shard).
+Two static dimensions (shards zero-padded so the UI sorts them) make the partition grid a retriever per
+row; a retriever with fewer shards has padding partitions that encode nothing. `retrieval_evaluation`
+depends on every shard of its own retriever. docs/dagster.md has the metadata.
 """
 
 import time
@@ -33,8 +30,9 @@ from dagster import (
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.views.ui_metadata.project import padding_shard_metadata, shard_metadata
 from retrieval_pipeline.dagster_layer.assets import progress_of
-from retrieval_pipeline.dagster_layer.metadata import plotted
+from retrieval_pipeline.dagster_layer.metadata import typed
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, key_dimensions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
@@ -129,30 +127,18 @@ def build_document_vectors(shards: ShardPartitions, group: str) -> AssetsDefinit
     def document_vectors(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         identifier, index = shards.shard(context.partition_key)
         with scrubbed_errors():
-            return MaterializeResult(metadata=encoded_shard(project.config, identifier, index, progress_of(context)))
+            return MaterializeResult(metadata=typed(encoded_shard(project.config, identifier, index, progress_of(context))))
 
     return document_vectors
 
 
 def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) -> dict[str, Any]:
-    """The shard encoded (or found in the cache), as metadata: counts, time and rate, and its cache key
-    (the folder's name under the cache, never the cache's URI, which may carry credentials)."""
+    """The shard encoded (or found in the cache), as metadata; a padding partition encodes nothing."""
     from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
 
     started, params, context = time.perf_counter(), config.retriever_specs[identifier].params, config.build_context(progress)
     count = DenseRetriever.shard_count(identifier, params, context)
     if index >= count:
-        return {"shard": f"none: {identifier} has {count} shards", "documents": 0}
+        return padding_shard_metadata(identifier, count)
     sharded, vectors = DenseRetriever.encode_shard(identifier, params, context, index)
-    seconds = vectors.encoding_seconds
-    return {
-        "shard": f"{index} of {sharded.count}",
-        "documents": len(sharded.members[index]),
-        "vectors": len(vectors.document_ids),
-        "encoded": vectors.encoded,
-        "reused_from_cache": 0 if vectors.encoded else len(vectors.document_ids),
-        "encoding_seconds": plotted(seconds, 3),
-        "documents_per_second": plotted(round(vectors.encoded / seconds, 1) if seconds > 0 else 0.0),
-        "step_seconds": plotted(time.perf_counter() - started, 3),
-        "cache_key": sharded.keys[index],
-    }
+    return shard_metadata(index, sharded, vectors, time.perf_counter() - started)

@@ -16,7 +16,6 @@ from dagster import (
     Config,
     Failure,
     MaterializeResult,
-    MetadataValue,
     asset,
 )
 from pydantic import Field
@@ -25,8 +24,10 @@ from retrieval_pipeline.core.base.errors import UnknownIdentifierError
 from retrieval_pipeline.core.scoring.agreement import Agreement
 from retrieval_pipeline.core.services.config_file import JudgingSection
 from retrieval_pipeline.core.services.judging_files import SUFFIXES
-from retrieval_pipeline.core.services.machine_judging import JudgingSummary, judge_agreement, machine_judge_file
-from retrieval_pipeline.dagster_layer.metadata import plotted
+from retrieval_pipeline.core.services.machine_judging import judge_agreement, machine_judge_file
+from retrieval_pipeline.core.services.views.ui_metadata.labels import judging_metadata
+from retrieval_pipeline.core.services.views.ui_metadata.values import plotted
+from retrieval_pipeline.dagster_layer.metadata import typed
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 JUDGING_ASSET = "machine_judgements"
@@ -52,24 +53,6 @@ def latest_judging_file(file: str, project: RetrievalProject) -> Path:
     if not path.is_file():
         raise Failure(f"no judging file at {path}")
     return path
-
-
-def judging_metadata(summary: JudgingSummary, path: Path, judge_name: str) -> dict:
-    document = summary.to_dict()
-    yes_share = summary.yes / summary.judged if summary.judged else None
-    return {
-        "file": MetadataValue.path(str(path)),
-        "judge": judge_name,
-        "judged_by": summary.judged_by,
-        "rows": summary.rows,
-        "rows_judged": summary.judged,
-        "asked": document["asked"],
-        "from_cache": document["from_cache"],
-        "errors": document["errors"],
-        "yes_share": plotted(yes_share),
-        "tokens_per_1000_rows": plotted(document["tokens_per_1000_rows"]),
-        "rows_per_second": plotted(document["rows_per_second"] or None),
-    }
 
 
 def agreement_check(agreement: Agreement | None, thresholds: JudgingSection) -> AssetCheckResult:
@@ -115,4 +98,4 @@ def machine_judgements(
     for cause, count in summary.tally.errors.most_common():
         context.log.warning(f"{count} row(s) not judged: {cause}")
     agreement = agreement_check(judge_agreement(path, summary.judged_by), project.config.judging)
-    return MaterializeResult(metadata=judging_metadata(summary, path, config.judge), check_results=[agreement])
+    return MaterializeResult(metadata=typed(judging_metadata(summary, path, config.judge)), check_results=[agreement])

@@ -1,39 +1,22 @@
 """The check on the `leaderboard`: every configured pair's latest verdict passes.
 
-The per-pair `no_regression` check is partitioned, and the asset catalog shows a partitioned check by
-its latest execution of one partition: after a night in which one pair of many regressed, the catalog
-stayed green. This check is unpartitioned, on the asset that already stands for all pairs, and is
-evaluated whenever the leaderboard refreshes (after each batch of evaluations), so a failed pair shows
-on the catalog page. Its verdicts are the stored ones (core `latest_verdicts`), never recomputed here,
-so it and the per-pair checks cannot disagree. It fails with the configured `dagster.check_severity`,
-and is not blocking: the leaderboard is still worth reading on a bad night.
+The catalog shows a partitioned check by its latest execution of one partition, so after a night in
+which one pair of many regressed it stayed green; this check is unpartitioned, on the asset that stands
+for all pairs, so a failed pair shows on the catalog page. Its verdicts are the stored ones (core
+`latest_verdicts`), never recomputed, so it and the per-pair checks cannot disagree. Not blocking: the
+leaderboard is still worth reading on a bad night.
 """
 
 from __future__ import annotations
 
-from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetCheckSpec,
-    TableColumn,
-    TableSchema,
-)
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec
 
 from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts
+from retrieval_pipeline.core.services.views.ui_metadata.regression import pair_verdicts_metadata
 from retrieval_pipeline.dagster_layer.io_manager import LEADERBOARD
-from retrieval_pipeline.dagster_layer.metadata import table
+from retrieval_pipeline.dagster_layer.metadata import typed
 
 LEADERBOARD_CHECK = "every_pair_passes"
-
-PAIRS_SCHEMA = TableSchema(
-    columns=[
-        TableColumn("set", "string"),
-        TableColumn("retriever", "string"),
-        TableColumn("verdict", "string", description="The latest run's stored verdict"),
-        TableColumn("sentence", "string", description="What the pair's no_regression check said"),
-        TableColumn("run_id", "string"),
-    ]
-)
 
 
 def leaderboard_check_spec() -> AssetCheckSpec:
@@ -46,27 +29,11 @@ def leaderboard_check_spec() -> AssetCheckSpec:
 
 
 def leaderboard_check_result(verdicts: PairVerdicts, severity: str) -> AssetCheckResult:
-    failed = verdicts.failed
-    pairs = (
-        {
-            "set": v.set_identifier,
-            "retriever": v.retriever_identifier,
-            "verdict": v.status,
-            "sentence": v.sentence,
-            "run_id": v.run_id or "",
-        }
-        for v in verdicts.verdicts
-    )
     return AssetCheckResult(
         check_name=LEADERBOARD_CHECK,
         passed=verdicts.passed,
         # A pair not comparable, inconclusive or not evaluated yet: passed, flagged WARN, as its own check is.
-        severity=AssetCheckSeverity(severity) if failed else AssetCheckSeverity.WARN,
+        severity=AssetCheckSeverity(severity) if verdicts.failed else AssetCheckSeverity.WARN,
         description=verdicts.sentence,
-        metadata={
-            "failed_pairs": "; ".join(f"{v.pair} ({v.status}): {v.sentence}" for v in failed) or "none",
-            "failed_pair_count": f"{len(failed)} of {len(verdicts.verdicts)}",
-            "flagged_pairs": ", ".join(f"{v.pair} ({v.status})" for v in verdicts.warned) or "none",
-            "pairs": table(PAIRS_SCHEMA, pairs),
-        },
+        metadata=typed(pair_verdicts_metadata(verdicts)),
     )

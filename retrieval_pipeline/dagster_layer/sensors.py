@@ -1,12 +1,7 @@
-"""The index-rebuild sensor: a new index version of a retriever evaluates every set against it, once.
-
-Each retriever that reports an index version is asked for it at every tick (the core's
-`new_index_versions`, which also says what a retriever seen for the first time needs); a version other
-than the cursor's requests that retriever's partitions. The version is in every run key, so even a lost
-cursor cannot request a version twice. A sensor rather than an observable source asset whose data version
-is the index version: a version is asked of the retriever (often a service) and answered per retriever,
-and a new one needs the retriever rebuilt and every set evaluated against it, requests a sensor makes with
-run keys that hold the version. Also the one automation sensor of the declarative conditions.
+"""The index-rebuild sensor: a new index version of a retriever evaluates every set against it, once
+(the version is in every run key, so even a lost cursor cannot request it twice); and the automation
+sensor of the declarative conditions. A sensor, not an observable source asset: a new version needs the
+retriever rebuilt and every set evaluated against it, which only requests can say (docs/dagster.md).
 """
 
 import json

@@ -2,13 +2,10 @@
 `coverage` asset per (set, log) with a `coverage_min_share` check that warns below `coverage.min_share`,
 and their jobs; `traffic_sensor.py` runs them when a log file appears or grows. Absent (no assets) when
 the configuration names no query log. The bodies call the core's `read_log` and `measure_coverage`.
-Their metadata holds counts and shares; query text only where the log's entry says `examples: true` (the
-view leaves examples out otherwise, and so does this).
 """
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
 
 from dagster import (
     AssetCheckResult,
@@ -20,22 +17,19 @@ from dagster import (
     AssetsDefinition,
     AutomationCondition,
     MaterializeResult,
-    MetadataValue,
     MultiPartitionKey,
     MultiPartitionsDefinition,
     StaticPartitionsDefinition,
-    TableColumn,
-    TableSchema,
     asset,
     define_asset_job,
 )
 
-from retrieval_pipeline.core.golden.query_logs import QueryCounts
 from retrieval_pipeline.core.services.config import ProjectConfig
 from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
-from retrieval_pipeline.core.services.views.coverage_view import CoverageView, coverage_view
+from retrieval_pipeline.core.services.views.coverage_view import coverage_view
+from retrieval_pipeline.core.services.views.ui_metadata.traffic import coverage_metadata, query_log_metadata
 from retrieval_pipeline.dagster_layer.audit import SET_ASSET
-from retrieval_pipeline.dagster_layer.metadata import plotted, table
+from retrieval_pipeline.dagster_layer.metadata import typed
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.sensors import after_upstream
@@ -46,7 +40,6 @@ QUERY_LOG_JOB, COVERAGE_JOB = "query_log_job", "coverage_job"
 GROUP = "traffic"
 HISTORY = 60
 """Earlier materializations of a (set, log) charted with the latest."""
-MOST_ASKED = 10
 
 
 @dataclass(frozen=True)
@@ -72,7 +65,7 @@ def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> Tr
         description="A configured query log, counted: at the nightly schedule's time, and when its file grows.",
     )
     def query_log(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        return MaterializeResult(metadata=query_log_metadata(read_log(project.config, context.partition_key)))
+        return MaterializeResult(metadata=typed(query_log_metadata(read_log(project.config, context.partition_key))))
 
     @asset(
         name=COVERAGE_ASSET,
@@ -92,7 +85,8 @@ def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> Tr
         config = project.config
         view = coverage_view(measure_coverage(config, config.question_set(set_identifier), log), set_identifier, log)
         chart = _history_chart(context, view.covered_share or 0.0, config.coverage.min_share, f"{set_identifier} × {log}")
-        return MaterializeResult(metadata=coverage_metadata(view, chart), check_results=[_check(view, config.coverage.min_share)])
+        metadata = typed(coverage_metadata(view, chart))
+        return MaterializeResult(metadata=metadata, check_results=[_check(view, config.coverage.min_share)])
 
     jobs = (define_asset_job(QUERY_LOG_JOB, [query_log]), define_asset_job(COVERAGE_JOB, [coverage]))
     return TrafficDefinitions((query_log, coverage), jobs, logs, coverages)
@@ -129,48 +123,3 @@ def _history_chart(context: AssetExecutionContext, share: float, min_share: floa
     points = [*earlier, (datetime.now(timezone.utc), share)]
     png = coverage_history_png([t for t, _ in points], [s for _, s in points], min_share, title)
     return markdown_image(png, f"covered share of {title}, last {len(points)} materializations")
-
-
-def query_log_metadata(counts: QueryCounts) -> dict[str, Any]:
-    metadata: dict[str, Any] = {
-        "distinct_queries": counts.distinct,
-        "total_count": counts.total,
-        "lines_read": counts.lines,
-        "bad_lines": counts.bad_lines,
-        "blank_lines": counts.blank_lines,
-        "first_timestamp": counts.first_timestamp or "",
-        "last_timestamp": counts.last_timestamp or "",
-    }
-    if counts.examples:
-        top = sorted(counts.counts.items(), key=lambda item: -item[1])[:MOST_ASKED]
-        schema = TableSchema(columns=[TableColumn("query", "string"), TableColumn("count", "int")])
-        metadata["most_asked"] = table(schema, ({"query": q, "count": c} for q, c in top))
-    return metadata
-
-
-def coverage_metadata(view: CoverageView, history_chart: str) -> dict[str, Any]:
-    columns = [
-        TableColumn("rank", "int"),
-        TableColumn("traffic", "int"),
-        TableColumn("share", "float"),
-        TableColumn("distinct", "int"),
-    ]
-    columns += [TableColumn("examples", "string")] if view.examples else []
-    clusters = (
-        {"rank": c.rank, "traffic": c.traffic, "share": round(c.share or 0.0, 4), "distinct": c.distinct}
-        | ({"examples": " | ".join(c.examples)} if view.examples else {})
-        for c in view.clusters
-    )
-    return {
-        "covered_share": plotted(view.covered_share or 0.0),
-        "covered_distinct_share": plotted(view.distinct_share or 0.0),
-        "covered_traffic": view.covered,
-        "total_traffic": view.total,
-        "uncovered_clusters": len(view.clusters),
-        "match_share": "unknown" if view.match_share is None else plotted(view.match_share),
-        "method": view.method,
-        "threshold": plotted(view.threshold),
-        "questions_without_traffic": len(view.unassigned_questions),
-        "history_chart": MetadataValue.md(history_chart),
-        "uncovered_by_cluster": table(TableSchema(columns=columns), clusters),
-    }

@@ -1,7 +1,8 @@
 """`kind: callable`: a function of the user's own, `package.module:function(question, document)`, returning a
 grade 0-3 or a bool (yes or no, no grade).
 
-What it returns is checked on every call: anything else is that row's error, never read as an answer. Its
+What it returns is checked on every call: anything else is that row's error, never read as an answer. A
+function calling `sys.exit` fails the judge: the pass stops, keeping the answers it got (exit 3). Its
 code cannot be checksummed reliably, so its answers are keyed by the dotted name and an optional
 `version`, which is what a user changes when the function's answers do.
 """
@@ -13,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.judges import GRADES, JudgeFault, MachineJudgement, judge_fingerprint
+from retrieval_pipeline.core.retrieval.judges import GRADES, JudgeFailed, JudgeFault, MachineJudgement, judge_fingerprint
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.judges.base import JudgeContext, JudgeParams
 from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
@@ -47,6 +48,8 @@ class CallableJudge:
             answer = self._function(question, document)
         except Exception as error:  # noqa: BLE001 - whatever the user's code raises is this row's error
             raise JudgeFault(f"judge function {self._params.function} raised {type(error).__name__}: {error}") from None
+        except SystemExit as stop:  # the function means to end the process: the judge failed, not one row
+            raise JudgeFailed(f"its function {self._params.function} called sys.exit({stop.code!r})") from None
         if isinstance(answer, bool):
             return MachineJudgement(answer)
         if isinstance(answer, int) and answer in GRADES:

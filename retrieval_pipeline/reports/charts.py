@@ -1,4 +1,5 @@
-"""History and leaderboard charts as small PNGs, for the Dagster UI (markdown metadata) and the HTML report.
+"""Charts as small PNGs for the Dagster UI (markdown metadata) and the HTML report: the leaderboard's here,
+with the figure, colours and run labels every chart shares (history_chart.py, coverage_chart.py).
 
 PNG rather than SVG: the Dagster UI's markdown sanitiser drops inline `<svg>` but lets `data:` image
 sources through, and a PNG of this size stays small whatever the number of runs. matplotlib is
@@ -13,8 +14,7 @@ import io
 from collections import Counter
 from datetime import datetime
 
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, SCORE, TESTED, Figure
-from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.leaderboard import Leaderboard
 
 WIDTH_INCHES, DPI = 8.0, 90
@@ -26,59 +26,9 @@ OTHER_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f
 REGRESSED, INCOMPLETE = "#d62728", "#7f7f7f"
 
 
-def history_chart_png(data: HistoryChartData) -> bytes:
-    # Fixed margins: every label of this chart has a bounded width, and a constrained layout, which
-    # measures every text twice, was a large part of the chart's cost, drawn once per evaluation.
-    figure, axes = _figure(3.6, margins={"left": 0.07, "right": 0.765, "top": 0.91, "bottom": 0.17})
-    points = data.points
-    xs = range(len(points))
-    for index, metric in enumerate(data.metrics):
-        colour = COLOURS.get(metric, OTHER_COLOURS[index % len(OTHER_COLOURS)])
-        _draw_metric(axes, points, metric, colour)
-        _draw_band(axes, data, metric, colour)
-    for x, point in zip(xs, points):
-        if point.regressed:
-            axes.axvline(x, color=REGRESSED, alpha=0.25, linewidth=6, zorder=0)
-        elif not point.complete:
-            axes.axvline(x, color=INCOMPLETE, alpha=0.2, linewidth=6, linestyle=":", zorder=0)
-    for x in data.set_edits:
-        axes.axvline(x - 0.5, color="#555555", linestyle=":", linewidth=1)
-        axes.annotate(
-            "set edited",
-            (x - 0.5, 0.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(3, 3),
-            textcoords="offset points",
-            fontsize=7,
-            color="#555555",
-        )
-    if data.baseline_index is not None:
-        axes.axvline(data.baseline_index, color="black", linestyle="--", linewidth=1)
-        axes.annotate(
-            "baseline",
-            (data.baseline_index, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(3, -10),
-            textcoords="offset points",
-            fontsize=8,
-        )
-    # At most ten dates under the axis, so they never overlap (every run keeps its tick).
-    every = -(-len(points) // MAX_DATE_LABELS)
-    labels = run_labels([point.summary.run_at for point in points])
-    axes.set_xticks(list(xs), [label if x % every == 0 else "" for x, label in enumerate(labels)], fontsize=7)
-    axes.set_xlim(-0.5, max(len(points) - 0.5, 0.5))
-    _legend(axes, data)
-    # A given `y` spares matplotlib from measuring every tick label to place the title.
-    key = data.key
-    axes.set_title(
-        f"{key.set_identifier} × {key.retriever_identifier}: last {len(points)} runs, {data.labels}", fontsize=10, y=1.0
-    )
-    return _png(figure)
-
-
 def leaderboard_chart_png(board: Leaderboard) -> bytes:
     """Latest complete rates of every retriever, one panel per set, top-1 and top-3 bars side by side."""
-    return _png(leaderboard_chart(board))
+    return png_bytes(leaderboard_chart(board))
 
 
 def leaderboard_chart(board: Leaderboard):
@@ -92,7 +42,7 @@ def leaderboard_chart(board: Leaderboard):
     names = [entry.retriever_identifier for s in sets for entry in board.for_set(s)]
     left = (_text_width_inches(max(names, key=len, default=""), 8) + 0.2) / WIDTH_INCHES
     axes_height = (height - 0.35 - 0.5 - 0.55 * (panels - 1)) / panels
-    figure, _ = _figure(
+    figure, _ = new_figure(
         height,
         panels=panels,
         margins={
@@ -166,84 +116,18 @@ def markdown_image(png: bytes, alt: str) -> str:
     return f"![{alt}]({png_data_uri(png)})"
 
 
-def _draw_metric(axes, points: tuple[ChartPoint, ...], metric: str, colour: str) -> None:
-    complete = [(x, p) for x, p in enumerate(points) if p.complete and p.rate(metric) is not None]
-    main = metric in COLOURS
-    # The first tested rate is drawn over the deepest with a smaller marker, so equal rates still show both.
-    axes.plot(
-        [x for x, _ in complete],
-        [100 * p.rate(metric) for _, p in complete],
-        color=colour,
-        marker="o" if metric == FIRST else "s",
-        markersize={FIRST: 4, DEEPEST: 7}.get(metric, 3),
-        linewidth=1.8 if main else 1,
-        alpha=1 if main else 0.7,
-        label=metric,
-        zorder=4 if metric == FIRST else 3,
-    )
-    bounds = [(x, p.interval(metric)) for x, p in complete if p.interval(metric) is not None]
-    if bounds:
-        axes.fill_between(
-            [x for x, _ in bounds],
-            [100 * b[0] for _, b in bounds],
-            [100 * b[1] for _, b in bounds],
-            color=colour,
-            alpha=0.12,
-            linewidth=0,
-        )
-    for x, point in enumerate(points):
-        rate = point.rate(metric)
-        if rate is None:
-            continue
-        if point.regressed:
-            axes.plot(x, 100 * rate, marker="X", markersize=8, color=REGRESSED, zorder=5)
-        elif not point.complete:
-            axes.plot(x, 100 * rate, marker="o", markersize=6, markerfacecolor="white", markeredgecolor=INCOMPLETE, zorder=5)
-
-
-def _draw_band(axes, data: HistoryChartData, metric: str, colour: str) -> None:
-    """From the baseline's rate down to the largest accepted drop: a point below the band fails the check."""
-    tolerance = data.tolerance(metric)
-    rate = data.baseline_rate(metric)
-    if tolerance is None or rate is None:
-        return
-    axes.axhspan(100 * max(rate - tolerance, 0.0), 100 * rate, color=colour, alpha=0.10, linewidth=0)
-    axes.axhline(100 * rate, color=colour, linestyle="--", linewidth=0.8, alpha=0.8)
-
-
-def _legend(axes, data: HistoryChartData) -> None:
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    handles, _ = axes.get_legend_handles_labels()
-    if data.baseline is not None:
-        rescored = "\n(rescored)" if data.rescored_baseline else ""
-        handles.append(Patch(color="#999999", alpha=0.3, label=f"tolerance below baseline{rescored}"))
-    if any(p.intervals for p in data.points):
-        handles.append(Patch(color=COLOURS[FIRST], alpha=0.12, label="95% interval"))
-    if any(p.regressed for p in data.points):
-        handles.append(Line2D([], [], marker="X", color=REGRESSED, linestyle="", label="regressed"))
-    if any(not p.complete for p in data.points):
-        handles.append(
-            Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=INCOMPLETE, linestyle="", label="incomplete")
-        )
-    axes.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    scores = any(figure.measure.scale == SCORE for figure in data.figures)
-    axes.set_ylabel("hit rate (%), metrics × 100" if scores else "hit rate (%)", fontsize=8)
-    axes.set_ylim(0, 105)
-    axes.grid(axis="y", alpha=0.3)
-
-
-def _figure(height: float, margins: dict[str, float], panels: int = 1):
-    """Laid out by the chart's own margins: matplotlib's constrained layout measured every text twice."""
+def new_figure(height: float, margins: dict[str, float], panels: int = 1, heights: tuple[float, ...] | None = None):
+    """Laid out by the chart's own margins: matplotlib's constrained layout measured every text twice.
+    Panels share their x axis (`heights`: their relative heights)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI)
     figure.subplots_adjust(**margins)
     FigureCanvasAgg(figure)
-    axes = figure.subplots(panels, 1, squeeze=False)[0][0] if panels == 1 else figure.subplots(panels, 1)
-    return figure, axes
+    if panels == 1:
+        return figure, figure.subplots(1, 1, squeeze=False)[0][0]
+    return figure, figure.subplots(panels, 1, sharex=True, gridspec_kw={"height_ratios": heights})
 
 
 def _text_width_inches(text: str, fontsize: float) -> float:
@@ -254,7 +138,7 @@ def _text_width_inches(text: str, fontsize: float) -> float:
     return width / DPI
 
 
-def _png(figure) -> bytes:
+def png_bytes(figure) -> bytes:
     """The fastest zlib level: a chart is drawn for every evaluation and a tenth of its cost was deflating
     it harder, for a file only some 15% smaller."""
     buffer = io.BytesIO()

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from retrieval_pipeline.reports.charts import COLOURS, FIRST, MAX_DATE_LABELS, REGRESSED, _figure, _png, run_labels
+from retrieval_pipeline.reports.charts import COLOURS, FIRST, MAX_DATE_LABELS, REGRESSED, new_figure, png_bytes, run_labels
 
 
 def coverage_history_png(times: Sequence[datetime], shares: Sequence[float], min_share: float, title: str) -> bytes:
-    figure, axes = _figure(3.0, margins={"left": 0.08, "right": 0.97, "top": 0.9, "bottom": 0.2})
+    figure, axes = new_figure(3.0, margins={"left": 0.08, "right": 0.97, "top": 0.9, "bottom": 0.2})
     xs = range(len(shares))
     axes.plot(list(xs), [100 * share for share in shares], color=COLOURS[FIRST], marker="o", markersize=4, label="covered")
     below = [(x, share) for x, share in zip(xs, shares) if share < min_share]
@@ -27,4 +27,4 @@ def coverage_history_png(times: Sequence[datetime], shares: Sequence[float], min
     axes.grid(axis="y", alpha=0.3)
     axes.legend(fontsize=7, loc="lower left", frameon=False)
     axes.set_title(title, fontsize=10, y=1.0)
-    return _png(figure)
+    return png_bytes(figure)

@@ -68,7 +68,7 @@ def pool(cli, desk: Path, out: str, *retrievers: str):
 
 
 def apply(cli, desk: Path, judging_file: str, set_file: str = "desk.yaml"):
-    return cli("judge", str(desk / judging_file), "--apply", str(desk / set_file), "--config", str(desk / "config.yaml"))
+    return cli("judge", "apply", str(desk / judging_file), str(desk / set_file), "--config", str(desk / "config.yaml"))
 
 
 def read_csv(path: Path) -> list[dict]:

@@ -1,5 +1,5 @@
 """`retrieval-eval coverage`: the covered share against our own count, privacy of the queries, and the loop
-from uncovered queries to new golden questions (`--sample`, `judge --apply`)."""
+from uncovered queries to new golden questions (`--sample`, `judge apply`)."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ def test_judged_samples_become_new_questions_that_cover_their_traffic(cli, tmp_p
         writer.writeheader()
         writer.writerows(rows)
 
-    applied = cli("judge", str(sample), "--apply", str(set_file), "--config", str(config))
+    applied = cli("judge", "apply", str(sample), str(set_file), "--config", str(config))
     assert applied.exit_code == 0, applied.stderr
     added = {q.id: q for q in load_question_set_file(set_file).questions if q.id.startswith("new-")}
     counts = {normalised(row["query"]): int(row["count"]) for row in traffic.rows}
@@ -211,3 +211,37 @@ def test_a_sample_is_never_written_over_the_query_log_it_is_drawn_from(cli, tmp_
         f"error: --out {log} is the query log this command reads ({log}): write to another file"
     ]
     assert log.read_bytes() == before
+
+
+def test_counts_whose_sum_overflows_64_bits_are_refused_naming_the_line_never_a_negative_total(cli, tmp_path, shared_data):
+    rows = built_traffic(shared_data).rows[:3]
+    log = tmp_path / "log.jsonl"
+    huge = 2**63 - 1  # each fits in 64 bits; the first two add up past them
+    log.write_text("".join(json.dumps({**row, "count": huge}) + "\n" for row in rows))
+    result = cli(
+        "coverage", "demo.cranfield", "traffic", "--config", str(traffic_config(tmp_path, log, count="count")), "--lexical"
+    )
+    assert result.exit_code == 2, result.stdout
+    assert result.stderr.startswith(f"error: {log}:1: field 'count': must be a whole number from 1 to 1,000,000,000,000,000")
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+@pytest.mark.parametrize("threshold", ["nan", "NaN", "-nan"])
+def test_a_threshold_that_is_not_a_number_is_refused_by_the_option_parser_in_one_line(cli, tmp_path, shared_data, threshold):
+    config = traffic_config(tmp_path, _csv_log(tmp_path / "log.csv", built_traffic(shared_data).rows), count="count")
+    result = cli("coverage", "demo.cranfield", "traffic", "--config", str(config), "--lexical", "--threshold", threshold)
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "--threshold" in line and "not a number" in line
+
+
+def test_a_redact_pattern_that_is_not_a_regular_expression_is_refused_naming_the_file_the_log_and_the_pattern(cli, tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"query": "refund for bob@example.org"}\n')
+    config = traffic_config(tmp_path, log, redact=[EMAIL, r"ab(?i)c"])  # an inline flag after the start
+    result = cli("coverage", "demo.cranfield", "traffic", "--config", str(config), "--lexical")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"error: {config}: query_logs.traffic: field 'redact': pattern 2, `ab(?i)c`, is not a regular expression: "
+        "global flags not at the start of the expression at position 2"
+    ]

@@ -1,4 +1,4 @@
-"""`judge --apply` refuses what would merge wrong answers, and writes the set file as it found it otherwise.
+"""`judge apply` refuses what would merge wrong answers, and writes the set file as it found it otherwise.
 
 Every refusal is one line naming the judging file's line, exit 2, and leaves the set file's bytes as they were.
 """
@@ -107,7 +107,7 @@ def test_apply_into_a_read_only_folder_is_refused_in_one_line_naming_the_set_fil
     pooled(cli, desk, "pool.csv")
     set_before = (desk / "desk.yaml").read_bytes()
     os.chmod(desk, 0o555)
-    command = [*without_override, *console_script(), "judge", "pool.csv", "--apply", "desk.yaml", "--config", "config.yaml"]
+    command = [*without_override, *console_script(), "judge", "apply", "pool.csv", "desk.yaml", "--config", "config.yaml"]
     try:
         result = subprocess.run(command, cwd=desk, env=subprocess_env(), capture_output=True, text=True, check=False)
     finally:
@@ -125,7 +125,7 @@ def test_apply_to_a_read_only_set_file_is_refused_as_a_read_only_folder_is(cli, 
     pooled(cli, desk, "pool.csv")
     set_before = (desk / "desk.yaml").read_bytes()
     os.chmod(desk / "desk.yaml", 0o444)
-    command = [*without_override, *console_script(), "judge", "pool.csv", "--apply", "desk.yaml", "--config", "config.yaml"]
+    command = [*without_override, *console_script(), "judge", "apply", "pool.csv", "desk.yaml", "--config", "config.yaml"]
 
     result = subprocess.run(command, cwd=desk, env=subprocess_env(), capture_output=True, text=True, check=False)
 

@@ -1,4 +1,4 @@
-"""`judge FILE --calibrate`: the machine judge against the person, figures checked against scikit-learn, scipy
+"""`judge calibrate FILE`: the machine judge against the person, figures checked against scikit-learn, scipy
 and the hit rates computed here from the run files; the rows to answer next drawn at random, blind."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def answered(cli, tmp_path) -> tuple[Path, Path, list[dict]]:
 
 
 def calibrate(cli, root: Path, pool: Path, *options: str):
-    return cli("judge", str(pool), "--calibrate", "--config", str(root / "config.yaml"), *options)
+    return cli("judge", "calibrate", str(pool), "--config", str(root / "config.yaml"), *options)
 
 
 def top3_rates(root: Path, labels: dict[str, set[str]]) -> dict[str, float]:

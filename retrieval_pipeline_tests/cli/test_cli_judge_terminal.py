@@ -82,5 +82,7 @@ def test_a_person_judges_with_single_keys_goes_back_skips_quits_and_resumes(tmp_
     assert answers(path) == ["no", "yes", "no"]
 
     done = judge(path)
-    done.expect("All 3 candidate\\(s\\) in .* are judged; merge them with --apply SET_FILE.")
+    done.expect(
+        "All 3 candidate\\(s\\) in .* are judged; merge them into a set file with retrieval-eval judge apply .* SET_FILE."
+    )
     done.expect(pexpect.EOF)

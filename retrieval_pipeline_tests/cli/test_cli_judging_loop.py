@@ -82,7 +82,7 @@ def test_after_a_judging_round_every_question_stays_compared_and_the_verdict_is_
     only_no = {question_id for question_id, answers in answered.items() if answers - {""} == {"no"}}
     assert only_no and any("yes" in answers for answers in answered.values())  # both kinds of relabelling happen
 
-    applied = cli("judge", str(pool), "--apply", str(set_file))
+    applied = cli("judge", "apply", str(pool), str(set_file))
     assert applied.exit_code == 0, applied.stderr
     configure(tmp_path, collection / "corpus.jsonl", BM25_B)  # bm25_a changes: its new rankings differ
     after = evaluate(cli, config, "bm25_a")

@@ -21,9 +21,7 @@ def project(cli, tmp_path) -> tuple[Path, Path, list[dict]]:
 
 
 def apply_machine(cli, root: Path, pool: Path, *options: str):
-    return cli(
-        "judge", str(pool), "--apply", str(root / "pool.yaml"), "--machine", "--config", str(root / "config.yaml"), *options
-    )
+    return cli("judge", "apply", str(pool), str(root / "pool.yaml"), "--machine", "--config", str(root / "config.yaml"), *options)
 
 
 def configure(root: Path, **keys) -> None:
@@ -121,7 +119,7 @@ def test_a_file_judged_by_another_judge_than_the_sets_is_refused(cli, project, t
     assert apply_machine(cli, root, pool).exit_code == 0
     other = run_and_pool(cli, root, "again.csv")
     answer_rows(other, human_share=0.9, flip=0.1, judge="other@ffff")
-    result = cli("judge", str(other), "--apply", str(root / "pool.yaml"), "--machine", "--config", str(root / "config.yaml"))
+    result = cli("judge", "apply", str(other), str(root / "pool.yaml"), "--machine", "--config", str(root / "config.yaml"))
     assert result.exit_code == 2 and "one judge's answers per set" in result.stderr and "umbrela@abc123" in result.stderr
 
 

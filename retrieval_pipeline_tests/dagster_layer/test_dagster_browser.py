@@ -68,6 +68,16 @@ if (!/\d+ partitions/.test(cell.innerText)) return null;  // "- partitions": the
 return [cell.innerText, icons.map(icon => [icon.getAttribute('aria-label'),
   (icon.style.getPropertyValue('--icon-color').match(/-(\w+)\)$/) || [])[1], icon.parentElement.innerText.trim()])];
 """
+# A metadata table whose header has the given column, as drawn: its right edge, and that of the first box
+# around it that clips what overflows (the Overview's metadata table scrolls sideways).
+TABLE_EDGES = r"""
+const table = Array.from(document.querySelectorAll('table')).find(t =>
+  Array.from(t.querySelectorAll('th')).some(h => h.closest('table') === t && h.innerText.trim() === arguments[0]));
+if (!table) return null;
+let box = table.parentElement;
+while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+return box ? {table: table.getBoundingClientRect().right, shown: box.getBoundingClientRect().right} : null;
+"""
 
 pytestmark = [
     pytest.mark.slow,
@@ -188,6 +198,15 @@ def test_a_passed_pair_shows_its_rates_and_its_history_chart_and_the_leaderboard
     browser.get(f"{dagster_ui}/assets/leaderboard?view=checks")
     page = page_text_once_shown(browser, "every_pair_passes", "alpha × good")
     assert "1 of 4 pairs failed their latest check. alpha × good (regression): Regression: top-1 hit rate dropped" in page
+
+
+def test_the_leaderboards_ranked_table_is_seen_whole_on_its_overview(dagster_ui, browser):
+    """Latency and run ids are a second table (`leaderboard_runs`), so the ranked one is not cut."""
+    browser.get(f"{dagster_ui}/assets/leaderboard")
+    page_text_once_shown(browser, "leaderboard_runs", "judged")
+    edges = once_shown(browser, lambda: browser.execute_script(TABLE_EDGES, "judged"), "the leaderboard table")
+    browser.save_screenshot(str(ARTIFACTS / "leaderboard-overview.png"))
+    assert edges["table"] <= edges["shown"], edges
 
 
 def loaded_image_size(browser, alt_prefix: str) -> tuple[int, int]:

@@ -106,6 +106,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             "/v1/slow": self.slow,
             "/v1/html": lambda body: (200, f"<html>bad gateway for {self.headers.get('Authorization')}</html>"),
             "/v1/no-choices": lambda body: (200, {"object": "chat.completion", "choices": []}),
+            "/v1/deep-json": lambda body: (200, '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"),
             "/v1/no-digit": lambda body: (200, completion("I cannot judge this document.", 10)),
             "/v1/steady": lambda body: (200, completion("2", 10)),
         }[path]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 WORD = re.compile(r"\w+")
 
@@ -24,3 +25,10 @@ def every_word(question: str, document: str) -> bool:
 
 def undecided(question: str, document: str) -> str:
     return "maybe"
+
+
+def exits_at_question_5(question: str, document: str) -> int:
+    """A function that ends the process on one row, as a script's error handling might."""
+    if question == "question 5":
+        sys.exit(2)
+    return overlap_grade(question, document)

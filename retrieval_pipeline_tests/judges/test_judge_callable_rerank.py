@@ -53,7 +53,7 @@ def test_a_callable_judges_grades_fill_the_columns_and_the_human_answers_are_unt
     path = write_judging_file(ROWS, tmp_path / "pool.csv")
     config = configure(tmp_path, overlap={"kind": "callable", "function": "judge_functions:overlap_grade"})
 
-    result = cli("judge", str(path), "--judge", "overlap", "--config", config)
+    result = cli("judge", "machine", str(path), "--judge", "overlap", "--config", config)
 
     assert result.exit_code == 0, result.output
     rows = read_judging_file(path)
@@ -72,9 +72,9 @@ def test_a_callable_returning_a_bool_answers_without_a_grade_and_anything_else_i
         unsure={"kind": "callable", "function": "judge_functions:undecided"},
     )
 
-    assert cli("judge", str(path), "--judge", "words", "--config", config).exit_code == 0
+    assert cli("judge", "machine", str(path), "--judge", "words", "--config", config).exit_code == 0
     answered = read_judging_file(path)
-    unsure = cli("judge", str(path), "--judge", "unsure", "--config", config, "--json")
+    unsure = cli("judge", "machine", str(path), "--judge", "unsure", "--config", config, "--json")
 
     assert [(row["machine_judgement"], row["machine_grade"]) for row in answered] == [("no", None)] * 3
     assert unsure.exit_code == 3
@@ -103,7 +103,7 @@ def test_a_rerank_endpoint_judges_yes_from_its_threshold_up_without_a_grade(cli,
     with running(server):
         scorer = {"kind": "http", "url": server.url("/v1/rerank"), "timeout_seconds": 20}
         config = configure(tmp_path, rerank={"kind": "rerank", "threshold": 0.5, "scorer": scorer})
-        result = cli("judge", str(path), "--judge", "rerank", "--config", config, "--json")
+        result = cli("judge", "machine", str(path), "--judge", "rerank", "--config", config, "--json")
 
     assert result.exit_code == 0, result.output
     cosines = [grader.cosine(row["question"], document_text(row["title"], row["text"])) for row in ROWS]

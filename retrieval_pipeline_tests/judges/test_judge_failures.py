@@ -71,7 +71,7 @@ def test_each_row_the_endpoint_fails_is_counted_by_cause_and_left_without_a_mach
     config = configure(tmp_path, broken=openai_judge(broken.url(path), **options))
     before = judging_file.read_bytes()
 
-    result = cli("judge", str(judging_file), "--judge", "broken", "--config", config, "--json")
+    result = cli("judge", "machine", str(judging_file), "--judge", "broken", "--config", config, "--json")
 
     assert result.exit_code == 3, result.output  # incomplete, as a run with retriever errors
     summary = json.loads(result.stdout)
@@ -84,7 +84,7 @@ def test_each_row_the_endpoint_fails_is_counted_by_cause_and_left_without_a_mach
 def test_an_unreachable_endpoint_stops_the_pass_after_fail_fast_after_rows_with_one_clear_line(cli, judging_file, tmp_path):
     config = configure(tmp_path, down=openai_judge(closed_port_url(), fail_fast_after=2, concurrency=1))
 
-    result = cli("judge", str(judging_file), "--judge", "down", "--config", config)
+    result = cli("judge", "machine", str(judging_file), "--judge", "down", "--config", config)
 
     assert result.exit_code == 3
     assert (
@@ -96,7 +96,7 @@ def test_an_unreachable_endpoint_stops_the_pass_after_fail_fast_after_rows_with_
 def test_an_unreachable_endpoint_without_fail_fast_counts_every_row_as_refused(cli, judging_file, tmp_path):
     config = configure(tmp_path, down=openai_judge(closed_port_url(), fail_fast_after=0))
 
-    result = cli("judge", str(judging_file), "--judge", "down", "--config", config)
+    result = cli("judge", "machine", str(judging_file), "--judge", "down", "--config", config)
 
     assert result.exit_code == 3
     assert "3 error(s): 3 x connection refused" in result.stdout
@@ -106,7 +106,7 @@ def test_a_row_without_document_text_or_question_is_an_error_and_the_endpoint_is
     path = write_judging_file([{**ROWS[0], "title": "", "text": ""}, {**ROWS[1], "question": ""}], tmp_path / "pool.csv")
     config = configure(tmp_path, broken=openai_judge(broken.url("/v1/overloaded")))
 
-    result = cli("judge", str(path), "--judge", "broken", "--config", config, "--json")
+    result = cli("judge", "machine", str(path), "--judge", "broken", "--config", config, "--json")
 
     assert json.loads(result.stdout)["errors_by_cause"] == {
         "the row has no document title or text to judge (the pool's retrievers did not know the corpus)": 1,
@@ -119,7 +119,7 @@ def test_a_question_holding_a_placeholder_reaches_the_prompt_as_written(cli, bro
     path = write_judging_file([{**ROWS[0], "question": "what is {document} in a template?"}], tmp_path / "pool.csv")
     config = configure(tmp_path, steady=openai_judge(broken.url("/v1/steady")))
 
-    assert cli("judge", str(path), "--judge", "steady", "--config", config).exit_code == 0
+    assert cli("judge", "machine", str(path), "--judge", "steady", "--config", config).exit_code == 0
 
     content = broken.bodies[0]["messages"][0]["content"]
     assert "Question: what is {document} in a template?\n" in content and "Document:\na title\n\na text\n" in content
@@ -128,7 +128,7 @@ def test_a_question_holding_a_placeholder_reaches_the_prompt_as_written(cli, bro
 def test_a_pass_whose_every_request_failed_says_it_sent_them_and_got_no_answer(cli, judging_file, tmp_path):
     config = configure(tmp_path, down=openai_judge(closed_port_url(), fail_fast_after=0))
 
-    result = cli("judge", str(judging_file), "--judge", "down", "--config", config)
+    result = cli("judge", "machine", str(judging_file), "--judge", "down", "--config", config)
 
     assert result.exit_code == 3
     assert "this pass sent 3 requests: none answered, 3 failed, took 0 from the cache" in result.stdout
@@ -140,7 +140,7 @@ def test_a_judge_name_without_any_judge_configured_says_none_are_and_where_to_ad
     config = configure(tmp_path)
     before = judging_file.read_bytes()
 
-    result = cli("judge", str(judging_file), "--judge", "gpt", "--config", config)
+    result = cli("judge", "machine", str(judging_file), "--judge", "gpt", "--config", config)
 
     assert result.exit_code == 1  # an unknown identifier, as an unknown set or judge name always was
     assert result.stderr.strip().splitlines() == [

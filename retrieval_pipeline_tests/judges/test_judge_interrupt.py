@@ -1,4 +1,4 @@
-"""Ctrl-C during `judge FILE --judge NAME`: exit 130, one line, the file whole with every batch answered
+"""Ctrl-C during `judge machine FILE --judge NAME`: exit 130, one line, the file whole with every batch answered
 before the stop, and the same command resuming where it stopped."""
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def judge_process(path: Path, config: Path, cache: Path) -> subprocess.Popen:
         "-c",
         "from retrieval_pipeline.cli import main; main()",
         "judge",
+        "machine",
         str(path),
         "--judge",
         "steady",
@@ -70,7 +71,7 @@ def test_ctrl_c_keeps_every_batch_answered_before_it_and_the_same_command_resume
         assert f"the {len(answered)} row(s) steady answered in this pass before the batch in flight are saved" in stderr
         assert len(answered) % BATCH_PER_WORKER == 0 and 2 * BATCH_PER_WORKER <= len(answered) <= asked_before_resume
 
-        resumed = cli("judge", str(path), "--judge", "steady", "--config", str(config), "--json")
+        resumed = cli("judge", "machine", str(path), "--judge", "steady", "--config", str(config), "--json")
 
     assert resumed.exit_code == 0, resumed.output
     summary = json.loads(resumed.stdout)

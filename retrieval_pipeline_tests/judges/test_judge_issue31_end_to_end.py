@@ -93,7 +93,7 @@ def test_issue_31_machine_labels_calibrated_kept_apart_and_scored_as_computed_he
 
     with running(FlippingJudge(question_ids, texts, relevant, flips)) as server:
         config = configure(root, cranfield / "corpus.jsonl", server.url())
-        judged = cli("judge", str(pool), "--judge", JUDGE, "--config", str(config), "--json")
+        judged = cli("judge", "machine", str(pool), "--judge", JUDGE, "--config", str(config), "--json")
     assert judged.exit_code == 0, judged.stderr
     summary = json.loads(judged.stdout)
     assert (summary["rows"], summary["judged"], summary["errors"]) == (len(rows), len(rows), 0)
@@ -118,7 +118,7 @@ def check_calibration(cli, config, pool, pairs, truth, machine, labelled, judged
     both = [pair for pair in pairs if pair[0] in labelled]
     human_yes = [truth[p] for p in both]
     machine_yes = [machine[p] for p in both]
-    result = cli("judge", str(pool), "--calibrate", "--json", "--config", str(config))
+    result = cli("judge", "calibrate", str(pool), "--json", "--config", str(config))
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     count = {
@@ -144,7 +144,7 @@ def check_ranking(cli, config, pool, set_file, rankings, pairs, truth, machine, 
     base = {q["id"]: set(q["expected_document_ids"]) for q in read_jsonl(set_file)[1:]}
     human = {q: base[q] | {d for (p, d) in pairs if p == q and truth[(p, d)] and p in labelled} for q in base}
     both = {q: human[q] | {d for (p, d) in pairs if p == q and machine[(p, d)] and p not in labelled} for q in base}
-    ranking = json.loads(cli("judge", str(pool), "--calibrate", "--json", "--config", str(config)).stdout)["ranking"]
+    ranking = json.loads(cli("judge", "calibrate", str(pool), "--json", "--config", str(config)).stdout)["ranking"]
     scores = {
         choice: {n: hit_rate(rankings[n], labels, 3) for n in RETRIEVERS}
         for choice, labels in (("human", human), ("human+machine", both))
@@ -156,7 +156,7 @@ def check_ranking(cli, config, pool, set_file, rankings, pairs, truth, machine, 
 
 
 def check_estimates(cli, config, pool, set_file, rankings, pairs, truth, machine, labelled) -> None:
-    result = cli("judge", str(pool), "--calibrate", "--estimate", "--json", "--config", str(config))
+    result = cli("judge", "calibrate", str(pool), "--estimate", "--json", "--config", str(config))
     assert result.exit_code == 0, result.stderr
     estimates = json.loads(result.stdout)["estimates"]
     pooled = {q for q, _ in pairs}
@@ -182,7 +182,7 @@ def check_apply(cli, config, pool, set_file, pairs, truth, machine, labelled, ju
     n = sum(1 for p in pairs if p[0] in labelled)
     first = {q["id"]: q["expected_document_ids"] for q in read_jsonl(set_file)[1:]}
     before = set_file.read_bytes()
-    apply = ("judge", str(pool), "--apply", str(set_file), "--machine", "--config", str(config))
+    apply = ("judge", "apply", str(pool), str(set_file), "--machine", "--config", str(config))
     for judging, problem in (({"min_calibration_rows": n + 1}, f"needs >= {n + 1}"), ({"min_kappa": 0.99}, "needs >= 0.99")):
         edit_config(config, judging=judging)
         refused = cli(*apply)

@@ -1,4 +1,4 @@
-"""`judge FILE --judge NAME` with an OpenAI-compatible endpoint, end to end over a real pool of the demo: the
+"""`judge machine FILE --judge NAME` with an OpenAI-compatible endpoint, end to end over a real pool of the demo: the
 grades are the test service's real model's, checked against that model asked directly."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # a real model grades every row on a shared machi
 
 
 def judge(cli, demo_pool, name: str = "minilm", *options: str):
-    return cli("judge", str(demo_pool.pool), "--judge", name, "--config", str(demo_pool.config), *options)
+    return cli("judge", "machine", str(demo_pool.pool), "--judge", name, "--config", str(demo_pool.config), *options)
 
 
 def test_every_row_gets_the_models_grade_and_yes_from_grade_two_while_the_human_judgement_stays_empty(
@@ -57,7 +57,7 @@ def test_a_second_pass_asks_nothing_and_another_file_with_the_same_pairs_is_answ
     again = judge(cli, demo_pool, "minilm", "--json")
     copy = demo_pool.root / "copy.csv"
     assert cli("pool", "demo.cranfield", "--depth", "3", "--out", str(copy), "--config", str(demo_pool.config)).exit_code == 0
-    other = cli("judge", str(copy), "--judge", "minilm", "--config", str(demo_pool.config), "--json")
+    other = cli("judge", "machine", str(copy), "--judge", "minilm", "--config", str(demo_pool.config), "--json")
 
     assert chat.asked == asked  # neither pass asked the endpoint anything
     assert json.loads(again.stdout)["already_judged"] == json.loads(again.stdout)["rows"]

@@ -1,4 +1,4 @@
-"""`judge FILE --probe --judge NAME`: the question's words inserted into documents people rejected, and how
+"""`judge machine FILE --judge NAME --probe`: the question's words inserted into documents people rejected, and how
 often the judge flips to yes, with a Wilson interval checked against scipy's."""
 
 from __future__ import annotations
@@ -48,7 +48,21 @@ def test_a_judge_that_counts_words_flips_on_every_stuffed_row_and_the_interval_i
     before = path.read_bytes()
     config = configure(tmp_path, words={"kind": "callable", "function": "judge_functions:every_word"})
 
-    result = cli("judge", str(path), "--probe", "--judge", "words", "--sample", "12", "--seed", "3", "--config", config, "--json")
+    result = cli(
+        "judge",
+        "machine",
+        str(path),
+        "--judge",
+        "words",
+        "--probe",
+        "--sample",
+        "12",
+        "--seed",
+        "3",
+        "--config",
+        config,
+        "--json",
+    )
 
     assert result.exit_code == 0, result.output
     probe = json.loads(result.stdout)
@@ -64,7 +78,7 @@ def test_the_sample_is_seeded_and_smaller_samples_are_drawn_from_the_human_no_ro
     config = configure(tmp_path, words={"kind": "callable", "function": "judge_functions:every_word"})
 
     runs = [
-        cli("judge", str(path), "--probe", "--judge", "words", "--sample", "5", "--seed", seed, "--config", config)
+        cli("judge", "machine", str(path), "--judge", "words", "--probe", "--sample", "5", "--seed", seed, "--config", config)
         for seed in ("1", "1", "2")
     ]
 
@@ -80,12 +94,12 @@ def test_stuffing_inserts_each_question_word_once_at_one_word_boundary():
     assert text.replace("how do wings stall", "").split() == "flutter of flat panels".split()
 
 
-def test_probe_without_judge_is_a_usage_error(cli, tmp_path):
+def test_probe_without_a_judge_is_a_usage_error(cli, tmp_path):
     path = write_judging_file(rejected_rows(2), tmp_path / "pool.csv")
 
-    result = cli("judge", str(path), "--probe")
+    result = cli("judge", "machine", str(path), "--probe")
 
-    assert result.exit_code == 2 and "--probe needs --judge NAME" in result.stderr
+    assert result.exit_code == 2 and "Missing option '--judge'" in result.stderr
 
 
 @pytest.mark.slow
@@ -94,7 +108,21 @@ def test_the_minilm_judge_is_asked_each_sampled_row_as_written_and_stuffed_and_i
     path = write_judging_file(rows, tmp_path / "pool.jsonl")
     config = configure(tmp_path, minilm=openai_judge(chat.url()))
 
-    result = cli("judge", str(path), "--probe", "--judge", "minilm", "--sample", "6", "--seed", "5", "--config", config, "--json")
+    result = cli(
+        "judge",
+        "machine",
+        str(path),
+        "--judge",
+        "minilm",
+        "--probe",
+        "--sample",
+        "6",
+        "--seed",
+        "5",
+        "--config",
+        config,
+        "--json",
+    )
 
     assert result.exit_code == 0, result.output
     probe = json.loads(result.stdout)
@@ -112,7 +140,7 @@ def test_a_file_without_a_persons_no_says_there_is_nothing_to_probe(cli, tmp_pat
     path = write_judging_file(rows, tmp_path / "pool.csv")
     config = configure(tmp_path, words={"kind": "callable", "function": "judge_functions:every_word"})
 
-    result = cli("judge", str(path), "--probe", "--judge", "words", "--config", config)
+    result = cli("judge", "machine", str(path), "--judge", "words", "--probe", "--config", config)
 
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == (

@@ -16,12 +16,12 @@ from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_lead
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.reports.charts import (
-    history_chart_png,
     leaderboard_chart,
     leaderboard_chart_png,
     markdown_image,
     run_labels,
 )
+from retrieval_pipeline.reports.history_chart import history_chart, history_chart_png
 
 
 def test_a_history_chart_is_a_small_png(store):
@@ -32,7 +32,8 @@ def test_a_history_chart_is_a_small_png(store):
     assert len(png) < 100_000
 
 
-def test_a_history_chart_draws_intervals_and_extra_metrics_when_the_runs_carry_them():
+def _deep_history() -> HistoryChartData:
+    """Three runs carrying top-1, top-3 (with intervals) and MRR, the middle one the baseline."""
     key = HistoryKey("s", "r")
     points = tuple(
         ChartPoint(
@@ -50,9 +51,42 @@ def test_a_history_chart_draws_intervals_and_extra_metrics_when_the_runs_carry_t
         )
         for i in range(3)
     )
-    data = HistoryChartData(key, points, Tolerances(), baseline=points[1])
+    return HistoryChartData(key, points, Tolerances(), baseline=points[1])
+
+
+def _labelled_lines(axes) -> dict[str, float]:
+    return {line.get_label(): line.get_linewidth() for line in axes.get_lines() if not line.get_label().startswith("_")}
+
+
+def _horizontal_lines(axes) -> list[tuple[str, float]]:
+    """(style, level) of the lines across the whole chart (matplotlib's axhline: x from 0 to 1 of the axes)."""
+    return sorted(
+        (line.get_linestyle(), round(float(line.get_ydata()[0]), 6))
+        for line in axes.get_lines()
+        if list(line.get_xdata()) == [0, 1] and len(set(line.get_ydata())) == 1
+    )
+
+
+def test_the_history_chart_in_dagster_draws_only_top1_and_top3_with_the_baseline_and_the_lowest_passing_rate():
+    data = _deep_history()
     assert data.metrics == ["top-1", "top-3", "mrr@10"]
-    assert png_size(history_chart_png(data))[0] == 720
+    figure = history_chart(data)
+    (axes,) = figure.axes
+    assert set(_labelled_lines(axes)) == {"top-1", "top-3"}
+    legend = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert legend == ["top-1", "top-3", "baseline rate", "lowest passing rate", "95% interval"]
+    # each rate's baseline (45%, 70%) dotted, and the lowest that passes (10 pp below) dashed
+    assert _horizontal_lines(axes) == [("--", 35.0), ("--", 60.0), (":", 45.0), (":", 70.0)]
+    assert png_size(history_chart_png(data)) == (720, 324)
+
+
+def test_the_deeper_figures_are_drawn_lighter_in_a_panel_of_their_own_on_request():
+    figure = history_chart(_deep_history(), deeper=True)
+    main, deeper = figure.axes
+    assert set(_labelled_lines(main)) == {"top-1", "top-3"}
+    assert set(_labelled_lines(deeper)) == {"mrr@10"}
+    assert max(_labelled_lines(deeper).values()) < min(_labelled_lines(main).values())
+    assert not deeper.collections  # no interval shading in the lighter panel
 
 
 def test_a_leaderboard_chart_has_one_panel_per_set_and_grows_with_the_retrievers(store):
@@ -78,8 +112,8 @@ def test_markdown_embeds_the_picture_itself():
 
 
 @pytest.mark.slow
-def test_importing_the_chart_module_does_not_import_matplotlib():
-    code = "import retrieval_pipeline.reports.charts, sys; print('matplotlib' in sys.modules)"
+def test_importing_the_chart_modules_does_not_import_matplotlib():
+    code = "import retrieval_pipeline.reports.charts, retrieval_pipeline.reports.history_chart, sys; print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 

@@ -17,7 +17,7 @@ from semantic_text_splitter import TextSplitter
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.dagster_layer.metadata import retriever_metadata
+from retrieval_pipeline.core.services.views.ui_metadata.project import retriever_metadata
 from retrieval_pipeline.retrievers.lexical import retriever as lexical
 from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
 from retrieval_pipeline.retrievers.vector import dense
@@ -144,7 +144,7 @@ def test_the_chunk_count_is_in_the_retriever_metadata(toy, context):
     retriever = lexical_on(context, toy, chunking={"size": 200})
     metadata = retriever_metadata(SimpleNamespace(kind="lexical", params={"chunking": {"size": 200}}), retriever, 0.5)
     chunks = len(TextSplitter(200).chunks(f"{DOCUMENTS[0]['title']} {DOCUMENTS[0]['text']}")) + 2
-    assert (metadata["build_documents"].value, metadata["build_chunks"].value) == (3, chunks)
+    assert (metadata["build_documents"], metadata["build_chunks"]) == (3, chunks)
 
 
 def dense_params(corpus: Path, minilm, **params) -> dict:

@@ -24,7 +24,7 @@ from retrieval_pipeline import demo
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, BuildReport
-from retrieval_pipeline.dagster_layer.metadata import retriever_metadata
+from retrieval_pipeline.core.services.views.ui_metadata.project import retriever_metadata
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import EncoderSettings, onnx
 from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
@@ -483,8 +483,10 @@ def test_the_retriever_config_metadata_shows_what_the_build_did():
 
     assert isinstance(Built(), BuildReport)
     metadata = retriever_metadata(Spec(), Built(), 2.0)
-    assert (metadata["build_documents"].value, metadata["build_vector_cache_hit"].value) == (150, True)
-    assert (metadata["build_encoding_seconds"].value, metadata["build_model_fingerprint"].value) == (1.5, "abc")
+    assert (metadata["build_documents"], metadata["build_vector_cache_hit"]) == (150, True)
+    assert (metadata["build_encoding_seconds"], metadata["build_model_fingerprint"]) == (1.5, "abc")
+    built = ("build_documents", "build_vector_cache_hit", "build_encoding_seconds", "build_model_fingerprint")
+    assert [type(metadata[name]) for name in built] == [int, bool, float, str]  # as Dagster will type them
 
 
 @pytest.mark.slow

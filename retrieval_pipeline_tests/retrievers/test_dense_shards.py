@@ -5,6 +5,8 @@ ways of sizing shards are refused together, and the vector cache works under fss
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -85,6 +87,27 @@ def test_shards_are_chosen_by_document_id_so_a_reordered_corpus_encodes_nothing(
     assert after.build_report()["documents_encoded"] == 0 and after.build_report()["vector_cache_hit"]
     question = "flow about wing wing"
     assert set(after.retrieve(question, 60)) == set(before.retrieve(question, 60))
+
+
+def test_a_shard_folder_holding_another_shards_files_is_encoded_again_with_one_warning(tmp_path, toy, caplog):
+    """Each folder's files are whole and their checksum holds: only the documents they name tell."""
+    context = BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
+    first = toy_retriever(context, shards=2)
+    (zero,) = (tmp_path / "cache" / "dense").glob("*/shard-0-of-2-*")
+    (one,) = (tmp_path / "cache" / "dense").glob("*/shard-1-of-2-*")
+    for file in one.iterdir():
+        shutil.copyfile(file, zero / file.name)
+    dense.VECTORS.clear()
+    toy.TEXTS.clear()
+    with caplog.at_level(logging.WARNING):
+        again = toy_retriever(context, shards=2)
+    shard_zero = [doc for doc in (f"doc{n}" for n in range(60)) if shard_of(doc, 2) == 0]
+    assert again.build_report()["documents_encoded"] == len(toy.TEXTS) == len(shard_zero)
+    assert caplog.messages == [f"vector cache {zero} not used (it holds other documents than its key names): encoded again"]
+    for question in ("wing flow", "document 3", "flow 140"):
+        assert again.retrieve(question, 60) == first.retrieve(question, 60)
+    dense.VECTORS.clear()
+    assert toy_retriever(context, shards=2).build_report()["vector_cache_hit"]  # the shard published anew
 
 
 def test_shards_sharded_and_unsharded_rank_alike_with_the_function_encoder(tmp_path, toy):

@@ -1,14 +1,17 @@
 """The vector cache on a real disk: it serves only what it verifies (checksum, width), publishes whole,
-cleans what a killed encode left, survives a cache it cannot write, and tells a long encode's progress
-on a clock the test moves."""
+cleans what a killed encode left, survives a cache it cannot write or a remote one it cannot read, and
+tells a long encode's progress on a clock the test moves."""
 
 from __future__ import annotations
 
 import logging
 import zlib
+from typing import ClassVar
 
+import fsspec
 import numpy as np
 import pytest
+from fsspec.implementations.memory import MemoryFileSystem
 
 from retrieval_pipeline.retrievers.vector.cache import CHECKSUM_FILE, IDS_FILE, VECTORS_FILE, cached_vectors
 from retrieval_pipeline.retrievers.vector.encoding_progress import EncodingProgress
@@ -88,6 +91,56 @@ def test_a_cache_that_cannot_be_written_loses_the_shortcut_with_one_warning(tmp_
     assert encoder.encoded == len(IDS) and served.vectors.shape == (len(IDS), 4) and not served.cache_hit
     [warning] = caplog.messages
     assert warning.startswith(f"cache {tmp_path / 'cache' / 'dense' / 'key'} not written (") and "next run" in warning
+
+
+class FailingMemoryFileSystem(MemoryFileSystem):
+    """fsspec's in-process file system (standing for s3:// or gs://) whose `failing` calls raise as a
+    bucket that went unreachable, or refuses this machine, does."""
+
+    protocol = ("failingmemory",)
+    failing: ClassVar[set[str]] = set()
+
+    def exists(self, path, **kwargs):
+        if "exists" in self.failing:
+            raise ConnectionError("the bucket did not answer")
+        return super().exists(path, **kwargs)
+
+    def _open(self, path, mode="rb", **kwargs):
+        if "open" in self.failing and "r" in mode:
+            raise PermissionError(13, "Forbidden")
+        if "write the checksum" in self.failing and "w" in mode and path.endswith(CHECKSUM_FILE):
+            raise ConnectionError("the connection was reset")
+        return super()._open(path, mode, **kwargs)
+
+
+@pytest.fixture
+def failing_remote(tmp_path):
+    fsspec.register_implementation("failingmemory", FailingMemoryFileSystem, clobber=True)
+    yield f"failingmemory://vectors-{tmp_path.name}/key"
+    FailingMemoryFileSystem.failing = set()
+
+
+@pytest.mark.parametrize(("failing", "cause"), [("exists", "ConnectionError"), ("open", "PermissionError: Forbidden")])
+def test_a_remote_cache_that_cannot_be_read_costs_the_shortcut_with_one_warning(failing_remote, caplog, failing, cause):
+    expected = vectors_in(failing_remote, Encoder()).vectors
+    stored = FailingMemoryFileSystem().cat_file(f"{failing_remote}/{CHECKSUM_FILE}")
+    FailingMemoryFileSystem.failing = {failing}
+    with caplog.at_level(logging.WARNING):
+        served = vectors_in(failing_remote, encoder := Encoder())
+    assert not served.cache_hit and encoder.encoded == len(IDS) and np.array_equal(served.vectors, expected)
+    assert caplog.messages == [f"vector cache {failing_remote} not read ({cause}): its vectors encoded in memory, not stored"]
+    FailingMemoryFileSystem.failing = set()
+    assert FailingMemoryFileSystem().cat_file(f"{failing_remote}/{CHECKSUM_FILE}") == stored  # left as it was
+    assert vectors_in(failing_remote, Encoder()).cache_hit
+
+
+def test_an_upload_that_fails_midway_leaves_nothing_in_the_remote_cache(failing_remote, caplog):
+    FailingMemoryFileSystem.failing = {"write the checksum"}  # the last of the three files
+    with caplog.at_level(logging.WARNING):
+        served = vectors_in(failing_remote, encoder := Encoder())
+    assert not served.cache_hit and encoder.encoded == len(IDS) and served.vectors.shape == (len(IDS), 4)
+    assert caplog.messages == [f"vector cache {failing_remote} not written (ConnectionError): the next run encodes it again"]
+    assert FailingMemoryFileSystem().find(failing_remote) == []  # no vectors without their checksum
 
 
 def test_a_slow_encode_tells_its_progress_at_least_every_interval_and_a_quick_one_in_twenty_steps(tmp_path):

@@ -9,6 +9,8 @@ become `FILE:LINE:COLUMN: problem`, the form editors and terminals turn into lin
 from __future__ import annotations
 
 import gzip
+import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -16,6 +18,12 @@ from typing import IO, Any
 from retrieval_pipeline.core.base.errors import InvalidInputError, one_line
 
 BOM = b"\xef\xbb\xbf"
+JSON_ERRORS = (ValueError, RecursionError)
+"""What `json.loads` raises on text it cannot read: JSONDecodeError (a ValueError) for bad syntax, a plain
+ValueError for a number of more digits than Python converts, RecursionError for arrays or objects nested
+thousands deep. Input a user hands us is caught with all three: each is that input's fault, never a bug."""
+_DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile)
+"""What reading a gzip file raises when its data is damaged or cut short."""
 
 
 def read_text(path: str | Path, what: str = "file") -> str:
@@ -24,7 +32,7 @@ def read_text(path: str | Path, what: str = "file") -> str:
     with _opened(path, what) as handle:
         try:
             data = handle.read()
-        except (OSError, EOFError) as error:
+        except (OSError, *_DAMAGED) as error:
             raise _unreadable(path, what, error) from None
     start = len(BOM) if data.startswith(BOM) else 0
     try:
@@ -34,10 +42,11 @@ def read_text(path: str | Path, what: str = "file") -> str:
 
 
 def text_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str]]:
-    """(line number, line) one at a time, so a corpus of gigabytes never sits in memory whole."""
+    """(line number, line) one at a time, so a corpus of gigabytes never sits in memory whole. A file that
+    cannot be read on (a gzip damaged or cut short in the middle) is refused naming the last line read."""
     path = Path(path)
     with _opened(path, what) as handle:
-        offset = 0
+        offset = number = 0
         try:
             for number, raw in enumerate(handle, start=1):
                 start = len(BOM) if number == 1 and raw.startswith(BOM) else 0
@@ -47,8 +56,8 @@ def text_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str]
                     raise not_utf8(path, offset + start + error.start, number) from None
                 offset += len(raw)
                 yield number, line
-        except (OSError, EOFError) as error:
-            raise _unreadable(path, what, error) from None
+        except (OSError, *_DAMAGED) as error:
+            raise _unreadable(path, what, error, number) from None
 
 
 def not_utf8(path: str | Path, offset: int, line: int, key: str | None = None) -> InvalidInputError:
@@ -88,14 +97,23 @@ def parse_yaml(text: str, source: str) -> Any:
 
 
 def parse_json(text: str, source: str) -> Any:
-    import json
-
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise InvalidInputError(f"invalid JSON: {error.msg}", source=f"{source}:{error.lineno}:{error.colno}") from None
-    except ValueError as error:  # numbers too long to convert, nesting too deep
-        raise InvalidInputError(one_line(f"invalid JSON: {error}"), source=source) from None
+    except JSON_ERRORS as error:  # numbers too long to convert, nesting too deep
+        raise InvalidInputError(f"invalid JSON: {json_problem(error)}", source=source) from None
+
+
+def json_problem(error: Exception) -> str:
+    """One of JSON_ERRORS in a few words: what is wrong with the text, not Python's advice to a programmer."""
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    if isinstance(error, RecursionError):
+        return "nested too deeply (arrays or objects thousands deep)"
+    if "digits" in str(error):
+        return "a number with more digits than can be read"
+    return one_line(str(error))
 
 
 def _opened(path: Path, what: str) -> IO[bytes]:
@@ -105,6 +123,9 @@ def _opened(path: Path, what: str) -> IO[bytes]:
         raise _unreadable(path, what, error) from None
 
 
-def _unreadable(path: Path, what: str, error: Exception) -> InvalidInputError:
+def _unreadable(path: Path, what: str, error: Exception, line: int = 0) -> InvalidInputError:
+    """`line`: the last line read whole, named when the file could not be read on from there."""
     reason = getattr(error, "strerror", None) or one_line(str(error)) or type(error).__name__
-    return InvalidInputError(f"cannot read the {what} ({reason})", source=str(path))
+    damaged = "the file is damaged or cut short: " if isinstance(error, _DAMAGED) else ""
+    where = f" after line {line}" if line else ""
+    return InvalidInputError(f"cannot read the {what}{where} ({damaged}{reason})", source=str(path))

@@ -4,8 +4,13 @@ A log is streamed (CSV and JSONL line by line, Parquet a batch at a time; `.gz` 
 distinct normalised queries (and of each distinct raw text's cleaned form) is kept, so memory grows with
 the distinct queries, never with the lines.
 Logs hold personal data: each `redact` pattern is replaced by `[redacted]` as a line is read, before the
-query is normalised, counted, shown or written anywhere. A bad line is refused naming the file, the line
-and the field (never its text) unless the log says `skip_bad_lines: true`; then it is counted.
+query is normalised, counted, shown or written anywhere. Each pattern is compiled on its own and applied
+in the order written (each to the text the ones before it left), so one pattern's groups, group names or
+inline flags never change another's meaning. A bad line is refused naming the file, the line
+and the field (never its text) unless the log says `skip_bad_lines: true`; then it is counted. A count
+is a whole number from 1 to MAX_COUNT, and a log's counts add up to MAX_COUNT at most: a line past
+either is bad. A file that cannot be read on (a gzip or a Parquet page damaged in the middle) is refused
+whole, naming the last line or row read.
 """
 
 from __future__ import annotations
@@ -20,11 +25,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.base.text_files import text_lines
+from retrieval_pipeline.core.base.errors import InvalidInputError, one_line
+from retrieval_pipeline.core.base.text_files import JSON_ERRORS, json_problem, text_lines
 
 REDACTED = "[redacted]"
 FORMATS = ("csv", "jsonl", "parquet", "ubi")
+FORMATS_READ = "csv, jsonl (each also .gz), parquet, ubi (JSONL, also .gz)"
+MAX_COUNT = 10**15
+"""The largest count of one line, and of a whole log: more queries than any service logs in years, and
+exact as a float (below 2**53), so no sum of counts, weights or shares overflows or rounds."""
+_WHOLE = re.compile(r"[0-9]{1,16}")
 _SUFFIX_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 UBI_FIELDS = {"query": "user_query", "timestamp": "timestamp"}
 """An OpenSearch UBI `ubi_queries` document: one search per document, its text in `user_query`."""
@@ -58,16 +68,21 @@ class QueryLogSpec(BaseModel):
         return patterns
 
     def log_format(self, path: Path) -> str:
-        if self.format is not None:
-            return self.format
         suffix = Path(path.name.removesuffix(".gz")).suffix
-        if suffix not in _SUFFIX_FORMATS:
+        if self.format is None and suffix not in _SUFFIX_FORMATS:
             raise InvalidInputError(
                 f"cannot tell the log's format from {suffix or 'no suffix'}; name it with format: ({', '.join(FORMATS)})",
                 source=str(path),
                 field="format",
             )
-        return _SUFFIX_FORMATS[suffix]
+        log_format = self.format or _SUFFIX_FORMATS[suffix]
+        if log_format == "parquet" and path.name.endswith(".gz"):
+            raise InvalidInputError(
+                "a gzip-compressed Parquet file is not a format the query log reader reads (Parquet compresses its "
+                f"own pages: write it as plain .parquet); the formats read: {FORMATS_READ}",
+                source=str(path),
+            )
+        return log_format
 
 
 @dataclass(frozen=True)
@@ -103,8 +118,7 @@ def read_query_log(spec: QueryLogSpec, path: Path) -> QueryCounts:
     log_format = spec.log_format(path)
     if log_format == "ubi":
         spec = spec.model_copy(update=UBI_FIELDS)
-    redactor = re.compile("|".join(f"(?:{p})" for p in spec.redact)) if spec.redact else None
-    counter = _Counter(spec, redactor)
+    counter = _Counter(spec, [re.compile(pattern) for pattern in spec.redact])
     rows = {"csv": _csv_rows, "parquet": _parquet_rows}.get(log_format, _jsonl_rows)(path)
     for where, row in rows:
         counter.add(where, row)
@@ -123,11 +137,11 @@ def read_query_log(spec: QueryLogSpec, path: Path) -> QueryCounts:
 class _Counter:
     """The running counts of one read; a bad line raises, or is counted under `skip_bad_lines`."""
 
-    def __init__(self, spec: QueryLogSpec, redactor: re.Pattern | None):
-        self.spec, self.redactor = spec, redactor
+    def __init__(self, spec: QueryLogSpec, redactors: list[re.Pattern]):
+        self.spec, self.redactors = spec, redactors
         self.counts: dict[str, int] = {}
         self.cleaned: dict[str, str] = {}
-        self.lines = self.bad = self.blank = 0
+        self.lines = self.bad = self.blank = self.total = 0
         self.first: str | None = None
         self.last: str | None = None
 
@@ -135,6 +149,12 @@ class _Counter:
         self.lines += 1
         try:
             query, count, timestamp = self._fields(where, row)
+            if self.total + count > MAX_COUNT:
+                raise InvalidInputError(
+                    f"the log's counts add up to more than {MAX_COUNT:,} (10^15) with this line's",
+                    source=where,
+                    field=self.spec.count,
+                )
         except InvalidInputError:
             if not self.spec.skip_bad_lines:
                 raise
@@ -145,6 +165,7 @@ class _Counter:
             self.blank += 1
             return
         self.counts[query] = self.counts.get(query, 0) + count
+        self.total += count
         if timestamp is not None:
             self.first = timestamp if self.first is None else min(self.first, timestamp)
             self.last = timestamp if self.last is None else max(self.last, timestamp)
@@ -154,7 +175,10 @@ class _Counter:
         patterns' scan is most of a line's cost."""
         clean = self.cleaned.get(raw)
         if clean is None:
-            clean = normalised(self.redactor.sub(REDACTED, raw) if self.redactor is not None else raw)
+            clean = raw
+            for redactor in self.redactors:  # one at a time: joined, their groups and flags would mix
+                clean = redactor.sub(REDACTED, clean)
+            clean = normalised(clean)
             self.cleaned[raw] = clean
         return clean
 
@@ -174,10 +198,12 @@ class _Counter:
 
 
 def _count(value: Any, where: str, name: str) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
+    """A whole number from 1 to MAX_COUNT, or its digits (a CSV cell): ASCII digits only, and never more
+    than a count within the bound has, so no text of thousands of digits is converted."""
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError("must be a whole number of at least 1", source=where, field=name)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise InvalidInputError(f"must be a whole number from 1 to {MAX_COUNT:,} (10^15)", source=where, field=name)
     return value
 
 
@@ -189,8 +215,8 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:
         where = f"{path}:{number}"
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as error:
-            yield where, _Bad(f"invalid JSON: {error.msg}")
+        except JSON_ERRORS as error:  # bad syntax, nesting thousands deep, a number of thousands of digits
+            yield where, _Bad(f"invalid JSON: {json_problem(error)}")
             continue
         yield where, row.get("_source", row) if isinstance(row, dict) else row
 
@@ -200,7 +226,14 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, Any]]:
     lines = (line for _, line in text_lines(path, "query log"))
     reader = csv.reader(lines)
     header = next(reader, None) or []
-    for cells in reader:
+    while True:
+        try:
+            cells = next(reader, None)
+        except csv.Error as error:  # a cell past the csv module's field limit: the reader goes on at the next line
+            yield f"{path}:{reader.line_num}", _Bad(f"invalid CSV: {one_line(str(error))}")
+            continue
+        if cells is None:
+            return
         where = f"{path}:{reader.line_num}"
         if not cells:
             continue
@@ -221,7 +254,17 @@ def _parquet_rows(path: Path) -> Iterator[tuple[str, Any]]:
     except (OSError, ValueError) as error:
         raise InvalidInputError(f"cannot read the query log as Parquet ({error})", source=str(path)) from None
     number = 0
-    for batch in parquet.iter_batches(batch_size=65536):
+    batches = parquet.iter_batches(batch_size=65536)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (OSError, ValueError) as error:  # a damaged page: pyarrow's OSError or ArrowInvalid (a ValueError)
+            raise InvalidInputError(
+                f"cannot read the query log as Parquet after row {number} (the file is damaged: {one_line(str(error))})",
+                source=str(path),
+            ) from None
+        if batch is None:
+            return
         for row in batch.to_pylist():
             number += 1
             yield f"{path}: row {number}", row

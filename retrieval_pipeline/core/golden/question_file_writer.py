@@ -16,7 +16,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
-HEADER_FIELDS = ("identifier", "name", "description", "machine_judged_by", "machine_calibration")
+HEADER_FIELDS = ("identifier", "name", "description", "machine_judged_by", "machine_calibration", "generated_questions")
 OPTIONAL_LISTS = ("rejected_document_ids", "machine_expected_document_ids", "machine_rejected_document_ids")
 
 

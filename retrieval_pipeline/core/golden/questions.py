@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.golden.generated import GeneratedProvenance
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 
@@ -59,6 +60,9 @@ class GoldenQuestion(_Frozen):
     """The query log a question was drawn from (`coverage --sample`, then `judge --apply`); never scored."""
     source_traffic: int | None = Field(None, ge=0)
     """How many times the log held its query when it was drawn; never scored."""
+    generated: GeneratedProvenance | None = None
+    """Set for a question a generator wrote (`generate`, then `judge apply`): kept apart from the human
+    questions' figures until the set records `generated_questions`; never in the fingerprint."""
 
     @field_validator("id", "question", "hard_class")
     @classmethod
@@ -120,6 +124,30 @@ class MachineCalibration(_Frozen):
     forced: bool = False
 
 
+class GeneratedQuestionsCounted(_Frozen):
+    """Why a set's generated questions count in its verdicts: they ranked the configured retrievers as the
+    human questions do (`validated`: every measure's tau interval reached `threshold` from below, its lower
+    bounds in `tau_low`), or a person said so (`person`, named in `by`), whatever the figures."""
+
+    because: Literal["validated", "person"]
+    tau_low: dict[str, float | None]
+    """Each measure's lower bound when it was recorded (None: no tau, a side tied every retriever)."""
+    threshold: float
+    questions: int = Field(ge=1)
+    """How many generated questions the check measured."""
+    by: NonEmpty | None = None
+    at: NonEmpty
+
+    @model_validator(mode="after")
+    def _reason_holds(self) -> GeneratedQuestionsCounted:
+        if self.because == "person" and self.by is None:
+            raise ValueError("a person's decision names the person: set `by`")
+        low = next((m for m, bound in self.tau_low.items() if bound is None or bound < self.threshold), None)
+        if self.because == "validated" and (low is not None or not self.tau_low):
+            raise ValueError(f"validated, yet the tau lower bound of {quoted(low)} is below {self.threshold:g}")
+        return self
+
+
 class GoldenQuestionSet(_Frozen):
     """A labelled set; labels only mean something against one concrete corpus."""
 
@@ -130,6 +158,8 @@ class GoldenQuestionSet(_Frozen):
     machine_judged_by: NonEmpty | None = None
     """The judge (`name@fingerprint`) whose answers the questions' machine lists hold."""
     machine_calibration: MachineCalibration | None = None
+    generated_questions: GeneratedQuestionsCounted | None = None
+    """Set once the generated questions count in the verdicts (`validate-generated --accept`)."""
 
     @field_validator("identifier")
     @classmethod

@@ -32,6 +32,11 @@ class JudgeFault(RetrieverFault):
     counted as that row's error, never replaced by a guess."""
 
 
+class JudgeFailed(Exception):
+    """The judge as a whole failed, not one row (its function called `sys.exit`): the pass stops, keeping
+    every answer it got before, and the command says so (exit 3)."""
+
+
 @dataclass(frozen=True)
 class Grade:
     """A grade on UMBRELA's 0-3 scale."""

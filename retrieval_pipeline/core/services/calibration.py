@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.golden.machine_labels import HUMAN, HUMAN_AND_MACHINE, scored_under, with_answers
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.agreement import Agreement, kappa_agreement, kendall_tau, rows_for_width
@@ -73,9 +73,21 @@ class Calibration:
 
 def answered_rows(numbered: Sequence[tuple[str, dict]]) -> list[Answered]:
     """Each row's answers, from rows as the judging-file reader gives them: it has refused a
-    `machine_judgement` other than yes, no or nothing, naming its line, and lower-cased the rest."""
+    `machine_judgement` other than yes, no or nothing, naming its line, and lower-cased the rest.
+
+    A (question, document) on two rows is refused naming both: counted twice, its answers would weigh
+    double in the calibration sample (a gate passed on rows counted twice) and in the rows drawn next."""
     answered = []
-    for _, row in numbered:
+    seen: dict[tuple[str, str], str] = {}
+    for where, row in numbered:
+        pair = (row["question_id"], row["document_id"])
+        first = seen.setdefault(pair, where)
+        if first != where:
+            raise InvalidInputError(
+                f"question {quoted(pair[0])}, document {quoted(pair[1])} is also on the row at {first}: each pair is one "
+                "row, or its answers would count twice in the calibration; keep one of the two rows",
+                source=where,
+            )
         machine = row.get(MACHINE) or ""
         answered.append(
             Answered(

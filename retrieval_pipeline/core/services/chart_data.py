@@ -1,7 +1,7 @@
 """What a history chart shows, read from the stored summaries: no drawing here (see `reports/charts.py`).
 
 A chart is about one (set, retriever) pair: its last runs oldest first, the baseline the newest run
-was judged against, the tolerance band below that baseline, and where the golden set was edited. Which
+was judged against, the lowest rate that passes below that baseline, and where the golden set was edited. Which
 figures are drawn is the measures' `charted` declaration. Whether a past run regressed is the verdict
 stored with it; a run saved without a check is judged from its counts by the check's own exact rule.
 """
@@ -73,7 +73,7 @@ class HistoryChartData:
     hangs from it rather than from the baseline's point as stored."""
 
     def baseline_rate(self, line: str) -> float | None:
-        """Where the tolerance band of a line starts: the rate the newest run's check compared with."""
+        """Where a line's baseline rate, and its lowest passing rate below it, are drawn: the rate the newest run's check compared with."""
         if line in self.rescored_baseline:
             return self.rescored_baseline[line]
         return self.baseline.rate(line) if self.baseline is not None else None

@@ -18,6 +18,7 @@ from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdenti
 from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.retrieval.generators import Generator
 from retrieval_pipeline.core.retrieval.judges import Judge
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
 from retrieval_pipeline.core.scoring.measures import Figure, figure_names
@@ -43,12 +44,14 @@ class ProjectConfig:
         self.dagster = data.dagster
         self.audit = data.audit
         self.judging = data.judging
+        self.generation = data.generation
         self.labels = data.labels
         self.query_logs = data.query_logs
         self.coverage = data.coverage
         self.rank_by = _ranking_figure(data.leaderboard.rank_by, self.cutoffs.values, path)
         self.retriever_specs = data.retrievers
         self.judge_specs = data.judges
+        self.generator_specs = data.generators
         self._sets = ConfiguredSets(data.question_sets, self.resolve, self.source, self.query_log)
         self._retrievers = ConfiguredRetrievers(data.retrievers, self.build_context, DEMO_NOTE if self.is_demo else None)
         self._judges: dict[str, Judge] = {}
@@ -156,6 +159,23 @@ class ProjectConfig:
             spec = self.judge_specs[name]
             self._judges[name] = build_judge(name, spec.kind, spec.params, self.build_context())
         return self._judges[name]
+
+    def generator(self, name: str) -> Generator:
+        """A question generator of the `generators:` section (built on each call: it holds no index)."""
+        from retrieval_pipeline.core.retrieval.generator_kinds import build_generator
+
+        if name not in self.generator_specs:
+            note = (
+                None if self.generator_specs else f"no generators are configured in {self.source}: name one under `generators:`"
+            )
+            raise UnknownIdentifierError("generator", name, self.generator_specs, note)
+        spec = self.generator_specs[name]
+        return build_generator(name, spec.kind, spec.params, self.build_context())
+
+    @property
+    def generation_cache(self) -> Path:
+        """Where generators' questions are kept, keyed by generator fingerprint and request, across runs."""
+        return self.cache_dir / "generations"
 
     @property
     def judgement_cache(self) -> Path:

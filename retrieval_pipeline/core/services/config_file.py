@@ -103,6 +103,11 @@ class JudgeSpec(RetrieverSpec):
     other key is that kind's parameter, validated by the kind."""
 
 
+class GeneratorSpec(RetrieverSpec):
+    """A question generator: `kind` picks the generator kind (`openai`, `callable`, `extractive`, or a
+    plugin's); every other key is that kind's parameter, validated by the kind."""
+
+
 class _ToleranceChecks(_Section):
     """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
 
@@ -169,6 +174,15 @@ class CoverageSection(_Section):
     """The Dagster check warns when less of the log's traffic than this is covered."""
 
 
+class GenerationSection(_Section):
+    """When a set's generated questions may count in its verdicts (docs/generating.md): when, for top-1,
+    top-3 and nDCG, the lower bound of the 95% bootstrap interval of Kendall's tau between the retrievers'
+    ranking on them and on the human questions reaches `min_tau` (0.8: synthetic and human queries ranked
+    TREC systems with tau 0.83 to 0.86)."""
+
+    min_tau: float = Field(0.8, ge=-1, le=1)
+
+
 class ConfigFile(_Section):
     store: str = "results"
     retention_days: float = Field(DEFAULT_RETENTION_DAYS, gt=0)
@@ -181,20 +195,27 @@ class ConfigFile(_Section):
     question_sets: list[SetSource] = []
     retrievers: dict[str, RetrieverSpec] = {}
     judges: dict[str, JudgeSpec] = {}
+    generators: dict[str, GeneratorSpec] = {}
     dagster: DagsterSection = DagsterSection()
     audit: AuditSection = AuditSection()
     leaderboard: LeaderboardSection = LeaderboardSection()
     judging: JudgingSection = JudgingSection()
+    generation: GenerationSection = GenerationSection()
     labels: Literal["human", "human+machine"] = "human"
     """Which labels score every run, comparison and report (`--labels` overrides): see machine_labels.py."""
     query_logs: dict[str, QueryLogSpec] = {}
     coverage: CoverageSection = CoverageSection()
 
-    @field_validator("retrievers", "judges", "query_logs")
+    @field_validator("retrievers", "judges", "generators", "query_logs")
     @classmethod
     def _names(cls, named: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        """Retriever, judge and log names end up in run keys, fingerprints and partition keys."""
-        what = {"retrievers": "retriever identifier", "judges": "judge identifier", "query_logs": "query log name"}
+        """Retriever, judge, generator and log names end up in run keys, fingerprints and partition keys."""
+        what = {
+            "retrievers": "retriever identifier",
+            "judges": "judge identifier",
+            "generators": "generator identifier",
+            "query_logs": "query log name",
+        }
         for identifier in named:
             check_identifier(identifier, what[info.field_name])
         return named

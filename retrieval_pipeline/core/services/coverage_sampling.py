@@ -66,12 +66,14 @@ def sample_rows(
     for query, count in sample:
         question_id = new_question_id(query)
         traffic[question_id] = count
-        candidates.extend(_candidates(project, names, question_id, query, depth))
+        candidates.extend(ranked_candidates(project, names, question_id, query, depth))
     rows = candidate_rows(with_texts(candidates, lambda wanted: corpus_texts(project, wanted, names)))
     return [{**row, "source_log": log, "traffic": traffic[row["question_id"]]} for row in rows]
 
 
-def _candidates(project: ProjectConfig, names: Sequence[str], question_id: str, query: str, depth: int) -> list[Candidate]:
+def ranked_candidates(project: ProjectConfig, names: Sequence[str], question_id: str, query: str, depth: int) -> list[Candidate]:
+    """Every document in a retriever's top `depth` for `query`, once, best rank first, with who ranked it
+    where: the rows to judge beside a sampled query, or beside a generated question (generation.py)."""
     found: dict[str, list[tuple[str, int]]] = {}
     for name in names:
         for rank, document_id in enumerate(project.retriever(name).retrieve(query, depth)[:depth], start=1):

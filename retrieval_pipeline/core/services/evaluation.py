@@ -18,6 +18,7 @@ from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, WeightedFigures, weighted_figures
 from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.services.baselines import load_baseline
+from retrieval_pipeline.core.services.generated_split import GeneratedSplit, sliced_run, split_generated
 from retrieval_pipeline.core.services.runner import Progress, latency_mode, run_question_set
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
@@ -36,6 +37,8 @@ class Evaluation:
     """The run's traffic-weighted figures; None without a traffic log."""
     baseline_weighted: WeightedFigures | None = None
     """The baseline's, weighted by the same traffic, as the check compared it (rescored when it was)."""
+    generated: Evaluation | None = None
+    """The set's generated questions' own run (`<set>.generated`, generated_split.py); None without any."""
 
 
 def evaluate_and_record(
@@ -48,26 +51,64 @@ def evaluate_and_record(
 ) -> Evaluation:
     """The baseline (the run `settings` pins, else the one its policy picks) is read before the run is
     saved, so a run never compares with itself, and an unknown pinned run or a store that cannot be written
-    fails before any work. The
-    verdict is saved with the run: under the `accepted` policy it decides whether the run can be the next
-    baseline.
+    fails before any work. The verdict is saved with the run: under the `accepted` policy it decides whether
+    the run can be the next baseline. A set's generated questions are kept apart (generated_split.py).
 
     An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
-    summary names the most common error and how many questions it hit, the one sentence CLI and Dagster
-    show.
+    summary names the most common error and how many questions it hit, the one sentence CLI and Dagster show.
     """
     refuse_unmeasurable_tolerances(settings, retriever)
     store.check_writable()
     question_set = scored_under(question_set, settings.labels)
-    key = HistoryKey(question_set.identifier, retriever.identifier)
+    split = split_generated(question_set)
+    if split is not None:
+        return _evaluate_split(split, retriever, store, settings, progress)
+    before = _before(store, question_set, retriever.identifier, settings)  # before the run: never compared with itself
+    return _recorded(scored_run(question_set, retriever, settings, progress), before, store, settings)
+
+
+@dataclass(frozen=True)
+class _Before:
+    """What a run is judged by, read before it is saved so that it never compares with itself."""
+
+    question_set: GoldenQuestionSet
+    baseline: RunResult | None
+    unstable: frozenset[str]
+
+
+def _before(store: ResultStore, question_set: GoldenQuestionSet, retriever: str, settings: EvaluationSettings) -> _Before:
+    key = HistoryKey(question_set.identifier, retriever)
     baseline = load_baseline(store, key, settings.baseline_policy, settings.baseline_run_id)
     window = settings.unstable_window
-    unstable = _unstable(store, key, question_set, window) if window else frozenset()
-    run = scored_run(question_set, retriever, settings, progress)
-    report = judge(run, baseline, settings.tolerances, unstable, question_set, settings.traffic)
-    weighted, baseline_weighted = weighed(settings.traffic, run, compared_baseline(report, baseline))
+    return _Before(question_set, baseline, _unstable(store, key, question_set, window) if window else frozenset())
+
+
+def _recorded(
+    run: RunResult, before: _Before, store: ResultStore, settings: EvaluationSettings, note: str | None = None
+) -> Evaluation:
+    """Judged, its verdict's sentence ended by `note`, and saved."""
+    report = judge(run, before.baseline, settings.tolerances, before.unstable, before.question_set, settings.traffic)
+    if note is not None:
+        report = replace(report, summary=f"{report.summary} {note}")
+    weighted, baseline_weighted = weighed(settings.traffic, run, compared_baseline(report, before.baseline))
     stored = store.save(run, report, settings.tolerances, weighted)
-    return Evaluation(run, report, stored, baseline, weighted, baseline_weighted)
+    return Evaluation(run, report, stored, before.baseline, weighted, baseline_weighted)
+
+
+def _evaluate_split(
+    split: GeneratedSplit, retriever: Retriever, store: ResultStore, settings: EvaluationSettings, progress: Progress | None
+) -> Evaluation:
+    """One pass, stored as the set's run (its verdict saying whether generated questions count) and as the
+    generated slice's, which gates nothing: no traffic, pinned baseline or unstable questions of its own."""
+    before = _before(store, split.counted, retriever.identifier, settings)
+    apart = replace(settings, traffic=None, baseline_run_id=None, unstable_window=None)
+    generated = split.generated
+    before_apart = _before(store, generated, retriever.identifier, apart) if generated is not None else None
+    run = scored_run(split.asked, retriever, settings, progress)
+    evaluation = _recorded(sliced_run(run, split.counted, run.run_id), before, store, settings, split.note())
+    if generated is None:
+        return evaluation
+    return replace(evaluation, generated=_recorded(sliced_run(run, generated), before_apart, store, apart))
 
 
 NOT_RECORDED = "stopped (Ctrl-C or an error) before its orchestrator recorded it; kept for inspection, never a baseline"

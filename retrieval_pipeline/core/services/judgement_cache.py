@@ -13,13 +13,18 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError
 from retrieval_pipeline.core.retrieval.judges import Grade, MachineJudgement
 
 FILE_NAME = "judgements.sqlite"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
     fingerprint TEXT NOT NULL, pair TEXT NOT NULL, relevant INTEGER NOT NULL, grade INTEGER,
     prompt_tokens INTEGER, completion_tokens INTEGER, PRIMARY KEY (fingerprint, pair))"""
+
+
+class CacheNotWritten(RetrievalEvalError):
+    """A batch of answers the cache could not keep (a full disk): the batch is not in it, the cache is as
+    it was before the batch, and the caller decides what else to save and say."""
 
 
 def pair_key(question: str, document: str) -> str:
@@ -31,6 +36,7 @@ class JudgementCache:
 
     def __init__(self, folder: Path, fingerprint: str):
         self.fingerprint = fingerprint
+        self.folder = Path(folder)
         try:
             Path(folder).mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(Path(folder) / FILE_NAME, timeout=30)
@@ -58,7 +64,8 @@ class JudgementCache:
         return MachineJudgement(bool(found[0]), None if found[1] is None else Grade(found[1]))
 
     def put_all(self, answers: Iterable[tuple[str, str, MachineJudgement]]) -> None:
-        """One transaction: the batch is kept whole or, stopped midway, not at all."""
+        """One transaction: the batch is kept whole or, stopped midway or refused by the disk, not at all
+        (CacheNotWritten)."""
         rows = [
             (
                 self.fingerprint,
@@ -70,5 +77,10 @@ class JudgementCache:
             )
             for question, document, answer in answers
         ]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?)", rows)
+        if not rows:
+            return
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?)", rows)
+        except (OSError, sqlite3.Error) as error:  # "database or disk is full", "disk I/O error"
+            raise CacheNotWritten(f"cannot write the judgement cache {self.folder} ({error})") from None

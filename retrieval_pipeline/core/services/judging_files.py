@@ -17,7 +17,7 @@ from pathlib import Path
 
 from retrieval_pipeline.core.base.durable import write_text_atomically
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
-from retrieval_pipeline.core.base.text_files import read_text
+from retrieval_pipeline.core.base.text_files import JSON_ERRORS, json_problem, read_text
 from retrieval_pipeline.core.golden.judgements import Judgement, LabelChange, Labels, merged_labels
 from retrieval_pipeline.core.golden.machine_labels import machine_merged
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
@@ -25,6 +25,7 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
 from retrieval_pipeline.core.services.audit import retriever_corpora
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.generated_questions import is_candidate_row
 from retrieval_pipeline.core.services.new_questions import is_new_question_row
 from retrieval_pipeline.core.services.pooling import Candidate
 
@@ -120,11 +121,16 @@ def apply_judgements(judging_path: Path, set_path: Path, config: ProjectConfig) 
     return changes
 
 
-def question_rows(judging_path: Path, question_set: GoldenQuestionSet) -> list[tuple[str, dict]]:
+def question_rows(judging_path: Path, question_set: GoldenQuestionSet, *, candidates: bool = False) -> list[tuple[str, dict]]:
     """The file's rows about the set's questions: rows of sampled queries that are not questions yet
-    (`coverage --sample`) are left to `new_questions`."""
+    (`coverage --sample`) are left to `new_questions`, and generated candidates' rows to
+    `generated_questions`, unless `candidates` keeps them (a machine judge's calibration reads them too)."""
     known = {question.id for question in question_set.questions}
-    return [(where, row) for where, row in numbered_judging_rows(judging_path) if not is_new_question_row(row, known)]
+    return [
+        (where, row)
+        for where, row in numbered_judging_rows(judging_path)
+        if not is_new_question_row(row, known) and (candidates or not is_candidate_row(row, known))
+    ]
 
 
 def human_labels(
@@ -179,8 +185,8 @@ def _csv_records(text: str, path: Path) -> list[tuple[int, list[str]]]:
 def _json_row(line: str, where: str) -> dict:
     try:
         row = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise InvalidInputError(f"invalid JSON: {error.msg}", source=where) from None
+    except JSON_ERRORS as error:  # bad syntax, nesting thousands deep, a number of thousands of digits
+        raise InvalidInputError(f"invalid JSON: {json_problem(error)}", source=where) from None
     if not isinstance(row, dict):
         raise InvalidInputError("expected a JSON object", source=where)
     return row

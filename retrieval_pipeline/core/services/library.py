@@ -9,12 +9,15 @@ saved and nothing is compared with a baseline; with one, each run is saved and j
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrieval_pipeline.core.golden.machine_labels import scored_under
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import Retriever
 from retrieval_pipeline.core.services.evaluation import Evaluation, evaluate_and_record, judge, scored_run, weighed
+from retrieval_pipeline.core.services.generated_split import split_generated
 from retrieval_pipeline.core.services.runner import Progress
 from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore
@@ -82,8 +85,12 @@ def evaluated(
     """Saved and judged against its baseline with a store; without one, a fresh run judged against nothing."""
     if store is not None:
         return evaluate_and_record(question_set, retriever, store, settings, progress=progress)
-    run = scored_run(question_set, retriever, settings, progress)
-    return Evaluation(run, judge(run, None, settings.tolerances), None, None, *weighed(settings.traffic, run, None))
+    split = split_generated(scored_under(question_set, settings.labels))  # generated questions apart, as when stored
+    run = scored_run(question_set if split is None else split.counted, retriever, settings, progress)
+    report = judge(run, None, settings.tolerances)
+    if split is not None:
+        report = replace(report, summary=f"{report.summary} {split.note()}")
+    return Evaluation(run, report, None, None, *weighed(settings.traffic, run, None))
 
 
 def compared(runs: Sequence[RunResult], settings: EvaluationSettings, saved: dict[str, Saved] | None) -> ComparisonView:

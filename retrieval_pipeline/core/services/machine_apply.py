@@ -1,4 +1,4 @@
-"""`judge FILE --apply SET_FILE --machine`: human answers into the human lists as always, a machine judge's
+"""`judge apply FILE SET_FILE --machine`: human answers into the human lists as always, a machine judge's
 answers into the set's machine lists, and only when the judge is calibrated well enough.
 
 The gate reads the file's own calibration sample (rows a person and the judge both answered): fewer
@@ -22,6 +22,7 @@ from retrieval_pipeline.core.golden.questions import MachineCalibration
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
 from retrieval_pipeline.core.services.calibration import MACHINE, answered_rows, calibration_sample
 from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.generated_questions import is_candidate_row
 from retrieval_pipeline.core.services.judging_files import human_labels, question_rows
 
 
@@ -33,12 +34,18 @@ class MachineApplied:
     calibration: MachineCalibration
 
 
-def apply_with_machine(judging_path: Path, set_path: Path, config: ProjectConfig, force: bool = False) -> MachineApplied:
+def apply_with_machine(
+    judging_path: Path, set_path: Path, config: ProjectConfig, force: bool = False, record_judge: bool = False
+) -> MachineApplied:
+    """`record_judge`: the set's machine provenance is written even when no question of it changes (the
+    generated questions about to be added carry this judge's labels, generated_questions.py)."""
     question_set = load_question_set_file(set_path)
-    numbered = question_rows(judging_path, question_set)
+    sample = question_rows(judging_path, question_set, candidates=True)  # people judged candidates' rows too
+    known = {question.id for question in question_set.questions}
+    numbered = [(where, row) for where, row in sample if not is_candidate_row(row, known)]
     answered = answered_rows(numbered)
-    judged_by = _one_judge(numbered, question_set.machine_judged_by)
-    agreement = calibration_sample(answered)
+    judged_by = _one_judge(sample, question_set.machine_judged_by)
+    agreement = calibration_sample(answered_rows(sample))
     kappa, n = (agreement.kappa, agreement.n) if agreement is not None else (None, 0)
     thresholds = config.judging
     weak = not thresholds.calibrated(n, kappa)
@@ -47,7 +54,7 @@ def apply_with_machine(judging_path: Path, set_path: Path, config: ProjectConfig
         raise InvalidInputError(
             f"the machine judge is not calibrated well enough to apply its labels: n={n} rows with both answers "
             f"(needs >= {thresholds.min_calibration_rows}), kappa {shown} (needs >= {thresholds.min_kappa:g}); "
-            "answer more rows (judge FILE --calibrate --next N --out FILE) or apply with --force",
+            "answer more rows (judge calibrate FILE --next N --out FILE) or apply with --force",
             source=str(judging_path),
         )
     human, human_changes = human_labels(question_set, numbered, config)
@@ -63,9 +70,10 @@ def apply_with_machine(judging_path: Path, set_path: Path, config: ProjectConfig
             answers[(answer.question_id, answer.document_id)] = answer.machine
     machine, machine_changes = machine_merged(question_set, human, answers)
     recorded = MachineCalibration(kappa=kappa, n=n, forced=weak)
-    if human or machine:
+    if human or machine or record_judge:
         header = {"machine_judged_by": judged_by, "machine_calibration": recorded.model_dump(mode="json")}
-        relabel_set_file(set_path, human, machine, header if machine or question_set.machine_judged_by else None)
+        recorded_before = machine or question_set.machine_judged_by or record_judge
+        relabel_set_file(set_path, human, machine, header if recorded_before else None)
     return MachineApplied(human_changes, machine_changes, judged_by, recorded)
 
 
@@ -78,7 +86,7 @@ def _one_judge(numbered: list[tuple[str, dict]], set_judge: str | None) -> str:
     if "" in judges:
         raise InvalidInputError("a machine answer without the judge that gave it", source=judges[""], field="judged_by")
     if not judges:
-        raise InvalidInputError("no row carries a machine answer: run `judge FILE --judge NAME` first", field=MACHINE)
+        raise InvalidInputError("no row carries a machine answer: run `judge machine FILE --judge NAME` first", field=MACHINE)
     if len(judges) > 1 or (set_judge is not None and set_judge not in judges):
         named = ", ".join(quoted(judge) for judge in judges)
         also = f"; the set's machine labels are {quoted(set_judge)}'s" if set_judge else ""

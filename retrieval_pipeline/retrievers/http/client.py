@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.base.text_files import JSON_ERRORS, json_problem
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.retrievers.http.params import HttpTransportParams
 
@@ -87,10 +88,15 @@ class JsonService:
                 if status < 400:
                     try:
                         return json.loads(text)
-                    except ValueError:
+                    except json.JSONDecodeError:
                         answer = self.preview(text)
                         raise self.fault(
                             f"{method} {endpoint} answered HTTP {status} with non-JSON{ANSWER_MARK}{answer}"
+                        ) from None
+                    except JSON_ERRORS as error:  # nested thousands deep, a number of thousands of digits
+                        raise self.fault(
+                            f"{method} {endpoint} answered HTTP {status} with JSON that cannot be read: "
+                            f"{json_problem(error)}{ANSWER_MARK}{self.preview(text[:PREVIEW_CHARS])}"
                         ) from None
                 problem = f"HTTP {status}{ANSWER_MARK}{self.preview(text)}"
                 if status != 429 and status < 500:

@@ -4,8 +4,10 @@
 A remote folder is read by downloading its files to a temporary folder of this process (then
 memory-mapped there, like a local cache), and written by encoding into such a folder and uploading its
 files with the checksum file last: a reader takes a folder only when its checksum file is there and
-matches the vectors (cache.py), so a worker stopped mid-upload leaves nothing another worker would use.
-`file://` URIs are local folders.
+matches the vectors (cache.py), so a worker stopped mid-upload leaves nothing another worker would use,
+and an upload that fails removes what it had put. A cache is a shortcut: a remote that cannot be read
+(its exists-check or a download fails) costs one warning, and the run encodes in memory and stores
+nothing; one that cannot be written costs one warning too. `file://` URIs are local folders.
 """
 
 from __future__ import annotations
@@ -50,39 +52,61 @@ def unusable(location: str | Path) -> str | None:
     try:
         get_filesystem_class(str(location).split("://", 1)[0])
     except (ImportError, ValueError) as error:
-        return f"{_shown(str(location))}: {error}"
+        return f"{shown(location)}: {error}"
     return None
 
 
-def downloaded(uri: str, names: tuple[str, ...]) -> Path:
-    """A fresh local folder holding the remote folder's `names` that exist (none when it is absent)."""
-    filesystem, root = _filesystem(uri)
+def downloaded(uri: str, names: tuple[str, ...]) -> Path | None:
+    """A fresh local folder holding the remote folder's `names` that exist (none when it is absent); None,
+    with one warning, when the remote cannot be read (then this run neither reads nor writes it)."""
     folder = _download_root() / hashlib.sha256(uri.encode()).hexdigest()[:24]
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    for name in names:
-        remote = f"{root.rstrip('/')}/{name}"
-        if filesystem.exists(remote):
-            filesystem.get_file(remote, str(folder / name))
+    try:
+        filesystem, root = _filesystem(uri)
+        for name in names:
+            remote = f"{root.rstrip('/')}/{name}"
+            if filesystem.exists(remote):
+                filesystem.get_file(remote, str(folder / name))
+    except Exception as error:  # noqa: BLE001 - any file system's error: the shortcut is lost, not the run
+        shutil.rmtree(folder, ignore_errors=True)  # a half-downloaded file is no one's
+        LOG.warning("vector cache %s not read (%s): its vectors encoded in memory, not stored", shown(uri), _cause(error))
+        return None
     return folder
 
 
 def uploaded(folder: Path, uri: str, names: tuple[str, ...]) -> None:
     """The folder's `names` copied to the remote folder in that order (the checksum file goes last). A
-    cache is a shortcut: when the upload fails, one warning, and the vectors in memory serve this run."""
+    cache is a shortcut: when the upload fails, what it put is removed (no vectors are left without
+    their checksum, which a reader would refuse), one warning, and the vectors in memory serve this run."""
+    filesystem, put = None, []
     try:
         filesystem, root = _filesystem(uri)
         filesystem.makedirs(root, exist_ok=True)
         for name in names:
-            filesystem.put_file(str(folder / name), f"{root.rstrip('/')}/{name}")
+            put.append(f"{root.rstrip('/')}/{name}")
+            filesystem.put_file(str(folder / name), put[-1])
     except Exception as error:  # noqa: BLE001 - any file system's error: the shortcut is lost, not the run
-        LOG.warning("vector cache %s not written (%s): the next run encodes it again", _shown(uri), type(error).__name__)
+        for remote in put:
+            try:
+                filesystem.rm_file(remote)
+            except Exception:  # noqa: BLE001, S110 - never put, or the remote is gone: nothing more to do
+                pass
+        LOG.warning("vector cache %s not written (%s): the next run encodes it again", shown(uri), _cause(error))
 
 
-def _shown(uri: str) -> str:
-    """The URI without any user or password it carries (`ftp://user:secret@host/...`)."""
+def shown(location: str | Path) -> str:
+    """A location as messages name it: a URI without any user or password it carries (`ftp://user:secret@host/...`)."""
+    uri = str(location)
     parts = urlsplit(uri)
     return urlunsplit(parts._replace(netloc=parts.hostname or "")) if parts.password or parts.username else uri
+
+
+def _cause(error: Exception) -> str:
+    """An error's type, and the system's words for an OSError (`PermissionError: Forbidden`): never its
+    message, which a file system may fill with the URI and its credentials."""
+    strerror = error.strerror if isinstance(error, OSError) else None
+    return f"{type(error).__name__}: {strerror}" if strerror else type(error).__name__
 
 
 def _filesystem(uri: str) -> tuple[Any, str]:

@@ -29,8 +29,9 @@ from retrieval_pipeline.retrievers.vector.cache_location import joined
 
 MAX_SHARDS = 10_000
 
-EncodeInto = Callable[[Path | str, Callable[[], tuple[list[str], list[str]]]], DocumentVectors]
-"""Encodes (or loads) one folder of the vector cache from the documents a function reads (cached_vectors)."""
+EncodeInto = Callable[..., DocumentVectors]
+"""Encodes (or loads) one folder of the vector cache from the documents a function reads: (folder,
+read_documents, documents=the ids the folder must hold) -> DocumentVectors (cached_vectors)."""
 
 
 class ShardParams(RetrieverParams):
@@ -104,7 +105,9 @@ class ShardedCorpus:
             import numpy as np
 
             return DocumentVectors([], np.empty((0, 0), dtype=np.float32), True, 0, 0.0)
-        return encode_into(joined(self.location, *self.keys[index].split("/")), lambda: split(*self.documents(index)))
+        folder = joined(self.location, *self.keys[index].split("/"))
+        ids = self.documents(index)[0]  # a folder holding another shard's files is encoded again, not assembled
+        return encode_into(folder, lambda: split(*self.documents(index)), documents=ids)
 
     def assembled(self, encode_into: EncodeInto, split: Callable) -> DocumentVectors:
         """Every shard (each encoded when missing), its rows put back in corpus order in one matrix."""

@@ -1,0 +1,191 @@
+"""`retrieval-eval generate`: a generator's candidate questions, filtered, written in the judging-file shape
+`pool` writes, so a person or a machine judge confirms them with the judge commands.
+
+Asking is machine judging's (`machine_judging.collected`): every request missing from the cache is queued
+at once, `concurrency` at a time; the answers are gathered in batches of four times the concurrency and
+go to the cache (`generation_cache`) batch by batch, and what a batch had gathered when Ctrl-C or a
+failing generator stopped it too, so only the requests in flight are lost, and running the command again
+asks only for the rest. A request the
+generator cannot answer is counted by cause; the others are still written.
+
+Each kept candidate's rows: its source document first (the presumed answer, its `expected_document_ids`),
+then every document in a configured retriever's top `depth` for it, each once; every row carries the
+candidate's provenance (`core/golden/generated.py`) and its `form`, tagged by the set's rule
+(`forms.tag_form` against the source document).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from retrieval_pipeline.core.base.errors import ServiceFailedError
+from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.golden.forms import tag_form
+from retrieval_pipeline.core.retrieval.generators import GeneratedQuestion, GenerationRequest, Generator
+from retrieval_pipeline.core.retrieval.judges import JudgeFailed, judged_by
+from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault
+from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.coverage_sampling import ranked_candidates
+from retrieval_pipeline.core.services.generation_cache import GenerationCache
+from retrieval_pipeline.core.services.generation_filters import REASONS, duplicate_reasons, text_problem
+from retrieval_pipeline.core.services.generation_sources import Source
+from retrieval_pipeline.core.services.judging_files import candidate_rows, write_judging_file
+from retrieval_pipeline.core.services.machine_judging import BATCH_PER_WORKER, Tally, collected
+from retrieval_pipeline.core.services.pooling import Candidate, corpus_texts, with_texts
+
+GENERATED_PREFIX = "gen-"
+
+
+@dataclass(frozen=True)
+class GenerationSummary:
+    generated_by: str
+    planned: int  # requests the sources asked for
+    written: int  # candidates in the file
+    rows: int
+    dropped: Mapping[str, int]
+    tally: Tally
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        tally = self.tally
+        return {
+            "generated_by": self.generated_by,
+            "requests": self.planned,
+            "asked": tally.asked,
+            "from_cache": tally.cached,
+            "errors": sum(tally.errors.values()),
+            "errors_by_cause": dict(tally.errors.most_common()),
+            "candidates": self.written,
+            "rows": self.rows,
+            "dropped": sum(self.dropped.values()),
+            "dropped_by_reason": {reason: self.dropped.get(reason, 0) for reason in REASONS},
+            "prompt_tokens": tally.prompt_tokens if tally.reported else None,
+            "completion_tokens": tally.completion_tokens if tally.reported else None,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def generated_question_id(text: str, document_id: str) -> str:
+    """`gen-<hash>` of the question and its source document: the same for the same candidate on every run."""
+    return GENERATED_PREFIX + hashlib.sha256(f"{document_id}\0{text}".encode()).hexdigest()[:12]
+
+
+def generate_file(
+    project: ProjectConfig,
+    generator: Generator,
+    sources: Sequence[Source],
+    similarity: Any,
+    threshold: float,
+    retrievers: Sequence[str],
+    depth: int,
+    out: Path,
+    tally: Tally,
+    advance: Callable[[int], None] | None = None,
+) -> GenerationSummary:
+    """Ask, filter and write `out`; `similarity` is coverage's on the set's questions, `threshold` the
+    least similarity it counts as covered. `tally` is the caller's, to report an interruption."""
+    started = time.monotonic()
+    answers = ask_generator(generator, [source.request() for source in sources], project.generation_cache, tally, advance)
+    label = judged_by(generator.name, generator.fingerprint)
+    kept, dropped = _filtered(sources, answers, similarity, threshold)
+    rows = _rows(project, kept, retrievers, depth, label)
+    write_judging_file(rows, out)
+    return GenerationSummary(label, len(sources), len(kept), len(rows), dropped, tally, time.monotonic() - started)
+
+
+def ask_generator(
+    generator: Generator,
+    requests: Sequence[GenerationRequest],
+    cache_folder: Path,
+    tally: Tally,
+    advance: Callable[[int], None] | None = None,
+) -> list[GeneratedQuestion | None]:
+    """Each request's question (None: an error, counted in `tally`), from the cache when it holds one."""
+    with GenerationCache(cache_folder, generator.fingerprint) as cache:
+        answers: dict[int, GeneratedQuestion | None] = {}
+        for index, request in enumerate(requests):
+            cached = cache.get(request)
+            if cached is not None:
+                answers[index] = cached
+                tally.cached += 1
+        if advance is not None:
+            advance(len(answers))
+        pending = [index for index in range(len(requests)) if index not in answers]
+        workers = ThreadPoolExecutor(generator.concurrency, thread_name_prefix=f"generator {generator.name}")
+        try:
+            futures = {index: workers.submit(generator.generate, requests[index]) for index in pending}
+            size = max(1, generator.concurrency) * BATCH_PER_WORKER
+            for start in range(0, len(pending), size):
+                batch = pending[start : start + size]
+                answers.update(_gathered(generator, batch, futures, requests, cache, tally))
+                if advance is not None:
+                    advance(len(batch))
+        except JudgeFailed as failure:  # the generator's own code asked to end the process
+            raise ServiceFailedError(
+                f"generator {generator.name} stopped: {failure}; the {tally.saved} question(s) it wrote in this pass are "
+                "cached; run the same command again to resume"
+            ) from None
+        finally:  # Ctrl-C or a stopped pass: the queued requests are dropped, not asked
+            workers.shutdown(wait=False, cancel_futures=True)
+    return [answers.get(index) for index in range(len(requests))]
+
+
+def _gathered(generator: Generator, batch, futures, requests, cache: GenerationCache, tally: Tally) -> dict:
+    """The batch's questions by position, cached as one transaction even when Ctrl-C or a failing
+    generator stops the gathering midway: what came back before is kept."""
+    fresh: dict[int, GeneratedQuestion | None] = {}
+    try:
+        for index in batch:
+            fresh[index] = collected(generator, futures[index], tally, "generator", "requests")
+    finally:
+        kept = [(requests[index], answer) for index, answer in fresh.items() if answer is not None]
+        cache.put_all(kept)
+        tally.saved += len(kept)
+    return fresh
+
+
+def _filtered(sources: Sequence[Source], answers: Sequence[GeneratedQuestion | None], similarity, threshold: float):
+    """(source, question text) of the candidates kept, and the dropped ones counted by reason."""
+    dropped: Counter[str] = Counter()
+    passed: list[tuple[Source, str]] = []
+    for source, answer in zip(sources, answers):
+        if answer is None:
+            continue
+        problem = text_problem(answer.text, f"{source.title} {source.text}")
+        if problem:
+            dropped[problem] += 1
+        else:
+            passed.append((source, answer.text))
+    reasons = duplicate_reasons(similarity, [text for _, text in passed], threshold)
+    dropped.update(reason for reason in reasons if reason)
+    return [candidate for candidate, reason in zip(passed, reasons) if not reason], dropped
+
+
+def _rows(project: ProjectConfig, kept: Sequence[tuple[Source, str]], retrievers: Sequence[str], depth: int, label: str):
+    candidates: list[Candidate] = []
+    columns: dict[str, dict[str, Any]] = {}
+    for source, text in kept:
+        question_id = generated_question_id(text, source.document_id)
+        try:
+            ranked = ranked_candidates(project, retrievers, question_id, text, depth)
+        except RetrieverFault as fault:
+            cause = scrub(str(fault)).split(ANSWER_MARK, 1)[0]
+            raise ServiceFailedError(
+                f"a retriever failed on generated question {question_id} ({cause}); the generator's questions are cached: "
+                "run the same command again once the retriever answers"
+            ) from None
+        own = next((candidate for candidate in ranked if candidate.document_id == source.document_id), None)
+        own = own or Candidate(question_id, text, (), (), source.document_id, ())
+        rows = [own, *(candidate for candidate in ranked if candidate is not own)]
+        candidates.extend(replace(candidate, expected_document_ids=(source.document_id,)) for candidate in rows)
+        form = tag_form(text, [f"{source.title} {source.text}"])
+        columns[question_id] = {**source.provenance(label).columns(), "form": form}
+    texted = with_texts(candidates, lambda wanted: corpus_texts(project, wanted, retrievers))
+    return [{**row, **columns[row["question_id"]]} for row in candidate_rows(texted)]
