@@ -127,14 +127,13 @@ def generate(
 def _refuse_unfit(out: Path) -> None:
     """Before anything is asked: a file that is no judging file, or one people or a judge have started
     answering (writing the candidates over it would lose the answers)."""
-    from retrieval_pipeline.core.services.judging_files import SUFFIXES, read_judging_file
+    from retrieval_pipeline.core.services.judging_files import SUFFIXES, answered_rows
 
     if out.suffix not in SUFFIXES:
         raise CommandError(f"--out {out}: a judging file is {' or '.join(SUFFIXES)}")
     if not out.exists():
         return
-
-    answered = sum(1 for row in read_judging_file(out) if row["judgement"] or row.get("machine_judgement"))
+    answered = answered_rows(out)
     if answered:
         raise CommandError(f"--out {out} holds {counted(answered, 'answer')} already: write the new candidates to another file")
 

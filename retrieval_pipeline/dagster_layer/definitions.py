@@ -18,6 +18,7 @@ from retrieval_pipeline.dagster_layer.acceptance import accept_baseline
 from retrieval_pipeline.dagster_layer.assets import GROUP, build_assets
 from retrieval_pipeline.dagster_layer.audit import build_label_audit
 from retrieval_pipeline.dagster_layer.document_vectors import sharded_vectors
+from retrieval_pipeline.dagster_layer.generated import build_generated_agreement, generated_questions
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, ResultStoreIOManager
 from retrieval_pipeline.dagster_layer.judging import machine_judgements
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
@@ -32,6 +33,7 @@ RETRIEVERS_JOB = "retriever_config_job"
 EVALUATION_JOB = "retrieval_evaluation_job"
 LEADERBOARD_JOB = "leaderboard_job"
 LABEL_AUDIT_JOB = "label_audit_job"
+GENERATED_AGREEMENT_JOB = "generated_set_agreement_job"
 
 
 def build_definitions(
@@ -46,6 +48,7 @@ def build_definitions(
     golden_question_set, retriever_config, evaluation, leaderboard = build_assets(partitions)
     vectors = sharded_vectors(config, evaluation, GROUP)
     label_audit = build_label_audit(partitions, GROUP)
+    agreement = build_generated_agreement(partitions, GROUP)
     traffic = build_traffic(config, partitions.sets)
     jobs = [
         define_asset_job(SETS_JOB, [golden_question_set]),
@@ -53,13 +56,14 @@ def build_definitions(
         define_asset_job(EVALUATION_JOB, [vectors.evaluation], description="Evaluate one (set, retriever) partition."),
         define_asset_job(LEADERBOARD_JOB, [leaderboard]),
         define_asset_job(LABEL_AUDIT_JOB, [label_audit]),
+        define_asset_job(GENERATED_AGREEMENT_JOB, [agreement]),
         accept_baseline,
         *traffic.jobs,
         *vectors.jobs,
     ]
     return Definitions(
-        assets=[golden_question_set, retriever_config, vectors.evaluation, leaderboard, label_audit, machine_judgements]
-        + [*traffic.assets, *vectors.assets],
+        assets=[golden_question_set, retriever_config, vectors.evaluation, leaderboard, label_audit, agreement]
+        + [machine_judgements, generated_questions, *traffic.assets, *vectors.assets],
         jobs=jobs,
         schedules=[build_nightly_schedule(jobs[2], partitions, config.dagster)],
         sensors=[

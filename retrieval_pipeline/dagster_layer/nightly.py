@@ -3,8 +3,9 @@ run each, through the jobs the schedule and the sensors use, on the given instan
 
 Order: the dense retrievers' shards, the sets, the retrievers, then the evaluations whose set and retriever
 built, then what declarative automation refreshes on a deployment (the leaderboard, each set's label
-audit, the query logs and their coverage). A partition's outcome is the error its run raised, if any,
-and for an evaluation the run the core saved in the result store: its rates and its stored verdict.
+audit and generated questions' agreement, the query logs and their coverage). A partition's outcome is the
+error its run raised, if any, and for an evaluation the run the core saved in the result store: its rates
+and its stored verdict.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 from retrieval_pipeline.dagster_layer.assets import CheckFailed
 from retrieval_pipeline.dagster_layer.definitions import (
     EVALUATION_JOB,
+    GENERATED_AGREEMENT_JOB,
     LABEL_AUDIT_JOB,
     LEADERBOARD_JOB,
     RETRIEVERS_JOB,
@@ -106,7 +108,7 @@ def run_every_partition(defs: Definitions, instance: DagsterInstance, on_outcome
 
 def _refreshed(partitions: ProjectPartitions, project: RetrievalProject) -> Iterator[tuple[str, str | None]]:
     yield LEADERBOARD_JOB, None
-    yield from ((LABEL_AUDIT_JOB, identifier) for identifier in partitions.set_identifiers)
+    yield from ((job, s) for s in partitions.set_identifiers for job in (LABEL_AUDIT_JOB, GENERATED_AGREEMENT_JOB))
     logs = list(project.config.query_logs)
     yield from ((QUERY_LOG_JOB, log) for log in logs)
     yield from ((COVERAGE_JOB, coverage_key(s, log)) for log in logs for s in partitions.set_identifiers)

@@ -83,13 +83,14 @@ def build_index_version_sensor(
 
 
 def build_automation_sensor(section: DagsterSection) -> AutomationConditionSensorDefinition:
-    """Running by default, so the leaderboard, the label audits and the coverage follow the schedule's, the
-    sensor's and the UI's evaluations with nothing to switch on (their condition: `after_upstream`)."""
+    """Running by default, so the leaderboard, the label audits, the generated questions' agreements and the
+    coverage follow the schedule's, the sensor's and the UI's evaluations with nothing to switch on (their
+    condition: `after_upstream`)."""
     return AutomationConditionSensorDefinition(
         AUTOMATION_SENSOR,
         target=AssetSelection.all(),
         default_status=DefaultSensorStatus.RUNNING,
         minimum_interval_seconds=min(AUTOMATION_INTERVAL_SECONDS, section.sensor_interval_seconds),
-        description="Refreshes the leaderboard, each set's label audit and the coverage once the evaluations "
-        "(or query logs) they read have finished, passed or failed.",
+        description="Refreshes the leaderboard, each set's label audit and generated questions' agreement, and the "
+        "coverage once the evaluations (or query logs) they read have finished, passed or failed.",
     )

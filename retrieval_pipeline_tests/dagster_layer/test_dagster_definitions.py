@@ -46,7 +46,9 @@ def test_the_module_target_loads_lazily_and_validates(monkeypatch, project):
         EVALUATION,
         AssetKey("leaderboard"),
         AssetKey("label_audit"),
+        AssetKey("generated_set_agreement"),
         AssetKey("machine_judgements"),
+        AssetKey("generated_questions"),
     }
     for job in (SETS_JOB, RETRIEVERS_JOB, EVALUATION_JOB, LEADERBOARD_JOB):
         assert loaded.resolve_job_def(job).name == job

@@ -93,9 +93,10 @@ def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(proje
     assert (tmp_path / "elsewhere" / "summaries" / "alpha" / "good").is_dir()
     with DagsterInstance.from_config(str(home)) as instance:
         # One run per partition: every set (with its label check), every retriever, every evaluation, then the
-        # leaderboard and each set's label audit.
-        assert len(instance.get_runs()) == len(SETS) + len(RETRIEVERS) + len(SETS) * len(RETRIEVERS) + 1 + len(SETS)
+        # leaderboard, each set's label audit and each set's generated questions' agreement.
+        assert len(instance.get_runs()) == len(SETS) + len(RETRIEVERS) + len(SETS) * len(RETRIEVERS) + 1 + 2 * len(SETS)
         assert len(instance.get_materialized_partitions(AssetKey("label_audit"))) == len(SETS)
+        assert len(instance.get_materialized_partitions(AssetKey("generated_set_agreement"))) == len(SETS)
         assert len(instance.get_materialized_partitions(EVALUATION)) == 4
 
 

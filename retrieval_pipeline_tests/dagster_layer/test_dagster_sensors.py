@@ -64,14 +64,16 @@ def test_a_first_observation_skips_what_the_store_already_measured_at_that_versi
     assert set(json.loads(data.cursor)) == set(RETRIEVERS)
 
 
-def test_one_automation_sensor_is_on_by_default_and_refreshes_the_leaderboard_and_the_label_audit(defs):
+def test_one_automation_sensor_is_on_by_default_and_refreshes_the_leaderboard_the_label_audit_and_the_agreement(defs):
     """Nothing to switch on; the real daemon's refresh is in the team test."""
     automation = defs.resolve_sensor_def(AUTOMATION_SENSOR)
     assert automation.default_status == DefaultSensorStatus.RUNNING
     assert automation.minimum_interval_seconds == 30  # the sample project polls its index every 60 s
     graph = defs.resolve_asset_graph()
-    for asset in ("leaderboard", "label_audit"):
+    for asset in ("leaderboard", "label_audit", "generated_set_agreement"):
         assert graph.get(AssetKey(asset)).automation_condition.get_label() == "after_upstream"
+    for on_demand in ("machine_judgements", "generated_questions"):  # a judge and a generator cost money
+        assert graph.get(AssetKey(on_demand)).automation_condition is None
 
 
 def requested(defs, instance, cursor=None):
@@ -87,12 +89,12 @@ def _requested_partitions(result):
 
 
 @pytest.mark.slow
-def test_an_evaluation_passed_or_regressed_refreshes_the_leaderboard_and_its_set_audit_once(defs, instance, project):
+def test_an_evaluation_passed_or_regressed_refreshes_the_leaderboard_and_its_sets_audits_once(defs, instance, project):
     deployed, cursor = requested(defs, instance)  # the sensor's first tick, before any evaluation
     assert deployed == set()
     evaluate(defs, instance, "alpha", "good")
     first, cursor = requested(defs, instance, cursor)
-    assert first == {("leaderboard", None), ("label_audit", "alpha")}
+    assert first == {("leaderboard", None), ("label_audit", "alpha"), ("generated_set_agreement", "alpha")}
     again, cursor = requested(defs, instance, cursor)
     assert again == set()  # requested already: not again
 
@@ -100,4 +102,4 @@ def test_an_evaluation_passed_or_regressed_refreshes_the_leaderboard_and_its_set
     regressed = run_job(defs, instance, EVALUATION_JOB, evaluation_key("alpha", "good"), raise_on_error=False)
     assert not regressed.success  # the pair failed, and was not materialized: the leaderboard must say so all the same
     after, _ = requested(defs, instance, cursor)
-    assert after == {("leaderboard", None), ("label_audit", "alpha")}
+    assert after == {("leaderboard", None), ("label_audit", "alpha"), ("generated_set_agreement", "alpha")}

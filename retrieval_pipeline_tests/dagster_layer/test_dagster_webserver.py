@@ -75,7 +75,9 @@ def test_the_ui_shows_the_assets_the_check_and_its_partition_results(project, tm
         "retrieval_evaluation",
         "leaderboard",
         "label_audit",
+        "generated_set_agreement",
         "machine_judgements",
+        "generated_questions",
     }
     assert nodes["retrieval_evaluation"]["partitionStats"] == {"numMaterialized": 3, "numPartitions": 4, "numFailed": 1}
 

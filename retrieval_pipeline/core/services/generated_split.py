@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.golden.questions import GeneratedQuestionsCounted, GoldenQuestionSet
 from retrieval_pipeline.core.scoring.results import RunResult
 
 GENERATED_SUFFIX = ".generated"
@@ -49,17 +49,20 @@ class GeneratedSplit:
         if recorded is None:
             note = f"{count} generated question(s) kept apart (not counted): see {generated_set_identifier(identifier)}"
         else:
-            known = [bound for bound in recorded.tau_low.values() if bound is not None]
-            low = f"tau lower bound {min(known):.2f}" if known else "no tau"
-            why = (
-                f"validated: {low} >= {recorded.threshold:g}"
-                if recorded.because == "validated"
-                else f"accepted by {recorded.by}: {low}, threshold {recorded.threshold:g}"
-            )
+            why = counted_because(recorded)
             note = f"{count} generated question(s) counted ({why}); also in {generated_set_identifier(identifier)}"
         if self.unscored:
             note += f"; {self.unscored} confirmed by a machine judge only, scored under labels human+machine"
         return note + "."
+
+
+def counted_because(recorded: GeneratedQuestionsCounted) -> str:
+    """Why a set counts its generated questions, as its verdicts and its agreement asset say it."""
+    known = [bound for bound in recorded.tau_low.values() if bound is not None]
+    low = f"tau lower bound {min(known):.2f}" if known else "no tau"
+    if recorded.because == "validated":
+        return f"validated: {low} >= {recorded.threshold:g}"
+    return f"accepted by {recorded.by}: {low}, threshold {recorded.threshold:g}"
 
 
 def split_generated(question_set: GoldenQuestionSet) -> GeneratedSplit | None:

@@ -1,0 +1,143 @@
+"""Generated questions in Dagster (docs/generating.md).
+
+`generated_questions` writes a generator's candidates for a set's gaps, on demand only: a generator costs
+money, so no job, schedule, sensor or automation condition selects it; the work is the core's, as
+`retrieval-eval generate` does it. `generated_set_agreement` reads stored runs only, costs nothing, and
+follows each set's evaluations by declarative automation like the label audit: per set, because the
+agreement is a set's (its history, its check and its decision to count its generated questions are the
+set's), and a set whose generated questions disagree then warns on its own partition only. Its check
+`generated_agreement` warns, never fails: the generated questions stay apart until someone accepts them.
+No `from __future__ import annotations`: Dagster reads the asset's config class from its annotation.
+"""
+
+from typing import Literal
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetDep,
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    Config,
+    Failure,
+    MaterializeResult,
+    asset,
+)
+from pydantic import Field
+
+from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError
+from retrieval_pipeline.core.services.coverage import named_set
+from retrieval_pipeline.core.services.generated_validation import validate_generated
+from retrieval_pipeline.core.services.generation import generate_file
+from retrieval_pipeline.core.services.generation_plan import plan_generation
+from retrieval_pipeline.core.services.judging_files import SUFFIXES, answered_rows
+from retrieval_pipeline.core.services.machine_judging import Tally
+from retrieval_pipeline.core.services.views.ui_metadata import generated as generated_ui
+from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
+from retrieval_pipeline.dagster_layer.judging import JUDGING_GROUP
+from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
+from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.sensors import after_upstream
+from retrieval_pipeline.reports.agreement_chart import agreement_chart_png
+from retrieval_pipeline.reports.charts import markdown_image
+
+GENERATION_ASSET = "generated_questions"
+AGREEMENT_ASSET = "generated_set_agreement"
+AGREEMENT_CHECK = "generated_agreement"
+
+
+class GenerationConfig(Config):
+    question_set: str = Field(description="A configured set, or the path of a set file.")
+    generator: str = Field(description="A generator of the configuration's `generators:` section.")
+    count: int = Field(ge=1, description="How many questions to ask the generator for.")
+    source: Literal["log", "corpus"] = Field(
+        "log", description="log: the log's uncovered clusters, by traffic; corpus: documents no question expects."
+    )
+    log: str | None = Field(None, description="A `query_logs` name or a log file (default: the set's `traffic:` log).")
+    out: str = Field(description="The judging file to write (.csv or .jsonl), relative to the configuration.")
+    depth: int = Field(10, ge=1, description="Each retriever's top K, judged beside each question.")
+    seed: int = Field(0, description="The seed of the corpus's sample of documents.")
+
+
+@asset(
+    name=GENERATION_ASSET,
+    group_name=JUDGING_GROUP,
+    description="A generator's candidate questions for a set's gaps, in the judging-file shape (on demand: a "
+    "generator costs money). Judge the file, then `retrieval-eval judge apply` it.",
+)
+def generated_questions(context: AssetExecutionContext, config: GenerationConfig, project: RetrievalProject) -> MaterializeResult:
+    out = project.config.resolve(config.out)
+    if out.suffix not in SUFFIXES or (out.is_file() and answered_rows(out)):
+        raise Failure(f"out {out}: a judging file ({' or '.join(SUFFIXES)}) nobody has started answering")
+    try:
+        question_set = named_set(project.config, config.question_set)
+        generator = project.config.generator(config.generator)
+        plan = plan_generation(
+            project.config,
+            question_set,
+            generator,
+            origin=config.source,
+            log=config.log,
+            count=config.count,
+            form=None,
+            retrievers=(),
+            depth=config.depth,
+            seed=config.seed,
+            examples=None,
+        )
+        summary = generate_file(
+            project.config, generator, plan.sources, plan.similarity, plan.threshold, plan.retrievers, config.depth, out, Tally()
+        )
+    except RetrievalEvalError as error:  # a mistyped run config or a stopped generator: one line, as the command says it
+        raise Failure(str(error)) from None
+    for cause, count in summary.tally.errors.most_common():
+        context.log.warning(f"{count} request(s) not answered: {cause}")
+    metadata = generated_ui.generation_metadata(summary, out, config.source, plan.log, plan.clusters)
+    return MaterializeResult(metadata=typed(metadata))
+
+
+def build_generated_agreement(partitions: ProjectPartitions, group: str) -> AssetsDefinition:
+    check = partitioned_check(
+        AGREEMENT_CHECK,
+        AGREEMENT_ASSET,
+        partitions.sets,
+        description="Warns when, for top-1, top-3 or nDCG, the lower bound of the tau interval between the "
+        "retrievers' rankings on the set's human and generated questions falls below generation.min_tau. "
+        "Passes for a set without generated questions.",
+    )
+
+    @asset(
+        name=AGREEMENT_ASSET,
+        partitions_def=partitions.sets,
+        group_name=group,
+        deps=[AssetDep(AssetKey(EVALUATION_ASSET), partition_mapping=one_dimension(SET_DIMENSION))],
+        automation_condition=after_upstream(),
+        check_specs=[check],
+        description="Whether a set's generated questions rank the retrievers as its human questions do, from "
+        "their latest stored runs (`retrieval-eval validate-generated`). Refreshed by declarative automation "
+        "after the set's evaluations.",
+    )
+    def generated_set_agreement(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+        question_set = named_set(project.config, context.partition_key)
+        validation, not_measured = None, None
+        if any(question.generated is not None for question in question_set.questions):
+            try:
+                retrievers = list(project.config.retriever_specs)
+                validation = validate_generated(question_set, project.store(), retrievers, project.config.generation.min_tau)
+            except InvalidInputError as error:  # too few runs, or cut at different depths: said, and warned
+                not_measured = str(error)
+        alt = f"the retrievers' rankings on {context.partition_key}'s human and generated questions"
+        chart = markdown_image(agreement_chart_png(validation), alt) if validation is not None else None
+        metadata = generated_ui.agreement_metadata(question_set, validation, not_measured, chart)
+        result = AssetCheckResult(
+            check_name=AGREEMENT_CHECK,
+            passed=not_measured is None and (validation is None or validation.reached),
+            severity=AssetCheckSeverity.WARN,
+            metadata=typed(generated_ui.agreement_check_metadata(validation)),
+            description=metadata["agreement"],
+        )
+        return MaterializeResult(metadata=typed(metadata), check_results=[result])
+
+    return generated_set_agreement
