@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 from retrieval_pipeline.core.base.errors import InvalidInputError, ServiceFailedError
 from retrieval_pipeline.core.base.formatting import counted
 from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.base.sqlite_cache import CacheNotWritten
 from retrieval_pipeline.core.retrieval.judges import Judge, JudgeFailed, MachineJudgement, document_text, judged_by
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
-from retrieval_pipeline.core.services.judgement_cache import CacheNotWritten, JudgementCache
+from retrieval_pipeline.core.services.judgement_cache import JudgementCache
 from retrieval_pipeline.core.services.judging_files import NO, YES, numbered_judging_rows, read_judging_file, write_judging_file
 
 if TYPE_CHECKING:
