@@ -73,13 +73,13 @@ def generate(
     `traffic:` log) reaches. Empty, garbled, copied and near-duplicate questions are dropped and counted.
     Answers are cached: run the command again to resume. Then judge FILE as any pooled file."""
     from retrieval_pipeline.core.services.coverage import named_set
-    from retrieval_pipeline.core.services.generation import generate_file
+    from retrieval_pipeline.core.services.generation import generate_file, refuse_unfit_output
     from retrieval_pipeline.core.services.generation_plan import plan_generation
     from retrieval_pipeline.core.services.machine_judging import Tally
 
     config = load_project(config_path)
     refuse_output_over_input(out_path, {"set file": Path(set_name), "query log": config.query_log(log)[1] if log else None})
-    _refuse_unfit(out_path)
+    refuse_unfit_output(out_path)
     question_set = named_set(config, set_name)
     generator = config.generator(generator_name)
     with status("Choosing what to generate from"):
@@ -122,20 +122,6 @@ def generate(
             "run the same command again to ask for the rest",
             EXIT_INCOMPLETE,
         )
-
-
-def _refuse_unfit(out: Path) -> None:
-    """Before anything is asked: a file that is no judging file, or one people or a judge have started
-    answering (writing the candidates over it would lose the answers)."""
-    from retrieval_pipeline.core.services.judging_files import SUFFIXES, answered_rows
-
-    if out.suffix not in SUFFIXES:
-        raise CommandError(f"--out {out}: a judging file is {' or '.join(SUFFIXES)}")
-    if not out.exists():
-        return
-    answered = answered_rows(out)
-    if answered:
-        raise CommandError(f"--out {out} holds {counted(answered, 'answer')} already: write the new candidates to another file")
 
 
 def _summary_line(summary, plan, origin: str, count: int, out: Path) -> str:

@@ -29,9 +29,8 @@ from pydantic import Field
 from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError
 from retrieval_pipeline.core.services.coverage import named_set
 from retrieval_pipeline.core.services.generated_validation import validate_generated
-from retrieval_pipeline.core.services.generation import generate_file
+from retrieval_pipeline.core.services.generation import generate_file, refuse_unfit_output
 from retrieval_pipeline.core.services.generation_plan import plan_generation
-from retrieval_pipeline.core.services.judging_files import SUFFIXES, answered_rows
 from retrieval_pipeline.core.services.machine_judging import Tally
 from retrieval_pipeline.core.services.views.ui_metadata import generated as generated_ui
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
@@ -69,9 +68,8 @@ class GenerationConfig(Config):
 )
 def generated_questions(context: AssetExecutionContext, config: GenerationConfig, project: RetrievalProject) -> MaterializeResult:
     out = project.config.resolve(config.out)
-    if out.suffix not in SUFFIXES or (out.is_file() and answered_rows(out)):
-        raise Failure(f"out {out}: a judging file ({' or '.join(SUFFIXES)}) nobody has started answering")
     try:
+        refuse_unfit_output(out)
         question_set = named_set(project.config, config.question_set)
         generator = project.config.generator(config.generator)
         plan = plan_generation(

@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from retrieval_pipeline.core.base.errors import ServiceFailedError
+from retrieval_pipeline.core.base.errors import InvalidInputError, ServiceFailedError
+from retrieval_pipeline.core.base.formatting import counted
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.retrieval.generators import GeneratedQuestion, GenerationRequest, Generator
@@ -36,7 +37,7 @@ from retrieval_pipeline.core.services.coverage_sampling import ranked_candidates
 from retrieval_pipeline.core.services.generation_cache import GenerationCache
 from retrieval_pipeline.core.services.generation_filters import REASONS, duplicate_reasons, text_problem
 from retrieval_pipeline.core.services.generation_sources import Source
-from retrieval_pipeline.core.services.judging_files import candidate_rows, write_judging_file
+from retrieval_pipeline.core.services.judging_files import SUFFIXES, answer_count, candidate_rows, write_judging_file
 from retrieval_pipeline.core.services.machine_judging import BATCH_PER_WORKER, Tally, collected
 from retrieval_pipeline.core.services.pooling import Candidate, corpus_texts, with_texts
 
@@ -58,16 +59,12 @@ class GenerationSummary:
         return {
             "generated_by": self.generated_by,
             "requests": self.planned,
-            "asked": tally.asked,
-            "from_cache": tally.cached,
-            "errors": sum(tally.errors.values()),
-            "errors_by_cause": dict(tally.errors.most_common()),
+            **tally.requests(),
             "candidates": self.written,
             "rows": self.rows,
             "dropped": sum(self.dropped.values()),
             "dropped_by_reason": {reason: self.dropped.get(reason, 0) for reason in REASONS},
-            "prompt_tokens": tally.prompt_tokens if tally.reported else None,
-            "completion_tokens": tally.completion_tokens if tally.reported else None,
+            **tally.tokens(),
             "seconds": round(self.seconds, 3),
         }
 
@@ -75,6 +72,19 @@ class GenerationSummary:
 def generated_question_id(text: str, document_id: str) -> str:
     """`gen-<hash>` of the question and its source document: the same for the same candidate on every run."""
     return GENERATED_PREFIX + hashlib.sha256(f"{document_id}\0{text}".encode()).hexdigest()[:12]
+
+
+def refuse_unfit_output(out: Path) -> None:
+    """Before anything is asked: a file that is no judging file, or one people or a judge have started
+    answering (writing the candidates over it would lose the answers)."""
+    if out.suffix not in SUFFIXES:
+        raise InvalidInputError(f"a judging file is {' or '.join(SUFFIXES)}", source=str(out))
+    answered = answer_count(out) if out.exists() else 0
+    if answered:
+        raise InvalidInputError(
+            f"holds {counted(answered, 'answer')} already: write the candidates to a file nobody has started answering",
+            source=str(out),
+        )
 
 
 def generate_file(

@@ -87,7 +87,7 @@ def _cell(value) -> str:
     return "" if value is None else str(value)
 
 
-def answered_rows(path: Path) -> int:
+def answer_count(path: Path) -> int:
     """How many rows of a judging file a person or a judge has answered: a file to write candidates over
     must hold none, or the answers would be lost."""
     return sum(1 for row in read_judging_file(path) if row["judgement"] or row.get("machine_judgement"))

@@ -65,6 +65,22 @@ class Tally:
             self.prompt_tokens += answer.prompt_tokens or 0
             self.completion_tokens += answer.completion_tokens or 0
 
+    def requests(self) -> dict[str, Any]:
+        """How the answers came (asked, from the cache, failed by cause), as `--json` says it."""
+        return {
+            "asked": self.asked,
+            "from_cache": self.cached,
+            "errors": sum(self.errors.values()),
+            "errors_by_cause": dict(self.errors.most_common()),
+        }
+
+    def tokens(self) -> dict[str, int | None]:
+        """What the endpoint said the answers cost; None where it reported nothing."""
+        return {
+            "prompt_tokens": self.prompt_tokens if self.reported else None,
+            "completion_tokens": self.completion_tokens if self.reported else None,
+        }
+
 
 @dataclass(frozen=True)
 class JudgingSummary:
@@ -95,12 +111,8 @@ class JudgingSummary:
             "judged": self.judged,
             "yes": self.yes,
             "already_judged": self.already,
-            "asked": tally.asked,
-            "from_cache": tally.cached,
-            "errors": sum(tally.errors.values()),
-            "errors_by_cause": dict(tally.errors.most_common()),
-            "prompt_tokens": tally.prompt_tokens if tally.reported else None,
-            "completion_tokens": tally.completion_tokens if tally.reported else None,
+            **tally.requests(),
+            **tally.tokens(),
             "tokens_per_1000_rows": None if cost is None else round(cost, 1),
             "rows_per_second": None if rate is None else round(rate, 2),
             "seconds": round(self.seconds, 3),
