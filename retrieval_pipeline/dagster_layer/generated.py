@@ -26,9 +26,9 @@ from dagster import (
 )
 from pydantic import Field
 
-from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError
+from retrieval_pipeline.core.base.errors import RetrievalEvalError
 from retrieval_pipeline.core.services.coverage import named_set
-from retrieval_pipeline.core.services.generated_validation import validate_generated
+from retrieval_pipeline.core.services.generated_validation import set_agreement
 from retrieval_pipeline.core.services.generation import generate_file, refuse_unfit_output
 from retrieval_pipeline.core.services.generation_plan import plan_generation
 from retrieval_pipeline.core.services.machine_judging import Tally
@@ -119,19 +119,15 @@ def build_generated_agreement(partitions: ProjectPartitions, group: str) -> Asse
     )
     def generated_set_agreement(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
         question_set = named_set(project.config, context.partition_key)
-        validation, not_measured = None, None
-        if any(question.generated is not None for question in question_set.questions):
-            try:
-                retrievers = list(project.config.retriever_specs)
-                validation = validate_generated(question_set, project.store(), retrievers, project.config.generation.min_tau)
-            except InvalidInputError as error:  # too few runs, or cut at different depths: said, and warned
-                not_measured = str(error)
+        config = project.config
+        agreement = set_agreement(question_set, project.store(), list(config.retriever_specs), config.generation.min_tau)
+        validation = agreement.validation
         alt = f"the retrievers' rankings on {context.partition_key}'s human and generated questions"
         chart = markdown_image(agreement_chart_png(validation), alt) if validation is not None else None
-        metadata = generated_ui.agreement_metadata(question_set, validation, not_measured, chart)
+        metadata = generated_ui.agreement_metadata(question_set, validation, agreement.not_measured, chart)
         result = AssetCheckResult(
             check_name=AGREEMENT_CHECK,
-            passed=not_measured is None and (validation is None or validation.reached),
+            passed=agreement.passed,
             severity=AssetCheckSeverity.WARN,
             metadata=typed(generated_ui.agreement_check_metadata(validation)),
             description=metadata["agreement"],

@@ -105,6 +105,31 @@ def validate_generated(
     return GeneratedValidation(identifier, len(human_ids), len(generated_ids), runs, agreements, threshold)
 
 
+@dataclass(frozen=True)
+class SetAgreement:
+    """What a set's agreement check reads: no validation for a set without generated questions, or with
+    `not_measured` saying why its generated questions could not be compared."""
+
+    validation: GeneratedValidation | None = None
+    not_measured: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Nothing to compare passes; generated questions not measured, or ranking otherwise, do not."""
+        return self.not_measured is None and (self.validation is None or self.validation.reached)
+
+
+def set_agreement(
+    question_set: GoldenQuestionSet, store: ResultStore, retrievers: Sequence[str], threshold: float
+) -> SetAgreement:
+    if not any(question.generated is not None for question in question_set.questions):
+        return SetAgreement()
+    try:
+        return SetAgreement(validate_generated(question_set, store, retrievers, threshold))
+    except InvalidInputError as error:  # too few runs of both, or runs cut at different depths
+        return SetAgreement(not_measured=str(error))
+
+
 def _latest(store: ResultStore, set_identifier: str, retriever: str) -> RunResult | None:
     return store.first_readable(stored for stored in store.history(HistoryKey(set_identifier, retriever)) if stored.complete)
 
