@@ -170,8 +170,8 @@ def bench_million(report: c.Report, repeat: int, shape: tuple[int, int]) -> None
 def bench_cranfield(report: c.Report) -> None:
     """Cranfield through the runner, exact and hnsw at the defaults, with the real int8 MiniLM."""
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
-    from retrieval_pipeline.core.services.runner import run_question_set
-    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+    from retrieval_pipeline.core.services.evaluation.runner import run_question_set
+    from retrieval_pipeline.retrievers.vector.dense import DenseKind
 
     folder = Path(os.environ.get(c.SHARED_DATA_ENV) or c.REPO_DIR.parent / "shared" / "data") / "cranfield"
     if not (folder / "corpus.jsonl").is_file():
@@ -187,7 +187,7 @@ def bench_cranfield(report: c.Report) -> None:
     model["tokenizer"] = str(c.REPO_DIR / "retrieval_pipeline" / "demo" / "minilm-tokenizer.json")
     sample = len(question_set.questions)
     runs = {
-        name: run_question_set(question_set, DenseRetriever.from_config(name, {**model, **extra}, context))
+        name: run_question_set(question_set, DenseKind.parse(name, {**model, **extra}, context).build())
         for name, extra in (("exact", {}), ("hnsw", {"index": {"kind": "hnsw", "overlap_sample": sample}}))
     }
     stated = runs["hnsw"].approximation

@@ -68,14 +68,18 @@ DAGSTER_SPOTS = (
 )
 BODY_SPOTS = (
     ("our asset body (retrieval_evaluation)", "dagster_layer/assets.py", "retrieval_evaluation"),
-    ("  the core's evaluation (evaluate_and_record)", "core/services/evaluation.py", "evaluate_and_record"),
+    ("  the core's evaluation (evaluate_and_record)", "core/services/evaluation/record.py", "evaluate_and_record"),
     ("  set's status read from the instance (refuse_failed_set)", "dagster_layer/assets.py", "refuse_failed_set"),
-    ("  configuration read, once a run (load_config)", "core/services/config.py", "load_config"),
+    ("  configuration read, once a run (load_config)", "core/services/configuration/project.py", "load_config"),
     ("  set file parsed (load_question_set_file)", "core/golden/question_files.py", "load_question_set_file"),
-    ("  retriever from the process's index memo (ProjectConfig.retriever)", "core/services/config.py", "retriever"),
-    ("  settings (EvaluationSettings.from_config)", "core/services/settings.py", "from_config"),
+    (
+        "  retriever from the process's index memo (ProjectConfig.retriever)",
+        "core/services/configuration/project.py",
+        "retriever",
+    ),
+    ("  settings (EvaluationSettings.from_config)", "core/services/configuration/settings.py", "from_config"),
     ("  UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
-    ("    history read from the store (history_chart_data)", "core/services/chart_data.py", "history_chart_data"),
+    ("    history read from the store (history_chart_data)", "core/services/evaluation/chart_data.py", "history_chart_data"),
     ("    history chart drawn, PNG (history_chart_png)", "reports/history_chart.py", "history_chart_png"),
     ("  check result (regression_check_result)", "dagster_layer/checks.py", "regression_check_result"),
     ("  views of the evaluation (evaluation_view, metadata and check)", "views/evaluation_view.py", "evaluation_view"),
@@ -90,7 +94,7 @@ IN_PLACE = (
     ("configuration read, once a run (load_config)", "retrieval_pipeline.dagster_layer.resources", "load_config"),
     (
         "retriever from the process's index memo (ProjectConfig.retriever)",
-        "retrieval_pipeline.core.services.config",
+        "retrieval_pipeline.core.services.configuration.project",
         "ProjectConfig.retriever",
     ),
     ("UI metadata (evaluation_metadata)", "retrieval_pipeline.dagster_layer.assets", "evaluation_metadata"),
@@ -225,9 +229,9 @@ def main(argv: list[str] | None = None) -> c.Report:
 def _measure(scratch: Path, home: Path, args, repeat: int, report: c.Report) -> None:
     from dagster import DagsterInstance
 
-    from retrieval_pipeline.core.services.config import load_config
-    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.services.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.configuration.project import load_config
+    from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
     from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
     from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB, SETS_JOB, build_definitions
     from retrieval_pipeline.dagster_layer.nightly import QUIET_RUN_CONFIG

@@ -68,8 +68,8 @@ def prepare(folder: Path, lines: int, distinct: int) -> Path:
 
 def child(side: str, config_path: Path) -> None:
     """One side, timed inside the child: prints its figures as one JSON line."""
-    from retrieval_pipeline.core.services.config import load_config
-    from retrieval_pipeline.core.services.coverage import BATCH, measure_coverage, read_log
+    from retrieval_pipeline.core.services.configuration.project import load_config
+    from retrieval_pipeline.core.services.traffic.coverage import BATCH, measure_coverage, read_log
 
     config = load_config(config_path)
     question_set = config.question_set("bench.coverage")
@@ -78,7 +78,7 @@ def child(side: str, config_path: Path) -> None:
     read_seconds = time.perf_counter() - started
     figures = {"lines": counts.lines, "distinct": counts.distinct, "read_seconds": read_seconds}
     if side == "encoder":
-        encode = config.question_encoder("minilm")
+        encode = config.retriever_kind("minilm").question_encoder()
         encode([question.question for question in question_set.questions])
         texts = sorted(counts.counts, key=lambda query: -counts.counts[query])
         started = time.perf_counter()

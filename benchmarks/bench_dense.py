@@ -179,11 +179,11 @@ class Rebuild:
 
         with dense._LOCK:
             dense.VECTORS.clear()  # what a new process starts with
-        return dense.DenseRetriever.from_config("dense", self.params, self.context)
+        return dense.DenseKind.parse("dense", self.params, self.context).build()
 
     def ours(self) -> Callable[[], tuple]:
         from retrieval_pipeline.core.scoring.scoring import CutOffs
-        from retrieval_pipeline.core.services.runner import run_question_set
+        from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 
         def second_build():
             retriever = self.build()

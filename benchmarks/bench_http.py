@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> c.Report:
 
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.scoring import CutOffs
-    from retrieval_pipeline.core.services.runner import run_question_set
-    from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
+    from retrieval_pipeline.core.services.evaluation.runner import run_question_set
+    from retrieval_pipeline.retrievers.http.retriever import HttpKind
 
     questions = c.sampled_questions(n, seed=23)
     golden = c.question_set("bench.http", questions)
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     try:
         with c.temp_dir("http-") as scratch:
             context = BuildContext(base_dir=scratch, source="bench_http", cache_dir=scratch / "cache")
-            retriever = HttpRetriever.from_config("service", {"url": url, "concurrency": concurrency}, context)
+            retriever = HttpKind.parse("service", {"url": url, "concurrency": concurrency}, context).build()
 
             def ours():
                 run = run_question_set(golden, retriever, cutoffs=cutoffs)

@@ -47,9 +47,9 @@ def main(argv: list[str] | None = None) -> c.Report:
     import requests
 
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
-    from retrieval_pipeline.core.services.judging_files import write_judging_file
-    from retrieval_pipeline.core.services.machine_judging import machine_judge_file
-    from retrieval_pipeline.judges.openai import OpenAIJudge
+    from retrieval_pipeline.core.services.labels.judging_files import write_judging_file
+    from retrieval_pipeline.core.services.labels.machine_judging import machine_judge_file
+    from retrieval_pipeline.judges.openai import OpenAIJudgeKind
 
     sentences = c.sampled_questions(2 * n, seed=31)
     rows = [
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         with c.temp_dir("judging-") as scratch:
             context = BuildContext(base_dir=scratch, source="bench_judging")
             params = {"url": f"http://127.0.0.1:{port}/v1/chat/completions", "model": "bench", "concurrency": concurrency}
-            judge = OpenAIJudge.from_config("bench", params, context)
+            judge = OpenAIJudgeKind.parse("bench", params, context).build()
             passes = iter(range(10_000))
 
             def first_pass():

@@ -46,8 +46,8 @@ def main(argv: list[str] | None = None) -> c.Report:
     from retrieval_pipeline.core.golden.beir import import_beir
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.scoring import CutOffs
-    from retrieval_pipeline.core.services.runner import run_question_set
-    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+    from retrieval_pipeline.core.services.evaluation.runner import run_question_set
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind
 
     folder = c.collection_dir("scifact")
     corpus = folder / "corpus.jsonl"
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         def ours():
             c.clear_lexical_memo()
             context = BuildContext(base_dir=scratch, source="bench_lexical", cache_dir=scratch / f"cache-{next(counter)}")
-            retriever = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
+            retriever = LexicalKind.parse("bm25", {"corpus": str(corpus)}, context).build()
             run = run_question_set(golden, retriever, cutoffs=cutoffs)
             return run, run.hit_rate(1), run.hit_rate(3)
 
@@ -106,11 +106,11 @@ def main(argv: list[str] | None = None) -> c.Report:
         cache = scratch / "cache-reuse"
         context = BuildContext(base_dir=scratch, source="bench_lexical", cache_dir=cache)
         c.clear_lexical_memo()
-        LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
+        LexicalKind.parse("bm25", {"corpus": str(corpus)}, context).build()
 
         def reuse():
             c.clear_lexical_memo()
-            retriever = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
+            retriever = LexicalKind.parse("bm25", {"corpus": str(corpus)}, context).build()
             return run_question_set(golden, retriever, cutoffs=cutoffs)
 
         cached = c.measure({"reuse": reuse}, repeat=repeat, warmup=1)["reuse"]

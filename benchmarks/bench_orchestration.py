@@ -81,9 +81,9 @@ CORE = """
 import json, sys, time
 started = time.perf_counter()
 from retrieval_pipeline.cli import command_process
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import ResultStore
 imported = time.perf_counter()
 with command_process():
@@ -104,16 +104,16 @@ print(json.dumps({"import_s": imported - started, "work_s": done - imported, "ev
 PROFILE_SPOTS = (
     ("Dagster runs in all, one per partition (execute_in_process)", "job_definition.py", "execute_in_process"),
     ("definitions built (build_definitions)", "dagster_layer/definitions.py", "build_definitions"),
-    ("configuration read, once a run (load_config)", "core/services/config.py", "load_config"),
+    ("configuration read, once a run (load_config)", "core/services/configuration/project.py", "load_config"),
     ("sets parsed (load_question_set_file)", "core/golden/question_files.py", "load_question_set_file"),
-    ("retrievers built (LexicalRetriever.from_config)", "retrievers/lexical/retriever.py", "from_config"),
-    ("evaluations through the core (evaluate_and_record)", "core/services/evaluation.py", "evaluate_and_record"),
+    ("retrievers built (LexicalKind.build)", "retrievers/lexical/retriever.py", "build"),
+    ("evaluations through the core (evaluate_and_record)", "core/services/evaluation/record.py", "evaluate_and_record"),
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("set's status read from the instance, each evaluation (refuse_failed_set)", "dagster_layer/assets.py", "refuse_failed_set"),
     ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
     ("  of which history charts drawn (history_chart_png)", "reports/history_chart.py", "history_chart_png"),
-    ("leaderboard (build_leaderboard)", "core/services/leaderboard.py", "build_leaderboard"),
-    ("label audits (label_audit)", "dagster_layer/audit.py", "label_audit"),
+    ("leaderboard (build_leaderboard)", "core/services/evaluation/leaderboard.py", "build_leaderboard"),
+    ("label audits (label_audit)", "dagster_layer/labels/audit.py", "label_audit"),
     ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
     ("instance: run records created (create_run_for_job)", "run_methods.py", "create_run_for_job"),
     ("instance: a SQLite event database set up per run (_initdb)", "sqlite_event_log.py", "_initdb"),

@@ -42,12 +42,12 @@ def main(argv: list[str] | None = None) -> c.Report:
 
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.scoring import CutOffs
-    from retrieval_pipeline.core.services.asking import BATCH_SIZE
-    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.services.runner import run_question_set
-    from retrieval_pipeline.core.services.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.evaluation.asking import BATCH_SIZE
+    from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+    from retrieval_pipeline.core.services.evaluation.runner import run_question_set
     from retrieval_pipeline.core.storage.store import ResultStore
-    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind
 
     cutoffs = CutOffs()
     limit = cutoffs.fetch_limit
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     with c.temp_dir("overhead-") as scratch:
         corpus = c.collection_dir("scifact") / "corpus.jsonl"
         context = BuildContext(base_dir=scratch, source="bench_overhead", cache_dir=scratch / "cache")
-        lexical = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
+        lexical = LexicalKind.parse("bm25", {"corpus": str(corpus)}, context).build()
         precomputed = PrecomputedRetriever(
             {q.question: ranking for q, ranking in zip(questions, lexical.retrieve_batch([q.question for q in questions], limit))}
         )

@@ -45,10 +45,10 @@ def _runs(questions: int, differing: int):
 def main(argv: list[str] | None = None) -> None:
     import numpy as np
 
-    from retrieval_pipeline.core.scoring import slice_tests
-    from retrieval_pipeline.core.scoring.regression import detect_regression
-    from retrieval_pipeline.core.scoring.significance import bootstrap_interval, paired_randomization_p
-    from retrieval_pipeline.core.scoring.tolerances import Tolerances
+    from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+    from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+    from retrieval_pipeline.core.scoring.stats import slice_tests
+    from retrieval_pipeline.core.scoring.stats.significance import bootstrap_interval, paired_randomization_p
 
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
     repeat = c.repetitions(args, full=9, quick=3)

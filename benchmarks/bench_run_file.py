@@ -67,8 +67,8 @@ print(json.dumps({"top1": sum(q["success_1"] for q in per_query.values()) / coun
 IMPORT_FLOOR = """
 import click, yaml, pydantic, numpy
 import pyarrow, pyarrow.compute, pyarrow.csv, pyarrow.parquet
-import retrieval_pipeline.cli.run, retrieval_pipeline.cli.payloads, retrieval_pipeline.core.services.evaluation
-import retrieval_pipeline.core.services.config, retrieval_pipeline.core.retrieval.run_blocks, retrieval_pipeline.retrievers.run_file
+import retrieval_pipeline.cli.run, retrieval_pipeline.cli.render.payloads, retrieval_pipeline.core.services.evaluation.record
+import retrieval_pipeline.core.services.configuration.project, retrieval_pipeline.core.retrieval.run_blocks, retrieval_pipeline.retrievers.run_file
 """
 
 WITHOUT_PANDAS = """

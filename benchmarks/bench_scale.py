@@ -134,10 +134,10 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.core.scoring.results import RunResult
     from retrieval_pipeline.core.scoring.scoring import CutOffs
-    from retrieval_pipeline.core.services.asking import BATCH_SIZE
-    from retrieval_pipeline.core.services.runner import run_question_set
+    from retrieval_pipeline.core.services.evaluation.asking import BATCH_SIZE
+    from retrieval_pipeline.core.services.evaluation.runner import run_question_set
     from retrieval_pipeline.core.storage.store import ResultStore
-    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind
 
     golden = load_question_set_file(questions)
     batches = [
@@ -153,7 +153,7 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
             context = BuildContext(base_dir=scratch, source="bench_scale", cache_dir=cache)
             c.clear_lexical_memo()
             started, cpu = time.perf_counter(), time.process_time()
-            retriever = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
+            retriever = LexicalKind.parse("bm25", {"corpus": str(corpus)}, context).build()
             out["index_s"].append(time.perf_counter() - started)
             out["index_cpu_seconds"] = time.process_time() - cpu
             out["rss_after_index_bytes"] = _rss()
@@ -161,7 +161,7 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
             del retriever
             c.clear_lexical_memo()
             started = time.perf_counter()
-            retriever = LexicalRetriever.from_config("bm25", {"corpus": str(corpus)}, context)
+            retriever = LexicalKind.parse("bm25", {"corpus": str(corpus)}, context).build()
             out["cache_load_s"].append(time.perf_counter() - started)
             answered = []
             started, cpu = time.perf_counter(), time.process_time()
@@ -199,11 +199,11 @@ def child(corpus: Path, questions: Path, repeat: int, budget: float) -> dict:
 def _versus_numpy(retriever, corpus: Path, context, questions: list[str]) -> dict | None:
     """The chosen backend against bm25s' numpy path (one thread per core) on the same index, paired
     rounds: the speed-up measured under the same load, and whether every ranking is identical."""
-    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind
 
     if retriever.backend == "numpy":
         return None
-    numpy_path = LexicalRetriever.from_config("bm25_numpy", {"corpus": str(corpus), "backend": "numpy"}, context)
+    numpy_path = LexicalKind.parse("bm25_numpy", {"corpus": str(corpus), "backend": "numpy"}, context).build()
     timings = c.measure(
         {
             "chosen": lambda: retriever.retrieve_batch(questions, c.FETCH_LIMIT),

@@ -86,7 +86,7 @@ def threads_per_session(threads: int | None) -> None:
 def side(args) -> None:
     """One child: the model loaded, then at `--start-at` one shard encoded into a fresh cache."""
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
-    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+    from retrieval_pipeline.retrievers.vector.dense import DenseKind
 
     threads_per_session(args.threads)
     configured = params(corpus_file(args.documents), args.shards)
@@ -95,7 +95,7 @@ def side(args) -> None:
         loaded_encoder(configured)  # loaded once per process: encode_shard finds it open
         time.sleep(max(0.0, args.start_at - time.time()))
         started, cpu = time.time(), time.process_time()
-        _, vectors = DenseRetriever.encode_shard("minilm", configured, context, args.shard)
+        _, vectors = DenseKind.parse("minilm", configured, context).encode_shard(args.shard)
         finished, cpu = time.time(), time.process_time() - cpu
     print(json.dumps({"started": started, "finished": finished, "cpu": cpu, "documents": vectors.encoded, "vmhwm": vmhwm()}))
 

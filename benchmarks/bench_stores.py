@@ -73,9 +73,9 @@ def main(argv: list[str] | None = None) -> c.Report:
     from retrieval_pipeline.core.retrieval.corpus import read_corpus
     from retrieval_pipeline.core.retrieval.retriever import BuildContext
     from retrieval_pipeline.retrievers.vector import qdrant
-    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
-    from retrieval_pipeline.retrievers.vector.pgvector import PgvectorRetriever
-    from retrieval_pipeline.retrievers.vector.qdrant import QdrantRetriever
+    from retrieval_pipeline.retrievers.vector.dense import DenseKind
+    from retrieval_pipeline.retrievers.vector.pgvector import PgvectorKind
+    from retrieval_pipeline.retrievers.vector.qdrant import QdrantKind
 
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)
     report = c.Report("bench_stores", "10. vector stores (pgvector, qdrant) vs exact search", args.quick)
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> c.Report:
     encoder = {"model": str(onnx_file), "tokenizer": str(folder / "tokenizer.json"), "max_length": MAX_LENGTH}
     path = corpus(args.quick)
     context = BuildContext(base_dir=path.parent, source="bench_stores", cache_dir=c.work_dir("stores", "cache"))
-    dense = DenseRetriever.from_config("dense", {"corpus": str(path), **encoder}, context)
+    dense = DenseKind.parse("dense", {"corpus": str(path), **encoder}, context).build()
     ids = read_corpus(path, ["title"], "bench_stores")[0]
     vectors = dense._vectors.vectors
     asked = questions()
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         dsn = server.get_uri()
         load_table(dsn, "scifact", ids, vectors)
         params = {"dsn": dsn, "table": "scifact", "id_column": "doc_id", "vector_column": "embedding", **encoder}
-        store = PgvectorRetriever.from_config("pg", params, context)
+        store = PgvectorKind.parse("pg", params, context).build()
         rankings, seconds = per_question(store, asked)
         compare(report, "pgvector exact scan", rankings, reference, seconds, dense_seconds, exact=True)
         with psycopg.connect(dsn, autocommit=True) as connection:
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> c.Report:
         client.upsert("scifact", points)
         client.close()
         params = {"path": str(local), "collection": "scifact", "id_payload_field": "doc_id", **encoder}
-        rankings, seconds = per_question(QdrantRetriever.from_config("qd", params, context), asked)
+        rankings, seconds = per_question(QdrantKind.parse("qd", params, context).build(), asked)
         compare(report, "qdrant local mode", rankings, reference, seconds, dense_seconds, exact=True)
         qdrant.close_local_clients()
     report.save()

@@ -65,8 +65,8 @@ def _traffic(questions: int):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from retrieval_pipeline.core.scoring.regression import detect_regression
-    from retrieval_pipeline.core.scoring.tolerances import Tolerances
+    from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+    from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
     from retrieval_pipeline.core.scoring.traffic import weighted_figures
 
     args = c.parser(__doc__.splitlines()[0]).parse_args(argv)

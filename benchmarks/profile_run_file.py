@@ -14,19 +14,19 @@ import _common as c
 
 SPOTS = (
     ("imports (all modules, first use)", "<frozen importlib._bootstrap>", "_find_and_load"),
-    ("configuration read", "core/services/config.py", "load_config"),
+    ("configuration read", "core/services/configuration/project.py", "load_config"),
     ("golden set parsed and validated (20,000 questions)", "core/golden/question_files.py", "load_question_set_file"),
     ("run file read (parse, checksum, top-12 per query)", "core/retrieval/run_files.py", "load_run"),
     ("  of which Arrow's CSV parse of each piece", "core/retrieval/run_blocks.py", "read_single_delimited"),
     ("baseline looked up", "core/storage/store.py", "baseline"),
-    ("questions asked and the run's columns built (run_question_set)", "core/services/runner.py", "run_question_set"),
+    ("questions asked and the run's columns built (run_question_set)", "core/services/evaluation/runner.py", "run_question_set"),
     ("  of which the questions' fingerprints", "core/golden/fingerprints.py", "question_fingerprint"),
     ("  of which the rankings collapsed (vectorised)", "core/scoring/scoring.py", "collapsed"),
     ("hits and ranks on the columns (Relevance.of)", "core/scoring/scoring.py", "of"),
-    ("ranking metrics on the columns", "core/scoring/ranking_metrics.py", "question_scores"),
-    ("regression detection", "core/scoring/regression.py", "detect_regression"),
+    ("ranking metrics on the columns", "core/scoring/measures.py", "question_scores"),
+    ("regression detection", "core/scoring/checks/regression.py", "detect_regression"),
     ("run saved as Parquet (ResultStore.save)", "core/storage/store.py", "save"),
-    ("--json document written (payloads.emit)", "cli/payloads.py", "emit"),
+    ("--json document written (payloads.emit)", "cli/render/payloads.py", "emit"),
 )
 
 

@@ -4,7 +4,7 @@ demo. retrieval_pipeline_tests/core/services/test_core_library.py runs this file
 import tempfile
 
 import retrieval_pipeline
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
 
 config = demo_config_path()  # the embedded demo; name your own retrieval-eval.yaml here
 

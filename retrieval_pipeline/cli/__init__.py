@@ -34,10 +34,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("retrieval_pipeline.cli.history:history", "Show the stored runs of a set and retriever, newest first."),
     "report": ("retrieval_pipeline.cli.report:report", "Report the latest run of a set and retriever as HTML or Markdown."),
     "prune": ("retrieval_pipeline.cli.commands:prune", "Remove stored runs older than the retention period."),
-    "audit": ("retrieval_pipeline.cli.audit:audit", "Audit a golden set's labels: missing documents, suspect labels, flips."),
-    "pool": ("retrieval_pipeline.cli.pool:pool", "Write a judging file of the unjudged documents the latest runs ranked."),
+    "audit": (
+        "retrieval_pipeline.cli.judging.audit:audit",
+        "Audit a golden set's labels: missing documents, suspect labels, flips.",
+    ),
+    "pool": (
+        "retrieval_pipeline.cli.judging.pool:pool",
+        "Write a judging file of the unjudged documents the latest runs ranked.",
+    ),
     "judge": (
-        "retrieval_pipeline.cli.judge:judge",
+        "retrieval_pipeline.cli.judging.judge:judge",
         "Judge a pooled file by hand or by a machine judge, calibrate the machine, merge into a set file.",
     ),
     "coverage": (

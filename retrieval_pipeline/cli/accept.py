@@ -36,14 +36,14 @@ def accept(
     """Accept the stored complete run RUN_ID of SET against RETRIEVER as a baseline: under
     `baseline_policy: accepted` the next runs compare with it. Exit 1, nothing recorded, for an unknown
     or incomplete run (run ids from `retrieval-eval history`)."""
-    from retrieval_pipeline.core.services.baselines import accept_run
+    from retrieval_pipeline.core.services.evaluation.baselines import accept_run
     from retrieval_pipeline.core.storage.store import HistoryKey
 
     store = open_store(store_uri, None if store_uri else load_project(config_path))
     key = HistoryKey(set_identifier, retriever_identifier)
     acceptance = accept_run(store, key, run_id, accepted_by or os.environ.get("USER") or None)
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(
             {

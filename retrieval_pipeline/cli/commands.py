@@ -32,7 +32,7 @@ def list_command(config_path, as_json: bool) -> None:
 
     view = listing_view(load_project(config_path))
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(view.to_dict())
     else:
@@ -114,7 +114,7 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
     so a baseline survives under either policy; files that cannot be read are reported and left alone.
     Everything is checked before anything goes."""
     from retrieval_pipeline.core.base.errors import InvalidInputError
-    from retrieval_pipeline.core.services.baselines import latest_accepted_run_id
+    from retrieval_pipeline.core.services.evaluation.baselines import latest_accepted_run_id
     from retrieval_pipeline.core.services.views.history_view import PruneView
     from retrieval_pipeline.core.storage.retention import check_retention_days
     from retrieval_pipeline.core.storage.retention import prune as prune_store
@@ -130,7 +130,7 @@ def prune(older_than_days: float | None, dry_run: bool, config_path, store_uri, 
     plan = prune_store(store, timedelta(days=days), dry_run=dry_run, protected=lambda key: latest_accepted_run_id(store, key))
     view = PruneView(store.uri, days, dry_run, plan.runs, tuple(store.shown(path) for path in plan.leftovers))
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(view.to_dict())
     else:

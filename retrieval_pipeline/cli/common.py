@@ -17,12 +17,12 @@ import click
 from click.core import ParameterSource
 
 from retrieval_pipeline.cli.errors import CommandError, warn
-from retrieval_pipeline.core.services.config_lookup import CONFIG_ENV_VAR, CONFIG_FILE_NAME, STORE_ENV_VAR
+from retrieval_pipeline.core.services.configuration.lookup import CONFIG_ENV_VAR, CONFIG_FILE_NAME, STORE_ENV_VAR
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from retrieval_pipeline.core.services.config import ProjectConfig
+    from retrieval_pipeline.core.services.configuration.project import ProjectConfig
     from retrieval_pipeline.core.storage.store import ResultStore
 
 NON_TTY_WIDTH = 10_000
@@ -144,8 +144,8 @@ def traffic_option(function):
 def load_project(config_path: Path | None) -> ProjectConfig:
     """A configuration not given with --config is named on stderr, one line, so a run never silently uses
     a file found in a parent folder, or the demo."""
-    from retrieval_pipeline.core.services.config import load_config
-    from retrieval_pipeline.core.services.config_lookup import default_config_path
+    from retrieval_pipeline.core.services.configuration.lookup import default_config_path
+    from retrieval_pipeline.core.services.configuration.project import load_config
 
     path = config_path or default_config_path()
     if config_path is None and not path.exists():
@@ -241,7 +241,7 @@ def stored_run_id(ctx: click.Context, param: click.Parameter, value: str | None)
 
 def tolerance(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A click callback: a tolerance the configuration would refuse is a usage error, before anything runs."""
-    from retrieval_pipeline.core.scoring.tolerances import tolerance_problem
+    from retrieval_pipeline.core.scoring.checks.tolerances import tolerance_problem
 
     problem = tolerance_problem(param.name or "", value)
     if problem:

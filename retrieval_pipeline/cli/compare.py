@@ -76,9 +76,9 @@ def compare(
 
     from dataclasses import replace
 
+    from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
     from retrieval_pipeline.core.services.library import compared
-    from retrieval_pipeline.core.services.settings import EvaluationSettings
-    from retrieval_pipeline.core.services.traffic_weights import set_traffic
+    from retrieval_pipeline.core.services.traffic.weights import set_traffic
 
     config = load_project(config_path)
     settings = EvaluationSettings.from_config(config, labels=labels)
@@ -93,7 +93,7 @@ def compare(
     runs, tally = _evaluate_each(config, question_set, retriever_identifiers, store, settings)
     view = compared(runs, settings, tally.saved if store is not None else None)
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(view.to_dict())
     else:
@@ -128,7 +128,7 @@ def _evaluate_each(config, question_set, identifiers: tuple[str, ...], store, se
 
 
 def _print(view, limit: int, store) -> None:
-    from retrieval_pipeline.cli.render_compare import print_comparison
+    from retrieval_pipeline.cli.render.compare import print_comparison
 
     console = stdout_console()
     print_comparison(console, view, limit)

@@ -56,7 +56,7 @@ def coverage(
     where the log says `examples: true`; --all: every one, --json: everything) and the covered traffic
     that reads as GAP or MATCH. With --sample N --out
     FILE, writes uncovered queries for `judge`, then `judge apply FILE SET_FILE` adds them as questions."""
-    from retrieval_pipeline.core.services.coverage import measure_coverage, named_set
+    from retrieval_pipeline.core.services.traffic.coverage import measure_coverage, named_set
     from retrieval_pipeline.core.services.views.coverage_view import coverage_view
 
     if (sample is None) != (out_path is None):
@@ -69,13 +69,13 @@ def coverage(
         measured = measure_coverage(config, question_set, log, retriever=retriever, lexical=lexical, threshold=threshold)
     view = coverage_view(measured, question_set.identifier, log)
     if sample is not None:
-        from retrieval_pipeline.core.services.coverage_sampling import sample_rows
-        from retrieval_pipeline.core.services.judging_files import write_judging_file
+        from retrieval_pipeline.core.services.labels.judging_files import write_judging_file
+        from retrieval_pipeline.core.services.traffic.sampling import sample_rows
 
         rows = sample_rows(config, measured, log, sample, seed, rankers, depth)
         write_judging_file(rows, out_path)
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(view.to_dict())
     else:

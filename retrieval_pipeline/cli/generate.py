@@ -1,5 +1,5 @@
 """`retrieval-eval generate SET [LOG] --generator NAME --count N --out FILE`: candidate questions for the
-set's gaps, in the judging-file shape. The work is the core's (`generation_plan`, `generation`); this
+set's gaps, in the judging-file shape. The work is the core's (`generated.plan`, `generated.generation`); this
 module parses, refuses what would overwrite answers, reports, and counts an interruption."""
 
 from __future__ import annotations
@@ -72,10 +72,10 @@ def generate(
     (--from corpus) from documents no golden question expects and no query of LOG (default: the set's
     `traffic:` log) reaches. Empty, garbled, copied and near-duplicate questions are dropped and counted.
     Answers are cached: run the command again to resume. Then judge FILE as any pooled file."""
-    from retrieval_pipeline.core.services.coverage import named_set
-    from retrieval_pipeline.core.services.generation import generate_file, refuse_unfit_output
-    from retrieval_pipeline.core.services.generation_plan import plan_generation
-    from retrieval_pipeline.core.services.machine_judging import Tally
+    from retrieval_pipeline.core.services.generated.generation import generate_file, refuse_unfit_output
+    from retrieval_pipeline.core.services.generated.plan import plan_generation
+    from retrieval_pipeline.core.services.labels.machine_judging import Tally
+    from retrieval_pipeline.core.services.traffic.coverage import named_set
 
     config = load_project(config_path)
     refuse_output_over_input(out_path, {"set file": Path(set_name), "query log": config.query_log(log)[1] if log else None})
@@ -109,7 +109,7 @@ def generate(
             EXIT_INTERRUPTED,
         ) from None
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit({"out": str(out_path), "from": origin, "log": plan.log, "uncovered_clusters": plan.clusters, **summary.to_dict()})
     else:

@@ -37,7 +37,7 @@ def history(
     not comparable, incomplete), who accepted it, and which run is the current baseline."""
     view = _history_view(set_identifier, retriever_identifier, config_path, store_uri, limit, rescore)
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(view.to_dict())
     else:
@@ -47,9 +47,9 @@ def history(
 def _history_view(set_identifier: str, retriever_identifier: str, config_path, store_uri, limit: int, rescore: bool):
     """With --store the configuration is optional (but --rescore reads the set from it); when there is one,
     its baseline policy marks the baseline."""
-    from retrieval_pipeline.core.services.baselines import BaselinePolicy
-    from retrieval_pipeline.core.services.history import run_history
-    from retrieval_pipeline.core.services.rescored_history import rescored_history
+    from retrieval_pipeline.core.services.evaluation.baselines import BaselinePolicy
+    from retrieval_pipeline.core.services.evaluation.history import run_history
+    from retrieval_pipeline.core.services.evaluation.rescored_history import rescored_history
     from retrieval_pipeline.core.services.views.history_view import HistoryView
     from retrieval_pipeline.core.storage.store import HistoryKey
 
@@ -67,7 +67,7 @@ def _history_view(set_identifier: str, retriever_identifier: str, config_path, s
 
 
 def _print_history(view) -> None:
-    from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
+    from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
 
     console = stdout_console()
     key = view.key

@@ -96,7 +96,7 @@ def _import_to_file(
     if left_out:
         warn(left_out_note(left_out))
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(
             {

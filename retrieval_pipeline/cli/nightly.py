@@ -26,7 +26,7 @@ from click.core import ParameterSource
 
 from retrieval_pipeline.cli.common import config_option, labels_option, store_option, traffic_option
 from retrieval_pipeline.cli.errors import EXIT_INTERRUPTED, CommandError
-from retrieval_pipeline.cli.nightly_report import NightlyReport, print_results
+from retrieval_pipeline.cli.render.nightly_report import NightlyReport, print_results
 from retrieval_pipeline.demo.demos import DEMOS, build_dense_retrievers
 
 

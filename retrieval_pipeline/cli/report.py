@@ -72,9 +72,9 @@ def report(
     --html writes a page that opens offline (the chart is embedded); --markdown writes a summary for CI job
     summaries. Without either, the Markdown summary is printed."""
     from retrieval_pipeline.cli.errors import CommandError
-    from retrieval_pipeline.core.services.chart_data import history_chart_data
-    from retrieval_pipeline.core.services.evaluation import latest_evaluation
-    from retrieval_pipeline.core.services.traffic_weights import set_traffic
+    from retrieval_pipeline.core.services.evaluation.chart_data import history_chart_data
+    from retrieval_pipeline.core.services.evaluation.record import latest_evaluation
+    from retrieval_pipeline.core.services.traffic.weights import set_traffic
     from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
     from retrieval_pipeline.core.storage.store import HistoryKey
 

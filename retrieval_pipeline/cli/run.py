@@ -97,8 +97,8 @@ def run(
     """
     from dataclasses import replace
 
-    from retrieval_pipeline.core.services.settings import EvaluationSettings
-    from retrieval_pipeline.core.services.traffic_weights import set_traffic
+    from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.traffic.weights import set_traffic
     from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 
     config = load_project(config_path)
@@ -114,7 +114,7 @@ def run(
     if markdown_path is not None:
         write_markdown(markdown_path, view)
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         payload = view.to_dict(streamed=True)
         emit(payload if evaluation.generated is None else {**payload, "generated": _slice(evaluation.generated, question_set)})
@@ -128,7 +128,7 @@ def run(
 def _evaluate(config, question_set, retriever_identifier: str, store, settings):
     """Anything a retriever prints goes to stderr: stdout holds the report, or exactly one JSON object."""
     from retrieval_pipeline.core.scoring.results import utc_now
-    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
+    from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
     from retrieval_pipeline.core.storage.store import HistoryKey
 
     started, tally = utc_now(), Tally()
@@ -146,7 +146,7 @@ def _evaluate(config, question_set, retriever_identifier: str, store, settings):
 
 
 def _slice(generated, question_set) -> dict:
-    """The generated questions' own run (core/services/generated_split.py), as `--json` gives it."""
+    """The generated questions' own run (core/services/generated/split.py), as `--json` gives it."""
     run = generated.run
     figures = {f"top{k}": run.hit_rate(k) for k in run.cutoffs}
     return {
@@ -196,7 +196,7 @@ def _settle(evaluation, fail_on_regression: bool, fail_on_inconclusive: bool) ->
 
 
 def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
-    from retrieval_pipeline.cli import render
+    from retrieval_pipeline.cli.render import terminal as render
 
     run_result = view.run.result
     console = stdout_console()

@@ -2,7 +2,7 @@
 questions do, and may they count in its verdicts?
 
 A command of its own rather than an option of `generate`: it asks no generator and writes no candidates;
-it reads the stored runs of SET and SET.generated (core/services/generated_validation.py) and, with
+it reads the stored runs of SET and SET.generated (core/services/generated/validation.py) and, with
 --accept, records the decision in the set file. The figures are shown even when --accept is refused.
 """
 
@@ -33,8 +33,8 @@ def validate_generated(set_name: str, accept: bool, by: str | None, config_path,
     `generation.min_tau` (default 0.8); --accept --by NAME records a person's decision whatever the figures."""
     from datetime import datetime, timezone
 
-    from retrieval_pipeline.core.services.coverage import named_set
-    from retrieval_pipeline.core.services.generated_validation import record_counted, validate_generated
+    from retrieval_pipeline.core.services.generated.validation import record_counted, validate_generated
+    from retrieval_pipeline.core.services.traffic.coverage import named_set
 
     if by is not None and not accept:
         raise click.UsageError("--by names who decides to count the generated questions: it goes with --accept")
@@ -66,7 +66,7 @@ def _report(validation, recorded, path: Path | None, as_json: bool) -> None:
     from retrieval_pipeline.core.scoring.measures import figure_of
 
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit({**validation.to_dict(), "recorded": recorded.model_dump(mode="json") if recorded else None})
         return

@@ -32,12 +32,12 @@ def verdicts(config_path, store_uri: str | None, as_json: bool) -> None:
     The verdicts are the ones each regression check saved with its run (`run`, `nightly`, the schedule, a
     backfill on a team's workers), never recomputed. A pair with no stored run is listed as not evaluated."""
     from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED
-    from retrieval_pipeline.core.services.pair_verdicts import latest_verdicts
+    from retrieval_pipeline.core.services.evaluation.pair_verdicts import latest_verdicts
 
     config = load_project(config_path)
     found = latest_verdicts(open_store(store_uri, config), list(config.question_sets), list(config.retriever_identifiers))
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit({"passed": found.passed, "pairs": [vars(verdict) for verdict in found.verdicts]})
     else:

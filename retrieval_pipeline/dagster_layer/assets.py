@@ -26,14 +26,14 @@ from dagster import (
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record, incomplete_unless_recorded
-from retrieval_pipeline.core.services.settings import EvaluationSettings
-from retrieval_pipeline.core.services.traffic_weights import set_traffic
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record, incomplete_unless_recorded
+from retrieval_pipeline.core.services.traffic.weights import set_traffic
 from retrieval_pipeline.core.services.views.ui_metadata.project import question_set_metadata, retriever_metadata
 from retrieval_pipeline.core.storage.store import HistoryKey
-from retrieval_pipeline.dagster_layer.audit import SET_ASSET, labels_check_result, labels_check_spec
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET, regression_check_result, regression_check_spec
 from retrieval_pipeline.dagster_layer.io_manager import LEADERBOARD, RESULT_STORE_IO_MANAGER
+from retrieval_pipeline.dagster_layer.labels.audit import SET_ASSET, labels_check_result, labels_check_spec
 from retrieval_pipeline.dagster_layer.leaderboard_check import LEADERBOARD_CHECK, leaderboard_check_result, leaderboard_check_spec
 from retrieval_pipeline.dagster_layer.metadata import evaluation_metadata, leaderboard_metadata, typed
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, ProjectPartitions, one_dimension

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, PartitionsDefinition
 
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import TESTED
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.evaluation import Evaluation
+from retrieval_pipeline.core.services.evaluation.record import Evaluation
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view, regression_check
 from retrieval_pipeline.core.services.views.ui_metadata.regression import regression_metadata
 from retrieval_pipeline.dagster_layer.metadata import typed

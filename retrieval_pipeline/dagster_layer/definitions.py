@@ -13,20 +13,20 @@ from pathlib import Path
 
 from dagster import Definitions, define_asset_job, definitions, in_process_executor
 
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.dagster_layer.acceptance import accept_baseline
+from retrieval_pipeline.core.services.configuration.project import load_config
 from retrieval_pipeline.dagster_layer.assets import GROUP, build_assets
-from retrieval_pipeline.dagster_layer.audit import build_label_audit
 from retrieval_pipeline.dagster_layer.document_vectors import sharded_vectors
-from retrieval_pipeline.dagster_layer.generated import build_generated_agreement, generated_questions
 from retrieval_pipeline.dagster_layer.io_manager import RESULT_STORE_IO_MANAGER, ResultStoreIOManager
-from retrieval_pipeline.dagster_layer.judging import machine_judgements
+from retrieval_pipeline.dagster_layer.labels.acceptance import accept_baseline
+from retrieval_pipeline.dagster_layer.labels.audit import build_label_audit
+from retrieval_pipeline.dagster_layer.labels.judging import machine_judgements
 from retrieval_pipeline.dagster_layer.partitions import project_partitions
 from retrieval_pipeline.dagster_layer.resources import project_resource
 from retrieval_pipeline.dagster_layer.schedules import build_nightly_schedule
 from retrieval_pipeline.dagster_layer.sensors import build_automation_sensor, build_index_version_sensor
-from retrieval_pipeline.dagster_layer.traffic import build_traffic
-from retrieval_pipeline.dagster_layer.traffic_sensor import build_query_log_sensor
+from retrieval_pipeline.dagster_layer.traffic.coverage import build_traffic
+from retrieval_pipeline.dagster_layer.traffic.generated import build_generated_agreement, generated_questions
+from retrieval_pipeline.dagster_layer.traffic.sensor import build_query_log_sensor
 
 SETS_JOB = "golden_question_set_job"
 RETRIEVERS_JOB = "retriever_config_job"

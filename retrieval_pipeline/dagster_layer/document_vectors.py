@@ -29,7 +29,7 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
-from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.services.views.ui_metadata.project import padding_shard_metadata, shard_metadata
 from retrieval_pipeline.dagster_layer.assets import progress_of
 from retrieval_pipeline.dagster_layer.metadata import typed
@@ -103,11 +103,11 @@ def sharded_vectors(config: ProjectConfig, evaluation: AssetsDefinition, group: 
 
 def shard_partitions(config: ProjectConfig) -> ShardPartitions | None:
     """The sharded dense retrievers (None when there is none: no asset then), read with no model loaded."""
-    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+    from retrieval_pipeline.retrievers.vector.dense import DenseKind
 
     context = config.build_context()
     counts = [
-        (identifier, DenseRetriever.shard_count(identifier, spec.params, context))
+        (identifier, DenseKind.shard_count(identifier, spec.params, context))
         for identifier, spec in config.retriever_specs.items()
         if spec.kind == "dense"
     ]
@@ -134,11 +134,11 @@ def build_document_vectors(shards: ShardPartitions, group: str) -> AssetsDefinit
 
 def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) -> dict[str, Any]:
     """The shard encoded (or found in the cache), as metadata; a padding partition encodes nothing."""
-    from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+    from retrieval_pipeline.retrievers.vector.dense import DenseKind
 
     started, params, context = time.perf_counter(), config.retriever_specs[identifier].params, config.build_context(progress)
-    count = DenseRetriever.shard_count(identifier, params, context)
+    count = DenseKind.shard_count(identifier, params, context)
     if index >= count:
         return padding_shard_metadata(identifier, count)
-    sharded, vectors = DenseRetriever.encode_shard(identifier, params, context, index)
+    sharded, vectors = config.retriever_kind(identifier).reporting(progress).encode_shard(index)  # a dense kind
     return shard_metadata(index, sharded, vectors, time.perf_counter() - started)

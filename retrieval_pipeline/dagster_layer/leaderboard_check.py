@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec
 
-from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts
+from retrieval_pipeline.core.services.evaluation.pair_verdicts import PairVerdicts
 from retrieval_pipeline.core.services.views.ui_metadata.regression import pair_verdicts_metadata
 from retrieval_pipeline.dagster_layer.io_manager import LEADERBOARD
 from retrieval_pipeline.dagster_layer.metadata import typed

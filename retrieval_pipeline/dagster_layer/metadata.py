@@ -12,10 +12,10 @@ from typing import Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.chart_data import history_chart_data
-from retrieval_pipeline.core.services.evaluation import Evaluation
-from retrieval_pipeline.core.services.leaderboard import Leaderboard
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.services.evaluation.chart_data import history_chart_data
+from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard
+from retrieval_pipeline.core.services.evaluation.record import Evaluation
 from retrieval_pipeline.core.services.views.ui_metadata import evaluation as evaluation_ui
 from retrieval_pipeline.core.services.views.ui_metadata import project as project_ui
 from retrieval_pipeline.core.services.views.ui_metadata.values import Json, Link, Markdown, Table

@@ -31,7 +31,7 @@ from retrieval_pipeline.dagster_layer.definitions import (
 from retrieval_pipeline.dagster_layer.document_vectors import VECTORS_JOB, shard_partitions
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions, project_partitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
-from retrieval_pipeline.dagster_layer.traffic import COVERAGE_JOB, QUERY_LOG_JOB, coverage_key
+from retrieval_pipeline.dagster_layer.traffic.coverage import COVERAGE_JOB, QUERY_LOG_JOB, coverage_key
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 """Each failure is one line here (its message); the run's event log keeps its traceback for the UI."""

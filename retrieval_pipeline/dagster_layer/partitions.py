@@ -25,7 +25,7 @@ from dagster import (
 )
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 
 SET_DIMENSION = "set"
 RETRIEVER_DIMENSION = "retriever"

@@ -15,10 +15,10 @@ from pathlib import Path
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
-from retrieval_pipeline.core.services.config import ProjectConfig, load_config
-from retrieval_pipeline.core.services.config_lookup import STORE_ENV_VAR, default_config_path
-from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
-from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts, latest_verdicts
+from retrieval_pipeline.core.services.configuration.lookup import STORE_ENV_VAR, default_config_path
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig, load_config
+from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.services.evaluation.pair_verdicts import PairVerdicts, latest_verdicts
 from retrieval_pipeline.core.storage.store import ResultStore
 
 

@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 from dagster import RunRequest, ScheduleDefinition, ScheduleEvaluationContext, schedule
 
-from retrieval_pipeline.core.services.config_file import DagsterSection
+from retrieval_pipeline.core.services.configuration.schema import DagsterSection
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 
 NIGHTLY_SCHEDULE = "nightly_retrieval_evaluation"

@@ -18,8 +18,8 @@ from dagster import (
     sensor,
 )
 
-from retrieval_pipeline.core.services.config_file import DagsterSection
-from retrieval_pipeline.core.services.index_versions import new_index_versions
+from retrieval_pipeline.core.services.configuration.schema import DagsterSection
+from retrieval_pipeline.core.services.evaluation.index_versions import new_index_versions
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG

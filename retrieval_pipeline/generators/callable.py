@@ -10,7 +10,7 @@ which is what a user changes when the function's questions do.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field
@@ -20,10 +20,11 @@ from retrieval_pipeline.core.retrieval.generators import (
     GeneratedQuestion,
     GenerationRequest,
     GeneratorFault,
+    GeneratorKind,
     generator_fingerprint,
 )
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
-from retrieval_pipeline.generators.base import GeneratorContext
+from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
+from retrieval_pipeline.judges.base import helpers_context
 from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
 
 
@@ -33,6 +34,14 @@ class CallableGeneratorParams(RetrieverParams):
     version: str | None = Field(None, min_length=1, description="put into the fingerprint: change it when the questions change")
     concurrency: int = Field(1, ge=1, description="requests given to the function at once, each in a thread of its own")
     forms: tuple[Literal["match", "gap"], ...] = Field(FORMS, min_length=1, description="the forms the function writes")
+
+
+class CallableGeneratorKind(GeneratorKind[CallableGeneratorParams]):
+    Params = CallableGeneratorParams
+
+    def build(self) -> CallableGenerator:
+        function = imported_callable(self.params.function, helpers_context(self), "function")
+        return CallableGenerator(self.name, self.params, function)
 
 
 class CallableGenerator:
@@ -45,12 +54,6 @@ class CallableGenerator:
         self._dotted = params.function
         self._function = function
         self.fingerprint = generator_fingerprint("callable", function=params.function, version=params.version)
-
-    @classmethod
-    def from_config(cls, name: str, params: Mapping[str, Any], context: BuildContext) -> CallableGenerator:
-        kind = GeneratorContext(name, context)
-        parsed = kind.parse(CallableGeneratorParams, params)
-        return cls(name, parsed, imported_callable(parsed.function, kind, "function"))
 
     def generate(self, request: GenerationRequest) -> GeneratedQuestion:
         try:

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from retrieval_pipeline.core.golden.forms import content_terms
-from retrieval_pipeline.core.retrieval.generators import GeneratedQuestion, GenerationRequest, generator_fingerprint
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
-from retrieval_pipeline.generators.base import GeneratorContext
+from retrieval_pipeline.core.retrieval.generators import (
+    GeneratedQuestion,
+    GenerationRequest,
+    GeneratorKind,
+    generator_fingerprint,
+)
+from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 
 RULE = 1
 """The rule's version, in the fingerprint: raised when the rule above changes the questions it writes."""
@@ -41,6 +44,17 @@ class ExtractiveGeneratorParams(RetrieverParams):
     text_terms: int = Field(2, ge=0, description="content words taken from the text, beyond the title's")
 
 
+class ExtractiveGeneratorKind(GeneratorKind[ExtractiveGeneratorParams]):
+    Params = ExtractiveGeneratorParams
+
+    def checked(self) -> None:
+        if self.params.title_terms + self.params.text_terms == 0:
+            raise self.invalid("title_terms and text_terms are both 0: the question would have no word", "text_terms")
+
+    def build(self) -> ExtractiveGenerator:
+        return ExtractiveGenerator(self.name, self.params)
+
+
 class ExtractiveGenerator:
     forms = ("match",)
     concurrency = 1
@@ -50,14 +64,6 @@ class ExtractiveGenerator:
         self.name = name
         self._params = params
         self.fingerprint = generator_fingerprint("extractive", rule=RULE, **params.model_dump(exclude={"kind"}))
-
-    @classmethod
-    def from_config(cls, name: str, params: Mapping[str, Any], context: BuildContext) -> ExtractiveGenerator:
-        kind = GeneratorContext(name, context)
-        parsed = kind.parse(ExtractiveGeneratorParams, params)
-        if parsed.title_terms + parsed.text_terms == 0:
-            raise kind.invalid("title_terms and text_terms are both 0: the question would have no word", "text_terms")
-        return cls(name, parsed)
 
     def generate(self, request: GenerationRequest) -> GeneratedQuestion:
         title_terms, text_terms = self._params.title_terms, self._params.text_terms

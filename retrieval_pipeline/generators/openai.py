@@ -10,7 +10,7 @@ model, the prompt and the form instructions, the seed, `max_tokens`, `extra_body
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -18,11 +18,11 @@ from retrieval_pipeline.core.retrieval.generators import (
     FORMS,
     GeneratedQuestion,
     GenerationRequest,
+    GeneratorKind,
     generator_fingerprint,
     question_of_reply,
 )
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.generators.base import GeneratorContext
+from retrieval_pipeline.judges.base import helpers_context
 from retrieval_pipeline.retrievers.http.chat import ChatEndpoint, ChatParams, checked_prompt, filled
 from retrieval_pipeline.retrievers.http.params import resolved_headers
 
@@ -54,6 +54,13 @@ class OpenAIGeneratorParams(ChatParams):
         return checked_prompt(prompt, PLACEHOLDERS, "where the document and the wanted form go")
 
 
+class OpenAIGeneratorKind(GeneratorKind[OpenAIGeneratorParams]):
+    Params = OpenAIGeneratorParams
+
+    def build(self) -> OpenAIGenerator:
+        return OpenAIGenerator(self.name, self.params, resolved_headers(self.params, helpers_context(self)))
+
+
 class OpenAIGenerator:
     """One request per question; `concurrency` requests in flight at most."""
 
@@ -68,12 +75,6 @@ class OpenAIGenerator:
         self.fingerprint = generator_fingerprint(
             "openai", prompt=params.prompt, forms=FORM_INSTRUCTIONS, examples=EXAMPLES_INTRO, **params.answer_changing()
         )
-
-    @classmethod
-    def from_config(cls, name: str, params: Mapping[str, Any], context: BuildContext) -> OpenAIGenerator:
-        kind = GeneratorContext(name, context)
-        parsed = kind.parse(OpenAIGeneratorParams, params)
-        return cls(name, parsed, resolved_headers(parsed, kind))
 
     def generate(self, request: GenerationRequest) -> GeneratedQuestion:
         examples = EXAMPLES_INTRO + "".join(f"- {example}\n" for example in request.examples) if request.examples else ""

@@ -9,14 +9,20 @@ code cannot be checksummed reliably, so its answers are keyed by the dotted name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.judges import GRADES, JudgeFailed, JudgeFault, MachineJudgement, judge_fingerprint
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.judges.base import JudgeContext, JudgeParams
+from retrieval_pipeline.core.retrieval.judges import (
+    GRADES,
+    JudgeFailed,
+    JudgeFault,
+    JudgeKind,
+    MachineJudgement,
+    judge_fingerprint,
+)
+from retrieval_pipeline.judges.base import JudgeParams, helpers_context
 from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
 
 
@@ -25,6 +31,13 @@ class CallableJudgeParams(JudgeParams):
     function: str = Field(pattern=DOTTED_PATTERN, description="package.module:function")
     version: str | None = Field(None, min_length=1, description="put into the fingerprint: change it when the answers change")
     concurrency: int = Field(1, ge=1, description="pairs given to the function at once, each in a thread of its own")
+
+
+class CallableJudgeKind(JudgeKind[CallableJudgeParams]):
+    Params = CallableJudgeParams
+
+    def build(self) -> CallableJudge:
+        return CallableJudge(self.name, self.params, imported_callable(self.params.function, helpers_context(self), "function"))
 
 
 class CallableJudge:
@@ -36,12 +49,6 @@ class CallableJudge:
         self._params = params
         self._function = function
         self.fingerprint = judge_fingerprint("callable", params.relevant_from, function=params.function, version=params.version)
-
-    @classmethod
-    def from_config(cls, name: str, params: Mapping[str, Any], context: BuildContext) -> CallableJudge:
-        kind = JudgeContext(name, context)
-        parsed = kind.parse(CallableJudgeParams, params)
-        return cls(name, parsed, imported_callable(parsed.function, kind, "function"))
 
     def judge(self, question: str, document: str) -> MachineJudgement:
         try:

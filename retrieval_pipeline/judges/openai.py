@@ -10,13 +10,12 @@ header and `?api-version=` are a `headers` entry and the url.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.retrieval.judges import MachineJudgement, grade_of_reply, judge_fingerprint
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.judges.base import JudgeContext, JudgeParams
+from retrieval_pipeline.core.retrieval.judges import JudgeKind, MachineJudgement, grade_of_reply, judge_fingerprint
+from retrieval_pipeline.judges.base import JudgeParams, helpers_context
 from retrieval_pipeline.retrievers.http.chat import ChatEndpoint, ChatParams, checked_prompt, filled
 from retrieval_pipeline.retrievers.http.params import resolved_headers
 
@@ -49,6 +48,13 @@ class OpenAIJudgeParams(JudgeParams, ChatParams):
         return checked_prompt(prompt, PLACEHOLDERS, "where the pair's texts go")
 
 
+class OpenAIJudgeKind(JudgeKind[OpenAIJudgeParams]):
+    Params = OpenAIJudgeParams
+
+    def build(self) -> OpenAIJudge:
+        return OpenAIJudge(self.name, self.params, resolved_headers(self.params, helpers_context(self)))
+
+
 class OpenAIJudge:
     """One request per pair; `concurrency` requests in flight at most."""
 
@@ -59,12 +65,6 @@ class OpenAIJudge:
         self._params = params
         self._chat = ChatEndpoint(name, params, headers)
         self.fingerprint = judge_fingerprint("openai", params.relevant_from, prompt=params.prompt, **params.answer_changing())
-
-    @classmethod
-    def from_config(cls, name: str, params: Mapping[str, Any], context: BuildContext) -> OpenAIJudge:
-        kind = JudgeContext(name, context)
-        parsed = kind.parse(OpenAIJudgeParams, params)
-        return cls(name, parsed, resolved_headers(parsed, kind))
 
     def judge(self, question: str, document: str) -> MachineJudgement:
         reply = self._chat.ask(filled(self._params.prompt, {"question": question, "document": document}))

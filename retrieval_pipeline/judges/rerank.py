@@ -8,14 +8,12 @@ so a swapped model never passes for the old one's answers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.judges import MachineJudgement, judge_fingerprint
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.judges.base import JudgeContext, JudgeParams
+from retrieval_pipeline.core.retrieval.judges import JudgeKind, MachineJudgement, judge_fingerprint
+from retrieval_pipeline.judges.base import JudgeParams, helpers_context
 from retrieval_pipeline.retrievers.rerank.scorers import Scorer
 from retrieval_pipeline.retrievers.rerank.scorers.cross_encoder import CrossEncoderParams
 from retrieval_pipeline.retrievers.rerank.scorers.http import HttpScorerParams
@@ -25,6 +23,18 @@ class RerankJudgeParams(JudgeParams):
     kind: Literal["rerank"] = "rerank"
     scorer: CrossEncoderParams | HttpScorerParams = Field(discriminator="kind")
     threshold: float = Field(allow_inf_nan=False, description="a score from here up is yes")
+
+
+class RerankJudgeKind(JudgeKind[RerankJudgeParams]):
+    """The scorer's model folder or endpoint is checked with the parameters, before anything is loaded."""
+
+    Params = RerankJudgeParams
+
+    def checked(self) -> None:
+        self.params.scorer.check(helpers_context(self))
+
+    def build(self) -> RerankJudge:
+        return RerankJudge(self.name, self.params, self.params.scorer.build(helpers_context(self)))
 
 
 class RerankJudge:
@@ -37,13 +47,6 @@ class RerankJudge:
         self._threshold = params.threshold
         self._scorer = scorer
         self.fingerprint = judge_fingerprint("rerank", params.relevant_from, scorer=scorer.version(), threshold=params.threshold)
-
-    @classmethod
-    def from_config(cls, name: str, params: Mapping[str, Any], context: BuildContext) -> RerankJudge:
-        kind = JudgeContext(name, context)
-        parsed = kind.parse(RerankJudgeParams, params)
-        parsed.scorer.check(kind)
-        return cls(name, parsed, parsed.scorer.build(kind))
 
     def judge(self, question: str, document: str) -> MachineJudgement:
         (score,) = self._scorer.score(question, [document])

@@ -7,9 +7,9 @@ order (generated questions are easier). A small PNG for the Dagster UI's markdow
 
 from __future__ import annotations
 
-from retrieval_pipeline.core.scoring.generated_agreement import MeasureAgreement
 from retrieval_pipeline.core.scoring.measures import figure_of
-from retrieval_pipeline.core.services.generated_validation import GeneratedValidation
+from retrieval_pipeline.core.scoring.stats.generated_agreement import MeasureAgreement
+from retrieval_pipeline.core.services.generated.validation import GeneratedValidation
 from retrieval_pipeline.reports.charts import COLOURS, DEEPEST, FIRST, OTHER_COLOURS, REGRESSED, new_figure, png_bytes
 
 ROW_INCHES, TITLE_INCHES, BOTTOM_INCHES, TOP_INCHES = 0.3, 0.45, 0.4, 0.1

@@ -15,7 +15,7 @@ from collections import Counter
 from datetime import datetime
 
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
-from retrieval_pipeline.core.services.leaderboard import Leaderboard
+from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard
 
 WIDTH_INCHES, DPI = 8.0, 90
 MAX_DATE_LABELS = 10

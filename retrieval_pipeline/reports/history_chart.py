@@ -5,7 +5,7 @@ panel of their own, on request). Drawn with the shared figure of `charts.py`."""
 from __future__ import annotations
 
 from retrieval_pipeline.core.scoring.measures import SCORE
-from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData
+from retrieval_pipeline.core.services.evaluation.chart_data import ChartPoint, HistoryChartData
 from retrieval_pipeline.reports.charts import (
     COLOURS,
     DEEPEST,

@@ -7,7 +7,7 @@ services and must not become markup.
 
 from __future__ import annotations
 
-from retrieval_pipeline.core.services.chart_data import HistoryChartData
+from retrieval_pipeline.core.services.evaluation.chart_data import HistoryChartData
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 from retrieval_pipeline.core.services.views.question_outcomes import misses_first, outcome
 

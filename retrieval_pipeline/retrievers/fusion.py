@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.retrieval.retriever import (
     BatchRetriever,
-    BuildContext,
     Retriever,
     RetrieverParams,
     VersionedIndex,
     batch_as_lists,
 )
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.members import build_members, check_known
 
@@ -40,6 +39,26 @@ class FusionParams(RetrieverParams):
         return identifiers
 
 
+class FusionKind(RetrieverKind):
+    """`kind: fusion`: the members named and weighted consistently, checked; built through the configuration."""
+
+    Params = FusionParams
+
+    def checked(self) -> None:
+        settings, kind = self.params, KindContext(self.name, self.context)
+        if settings.weights is not None and len(settings.weights) != len(settings.retrievers):
+            raise kind.invalid(f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights")
+        check_known(settings.retrievers, kind, "retrievers")
+
+    def build(self) -> FusionRetriever:
+        members = build_members("fusion", self.params.retrievers, KindContext(self.name, self.context), "retrievers")
+        return FusionRetriever(self.name, self.params, members)
+
+    def echoed(self) -> tuple[str, ...]:
+        """Its members: a fused ranking repeats what they rank, so it is no second opinion beside them."""
+        return tuple(self.params.retrievers)
+
+
 class FusionRetriever:
     """Each member contributes weight / (k + rank) for every document it returns; the sum ranks them."""
 
@@ -54,26 +73,6 @@ class FusionRetriever:
             self.retrieve_batch = self._retrieve_batch
         if any(isinstance(member, VersionedIndex) for member in self.members):
             self.index_version = self._index_version
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionParams:
-        kind = KindContext(identifier, context)
-        settings = kind.parse(FusionParams, params)
-        if settings.weights is not None and len(settings.weights) != len(settings.retrievers):
-            raise kind.invalid(f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights")
-        check_known(settings.retrievers, kind, "retrievers")
-        return settings
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> FusionRetriever:
-        settings = cls.check_config(identifier, params, context)
-        members = build_members("fusion", settings.retrievers, KindContext(identifier, context), "retrievers")
-        return cls(identifier, settings, members)
-
-    @classmethod
-    def echoed_retrievers(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> list[str]:
-        """Its members: a fused ranking repeats what they rank, so it is no second opinion beside them."""
-        return cls.check_config(identifier, params, context).retrievers
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         depth = self.params.depth or limit

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, RetrieverParams, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
 from retrieval_pipeline.retrievers.base.corpus import CorpusKind
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
@@ -49,10 +49,38 @@ class RunSource:
         return load_run(self.path, self.format, key=self.key, depth=depth)
 
 
-class RunFileRetriever(CorpusKind):
-    """Answers a question with the run's ranking for that question's query id, best first."""
+class RunFileKind(CorpusKind):
+    """`kind: run_file`: the file present and one source of query ids, checked; the run loaded when built."""
 
+    Params = RunFileParams
     corpus_key = ".corpus"  # only a corpus the user names: the run lists just the documents it happened to rank
+
+    def checked(self) -> None:
+        kind = KindContext(self.name, self.context)
+        if self.params.question_set is not None and self.params.queries is not None:
+            raise kind.invalid("give question_set or queries, not both: they are two sources of query ids", "queries")
+        path = kind.resolve(self.params.path)
+        if not path.is_file():
+            raise InvalidInputError("cannot read the run file (no such file)", source=str(path), key=kind.key, field="path")
+
+    def build(self) -> RunFileRetriever:
+        """The run is loaded here, so a bad file stops the configuration instead of failing every question.
+
+        It keeps the documents per query the evaluation will ask for (`context.fetch_limit`), not the
+        whole file, which may be a hundred times more.
+        """
+        parsed, kind = self.params, KindContext(self.name, self.context)
+        source = RunSource(kind.resolve(parsed.path), parsed.format, kind.key)
+        rankings = source.load(self.context.fetch_limit)
+        pairs, texts_from = _text_id_pairs(parsed, kind)
+        query_ids: dict[str, dict[str, str]] = {}
+        for text, query_id, origin in pairs:
+            query_ids.setdefault(text.strip(), {}).setdefault(query_id, origin)
+        return RunFileRetriever(self.name, source, rankings, query_ids, texts_from, parsed.chunk_separator)
+
+
+class RunFileRetriever:
+    """Answers a question with the run's ranking for that question's query id, best first."""
 
     def __init__(
         self,
@@ -69,34 +97,6 @@ class RunFileRetriever(CorpusKind):
         self._query_ids = query_ids
         self._texts_from = texts_from
         self._chunk_separator = chunk_separator
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileRetriever:
-        """The run is loaded here, so a bad file stops the configuration instead of failing every question.
-
-        It keeps the documents per query the evaluation will ask for (`context.fetch_limit`), not the
-        whole file, which may be a hundred times more.
-        """
-        parsed = cls.check_config(identifier, params, context)
-        kind = KindContext(identifier, context)
-        source = RunSource(kind.resolve(parsed.path), parsed.format, kind.key)
-        rankings = source.load(context.fetch_limit)
-        pairs, texts_from = _text_id_pairs(parsed, kind)
-        query_ids: dict[str, dict[str, str]] = {}
-        for text, query_id, origin in pairs:
-            query_ids.setdefault(text.strip(), {}).setdefault(query_id, origin)
-        return cls(identifier, source, rankings, query_ids, texts_from, parsed.chunk_separator)
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RunFileParams:
-        kind = KindContext(identifier, context)
-        parsed = kind.parse(RunFileParams, params)
-        if parsed.question_set is not None and parsed.queries is not None:
-            raise kind.invalid("give question_set or queries, not both: they are two sources of query ids", "queries")
-        path = kind.resolve(parsed.path)
-        if not path.is_file():
-            raise InvalidInputError("cannot read the run file (no such file)", source=str(path), key=kind.key, field="path")
-        return parsed
 
     def index_version(self) -> str:
         """The checksum of the bytes loaded: a new export of the run is a new version, a touch is not."""

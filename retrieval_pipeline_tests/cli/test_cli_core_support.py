@@ -10,9 +10,9 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_file_writer import dump_question_set, write_question_set_file
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.scoring.comparison import compare_runs
+from retrieval_pipeline.core.scoring.checks.comparison import compare_runs
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
-from retrieval_pipeline.core.services.history import run_history
+from retrieval_pipeline.core.services.evaluation.history import run_history
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)

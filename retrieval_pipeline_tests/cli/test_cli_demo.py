@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from printed_tables import printed_table
 
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
 
 pytestmark = pytest.mark.skipif(not demo_config_path().exists(), reason="the embedded demo is not built yet")
 

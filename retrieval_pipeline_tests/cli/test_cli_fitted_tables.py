@@ -8,7 +8,7 @@ import io
 from printed_tables import left_out, printed_table
 from rich.console import Console
 
-from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
+from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
 
 COLUMNS = [Column("retriever", "left", identifier=True), Column("top-1"), Column("MRR@10", optional=1)]
 ROWS = [["a_retriever_with_a_long_name", "33.3% (80/240)", "0.476"]]

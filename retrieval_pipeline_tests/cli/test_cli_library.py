@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import retrieval_pipeline
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "library.py"

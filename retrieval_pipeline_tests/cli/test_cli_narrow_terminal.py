@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import console_script, subprocess_env
 from printed_tables import assert_whole, change_text, figure_in, p_text, percent, printed_table
 
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
 
 pty = pytest.importorskip("pty", reason="a pseudo-terminal needs a POSIX system")
 fcntl = pytest.importorskip("fcntl", reason="a pseudo-terminal needs a POSIX system")

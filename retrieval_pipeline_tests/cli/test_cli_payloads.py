@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from retrieval_pipeline.cli import payloads
+from retrieval_pipeline.cli.render import payloads
 
 
 class Terminal(io.StringIO):

@@ -414,7 +414,7 @@ def test_perfect_rankings_stay_perfect_for_sanity(cli, project):
 
 
 def test_long_flipped_lists_and_tiny_p_values_read_well():
-    from retrieval_pipeline.cli.render import id_sequence
+    from retrieval_pipeline.cli.render.terminal import id_sequence
     from retrieval_pipeline.core.base.formatting import p_phrase, signed_pp
 
     assert id_sequence([f"q{i}" for i in range(25)]).endswith("q19 … (+5 more; --json lists all)")

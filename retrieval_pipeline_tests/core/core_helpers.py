@@ -13,8 +13,7 @@ from datetime import datetime, timezone
 import pyarrow as pa
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.scoring.measures import ranking_figures
-from retrieval_pipeline.core.scoring.ranking_metrics import question_scores
+from retrieval_pipeline.core.scoring.measures import question_scores, ranking_figures
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.scoring.scoring import Relevance, collapsed
 

@@ -21,7 +21,7 @@ import yaml
 from dagster import AssetKey, DagsterInstance, Definitions
 from dagster_test_project import write_project
 
-from retrieval_pipeline.core.services.config_lookup import CONFIG_ENV_VAR, STORE_ENV_VAR
+from retrieval_pipeline.core.services.configuration.lookup import CONFIG_ENV_VAR, STORE_ENV_VAR
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
 pytestmark = pytest.mark.slow

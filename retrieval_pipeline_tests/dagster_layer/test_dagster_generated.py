@@ -18,10 +18,10 @@ sys.path[:0] = [str(TESTS / "generators"), str(TESTS / "judges")]  # the generat
 from generated_apart_project import RETRIEVERS, apart_project, judged_candidates, run_all  # noqa: E402
 
 from retrieval_pipeline.cli import main  # noqa: E402
-from retrieval_pipeline.core.services.judging_files import read_judging_file  # noqa: E402
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file  # noqa: E402
 from retrieval_pipeline.dagster_layer.definitions import GENERATED_AGREEMENT_JOB, build_definitions  # noqa: E402
-from retrieval_pipeline.dagster_layer.generated import GENERATION_ASSET, generated_questions  # noqa: E402
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject  # noqa: E402
+from retrieval_pipeline.dagster_layer.traffic.generated import GENERATION_ASSET, generated_questions  # noqa: E402
 
 SET = "demo.cranfield"
 

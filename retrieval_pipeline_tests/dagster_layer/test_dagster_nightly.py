@@ -15,7 +15,7 @@ from printed_tables import assert_whole, figure_in, printed_table
 from rich.console import Console
 
 from retrieval_pipeline.cli.nightly import nightly, run_nightly
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVALUATION = AssetKey("retrieval_evaluation")
@@ -149,7 +149,7 @@ def test_an_incomplete_run_exits_3(project, instance):
 def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard(project, instance):
     from chart_helpers import embedded_pngs
 
-    from retrieval_pipeline.core.services.leaderboard import build_leaderboard
+    from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard
     from retrieval_pipeline.core.storage.store import ResultStore
     from retrieval_pipeline.reports.charts import leaderboard_chart_png
 
@@ -166,7 +166,7 @@ def test_the_leaderboard_chart_a_nightly_records_is_the_chart_of_its_leaderboard
 def test_the_demo_leaderboard_in_a_narrow_terminal_prints_every_figure_whole(tmp_path, instance, monkeypatch):
     """The README's first command at 80 and 60 columns: `33.3%` once read `33.…` there."""
     from retrieval_pipeline.cli import main
-    from retrieval_pipeline.cli.nightly_report import print_results
+    from retrieval_pipeline.cli.render.nightly_report import print_results
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
 
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)

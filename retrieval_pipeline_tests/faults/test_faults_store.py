@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from store_faults_project import FaultProject, finish, later_run_id, loads_whole, write_project
 
-from retrieval_pipeline.core.services.history import run_history
+from retrieval_pipeline.core.services.evaluation.history import run_history
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import json
 import pytest
 from generation_project import EXTRACTIVE, generate, generation_project
 
-from retrieval_pipeline.core.services.judging_files import read_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file
 
 pytestmark = pytest.mark.slow  # real BM25 over the demo's corpus for every command, a server on 127.0.0.1
 

@@ -17,8 +17,8 @@ from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.golden.generated import COLUMNS
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.retrieval.corpus import read_document_texts
-from retrieval_pipeline.core.services.generation_sources import allotted
-from retrieval_pipeline.core.services.judging_files import FIELDS, read_judging_file
+from retrieval_pipeline.core.services.generated.sources import allotted
+from retrieval_pipeline.core.services.labels.judging_files import FIELDS, read_judging_file
 
 pytestmark = pytest.mark.slow  # real BM25 over the demo's corpus for every command, a server on 127.0.0.1
 

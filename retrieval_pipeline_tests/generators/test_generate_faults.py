@@ -12,7 +12,7 @@ from generation_project import by_question, generate, generation_project
 from generation_service import SECRET, openai_generator
 from local_servers import closed_port_url
 
-from retrieval_pipeline.core.services.judging_files import read_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file
 
 pytestmark = pytest.mark.slow  # real BM25 over the demo's corpus for every command, a server on 127.0.0.1
 

@@ -13,7 +13,7 @@ from generated_apart_project import RETRIEVERS, apart_project, judged_candidates
 from generation_project import by_question
 
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
-from retrieval_pipeline.core.services.judging_files import read_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 pytestmark = pytest.mark.slow  # real BM25 over the demo's corpus for every command
@@ -136,6 +136,28 @@ def test_a_person_may_count_the_generated_questions_below_the_threshold_and_then
     questions = load_question_set_file(tmp_path / "set.yaml").questions
     assert run["question_count"] == len(questions)
     assert "generated question(s) counted (accepted by Ada:" in run["regression"]["summary"]
+
+
+def test_generated_questions_added_after_the_set_counts_them_are_kept_apart_again_until_checked(cli, tmp_path):
+    config = apart_project(tmp_path)
+    first = judged_candidates(cli, config)
+    cli("judge", "apply", str(first), str(tmp_path / "set.yaml"), "--config", str(config))
+    run_all(cli, config)
+    cli("validate-generated", "demo.cranfield", "--config", str(_with_threshold(config, 1.0)), "--accept", "--by", "Ada")
+    first = first.rename(tmp_path / "first-candidates.jsonl")
+    more = judged_candidates(cli, config, count=6)
+
+    added = cli("judge", "apply", str(more), str(tmp_path / "set.yaml"), "--config", str(config))
+    run = cli("run", "demo.cranfield", "bm25_stemmed", "--config", str(config), "--json")
+
+    assert first.exists() and added.exit_code == 0, added.stderr
+    assert "demo.cranfield counted its generated questions; the ones added now were not measured" in added.stdout
+    grown = load_question_set_file(tmp_path / "set.yaml")
+    assert grown.generated_questions is None
+    human = [question for question in grown.questions if question.generated is None]
+    summary = json.loads(run.stdout)
+    assert summary["question_count"] == len(human)
+    assert "generated question(s) kept apart (not counted)" in summary["regression"]["summary"]
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ follows."""
 from __future__ import annotations
 
 import re
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,19 @@ from generation_service import SECRET, TOKEN_VAR, openai_generator
 from judge_helpers import DEMO
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.base.registry import entry_point_registry
 from retrieval_pipeline.core.golden.forms import content_terms
+from retrieval_pipeline.core.retrieval import generator_kinds
 from retrieval_pipeline.core.retrieval.corpus import read_document_texts
 from retrieval_pipeline.core.retrieval.generator_kinds import build_generator
-from retrieval_pipeline.core.retrieval.generators import GenerationRequest, GeneratorFault
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.core.retrieval.generators import (
+    GENERATOR_KINDS_GROUP,
+    GeneratedQuestion,
+    GenerationRequest,
+    GeneratorFault,
+    GeneratorKind,
+)
+from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
 
 DOCUMENTS = read_document_texts(DEMO / "cranfield-corpus.jsonl.gz", {"1", "6", "184"}, "corpus")
 
@@ -138,3 +147,76 @@ def test_an_unknown_kind_is_refused_listing_the_known_ones(tmp_path):
         built(tmp_path, "mine", {"kind": "extractiv"})
 
     assert refused.value.key == "generators.mine" and "available: callable, extractive, openai" in str(refused.value)
+
+
+def test_the_built_in_kinds_keep_their_fingerprints(tmp_path):
+    """Values from before generators became kinds: a changed one would orphan every cached question."""
+    url = "http://127.0.0.1:9/v1/chat/completions"
+    assert built(tmp_path, "g", {"kind": "extractive"}).fingerprint == "8f1e17cf342a"
+    assert built(tmp_path, "g", {"kind": "extractive", "title_terms": 1, "text_terms": 4}).fingerprint == "0c982332c220"
+    assert built(tmp_path, "g", {"kind": "openai", "url": url, "model": "m"}).fingerprint == "a03be94cbad6"
+    assert built(tmp_path, "g", {"kind": "callable", "function": "test_generator_kinds:shout"}).fingerprint == "bee1a9be8ada"
+
+
+class Echo:
+    """A team's generator: the document's first word."""
+
+    concurrency, fail_fast_after = 1, 0
+
+    def __init__(self, name: str, forms: tuple[str, ...], fingerprint: str = "echo1"):
+        self.name, self.forms, self.fingerprint = name, forms, fingerprint
+
+    def generate(self, request: GenerationRequest) -> GeneratedQuestion:
+        return GeneratedQuestion(request.document.split()[0])
+
+
+class EchoParams(RetrieverParams):
+    forms: tuple[str, ...] = ("match",)
+
+
+class EchoKind(GeneratorKind[EchoParams]):
+    """A team's kind as docs/generating.md shows it."""
+
+    Params = EchoParams
+
+    def build(self) -> Echo:
+        return Echo(self.name, self.params.forms)
+
+
+class EarlierProtocolEcho(Echo):
+    """A team's kind written to the earlier documented protocol: one class, `from_config` parsing and building."""
+
+    @classmethod
+    def from_config(cls, name, params, context):
+        return cls(name, tuple(params["forms"]), fingerprint=context.source)
+
+
+@pytest.fixture
+def team_kinds(monkeypatch):
+    claims = {"echo": "EchoKind", "earlier": "EarlierProtocolEcho"}
+    entry_points = tuple(EntryPoint(kind, f"{__name__}:{target}", GENERATOR_KINDS_GROUP) for kind, target in claims.items())
+    monkeypatch.setattr(generator_kinds, "generator_kinds", lambda: entry_point_registry("generator kind", entry_points))
+
+
+def test_a_teams_kind_is_a_few_lines_and_its_refusals_name_the_generator_and_the_field(tmp_path, team_kinds):
+    generator = built(tmp_path, "mine", {"kind": "echo"})
+
+    assert generator.forms == ("match",) and generator.generate(request("6")).text == "one-dimensional"
+    with pytest.raises(InvalidInputError) as refused:
+        built(tmp_path, "mine", {"kind": "echo", "form": "gap"})
+    assert refused.value.key == "generators.mine" and refused.value.field == "form"
+
+
+def test_a_kind_written_to_the_earlier_from_config_protocol_still_plugs_in(tmp_path, team_kinds):
+    generator = built(tmp_path, "old", {"kind": "earlier", "forms": ["gap"]})
+
+    assert isinstance(generator, EarlierProtocolEcho) and generator.forms == ("gap",) and generator.fingerprint == "config.yaml"
+
+
+def test_a_kind_claiming_a_form_no_generator_writes_is_refused(tmp_path, team_kinds):
+    with pytest.raises(InvalidInputError) as refused:
+        built(tmp_path, "odd", {"kind": "echo", "forms": ["match", "riddle"]})
+
+    assert refused.value.key == "generators.odd"
+    problem = "kind 'echo' says it writes forms ['match', 'riddle']; a generator writes one or both of match, gap"
+    assert problem in str(refused.value)

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from chat_service import TOKEN_VAR
 
-from retrieval_pipeline.core.scoring.intervals import Z_95
+from retrieval_pipeline.core.scoring.stats.intervals import Z_95
 
 RETRIEVERS = {"bm25_a": {"k1": 1.5, "b": 0.75}, "bm25_b": {"k1": 0.9, "b": 0.3, "method": "robertson", "stemmer": None}}
 JUDGE = "flipper"

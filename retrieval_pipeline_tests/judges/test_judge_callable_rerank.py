@@ -11,7 +11,7 @@ from judge_functions import overlap_grade
 from local_servers import running
 
 from retrieval_pipeline.core.retrieval.judges import document_text
-from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
 
 ROWS = [
     {

@@ -14,9 +14,9 @@ from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, Invali
 from retrieval_pipeline.core.base.registry import entry_point_registry
 from retrieval_pipeline.core.retrieval.judges import Grade, JudgeFault, MachineJudgement, grade_of_reply
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.judging_files import FIELDS, read_judging_file, write_judging_file
-from retrieval_pipeline.judges.openai import OpenAIJudge
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.labels.judging_files import FIELDS, read_judging_file, write_judging_file
+from retrieval_pipeline.judges.openai import OpenAIJudge, OpenAIJudgeKind
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 
@@ -51,7 +51,7 @@ def test_yes_is_a_grade_from_relevant_from_up():
 
 
 def build(params: dict) -> OpenAIJudge:
-    return OpenAIJudge.from_config("j", params, BuildContext(base_dir=__import__("pathlib").Path("."), source="test.yaml"))
+    return OpenAIJudgeKind.parse("j", params, BuildContext(base_dir=__import__("pathlib").Path("."), source="test.yaml")).build()
 
 
 def test_the_fingerprint_changes_with_what_changes_answers_and_never_with_the_key(monkeypatch):

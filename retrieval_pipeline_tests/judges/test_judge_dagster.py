@@ -12,9 +12,9 @@ from dagster import DagsterInstance, materialize
 from judge_helpers import numbered_rows, openai_judge
 from local_servers import running
 
-from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
-from retrieval_pipeline.dagster_layer.judging import JUDGING_ASSET, machine_judgements
+from retrieval_pipeline.dagster_layer.labels.judging import JUDGING_ASSET, machine_judgements
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 ROWS = numbered_rows(6)

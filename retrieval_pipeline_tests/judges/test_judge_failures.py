@@ -11,7 +11,7 @@ from chat_service import ChatService
 from judge_helpers import openai_judge
 from local_servers import running
 
-from retrieval_pipeline.core.services.judging_files import write_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import write_judging_file
 
 ROWS = [
     {

@@ -12,10 +12,10 @@ from local_servers import running
 
 from retrieval_pipeline.core.base.errors import ServiceFailedError
 from retrieval_pipeline.core.retrieval.judges import document_text
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.judgement_cache import JudgementCache
-from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
-from retrieval_pipeline.core.services.machine_judging import machine_judge_file
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.labels.judgement_cache import JudgementCache
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.machine_judging import machine_judge_file
 
 
 def _judge(tmp_path, name: str, params: dict):

@@ -17,8 +17,8 @@ from chat_service import SECRET, TOKEN_VAR, ChatService
 from judge_helpers import numbered_rows, openai_judge
 from local_servers import running
 
-from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
-from retrieval_pipeline.core.services.machine_judging import BATCH_PER_WORKER
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.machine_judging import BATCH_PER_WORKER
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ROWS = 40

@@ -64,7 +64,7 @@ def test_a_second_pass_asks_nothing_and_another_file_with_the_same_pairs_is_answ
     assert demo_pool.pool.read_bytes() == judged
     assert json.loads(other.stdout)["from_cache"] == json.loads(other.stdout)["rows"]
     jsonl = {(r["question_id"], r["document_id"]): r["machine_grade"] for r in demo_pool.rows()}
-    from retrieval_pipeline.core.services.judging_files import read_judging_file
+    from retrieval_pipeline.core.services.labels.judging_files import read_judging_file
 
     assert {(r["question_id"], r["document_id"]): r["machine_grade"] for r in read_judging_file(copy)} == jsonl
 

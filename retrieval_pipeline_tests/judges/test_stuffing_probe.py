@@ -12,8 +12,8 @@ from judge_helpers import openai_judge
 from scipy.stats import binomtest
 
 from retrieval_pipeline.core.retrieval.judges import document_text
-from retrieval_pipeline.core.services.judging_files import write_judging_file
-from retrieval_pipeline.core.services.stuffing_probe import stuffed
+from retrieval_pipeline.core.services.labels.judging_files import write_judging_file
+from retrieval_pipeline.core.services.labels.stuffing_probe import stuffed
 
 TOPICS = [
     ("how do wings stall at high angles", "Engines", "turbofan engines compress air before combustion"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from chart_helpers import png_size
 
-from retrieval_pipeline.core.scoring.generated_agreement import measure_agreement
-from retrieval_pipeline.core.services.generated_validation import GeneratedValidation
+from retrieval_pipeline.core.scoring.stats.generated_agreement import measure_agreement
+from retrieval_pipeline.core.services.generated.validation import GeneratedValidation
 from retrieval_pipeline.reports.agreement_chart import agreement_chart, agreement_chart_png
 
 RETRIEVERS = ("bm25_stemmed", "bm25_plain", "bm25_titles")

@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 import pytest
 from chart_helpers import png_size
 
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.chart_data import ChartPoint, HistoryChartData, history_chart_data
-from retrieval_pipeline.core.services.leaderboard import Leaderboard, build_leaderboard
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.services.evaluation.chart_data import ChartPoint, HistoryChartData, history_chart_data
+from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.reports.charts import (

@@ -19,7 +19,7 @@ from local_servers import running  # noqa: F401 - the retriever tests import it 
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
+from retrieval_pipeline.retrievers.http.retriever import HttpKind, HttpRetriever
 
 SECRET = "tok-9f3a61c2e7d84b05"
 TOKEN_VAR = "RETRIEVAL_EVAL_TEST_SEARCH_TOKEN"
@@ -184,7 +184,7 @@ AUTH = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}
 
 def build(url: str, identifier: str = "search", **params) -> HttpRetriever:
     fast = {"timeout_seconds": 2, "retries": 2, "backoff_seconds": 0.01}
-    return HttpRetriever.from_config(identifier, {"url": url, **fast, **params}, BuildContext(Path("."), "test.yaml"))
+    return HttpKind.parse(identifier, {"url": url, **fast, **params}, BuildContext(Path("."), "test.yaml")).build()
 
 
 def golden_set(*texts: str) -> GoldenQuestionSet:

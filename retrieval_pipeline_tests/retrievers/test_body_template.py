@@ -11,7 +11,7 @@ import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.retrievers.http.body_template import filled, placeholders_in
-from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
+from retrieval_pipeline.retrievers.http.retriever import HttpKind
 
 QUESTION = 'what is "lift" \\ drag\n\tratio {limit} {vector}'
 URL = "http://127.0.0.1:9/docs/_search"
@@ -54,7 +54,7 @@ def test_keys_other_braces_and_the_template_itself_are_left_as_written():
 def test_a_template_that_cannot_work_is_refused_naming_the_field(context, changes, field, message):
     params = {"url": URL, "body_template": {"query": {"match": {"text": "{question}"}}}, **changes}
     with pytest.raises(InvalidInputError, match=message) as refused:
-        HttpRetriever.check_config("es", params, context)
+        HttpKind.parse("es", params, context)
     assert (
         f"retrievers.es.{field}" in str(refused.value) or f"field '{field}'" in str(refused.value) or field in str(refused.value)
     )
@@ -67,7 +67,7 @@ def test_the_query_encoders_own_settings_are_checked_under_its_key(context):
         "query_encoder": {"model": "missing/model.onnx", "runtime": "onnx"},
     }
     with pytest.raises(InvalidInputError, match="query_encoder.model"):
-        HttpRetriever.check_config("es", params, context)
+        HttpKind.parse("es", params, context)
 
 
 @pytest.mark.parametrize(
@@ -85,6 +85,6 @@ def test_the_query_encoders_own_settings_are_checked_under_its_key(context):
 def test_a_yaml_value_json_cannot_hold_is_refused_when_checked_naming_its_key_path(context, written, where, message):
     template = {"query": {"match": {"text": "{question}"}}, "filter": yaml.safe_load(written)}
     with pytest.raises(InvalidInputError) as refused:
-        HttpRetriever.check_config("es", {"url": URL, "body_template": template}, context)
+        HttpKind.parse("es", {"url": URL, "body_template": template}, context)
     assert f"retrievers.es: field '{where}': not JSON: " in str(refused.value)
     assert message in str(refused.value)

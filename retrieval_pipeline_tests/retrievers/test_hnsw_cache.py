@@ -15,7 +15,7 @@ import pytest
 
 from retrieval_pipeline.retrievers.vector import ann_index, dense
 from retrieval_pipeline.retrievers.vector.ann_index import INDEX_FILE, HnswIndex, graph_report, hnsw_search
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind
 
 PARAMS = HnswIndex(kind="hnsw")
 CORPUS_DOCUMENTS = 150
@@ -118,8 +118,8 @@ def test_a_dense_retriever_whose_saved_graph_was_built_from_other_vectors_ranks_
     shape, every position another document's): yesterday most questions ranked other documents."""
     model, tokenizer = minilm
     params = {"corpus": str(corpus), "model": str(model), "tokenizer": str(tokenizer), "max_length": 64}
-    exact = DenseRetriever.from_config("minilm", params, context).retrieve_batch(QUESTIONS, 10)
-    first = DenseRetriever.from_config("minilm", {**params, "index": {"kind": "hnsw"}}, context)
+    exact = DenseKind.parse("minilm", params, context).build().retrieve_batch(QUESTIONS, 10)
+    first = DenseKind.parse("minilm", {**params, "index": {"kind": "hnsw"}}, context).build()
     assert first.retrieve_batch(QUESTIONS, 10) == exact
     vectors = np.asarray(first._vectors.vectors)
     (folder,) = (context.cache_dir / "dense").glob("*.hnsw-*")
@@ -128,7 +128,7 @@ def test_a_dense_retriever_whose_saved_graph_was_built_from_other_vectors_ranks_
     other.save(str(folder / INDEX_FILE))
     dense.VECTORS.clear()
     ann_index.INDEXES.clear()
-    again = DenseRetriever.from_config("minilm", {**params, "index": {"kind": "hnsw"}}, context)
+    again = DenseKind.parse("minilm", {**params, "index": {"kind": "hnsw"}}, context).build()
     report = again.build_report()
     assert report["index_cache_hit"] is False and report["index_cache_refused"]
     assert again.retrieve_batch(QUESTIONS, 10) == exact

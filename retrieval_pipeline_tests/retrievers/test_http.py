@@ -11,7 +11,7 @@ from http_service import AUTH, SECRET, TOKEN_VAR, build, golden_set
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import ConcurrentRetriever, RetrieverFault, VersionedIndex
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 
 
 @pytest.mark.slow

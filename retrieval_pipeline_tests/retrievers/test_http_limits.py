@@ -13,7 +13,7 @@ from http_service import AUTH, SECRET, TOKEN_VAR, build, golden_set
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.scoring.failures import NOT_ASKED
-from retrieval_pipeline.core.services.runner import run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 
 
 @pytest.mark.slow

@@ -15,10 +15,10 @@ import pytest
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, VersionedIndex
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.runner import run_question_set
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 from retrieval_pipeline.retrievers.lexical import retriever as lexical
-from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind, LexicalRetriever
 
 DOCUMENTS = [
     {"_id": "d1", "title": "Jet propulsion upkeep", "text": "Turbofan engines need inspection of fan blades after bird strikes."},
@@ -59,7 +59,7 @@ def context(tmp_path) -> BuildContext:
 
 
 def build(context: BuildContext, identifier: str = "bm25", **params) -> LexicalRetriever:
-    return LexicalRetriever.from_config(identifier, {"corpus": "corpus.jsonl", **params}, context)
+    return LexicalKind.parse(identifier, {"corpus": "corpus.jsonl", **params}, context).build()
 
 
 def test_the_document_sharing_the_rare_term_ranks_first_and_unmatched_ones_are_left_out(corpus, context):
@@ -133,7 +133,7 @@ def test_a_new_process_loads_the_persisted_index(corpus, context):
             raise SystemExit("rebuilt instead of loading")
         lexical._build_index = refuse
         context = BuildContext(base_dir=Path({str(corpus.parent)!r}), source="t", cache_dir=Path({str(context.cache_dir)!r}))
-        retriever = lexical.LexicalRetriever.from_config("bm25", {{"corpus": "corpus.jsonl"}}, context)
+        retriever = lexical.LexicalKind.parse("bm25", {{"corpus": "corpus.jsonl"}}, context).build()
         print(retriever.index_version(), *retriever.retrieve("water turbines", 10))
         """
     )
@@ -306,7 +306,7 @@ def test_scifact_meets_the_reference_quality(shared_data, tmp_path):
         pytest.skip(f"SciFact not found in {shared_data}")
     question_set = import_beir(folder, identifier="scifact", split="test")
     context = BuildContext(base_dir=folder, source="scifact", cache_dir=tmp_path)
-    retriever = LexicalRetriever.from_config("bm25", {"corpus": "corpus.jsonl"}, context)
+    retriever = LexicalKind.parse("bm25", {"corpus": "corpus.jsonl"}, context).build()
     result = run_question_set(question_set, retriever)
     assert result.question_count == 300 and result.complete
     # Reference (bm25s lucene, k1 1.5, b 0.75, English stemmer and stopwords): 0.550 / 0.727.

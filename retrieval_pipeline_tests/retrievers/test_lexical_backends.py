@@ -12,7 +12,7 @@ from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.lexical import backends as bm25_backends
 from retrieval_pipeline.retrievers.lexical import retriever as lexical
-from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind, LexicalRetriever
 
 DEMO = files("retrieval_pipeline.demo")
 NUMBA_MISSING = not bm25_backends.numba_usable()
@@ -31,9 +31,9 @@ def cranfield_questions() -> list[str]:
 
 def build(tmp_path, backend: str) -> LexicalRetriever:
     context = BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
-    return LexicalRetriever.from_config(
+    return LexicalKind.parse(
         f"bm25_{backend}", {"corpus": str(DEMO / "cranfield-corpus.jsonl.gz"), "backend": backend}, context
-    )
+    ).build()
 
 
 def test_small_corpora_are_scored_by_numpy_whatever_is_installed(tmp_path):
@@ -87,7 +87,7 @@ def test_documents_tied_at_the_cut_rank_by_corpus_position_whatever_the_backend(
         encoding="utf-8",
     )
     context = BuildContext(base_dir=tmp_path, source="test.yaml", cache_dir=tmp_path / "cache")
-    retriever = LexicalRetriever.from_config("ties", {"corpus": "ties.jsonl", "backend": backend}, context)
+    retriever = LexicalKind.parse("ties", {"corpus": "ties.jsonl", "backend": backend}, context).build()
     assert (
         retriever.retrieve_batch(["waggle dance of honey bees", "where are the flowers"], 3)
         == [["copy00", "copy01", "copy02"]] * 2

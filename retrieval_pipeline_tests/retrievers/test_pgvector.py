@@ -11,8 +11,8 @@ from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_param
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
-from retrieval_pipeline.retrievers.vector.pgvector import PgvectorRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind
+from retrieval_pipeline.retrievers.vector.pgvector import PgvectorKind, PgvectorRetriever
 from retrieval_pipeline.retrievers.vector.store import StoreFault, StoreUnreachable
 
 CORPUS_DOCUMENTS = 80
@@ -31,14 +31,14 @@ def table(pgvector_dsn, corpus, minilm) -> str:
 
 def build(context: BuildContext, dsn: str, minilm, **params) -> PgvectorRetriever:
     settings = {"dsn": dsn, "table": "chunks", "id_column": "doc_id", "vector_column": "embedding", **encoder_params(minilm)}
-    return PgvectorRetriever.from_config("pg", {**settings, **params}, context)
+    return PgvectorKind.parse("pg", {**settings, **params}, context).build()
 
 
 @pytest.mark.parametrize("distance", ["cosine", "inner_product", "l2"])
 def test_the_top_3_per_question_equals_the_dense_kind_on_the_same_corpus_and_model(
     table, pgvector_dsn, corpus, minilm, context, distance
 ):
-    dense = DenseRetriever.from_config("dense", {"corpus": corpus.name, **encoder_params(minilm)}, context)
+    dense = DenseKind.parse("dense", {"corpus": corpus.name, **encoder_params(minilm)}, context).build()
     store = build(context, pgvector_dsn, minilm, distance=distance)
     try:
         assert [store.retrieve(question, 3) for question in QUESTIONS] == dense.retrieve_batch(QUESTIONS, 3)
@@ -84,8 +84,8 @@ def test_where_filters_every_search_and_the_corpus_and_the_ids_reach_the_label_a
         "vector_column": "embedding",
         **encoder_params(minilm),
     }
-    assert PgvectorRetriever.corpus_document_ids("pg", params, context) == frozenset(corpus_ids(corpus))
-    assert PgvectorRetriever.corpus_document_ids("pg", {**params, "where": "tenant = 'acme'"}, context) == acme
+    assert PgvectorKind.parse("pg", params, context).corpus() == frozenset(corpus_ids(corpus))
+    assert PgvectorKind.parse("pg", {**params, "where": "tenant = 'acme'"}, context).corpus() == acme
 
 
 def test_each_worker_asks_on_its_own_prepared_connection(table, pgvector_dsn, minilm, context):
@@ -123,12 +123,12 @@ def test_a_password_comes_only_from_the_environment_and_no_error_shows_it(monkey
 
 def test_check_config_connects_nowhere_and_loads_no_model(minilm, context):
     params = {"host": "192.0.2.1", "dbname": "db", "table": "public.chunks", "id_column": "doc_id", "vector_column": "embedding"}
-    settings = PgvectorRetriever.check_config("pg", {**params, **encoder_params(minilm)}, context)
+    settings = PgvectorKind.parse("pg", {**params, **encoder_params(minilm)}, context).params
     assert settings.table == "public.chunks"
     with pytest.raises(InvalidInputError, match="not a plain SQL identifier"):
-        PgvectorRetriever.check_config("pg", {**params, "table": "chunks; DROP TABLE x", **encoder_params(minilm)}, context)
+        PgvectorKind.parse("pg", {**params, "table": "chunks; DROP TABLE x", **encoder_params(minilm)}, context)
     with pytest.raises(InvalidInputError, match="give exactly one of model"):
-        PgvectorRetriever.check_config("pg", params, context)
+        PgvectorKind.parse("pg", params, context)
 
 
 def test_a_store_gone_away_mid_run_is_an_unreachable_service_the_runner_counts(table, pgvector_dsn, minilm, context):

@@ -17,8 +17,8 @@ from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.retrievers.vector import qdrant
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
-from retrieval_pipeline.retrievers.vector.qdrant import QdrantRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind
+from retrieval_pipeline.retrievers.vector.qdrant import QdrantKind
 
 CORPUS_DOCUMENTS = 80
 API_KEY = "qd-key-71c0a9e4b2"
@@ -47,36 +47,36 @@ def settings(folder: Path, minilm, **params) -> dict:
 
 
 def test_the_top_3_per_question_equals_the_dense_kind_on_the_same_corpus_and_model(local, corpus, minilm, context):
-    dense = DenseRetriever.from_config("dense", {"corpus": corpus.name, **encoder_params(minilm)}, context)
-    store = QdrantRetriever.from_config("qd", settings(local, minilm), context)
+    dense = DenseKind.parse("dense", {"corpus": corpus.name, **encoder_params(minilm)}, context).build()
+    store = QdrantKind.parse("qd", settings(local, minilm), context).build()
     assert [store.retrieve(question, 3) for question in QUESTIONS] == dense.retrieve_batch(QUESTIONS, 3)
     assert store.concurrency == 1
 
 
 def test_the_filter_applies_to_every_search_and_to_the_corpus_the_label_audit_reads(local, corpus, minilm, context):
     acme = {"must": [{"key": "tenant", "match": {"value": "acme"}}]}
-    store = QdrantRetriever.from_config("qd", settings(local, minilm, filter=acme), context)
+    store = QdrantKind.parse("qd", settings(local, minilm, filter=acme), context).build()
     wanted = set(corpus_ids(corpus)[1::2])
     assert all(set(store.retrieve(question, 10)) <= wanted for question in QUESTIONS)
-    assert QdrantRetriever.corpus_document_ids("qd", settings(local, minilm, filter=acme), context) == wanted
-    assert QdrantRetriever.corpus_document_ids("qd", settings(local, minilm), context) == frozenset(corpus_ids(corpus))
+    assert QdrantKind.parse("qd", settings(local, minilm, filter=acme), context).corpus() == wanted
+    assert QdrantKind.parse("qd", settings(local, minilm), context).corpus() == frozenset(corpus_ids(corpus))
 
 
 def test_a_changed_collection_or_a_switched_alias_reports_a_new_index_version(local, corpus, minilm, context):
     ids, vectors = document_vectors(corpus, minilm)
-    first = QdrantRetriever.from_config("qd", settings(local, minilm), context).index_version()
-    assert QdrantRetriever.from_config("qd", settings(local, minilm), context).index_version() == first
+    first = QdrantKind.parse("qd", settings(local, minilm), context).build().index_version()
+    assert QdrantKind.parse("qd", settings(local, minilm), context).build().index_version() == first
     load_collection(local, "docs", ids[:-1], vectors[:-1])
-    assert QdrantRetriever.from_config("qd", settings(local, minilm), context).index_version() != first
+    assert QdrantKind.parse("qd", settings(local, minilm), context).build().index_version() != first
     load_collection(local, "docs_v2", ids, vectors, alias="live")
-    switched = QdrantRetriever.from_config("qd", settings(local, minilm, collection="live"), context).index_version()
+    switched = QdrantKind.parse("qd", settings(local, minilm, collection="live"), context).build().index_version()
     assert switched.startswith("docs_v2, 80 points")
 
 
 def test_a_missing_collection_or_payload_field_names_it(local, minilm, context):
     with pytest.raises(InvalidInputError, match="collection nope: Collection nope not found"):
-        QdrantRetriever.from_config("qd", settings(local, minilm, collection="nope"), context)
-    store = QdrantRetriever.from_config("qd", settings(local, minilm, id_payload_field="document"), context)
+        QdrantKind.parse("qd", settings(local, minilm, collection="nope"), context).build()
+    store = QdrantKind.parse("qd", settings(local, minilm, id_payload_field="document"), context).build()
     with pytest.raises(qdrant.StoreFault, match="collection docs, point .* has no document id at payload field 'document'"):
         store.retrieve(QUESTIONS[0], 3)
 
@@ -85,16 +85,16 @@ def test_a_vector_name_the_collection_lacks_is_refused_when_built_naming_its_vec
     ids, vectors = document_vectors(corpus, minilm)
     load_collection(local, "named", ids, vectors, vector_name="minilm")
     named = settings(local, minilm, collection="named")
-    plain = QdrantRetriever.from_config("qd", settings(local, minilm), context)
-    assert QdrantRetriever.from_config("qd", {**named, "vector_name": "minilm"}, context).retrieve(
+    plain = QdrantKind.parse("qd", settings(local, minilm), context).build()
+    assert QdrantKind.parse("qd", {**named, "vector_name": "minilm"}, context).build().retrieve(
         QUESTIONS[0], 3
     ) == plain.retrieve(QUESTIONS[0], 3)
     with pytest.raises(InvalidInputError, match=r"retrievers.qd: field 'vector_name': .* no vector 'dense'; its vectors: minilm"):
-        QdrantRetriever.from_config("qd", {**named, "vector_name": "dense"}, context)
+        QdrantKind.parse("qd", {**named, "vector_name": "dense"}, context).build()
     with pytest.raises(InvalidInputError, match=r"field 'vector_name': .* named vectors only; give vector_name, one of: minilm"):
-        QdrantRetriever.from_config("qd", named, context)
+        QdrantKind.parse("qd", named, context).build()
     with pytest.raises(InvalidInputError, match=r"field 'vector_name': collection docs has one unnamed vector, no 'minilm'"):
-        QdrantRetriever.from_config("qd", settings(local, minilm, vector_name="minilm"), context)
+        QdrantKind.parse("qd", settings(local, minilm, vector_name="minilm"), context).build()
 
 
 def test_a_local_folder_another_process_holds_is_one_line_naming_the_retriever_and_the_path(local, minilm, tmp_path):
@@ -127,7 +127,7 @@ def test_a_bad_filter_is_named_by_its_first_error_at_the_key_written(minilm, con
     server = {"url": "http://192.0.2.1:6333", "collection": "docs", "id_payload_field": "doc_id", **encoder_params(minilm)}
     misspelt = {"must": [{"key": "tenant", "match": {"valu": "acme"}}]}
     with pytest.raises(InvalidInputError) as refused:
-        QdrantRetriever.check_config("qd", {**server, "filter": misspelt}, context)
+        QdrantKind.parse("qd", {**server, "filter": misspelt}, context)
     assert str(refused.value).endswith(
         "retrievers.qd: field 'filter.must.0.match.valu': not a Qdrant filter: is not a known field; did you mean 'value'?"
     )
@@ -135,11 +135,11 @@ def test_a_bad_filter_is_named_by_its_first_error_at_the_key_written(minilm, con
 
 def test_check_config_connects_nowhere_and_refuses_a_bad_filter_or_place(tmp_path, minilm, context):
     server = {"url": "http://192.0.2.1:6333", "collection": "docs", "id_payload_field": "doc_id", **encoder_params(minilm)}
-    assert QdrantRetriever.check_config("qd", server, context).url == server["url"]
+    assert QdrantKind.parse("qd", server, context).params.url == server["url"]
     with pytest.raises(InvalidInputError, match="not a Qdrant filter"):
-        QdrantRetriever.check_config("qd", {**server, "filter": {"must": "tenant"}}, context)
+        QdrantKind.parse("qd", {**server, "filter": {"must": "tenant"}}, context)
     with pytest.raises(InvalidInputError, match="exactly one of url .* and path"):
-        QdrantRetriever.check_config("qd", {**server, "path": str(tmp_path)}, context)
+        QdrantKind.parse("qd", {**server, "path": str(tmp_path)}, context)
 
 
 def test_the_api_key_comes_from_the_environment_and_no_error_shows_it(monkeypatch, minilm, context: BuildContext):
@@ -148,8 +148,8 @@ def test_the_api_key_comes_from_the_environment_and_no_error_shows_it(monkeypatc
         port = closed.getsockname()[1]
     params = {"url": f"http://127.0.0.1:{port}", "collection": "docs", "id_payload_field": "doc_id", **encoder_params(minilm)}
     with pytest.raises(InvalidInputError, match=f"{API_KEY_VAR} is not set"):
-        QdrantRetriever.from_config("qd", {**params, "api_key": {"env": API_KEY_VAR}}, context)
+        QdrantKind.parse("qd", {**params, "api_key": {"env": API_KEY_VAR}}, context).build()
     monkeypatch.setenv(API_KEY_VAR, API_KEY)
     with pytest.raises(InvalidInputError, match="cannot reach Qdrant for collection docs") as unreachable:
-        QdrantRetriever.from_config("qd", {**params, "api_key": {"env": API_KEY_VAR}, "timeout_seconds": 2}, context)
+        QdrantKind.parse("qd", {**params, "api_key": {"env": API_KEY_VAR}, "timeout_seconds": 2}, context).build()
     assert API_KEY not in str(unreachable.value) and "retrievers.qd" in str(unreachable.value)

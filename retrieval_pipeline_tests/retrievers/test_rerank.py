@@ -17,8 +17,8 @@ from rerank_service import MINILM_TOKENIZER, MiniLM, RerankHandler
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
-from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.retrievers.rerank.retriever import RerankParams, RerankRetriever
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
+from retrieval_pipeline.retrievers.rerank.retriever import RerankKind, RerankParams, RerankRetriever
 
 QUESTION = "which machines turn moving sea water into power"
 AUTH = {"Authorization": {"env": TOKEN_VAR, "prefix": "Bearer "}}
@@ -56,7 +56,7 @@ def context(folder: Path, first: Fixed) -> BuildContext:
 def build(folder: Path, first: Fixed, scorer: dict, **params) -> RerankRetriever:
     write_corpus(folder)
     config = {"retriever": first.identifier, "corpus": "corpus.jsonl", "scorer": scorer, **params}
-    return RerankRetriever.from_config("reranked", config, context(folder, first))
+    return RerankKind.parse("reranked", config, context(folder, first)).build()
 
 
 def stubbed(first: Fixed, scorer: ByText, depth: int) -> RerankRetriever:
@@ -122,15 +122,15 @@ def test_bad_parameters_are_one_error_naming_the_retriever_and_key(tmp_path, par
     write_corpus(tmp_path)
     config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "http", "url": "http://127.0.0.1:9/"}, **params}
     with pytest.raises(InvalidInputError, match=rf"test\.yaml: retrievers\.reranked: field '{field}': .*{expected}"):
-        RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed("first", [])))
+        RerankKind.parse("reranked", config, context(tmp_path, Fixed("first", [])))
 
 
 def test_its_corpus_gives_the_label_audit_its_ids_and_judging_files_its_texts(tmp_path):
     write_corpus(tmp_path)
     config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "http", "url": "http://127.0.0.1:9/"}}
     built = context(tmp_path, Fixed("first", []))
-    assert RerankRetriever.corpus_document_ids("reranked", config, built) == frozenset(CORPUS)
-    assert RerankRetriever.corpus_texts("reranked", config, built, {"d3"}) == {"d3": ("", CORPUS["d3"])}
+    assert RerankKind.parse("reranked", config, built).corpus() == frozenset(CORPUS)
+    assert RerankKind.parse("reranked", config, built).corpus_texts({"d3"}) == {"d3": ("", CORPUS["d3"])}
 
 
 def test_a_missing_extra_is_named_before_anything_is_built(tmp_path, monkeypatch):
@@ -140,7 +140,7 @@ def test_a_missing_extra_is_named_before_anything_is_built(tmp_path, monkeypatch
     write_corpus(tmp_path)
     config = {"retriever": "first", "corpus": "corpus.jsonl", "scorer": {"kind": "cross_encoder", "model": "model"}}
     with pytest.raises(InvalidInputError, match=r"field 'scorer': .*needs sentence-transformers: pip install -e '\.\[rerank\]'"):
-        RerankRetriever.check_config("reranked", config, context(tmp_path, Fixed("first", [])))
+        RerankKind.parse("reranked", config, context(tmp_path, Fixed("first", [])))
 
 
 def test_a_rerank_over_itself_is_refused(tmp_path):
@@ -151,7 +151,7 @@ def test_a_rerank_over_itself_is_refused(tmp_path):
         "  loop: {kind: rerank, retriever: loop, corpus: corpus.jsonl, scorer: {kind: http, url: 'http://127.0.0.1:9/'}}\n",
         encoding="utf-8",
     )
-    from retrieval_pipeline.core.services.config import load_config
+    from retrieval_pipeline.core.services.configuration.project import load_config
 
     with pytest.raises(InvalidInputError, match=r"retrievers\.loop: field 'retriever': rerank includes itself: loop -> loop"):
         load_config(tmp_path / "config.yaml").retriever("loop")

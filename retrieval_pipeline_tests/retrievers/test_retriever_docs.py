@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
-from retrieval_pipeline.core.services import config_file
+from retrieval_pipeline.core.services.configuration import schema as config_file
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 OWN_PACKAGE = "retrieval_pipeline."

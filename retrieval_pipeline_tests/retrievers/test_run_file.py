@@ -14,9 +14,9 @@ import pytest
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.beir import import_beir, read_jsonl, read_qrels
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildContext, RetrieverFault, VersionedIndex
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
-from retrieval_pipeline.retrievers.run_file import RunFileRetriever, load_run
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.retrievers.run_file import RunFileKind, RunFileRetriever, load_run
 
 QUERIES = [
     {"_id": "q1", "text": "how do turbofan engines fail"},
@@ -50,7 +50,7 @@ def context(tmp_path) -> BuildContext:
 
 
 def build(context: BuildContext, identifier: str = "replay", **params) -> RunFileRetriever:
-    return RunFileRetriever.from_config(identifier, {"queries": "queries.jsonl", **params}, context)
+    return RunFileKind.parse(identifier, {"queries": "queries.jsonl", **params}, context).build()
 
 
 def test_trec_run_ranks_by_score_then_document_id_descending_like_trec_eval(tmp_path, context):
@@ -303,9 +303,9 @@ def test_run_file_hit_rates_equal_ir_measures_success_at_1_and_3_with_ties(share
     run_path.write_text("".join(lines), encoding="utf-8")
 
     golden = import_beir(collection, identifier="cranfield", split="test")
-    retriever = RunFileRetriever.from_config(
+    retriever = RunFileKind.parse(
         "overlap", {"path": str(run_path), "queries": str(collection / "queries.jsonl")}, BuildContext(tmp_path, "test")
-    )
+    ).build()
     result = run_question_set(golden, retriever)
 
     qrels = [

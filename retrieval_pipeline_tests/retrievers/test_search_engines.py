@@ -12,10 +12,10 @@ from http_service import CORPUS, running
 from search_engine_service import SearchEngine
 from vector_stores import QUESTIONS, document_vectors, encoder_params
 
-from retrieval_pipeline.core.retrieval.retriever_kinds import build_retriever
+from retrieval_pipeline.core.retrieval.retriever_kinds import parsed_retriever
 from retrieval_pipeline.retrievers.http.client import HttpRetrieverError
 from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
-from retrieval_pipeline.retrievers.vector.dense import DenseRetriever
+from retrieval_pipeline.retrievers.vector.dense import DenseKind
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "stores" / "search-engines.md"
 CORPUS_DOCUMENTS = 80
@@ -35,7 +35,7 @@ def documented(name: str) -> dict:
 def built(name: str, engine: SearchEngine, context, **changes) -> HttpRetriever:
     params = {**documented(name), "url": engine.url(), **changes}
     kind = params.pop("kind")
-    return build_retriever(name, kind, {key: value for key, value in params.items() if value is not None}, context)
+    return parsed_retriever(name, kind, {key: value for key, value in params.items() if value is not None}, context).build()
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_documented_text_template_sends_a_body_elasticsearch_accepts_and_its_h
 @pytest.mark.slow
 def test_the_documented_knn_template_gives_the_dense_kinds_top_3_with_the_same_model(corpus, minilm, context):
     ids, vectors = document_vectors(corpus, minilm)
-    dense = DenseRetriever.from_config("dense", {"corpus": corpus.name, **encoder_params(minilm)}, context)
+    dense = DenseKind.parse("dense", {"corpus": corpus.name, **encoder_params(minilm)}, context).build()
     with running(SearchEngine({}, ids, vectors)) as engine:
         retriever = built("es_knn", engine, context, query_encoder=encoder_params(minilm))
         assert [retriever.retrieve(question, 3) for question in QUESTIONS] == dense.retrieve_batch(QUESTIONS, 3)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.runner import run_question_set
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 
 PLUGIN_MODULE = '''
 """Ranks documents by how many distinct question words they contain."""

@@ -34,7 +34,7 @@ def audit(
     stored runs of the RETRIEVERs, default all configured), repeated or conflicting questions, and
     questions whose hits flip while nothing changed. Findings are printed; the exit code stays 0 unless
     --strict."""
-    from retrieval_pipeline.core.services.audit import audit_set
+    from retrieval_pipeline.core.services.labels.audit import audit_set
 
     config = load_project(config_path)
     config.question_set(set_identifier)
@@ -42,7 +42,7 @@ def audit(
         config.retriever(identifier)
     report = audit_set(config, open_store(store_uri, config), set_identifier, retriever_identifiers or None, window)
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         emit(
             {
@@ -65,10 +65,10 @@ def audit(
 def _render(report) -> None:
     from rich.table import Table
 
-    from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
+    from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
     from retrieval_pipeline.core.base.formatting import percent
     from retrieval_pipeline.core.scoring.measures import TESTED
-    from retrieval_pipeline.core.services.label_audit import OPTIMISTIC
+    from retrieval_pipeline.core.services.labels.label_audit import OPTIMISTIC
 
     console = stdout_console()
     corpora = ", ".join(report.corpora) or "none (name a corpus with `corpus:` on the set entry to check labels)"

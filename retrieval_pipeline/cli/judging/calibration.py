@@ -75,10 +75,10 @@ def calibrate(
     config_path: Path | None,
     store_uri: str | None,
 ) -> None:
-    from retrieval_pipeline.core.services.calibration import BLIND, calibrate_file, next_rows
-    from retrieval_pipeline.core.services.judging_files import write_judging_file
-    from retrieval_pipeline.core.services.views.calibration_view import calibration_document, calibration_lines
-    from retrieval_pipeline.core.services.views.estimates_view import estimates_document, estimates_lines
+    from retrieval_pipeline.core.services.labels.calibration import BLIND, calibrate_file, next_rows
+    from retrieval_pipeline.core.services.labels.judging_files import write_judging_file
+    from retrieval_pipeline.core.services.views.judging.calibration import calibration_document, calibration_lines
+    from retrieval_pipeline.core.services.views.judging.estimates import estimates_document, estimates_lines
 
     if (next_count is None) != (out_path is None):
         raise CommandError("--next N and --out FILE go together: how many rows to answer next, and where to write them")
@@ -91,7 +91,7 @@ def calibrate(
     if out_path is not None:
         write_judging_file([{name: numbered[i][1].get(name, "") for name in BLIND} for i in chosen], out_path)
     if as_json:
-        from retrieval_pipeline.cli.payloads import emit
+        from retrieval_pipeline.cli.render.payloads import emit
 
         document = calibration_document(calibration)
         if out_path is not None:
@@ -112,8 +112,8 @@ def calibrate(
 
 
 def _estimates(config, store, set_identifier: str | None, answered):
-    from retrieval_pipeline.core.services.calibration import pooled_set_runs
-    from retrieval_pipeline.core.services.estimates import estimates
+    from retrieval_pipeline.core.services.labels.calibration import pooled_set_runs
+    from retrieval_pipeline.core.services.labels.estimates import estimates
 
     question_set, runs = pooled_set_runs(config, store, set_identifier, answered)
     try:

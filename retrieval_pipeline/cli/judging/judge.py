@@ -1,8 +1,8 @@
 """`retrieval-eval judge`: judge a pooled file by hand (`judge FILE`), have a machine judge answer it
-(`judge machine`, machine_judge.py), calibrate the machine against the people (`judge calibrate`,
-judge_calibration.py) and merge the answers into a set file (`judge apply`). Each mode is a command of its
+(`judge machine`, machine.py), calibrate the machine against the people (`judge calibrate`,
+calibration.py) and merge the answers into a set file (`judge apply`). Each mode is a command of its
 own, with its own options; the spellings of before (`judge FILE --apply SET_FILE`, ...) are answered with
-one line naming the command (judge_legacy.py).
+one line naming the command (legacy.py).
 
 By hand, one candidate at a time, one key per answer: y (yes, it answers the question), n (no), s (skip:
 leave it empty), b (back to the previous one), q (quit). Every answer is written to FILE at once, so
@@ -17,9 +17,9 @@ from pathlib import Path
 import click
 
 from retrieval_pipeline.cli.common import config_option, load_project, refuse_unshared, shared_options, stdout_console
-from retrieval_pipeline.cli.judge_calibration import calibrate_command
-from retrieval_pipeline.cli.judge_legacy import refuse_old_spelling
-from retrieval_pipeline.cli.machine_judge import machine_command
+from retrieval_pipeline.cli.judging.calibration import calibrate_command
+from retrieval_pipeline.cli.judging.legacy import refuse_old_spelling
+from retrieval_pipeline.cli.judging.machine import machine_command
 
 KEYS = {"y": "yes", "n": "no", "s": "skip", "b": "back", "q": "quit"}
 PROMPT = "[y]es  [n]o  [s]kip  [b]ack  [q]uit"
@@ -118,10 +118,10 @@ def apply(judging_file: Path, set_file: Path, machine: bool, force: bool, config
 
 def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine: bool, force: bool) -> None:
     from retrieval_pipeline.core.golden.question_files import load_question_set_file
-    from retrieval_pipeline.core.services.generated_questions import judged_candidates
-    from retrieval_pipeline.core.services.judging_files import apply_judgements
-    from retrieval_pipeline.core.services.machine_apply import apply_with_machine
-    from retrieval_pipeline.core.services.new_questions import judged_new_questions
+    from retrieval_pipeline.core.services.generated.questions import judged_candidates
+    from retrieval_pipeline.core.services.labels.judging_files import apply_judgements
+    from retrieval_pipeline.core.services.labels.machine_apply import apply_with_machine
+    from retrieval_pipeline.core.services.labels.new_questions import judged_new_questions
 
     config = load_project(config_path)
     added = judged_new_questions(judging_file, set_file, config)  # checked before anything is written
@@ -131,7 +131,7 @@ def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine
     changes = applied.human if applied else apply_judgements(judging_file, set_file, config)
     console = stdout_console()
     if added or generated.questions:
-        _add_questions(console, set_file, question_set.identifier, added, generated)
+        _add_questions(console, set_file, question_set, added, generated)
     elif not changes and not (applied and applied.machine):
         console.print(f"Nothing to merge: {judging_file} holds no yes or no that {set_file} lacks.", markup=False)
         _not_added(console, generated, machine)
@@ -155,12 +155,13 @@ def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine
     _not_added(console, generated, machine)
 
 
-def _add_questions(console, set_file: Path, identifier: str, added, generated) -> None:
+def _add_questions(console, set_file: Path, question_set, added, generated) -> None:
     """Sampled queries (`coverage --sample`) judged in the file, and generated candidates confirmed there,
     appended to the set as new questions."""
-    from retrieval_pipeline.core.golden.set_file_additions import add_questions_to_set_file
+    from retrieval_pipeline.core.services.generated.questions import add_to_set_file
 
-    add_questions_to_set_file(set_file, [*added, *generated.questions])
+    identifier = question_set.identifier
+    lapsed = add_to_set_file(set_file, question_set.generated_questions is not None, [*added, *generated.questions])
     if added:
         console.print(f"Added to {set_file}, {len(added)} new question(s) from sampled queries:", markup=False)
     for question in added:
@@ -174,6 +175,13 @@ def _add_questions(console, set_file: Path, identifier: str, added, generated) -
         console.print(
             f"Added to {set_file}, {len(generated.questions)} generated question(s) ({generated.by_machine} confirmed by the "
             f"machine judge), kept apart from the set's figures until checked: retrieval-eval validate-generated {identifier}",
+            highlight=False,
+            markup=False,
+        )
+    if lapsed:
+        console.print(
+            f"{identifier} counted its generated questions; the ones added now were not measured, so all of them are "
+            f"kept apart again until checked: retrieval-eval validate-generated {identifier}",
             highlight=False,
             markup=False,
         )
@@ -200,7 +208,7 @@ def _not_added(console, generated, machine: bool) -> None:
 
 
 def _session(path: Path) -> None:
-    from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
+    from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
 
     rows = read_judging_file(path)
     console = stdout_console()

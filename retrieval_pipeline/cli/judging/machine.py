@@ -11,7 +11,7 @@ from click.core import ParameterSource
 
 from retrieval_pipeline.cli.common import config_option, json_option, load_project, progress_bar, stdout_console
 from retrieval_pipeline.cli.errors import INTERRUPTED, CommandError
-from retrieval_pipeline.cli.payloads import emit
+from retrieval_pipeline.cli.render.payloads import emit
 from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE, EXIT_INTERRUPTED
 from retrieval_pipeline.core.base.formatting import counted
 
@@ -60,8 +60,8 @@ def machine_command(
 
 
 def machine_judge(path: Path, judge_name: str, config_path: Path | None, as_json: bool) -> None:
-    from retrieval_pipeline.core.services.judging_files import read_judging_file
-    from retrieval_pipeline.core.services.machine_judging import Tally, machine_judge_file
+    from retrieval_pipeline.core.services.labels.judging_files import read_judging_file
+    from retrieval_pipeline.core.services.labels.machine_judging import Tally, machine_judge_file
 
     config = load_project(config_path)
     judge = config.judge(judge_name)
@@ -114,7 +114,7 @@ def _rate_text(tally, rate: float | None) -> str:
 
 def probe_judge(path: Path, judge_name: str, config_path: Path | None, sample: int, seed: int, as_json: bool) -> None:
     from retrieval_pipeline.core.base.formatting import percent
-    from retrieval_pipeline.core.services.stuffing_probe import stuffing_probe
+    from retrieval_pipeline.core.services.labels.stuffing_probe import stuffing_probe
 
     config = load_project(config_path)
     result = stuffing_probe(path, config.judge(judge_name), config.judgement_cache, sample, seed)

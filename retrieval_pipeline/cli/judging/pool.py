@@ -35,8 +35,8 @@ def pool(set_identifier: str, retriever_identifiers: tuple[str, ...], config_pat
     expected nor rejected today, once, with who ranked it where, the question, its labels, and the
     document's title and text when a retriever knows its corpus. Fill `judgement` with yes or no (or run
     `retrieval-eval judge FILE`), then merge with `retrieval-eval judge apply FILE SET_FILE`."""
-    from retrieval_pipeline.core.services.judging_files import candidate_rows, write_judging_file
-    from retrieval_pipeline.core.services.pooling import pool_latest
+    from retrieval_pipeline.core.services.labels.judging_files import candidate_rows, write_judging_file
+    from retrieval_pipeline.core.services.labels.pooling import pool_latest
 
     config = load_project(config_path)
     config.question_set(set_identifier)  # an unknown set is named first, as before

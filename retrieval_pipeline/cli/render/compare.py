@@ -5,12 +5,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
-from retrieval_pipeline.cli.render import hit_mark, print_approximation
-from retrieval_pipeline.cli.render_significance import print_slice_table
+from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
+from retrieval_pipeline.cli.render.significance import print_slice_table
+from retrieval_pipeline.cli.render.terminal import hit_mark, print_approximation
 from retrieval_pipeline.core.base.formatting import id_list
 from retrieval_pipeline.core.scoring.measures import TESTED
-from retrieval_pipeline.core.services.views.comparison_view import ComparisonView, GroupTable
+from retrieval_pipeline.core.services.views.comparison.view import ComparisonView, GroupTable
 from retrieval_pipeline.core.services.views.figure_rows import MISSING
 
 SIGNIFICANCE_NOTE = (

@@ -34,7 +34,7 @@ class NightlyReport:
 
     @property
     def exit_code(self) -> int:
-        from retrieval_pipeline.core.scoring.regression import Verdict
+        from retrieval_pipeline.core.scoring.checks.regression import Verdict
 
         failed = [o for o in self.outcomes if not o.success]
         if any(not (o.input_error or o.service_error) for o in failed):
@@ -52,9 +52,9 @@ def print_results(report: NightlyReport, project, console) -> None:
     from rich.table import Table
 
     from retrieval_pipeline.cli.common import identifier_column
-    from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
-    from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
-    from retrieval_pipeline.core.services.leaderboard import build_leaderboard, figure_cells
+    from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
+    from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS
+    from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard, figure_cells
     from retrieval_pipeline.core.services.views.figure_rows import is_hit_rate
     from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -113,6 +113,6 @@ folder's pyproject.toml or workspace.yaml to find it."""
 
 
 def _is_default_config(path: Path) -> bool:
-    from retrieval_pipeline.core.services.config_lookup import default_config_path
+    from retrieval_pipeline.core.services.configuration.lookup import default_config_path
 
     return default_config_path().resolve() == Path(path).resolve()

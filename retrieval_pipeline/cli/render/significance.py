@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
+from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 from retrieval_pipeline.core.services.views.slice_rows import SliceTests
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from retrieval_pipeline.cli.fitted_tables import Column, print_fitted
+from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
 from retrieval_pipeline.core.base.formatting import id_list, p_phrase
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
@@ -189,7 +189,7 @@ VERDICT_STYLES = {
 
 
 def print_regression(console: Console, view: EvaluationView) -> None:
-    from retrieval_pipeline.cli.render_significance import print_significance
+    from retrieval_pipeline.cli.render.significance import print_significance
 
     verdict = view.verdict
     console.print(Text("Verdict: ", style="bold") + Text(verdict.sentence, style=VERDICT_STYLES.get(verdict.status, "bold")))

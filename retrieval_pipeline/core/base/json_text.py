@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
-"""The encoder every `--json` document is written with (cli/payloads.py): its text is the reference."""
+"""The encoder every `--json` document is written with (cli/render/payloads.py): its text is the reference."""
 
 _ESCAPED = r'[\x00-\x1f"\\]'  # what json's string encoder escapes when ensure_ascii is off
 

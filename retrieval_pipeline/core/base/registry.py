@@ -47,9 +47,9 @@ class Registry(Mapping[str, T], Generic[T]):
 
 
 def installed_entry_points(group: str) -> tuple[EntryPoint, ...]:
-    """Read once per group and import path: scanning every installed distribution is costly, and
-    was paid at every build of a retriever and every read of the configured sets (each Dagster run);
-    a changed `sys.path` (a plugin installed into a new folder) is scanned afresh."""
+    """The group's installed entry points, read once per group and import path: scanning every installed
+    distribution is costly, and every build of a retriever and every read of the configured sets asks for
+    them. A changed `sys.path` (a plugin installed into a new folder) is scanned afresh."""
     return _entry_points_on(group, tuple(sys.path))
 
 

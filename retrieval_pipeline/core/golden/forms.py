@@ -1,4 +1,4 @@
-"""The documented rule that tags a question `match` or `gap` when importing labels that lack forms.
+"""A question's form, `match` or `gap`, and the documented rule that tags it when importing labels that lack forms.
 
 A question is `match` when at least half of its content words (lower-cased alphanumeric tokens of
 three or more characters, English stopwords removed, Snowball-stemmed) occur in at least one of its
@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from enum import Enum
 from functools import lru_cache
 
 MATCH_THRESHOLD = 0.5
 _TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class QuestionForm(str, Enum):
+    """`match` shares vocabulary with its target; `gap` rewords it, where retrieval problems live."""
+
+    MATCH = "match"
+    GAP = "gap"
 
 
 @lru_cache(maxsize=1)

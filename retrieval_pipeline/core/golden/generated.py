@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from retrieval_pipeline.core.golden.forms import QuestionForm
+
 SOURCES = ("cluster", "document")
 COLUMNS = (
     "generated_by",
@@ -51,8 +53,6 @@ class GeneratedProvenance(BaseModel):
         return self
 
     def _problem(self) -> str | None:
-        from retrieval_pipeline.core.golden.questions import QuestionForm  # questions.py holds this model
-
         name, at, fingerprint = self.generated_by.rpartition("@")
         if not (name and at and fingerprint):
             return f"generated_by is NAME@FINGERPRINT, not {self.generated_by!r}"

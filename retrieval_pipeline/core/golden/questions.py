@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from enum import Enum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.golden.forms import QuestionForm
 from retrieval_pipeline.core.golden.generated import GeneratedProvenance
 
 IDENTIFIER_PATTERN = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
@@ -24,13 +24,6 @@ def check_identifier(identifier: str, what: str = "identifier") -> str:
             "(lower-case letters, digits and underscores, in dot-separated parts)"
         )
     return identifier
-
-
-class QuestionForm(str, Enum):
-    """`match` shares vocabulary with its target; `gap` rewords it, where retrieval problems live."""
-
-    MATCH = "match"
-    GAP = "gap"
 
 
 class _Frozen(BaseModel):

@@ -10,7 +10,8 @@ from typing import Any
 from retrieval_pipeline.core.base import secrets
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.registry import Registry, entry_point_registry, installed_entry_points, loaded_kind
-from retrieval_pipeline.core.retrieval.generators import FORMS, GENERATOR_KINDS_GROUP, Generator
+from retrieval_pipeline.core.retrieval.generators import FORMS, GENERATOR_KINDS_GROUP, Generator, GeneratorKind
+from retrieval_pipeline.core.retrieval.judge_kinds import FromConfig, protocol_kind
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 
 
@@ -23,9 +24,9 @@ def build_generator(name: str, kind: str, params: Mapping[str, Any], context: Bu
     """Secrets are remembered before the kind reads them, so even its own errors are scrubbed; a built
     object that does not keep the contract is refused here, not on its first request."""
     key = f"generators.{name}"
-    kind_class = loaded_kind(generator_kinds(), kind, context.source, key)
+    kind_class = as_generator_kind(loaded_kind(generator_kinds(), kind, context.source, key))
     secrets.remember_configured(params)
-    generator = kind_class.from_config(name, params, context)
+    generator = kind_class.parse(name, params, context).build()
     if not isinstance(generator, Generator):
         raise InvalidInputError(
             f"kind '{kind}' built {type(generator).__name__}, which lacks name, fingerprint, concurrency, fail_fast_after, "
@@ -40,3 +41,14 @@ def build_generator(name: str, kind: str, params: Mapping[str, Any], context: Bu
             key=key,
         )
     return generator
+
+
+def as_generator_kind(loaded: Any) -> type[GeneratorKind]:
+    """A `GeneratorKind` as it is; any other class as a `ProtocolGeneratorKind` of it."""
+    if isinstance(loaded, type) and issubclass(loaded, GeneratorKind):
+        return loaded
+    return protocol_kind(ProtocolGeneratorKind, loaded)
+
+
+class ProtocolGeneratorKind(FromConfig, GeneratorKind[Any]):
+    """A generator kind of the first protocol (`FromConfig`)."""

@@ -2,9 +2,9 @@
 users' queries), what it answers (one question), how a model's reply is read, and the fingerprint that
 names a generator's questions.
 
-A generator kind is a class registered under the entry-point group `retrieval_pipeline.generators` (as
-judge kinds are under `retrieval_pipeline.judges`); the configuration's `generators:` section names
-instances of kinds, built by `Kind.from_config(name, params, context)`. A generated question is only a
+A generator kind is a `GeneratorKind` registered under the entry-point group `retrieval_pipeline.generators`
+(as judge kinds are under `retrieval_pipeline.judges`); each entry of the configuration's `generators:`
+section is parsed once into its kind, whose `build()` makes the generator. A generated question is only a
 candidate: it is written to a judging file with its provenance, and the fingerprint it carries tells the
 questions of a changed prompt or model from the old ones'.
 """
@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from retrieval_pipeline.core.golden.questions import QuestionForm
 from retrieval_pipeline.core.retrieval.judges import FINGERPRINT_CHARS, document_text
+from retrieval_pipeline.core.retrieval.kinds import Kind, ParamsT
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault
 
 GENERATOR_KINDS_GROUP = "retrieval_pipeline.generators"
@@ -93,6 +94,13 @@ class Generator(Protocol):
     forms: tuple[str, ...]
 
     def generate(self, request: GenerationRequest) -> GeneratedQuestion: ...
+
+
+class GeneratorKind(Kind[ParamsT, Generator]):
+    """One entry of `generators:`: its `Params` checked once, refusals naming `generators.NAME`; `build` makes
+    the generator."""
+
+    section = "generators"
 
 
 def generator_fingerprint(kind: str, **answer_changing: Any) -> str:

@@ -1,9 +1,9 @@
 """The machine-judge contract: what a judge answers for one (question, document) pair, how a model's reply
 is read, and the fingerprint that names a judge's answers.
 
-A judge kind is a class registered under the entry-point group `retrieval_pipeline.judges` (as retriever
-kinds are under `retrieval_pipeline.retrievers`); the configuration's `judges:` section names instances of
-kinds, built by `Kind.from_config(name, params, context)`. A judge's answers are never a person's: they
+A judge kind is a `JudgeKind` registered under the entry-point group `retrieval_pipeline.judges` (as retriever
+kinds are under `retrieval_pipeline.retrievers`); each entry of the configuration's `judges:` section is
+parsed once into its kind, whose `build()` makes the judge. A judge's answers are never a person's: they
 are written to their own columns of a judging file (`machine_judgement`, `machine_grade`, `judged_by`), and
 `judged_by` carries the fingerprint, so answers of a changed prompt or model never pass for the old ones.
 """
@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from retrieval_pipeline.core.retrieval.kinds import Kind, ParamsT
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault
 
 JUDGE_KINDS_GROUP = "retrieval_pipeline.judges"
@@ -85,6 +86,12 @@ class Judge(Protocol):
     fail_fast_after: int
 
     def judge(self, question: str, document: str) -> MachineJudgement: ...
+
+
+class JudgeKind(Kind[ParamsT, Judge]):
+    """One entry of `judges:`: its `Params` checked once, refusals naming `judges.NAME`; `build` makes the judge."""
+
+    section = "judges"
 
 
 def grade_of_reply(reply: str) -> int:

@@ -1,9 +1,8 @@
 """The retriever contract: deliberately minimal so any pipeline can be measured.
 
-A kind is a class registered under the entry-point group `retrieval_pipeline.retrievers`; the project
-configuration names instances of kinds. A kind is built by `Kind.from_config(identifier, params, context)`.
-A kind may also offer `Kind.check_config(identifier, params, context)`: the checks of `from_config` that
-build nothing (parameters, files present), which `retrieval-eval list` runs without loading any index.
+A kind is a `RetrieverKind` (retriever_kinds.py) registered under the entry-point group
+`retrieval_pipeline.retrievers`; the project configuration names instances of kinds, each parsed once into
+its kind, whose `build()` makes the retriever this module describes.
 """
 
 from __future__ import annotations
@@ -165,7 +164,8 @@ def default_cache_dir() -> Path:
 
 
 class RetrieverParams(BaseModel):
-    """Base of every kind's parameters: unknown keys are refused so typos do not pass silently."""
+    """Base of every kind's parameters: unknown keys are refused so typos do not pass silently. `parse`
+    serves kinds of the first shape (`from_config`); a `RetrieverKind` validates its `Params` itself."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -1,10 +1,9 @@
 """Why a run is incomplete, in one sentence, and the early stop of a run whose service is down.
 
-A dead service used to cost every question its full retries (minutes for a few hundred questions) and
-ended with a count of failures but no cause. Now the first questions decide: when the first N of them all
-fail to reach the service, the rest are not asked (and counted apart from the failed), and every
-incomplete run names its causes, each counted, with one answer of the service quoted.
-Both the CLI and Dagster show the sentence built here.
+The first questions decide whether a service is down: when the first N of them all fail to reach it, the
+rest are not asked (and are counted apart from the failed), so a dead service costs seconds rather than
+every question's full retries. Every incomplete run names its causes, each counted, with one answer of the
+service quoted. Both the CLI and Dagster show the sentence built here.
 """
 
 from __future__ import annotations

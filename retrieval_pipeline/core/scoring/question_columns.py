@@ -21,38 +21,13 @@ from retrieval_pipeline.core.base.arrow_arrays import (
     present,
     python_values,
 )
+from retrieval_pipeline.core.scoring.question_fields import FIELDS, question_schema
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from retrieval_pipeline.core.scoring.question_result import QuestionResult
     from retrieval_pipeline.core.scoring.scoring import Relevance
-
-FIELDS = (
-    "question_id",
-    "form",
-    "hard_class",
-    "expected_document_ids",
-    "retrieved_document_ids",
-    "latency_ms",
-    "error",
-    "fingerprint",
-    "rejected_document_ids",
-    "machine_judged_document_ids",
-)
-"""`fingerprint` is None in runs stored before fingerprints existed (see fingerprints.py); the rejected ids
-(judged not to answer) are empty in runs stored before they existed, and default to empty in `of`; so do
-the ids a machine judge labelled (yes or no; machine_labels.py), which judged@k leaves out and
-judged_any@k counts."""
-
-
-def question_schema() -> pa.Schema:
-    import pyarrow as pa
-
-    ids = pa.list_(pa.string())
-    types = (pa.string(), pa.string(), pa.string(), ids, ids, pa.float64(), pa.string(), pa.string(), ids, ids)
-    return pa.schema(list(zip(FIELDS, types)))
 
 
 class QuestionColumns(Sequence["QuestionResult"]):
@@ -98,12 +73,10 @@ class QuestionColumns(Sequence["QuestionResult"]):
     def __getitem__(self, index):
         if isinstance(index, slice):
             return self.take(range(len(self))[index])
-        from retrieval_pipeline.core.scoring.question_result import QuestionResult
 
         return QuestionResult.view(self, range(len(self))[index])
 
     def __iter__(self) -> Iterator[QuestionResult]:
-        from retrieval_pipeline.core.scoring.question_result import QuestionResult
 
         return (QuestionResult.view(self, position) for position in range(len(self)))
 
@@ -174,8 +147,7 @@ class QuestionColumns(Sequence["QuestionResult"]):
     def metrics(self, cutoffs: Sequence[int]) -> Mapping[str, np.ndarray]:
         """Each question's score on every declared ranking measure, one array per key (`mrr@10`, ...;
         meaningless where not `answered`)."""
-        from retrieval_pipeline.core.scoring.measures import ranking_figures
-        from retrieval_pipeline.core.scoring.ranking_metrics import question_scores
+        from retrieval_pipeline.core.scoring.measures import question_scores, ranking_figures
 
         figures = ranking_figures(cutoffs)
         cache = self.__dict__.setdefault("_metrics", {})
@@ -211,3 +183,87 @@ class QuestionColumns(Sequence["QuestionResult"]):
 
         encoded = self.column(name).dictionary_encode()
         return encoded.dictionary.to_pylist(), np.where(present(encoded.indices), numbers(encoded.indices), -1).astype(np.int64)
+
+
+class QuestionResult:
+    """What one question got back: its row of a run's columns, read when asked.
+
+    Hits are derived from the ids, never stored apart from them. An errored question (the retriever
+    failed after its retries) has no hits at all: it is neither a hit nor a miss, and its run is
+    incomplete. Built from values, a QuestionResult is the one question of a run of one.
+    """
+
+    __slots__ = ("_columns", "_row")
+
+    def __init__(
+        self,
+        question_id: str,
+        form: str,
+        hard_class: str | None,
+        expected_document_ids: Sequence[str],
+        retrieved_document_ids: Sequence[str],
+        latency_ms: float,
+        error: str | None = None,
+        fingerprint: str | None = None,
+        rejected_document_ids: Sequence[str] = (),
+        machine_judged_document_ids: Sequence[str] = (),
+    ):
+        values = (
+            question_id,
+            form,
+            hard_class,
+            expected_document_ids,
+            retrieved_document_ids,
+            latency_ms,
+            error,
+            fingerprint,
+            rejected_document_ids,
+            machine_judged_document_ids,
+        )
+        self._columns = QuestionColumns.of(**{name: [value] for name, value in zip(FIELDS, values)})
+        self._row = 0
+
+    @classmethod
+    def view(cls, columns: QuestionColumns, row: int) -> QuestionResult:
+        result = cls.__new__(cls)
+        result._columns, result._row = columns, row
+        return result
+
+    def _value(self, name: str):
+        return self._columns.values(name)[self._row]
+
+    question_id = property(lambda self: self._value("question_id"))
+    form = property(lambda self: self._value("form"))
+    hard_class = property(lambda self: self._value("hard_class"))
+    expected_document_ids = property(lambda self: self._value("expected_document_ids"))
+    retrieved_document_ids = property(lambda self: self._value("retrieved_document_ids"))
+    latency_ms = property(lambda self: self._value("latency_ms"))
+    error = property(lambda self: self._value("error"))
+    fingerprint = property(lambda self: self._value("fingerprint"))
+    rejected_document_ids = property(lambda self: self._value("rejected_document_ids"))
+    machine_judged_document_ids = property(lambda self: self._value("machine_judged_document_ids"))
+
+    def unjudged_document_ids(self, k: int) -> tuple[str, ...]:
+        return self._columns.unjudged_ids(k)[self._row]
+
+    @property
+    def first_hit_rank(self) -> int | None:
+        """The 1-based distinct rank from which the question is a hit at every cut-off, None if at none."""
+        return int(self._columns.first_hit_ranks[self._row]) or None
+
+    def hit_at(self, k: int) -> bool | None:
+        if self.error is not None:
+            return None
+        return self.first_hit_rank is not None and self.first_hit_rank <= k
+
+    def _fields(self) -> tuple:
+        return tuple(self._value(name) for name in FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, QuestionResult) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "QuestionResult(" + ", ".join(f"{name}={value!r}" for name, value in zip(FIELDS, self._fields())) + ")"

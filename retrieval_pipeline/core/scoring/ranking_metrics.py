@@ -3,23 +3,22 @@
 A hit rate says whether an answer came; these say how high it came and how many of the answers came,
 which is what separates two retrievers with the same top-3 rate. Relevance is binary and the ranking is
 the collapsed one, cut at the run's deepest cut-off, so with cut-offs 1, 3, 5, 10 they are exactly
-trec_eval's `RR@10`, `nDCG@10` and `R@k`. Which measures exist, and at which cut-offs, is declared in
-measures.py. A question with no expected ids scores 1 when nothing was retrieved and 0 otherwise, the
-same rule as its hit: silence is the right answer to a question nothing answers. Judged@k is the one
-exception: it reads every ranking as it is (see `judged`).
+trec_eval's `RR@10`, `nDCG@10` and `R@k`. Which measures exist, at which cut-offs, and the rule for a
+question with no expected ids (scored as its hit: silence is the right answer to a question nothing
+answers; judged@k reads every ranking as it is) are declared and applied in measures.py, which calls
+these functions: they know nothing of it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from retrieval_pipeline.core.scoring.measures import Figure
     from retrieval_pipeline.core.scoring.scoring import Relevance
 
 
@@ -96,23 +95,6 @@ def _share(marked: np.ndarray, retrieved: np.ndarray, k: int) -> np.ndarray:
 
     shown = np.minimum(retrieved, k)
     return np.where(shown > 0, marked[:, :k].sum(axis=1) / np.maximum(shown, 1), 1.0)
-
-
-def question_scores(relevance: Relevance, cutoffs: Sequence[int], figures: Sequence[Figure]) -> dict[str, np.ndarray]:
-    """Every question's score for each figure (a ranking measure at a cut-off), one array per key.
-
-    A question with no expected ids scores 1 when nothing was retrieved and 0 otherwise, on every measure
-    that declares `scores_silence`.
-    """
-    import numpy as np
-
-    ranked = Ranked.of(relevance, cutoffs[-1])
-    silence = np.where(relevance.retrieved == 0, 1.0, 0.0)
-    unlabelled = relevance.expected == 0
-    return {
-        figure.key: np.where(unlabelled & figure.measure.scores_silence, silence, figure.measure.score(ranked, figure.k))
-        for figure in figures
-    }
 
 
 def mean_scores(scores: Mapping[str, np.ndarray], counted: np.ndarray, questions: int) -> dict[str, float]:

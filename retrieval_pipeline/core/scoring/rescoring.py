@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
+from retrieval_pipeline.core.scoring.question_fields import FIELDS
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
 

@@ -11,12 +11,12 @@ from retrieval_pipeline.core.base.arrow_arrays import numbers
 from retrieval_pipeline.core.golden.fingerprints import set_fingerprint
 from retrieval_pipeline.core.retrieval import latency
 from retrieval_pipeline.core.retrieval.approximation import Approximation
-from retrieval_pipeline.core.scoring.intervals import wilson_interval
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
-from retrieval_pipeline.core.scoring.question_result import QuestionResult as QuestionResult  # readers import it from here
+from retrieval_pipeline.core.scoring.question_columns import QuestionResult as QuestionResult  # readers import it from here
 from retrieval_pipeline.core.scoring.ranking_metrics import mean_scores
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, hit_rate
+from retrieval_pipeline.core.scoring.stats.intervals import wilson_interval
 
 GRADER = "retrieval_hit_rate"
 RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"

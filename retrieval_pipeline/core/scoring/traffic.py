@@ -21,9 +21,9 @@ from itertools import repeat
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.scoring.intervals import effective_wilson_interval
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, figures
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.stats.intervals import effective_wilson_interval
 
 if TYPE_CHECKING:
     import numpy as np

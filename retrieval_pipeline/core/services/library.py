@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 from retrieval_pipeline.core.golden.machine_labels import scored_under
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.core.services.evaluation import Evaluation, evaluate_and_record, judge, scored_run, weighed
-from retrieval_pipeline.core.services.generated_split import split_generated
-from retrieval_pipeline.core.services.runner import Progress
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import Evaluation, evaluate_and_record, judge, scored_run, weighed
+from retrieval_pipeline.core.services.evaluation.runner import Progress
+from retrieval_pipeline.core.services.generated.split import split_generated
 from retrieval_pipeline.core.storage.store import ResultStore
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.scoring.results import RunResult
-    from retrieval_pipeline.core.services.config import ProjectConfig
-    from retrieval_pipeline.core.services.views.comparison_view import ComparisonView
+    from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+    from retrieval_pipeline.core.services.views.comparison.view import ComparisonView
     from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 
 Saved = tuple[str, str]
@@ -96,10 +96,10 @@ def evaluated(
 def compared(runs: Sequence[RunResult], settings: EvaluationSettings, saved: dict[str, Saved] | None) -> ComparisonView:
     """`saved`: each retriever's stored run and verdict when the runs were saved, else None. With the
     settings' traffic, each run's weighted figures beside the plain ones."""
-    from retrieval_pipeline.core.scoring.comparison import compare_runs
-    from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
+    from retrieval_pipeline.core.scoring.checks.comparison import compare_runs
+    from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
     from retrieval_pipeline.core.scoring.traffic import weighted_figures
-    from retrieval_pipeline.core.services.views.comparison_view import comparison_view
+    from retrieval_pipeline.core.services.views.comparison.view import comparison_view
 
     comparison = compare_runs(
         runs,
@@ -113,8 +113,8 @@ def compared(runs: Sequence[RunResult], settings: EvaluationSettings, saved: dic
 
 def _project(config: ProjectConfig | str | Path | None, *given: object) -> ProjectConfig | None:
     """The configuration when one is named or an identifier needs it; None when objects say everything."""
-    from retrieval_pipeline.core.services.config import ProjectConfig, load_config
-    from retrieval_pipeline.core.services.config_lookup import default_config_path
+    from retrieval_pipeline.core.services.configuration.lookup import default_config_path
+    from retrieval_pipeline.core.services.configuration.project import ProjectConfig, load_config
 
     if isinstance(config, ProjectConfig):
         return config

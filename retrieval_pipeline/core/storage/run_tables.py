@@ -12,12 +12,12 @@ import json
 from retrieval_pipeline.core.base.arrow_arrays import from_python, from_rows
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.latency import PERCENTILES
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.measures import TESTED
-from retrieval_pipeline.core.scoring.question_columns import FIELDS
+from retrieval_pipeline.core.scoring.question_fields import FIELDS
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
-from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.storage.run_schema import SCHEMA_VERSION, TRAFFIC_COLUMNS, question_file_schema, summary_schema
 
 

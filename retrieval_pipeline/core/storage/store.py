@@ -23,10 +23,10 @@ the files are and how they are shown (`store_location`).
 from __future__ import annotations
 
 from retrieval_pipeline.core.base.errors import StoreError
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
-from retrieval_pipeline.core.scoring.verdicts import RegressionReport
 from retrieval_pipeline.core.storage.run_tables import incomplete_summary, question_set_table, question_table, summary_table
 from retrieval_pipeline.core.storage.store_files import discard, probe_writable, write_table
 from retrieval_pipeline.core.storage.store_names import COMPLETE_SUFFIX, HistoryKey, SkippedFile, StoredRun

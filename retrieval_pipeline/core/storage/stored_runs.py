@@ -11,9 +11,10 @@ import json
 
 from retrieval_pipeline.core.base.arrow_arrays import from_python
 from retrieval_pipeline.core.retrieval.approximation import Approximation
-from retrieval_pipeline.core.scoring.question_columns import QuestionColumns, question_schema
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
+from retrieval_pipeline.core.scoring.question_fields import question_schema
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights
 from retrieval_pipeline.core.storage.run_schema import upgraded
 from retrieval_pipeline.core.storage.store_files import summary_row

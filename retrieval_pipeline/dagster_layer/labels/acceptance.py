@@ -7,7 +7,7 @@ reads the op's config class from its annotation.
 from dagster import Config, MetadataValue, OpExecutionContext, Output, job, op
 from pydantic import Field
 
-from retrieval_pipeline.core.services.baselines import accept_run
+from retrieval_pipeline.core.services.evaluation.baselines import accept_run
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 

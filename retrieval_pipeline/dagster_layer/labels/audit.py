@@ -18,7 +18,7 @@ from dagster import (
     asset,
 )
 
-from retrieval_pipeline.core.services.audit import audit_set, missing_labels
+from retrieval_pipeline.core.services.labels.audit import audit_set, missing_labels
 from retrieval_pipeline.core.services.views.ui_metadata.labels import (
     audit_metadata,
     labels_check_description,

@@ -21,10 +21,10 @@ from dagster import (
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import UnknownIdentifierError
-from retrieval_pipeline.core.scoring.agreement import Agreement
-from retrieval_pipeline.core.services.config_file import JudgingSection
-from retrieval_pipeline.core.services.judging_files import SUFFIXES
-from retrieval_pipeline.core.services.machine_judging import judge_agreement, machine_judge_file
+from retrieval_pipeline.core.scoring.stats.agreement import Agreement
+from retrieval_pipeline.core.services.configuration.schema import JudgingSection
+from retrieval_pipeline.core.services.labels.judging_files import SUFFIXES
+from retrieval_pipeline.core.services.labels.machine_judging import judge_agreement, machine_judge_file
 from retrieval_pipeline.core.services.views.ui_metadata.labels import judging_metadata
 from retrieval_pipeline.core.services.views.ui_metadata.values import plotted
 from retrieval_pipeline.dagster_layer.metadata import typed

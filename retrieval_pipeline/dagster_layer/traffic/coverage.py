@@ -1,6 +1,6 @@
 """Query logs and coverage in Dagster: a `query_log` asset (one partition per configured log), a
 `coverage` asset per (set, log) with a `coverage_min_share` check that warns below `coverage.min_share`,
-and their jobs; `traffic_sensor.py` runs them when a log file appears or grows. Absent (no assets) when
+and their jobs; `sensor.py` runs them when a log file appears or grows. Absent (no assets) when
 the configuration names no query log. The bodies call the core's `read_log` and `measure_coverage`.
 """
 
@@ -24,11 +24,11 @@ from dagster import (
     define_asset_job,
 )
 
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.coverage import measure_coverage, read_log
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.traffic.coverage import measure_coverage, read_log
 from retrieval_pipeline.core.services.views.coverage_view import coverage_view
 from retrieval_pipeline.core.services.views.ui_metadata.traffic import coverage_metadata, query_log_metadata
-from retrieval_pipeline.dagster_layer.audit import SET_ASSET
+from retrieval_pipeline.dagster_layer.labels.audit import SET_ASSET
 from retrieval_pipeline.dagster_layer.metadata import typed
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject

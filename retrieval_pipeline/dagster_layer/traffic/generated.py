@@ -27,14 +27,14 @@ from dagster import (
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import RetrievalEvalError
-from retrieval_pipeline.core.services.coverage import named_set
-from retrieval_pipeline.core.services.generated_validation import set_agreement
-from retrieval_pipeline.core.services.generation import generate_file, refuse_unfit_output
-from retrieval_pipeline.core.services.generation_plan import plan_generation
-from retrieval_pipeline.core.services.machine_judging import Tally
+from retrieval_pipeline.core.services.generated.generation import generate_file, refuse_unfit_output
+from retrieval_pipeline.core.services.generated.plan import plan_generation
+from retrieval_pipeline.core.services.generated.validation import set_agreement
+from retrieval_pipeline.core.services.labels.machine_judging import Tally
+from retrieval_pipeline.core.services.traffic.coverage import named_set
 from retrieval_pipeline.core.services.views.ui_metadata import generated as generated_ui
 from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
-from retrieval_pipeline.dagster_layer.judging import JUDGING_GROUP
+from retrieval_pipeline.dagster_layer.labels.judging import JUDGING_GROUP
 from retrieval_pipeline.dagster_layer.metadata import typed
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject

@@ -12,10 +12,10 @@ import os
 
 from dagster import DefaultSensorStatus, RunRequest, SensorDefinition, SensorEvaluationContext, SensorResult, sensor
 
-from retrieval_pipeline.core.services.config_file import DagsterSection
+from retrieval_pipeline.core.services.configuration.schema import DagsterSection
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
-from retrieval_pipeline.dagster_layer.traffic import TrafficDefinitions, coverage_key
+from retrieval_pipeline.dagster_layer.traffic.coverage import TrafficDefinitions, coverage_key
 
 QUERY_LOG_SENSOR = "query_log_sensor"
 

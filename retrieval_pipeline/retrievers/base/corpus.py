@@ -4,31 +4,34 @@ anything for the label audit (its ids) and for judging files (its texts)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection
+from functools import cached_property
 
 from retrieval_pipeline.core.retrieval.corpus import read_document_ids, read_document_texts
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 
 
-class CorpusKind:
-    """A kind whose `check_config` returns parameters with a `corpus` (None: the kind names no corpus)."""
+class CorpusKind(RetrieverKind):
+    """A kind whose parameters have a `corpus` (None: the kind names no corpus)."""
 
     corpus_key = ""
     """Appended to `retrievers.<id>` in a corpus error: where the kind's errors name the parameter itself."""
 
-    @classmethod
-    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str] | None:
-        settings = cls.check_config(identifier, params, context)
-        if settings.corpus is None:
-            return None
-        return read_document_ids(context.resolve(settings.corpus), f"retrievers.{identifier}{cls.corpus_key}")
+    def corpus(self) -> frozenset[str] | None:
+        return self._document_ids
 
-    @classmethod
-    def corpus_texts(
-        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, wanted: Collection[str]
-    ) -> dict[str, tuple[str, str]] | None:
-        settings = cls.check_config(identifier, params, context)
-        if settings.corpus is None:
+    @cached_property
+    def _document_ids(self) -> frozenset[str] | None:
+        """Read once: the kind is parsed once per configuration and every set's label check asks."""
+        if self.params.corpus is None:
             return None
-        return read_document_texts(context.resolve(settings.corpus), wanted, f"retrievers.{identifier}{cls.corpus_key}")
+        return read_document_ids(self.context.resolve(self.params.corpus), self._corpus_at)
+
+    def corpus_texts(self, wanted: Collection[str]) -> dict[str, tuple[str, str]] | None:
+        if self.params.corpus is None:
+            return None
+        return read_document_texts(self.context.resolve(self.params.corpus), wanted, self._corpus_at)
+
+    @property
+    def _corpus_at(self) -> str:
+        return f"retrievers.{self.name}{self.corpus_key}"

@@ -1,21 +1,17 @@
-"""The build context bound to the retriever being built: the one way a built-in kind refuses a parameter.
+"""The build context bound to the retriever at hand: how a built-in kind's helpers refuse a parameter.
 
-The kind contract (`from_config(identifier, params, context)`) stays as third-party kinds know it; a
-built-in kind binds the two at its door, so no helper needs the identifier threaded through, nor a
-`partial` to name the retriever, and a refusal always names the configuration, the retriever and its key.
+A kind binds its name and context once and hands the pair to its helpers (the encoder's, the members',
+the headers'), so none needs the identifier threaded through, a nested setting's refusal names its whole
+path (`under`), and a refusal always names the configuration, the retriever and its key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
-
-Params = TypeVar("Params", bound=RetrieverParams)
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
 
 
 @dataclass(frozen=True)
@@ -36,9 +32,6 @@ class KindContext:
 
     def invalid(self, message: str, field: str | None = None) -> InvalidInputError:
         return self.build.invalid(self.identifier, message, self.within + field if field else None)
-
-    def parse(self, params_class: type[Params], params: Mapping[str, Any]) -> Params:
-        return params_class.parse(self.identifier, params, self.build)
 
     def resolve(self, path: str | Path) -> Path:
         return self.build.resolve(path)

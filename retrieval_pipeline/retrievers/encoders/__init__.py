@@ -1,88 +1,37 @@
 """Texts to vectors behind one small protocol, so every vector kind (dense today, a vector store later)
 embeds alike and names its model alike.
 
-`encoder_settings` turns configuration values into frozen settings, refusing what cannot work before
-anything is loaded (a missing file, a runtime not installed); `open_encoder` loads the model once per
-process and per model files. Runtimes are imported only when an encoder is opened. Encoders with no
+What every encoder is and records is `base.py`'s (re-exported here); `encoder_settings` turns
+configuration values into frozen settings, refusing what cannot work before anything is loaded (a missing
+file, a runtime not installed); `open_encoder` loads the model once per process and per model files. Runtimes are imported only when an encoder is opened. Encoders with no
 model files here (an embeddings endpoint, a function: `openai.py`, `callable.py`) name their model by
 configuration instead and have their answers checked (`external.py`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal
 
 from retrieval_pipeline.core.base.extras import install_command, missing_extra, missing_modules
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
+from retrieval_pipeline.retrievers.encoders.base import (
+    Encoder,
+    EncoderBase,
+    EncoderConfigError,
+    EncoderSettings,
+    Pooling,
+    Runtime,
+    checksum_of,
+    vector_fingerprint,
+)
 from retrieval_pipeline.retrievers.encoders.positions import position_limit
 
-if TYPE_CHECKING:
-    import numpy
-
-Runtime = Literal["onnx", "sentence-transformers"]
-Pooling = Literal["mean", "cls"]
 EXTRAS: dict[Runtime, tuple[str, tuple[str, ...]]] = {
     "onnx": ("dense", ("onnxruntime", "tokenizers", "numpy")),
     "sentence-transformers": ("sentence-transformers", ("sentence_transformers", "numpy")),
 }
-
-
-class Encoder(Protocol):
-    """`encode` gives one float32 row per text; `fingerprint` names everything that changes those rows."""
-
-    runtime: str  # a Runtime, or "openai" / "callable" for the encoders configured by `encoder`
-    model_fingerprint: str  # the model files' checksums, or the configured model identity
-    fingerprint: str  # the model files and the settings that change a vector (not the batch size)
-    concurrency: int  # batches `encode` works on at once (requests in flight for an endpoint)
-
-    def encode(self, texts: Sequence[str]) -> numpy.ndarray: ...
-
-    def dimension(self) -> int | None:
-        """The vectors' width when known without asking a service (None: known at its first answer)."""
-
-
-class EncoderBase:
-    """What every runtime's encoder records of its settings; a runtime adds its model and `encode`."""
-
-    concurrency = 1  # the runtimes use every core on one batch
-
-    def __init__(self, settings: EncoderSettings, model_fingerprint: str):
-        self.runtime = settings.runtime
-        self.model_fingerprint = model_fingerprint
-        self.fingerprint = vector_fingerprint(settings, model_fingerprint)
-        self._settings = settings
-
-    def dimension(self) -> int:
-        """A local model's width, from one short text (milliseconds, asked when cached vectors are loaded):
-        what those vectors must match."""
-        return int(self.encode(["width"]).shape[1])
-
-
-class EncoderConfigError(ValueError):
-    """A setting that cannot work, with the configuration field it comes from."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
-
-
-@dataclass(frozen=True)
-class EncoderSettings:
-    runtime: Runtime
-    model: str  # the .onnx file, or the sentence-transformers folder (a model name is resolved to its cache folder)
-    model_files: tuple[Path, ...]  # the files the model fingerprint covers
-    tokenizer: Path | None
-    max_length: int
-    pooling: Pooling
-    normalize: bool
-    batch_size: int
-    output: str | int | None = None  # ONNX only: which output holds the token (3-D) or sentence (2-D) vectors
-    providers: tuple[str, ...] = ("CPUExecutionProvider",)  # ONNX only: onnxruntime's, those available (providers.py)
 
 
 def encoder_settings(
@@ -179,14 +128,6 @@ def _cached_model_folder(path: Path, name: str | None) -> Path:
         ) from None
 
 
-def checksum_of(files: Sequence[Path], **recipe) -> str:
-    """One short checksum over files' contents and a recipe of settings."""
-    from retrieval_pipeline.core.base.durable import file_sha256
-
-    named = {"files": [file_sha256(file) for file in files], **recipe}
-    return hashlib.sha256(json.dumps(named, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 OPEN: ProcessCache[Encoder] = ProcessCache()
 
 
@@ -200,7 +141,15 @@ def open_encoder(settings: EncoderSettings) -> Encoder:
     return OPEN.get((settings, model_fingerprint), lambda: kind(settings, model_fingerprint))
 
 
-def vector_fingerprint(settings: EncoderSettings, model_fingerprint: str) -> str:
-    """Everything that changes a vector: the model's bytes and the settings, not the batch size."""
-    recipe = {"runtime": settings.runtime, "max_length": settings.max_length, "pooling": settings.pooling}
-    return checksum_of((), model=model_fingerprint, normalize=settings.normalize, output=settings.output, **recipe)
+__all__ = [
+    "Encoder",
+    "EncoderBase",
+    "EncoderConfigError",
+    "EncoderSettings",
+    "Pooling",
+    "Runtime",
+    "checksum_of",
+    "encoder_settings",
+    "open_encoder",
+    "vector_fingerprint",
+]

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.retrievers.encoders import checksum_of
+from retrieval_pipeline.retrievers.encoders.base import checksum_of
 
 if TYPE_CHECKING:
     import numpy

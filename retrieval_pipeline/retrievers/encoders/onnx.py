@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from retrieval_pipeline.retrievers.encoders import EncoderBase, EncoderConfigError, EncoderSettings
+from retrieval_pipeline.retrievers.encoders.base import EncoderBase, EncoderConfigError, EncoderSettings
 
 
 class OnnxEncoder(EncoderBase):

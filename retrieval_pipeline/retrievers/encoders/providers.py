@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval_pipeline.retrievers.encoders import EncoderConfigError
+from retrieval_pipeline.retrievers.encoders.base import EncoderConfigError
 
 CPU = "CPUExecutionProvider"
 DEFAULT = (CPU,)

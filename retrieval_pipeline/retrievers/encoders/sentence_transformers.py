@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval_pipeline.retrievers.encoders import EncoderBase, EncoderSettings
+from retrieval_pipeline.retrievers.encoders.base import EncoderBase, EncoderSettings
 
 
 class SentenceTransformersEncoder(EncoderBase):

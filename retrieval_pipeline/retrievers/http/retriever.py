@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
 from retrieval_pipeline.retrievers.encoders.query_encoder import opened_encoder
@@ -20,6 +21,29 @@ from retrieval_pipeline.retrievers.http.body_template import HttpSearchParams, c
 from retrieval_pipeline.retrievers.http.client import JsonService, at_path
 from retrieval_pipeline.retrievers.http.params import resolved_headers
 from retrieval_pipeline.retrievers.vector.store import query_vector
+
+
+class HttpKind(RetrieverKind):
+    """`kind: http`: the request's shape and, for a template's `{vector}`, the local encoder's settings
+    checked; the headers read from the environment and the encoder opened when built."""
+
+    Params = HttpSearchParams
+
+    def checked(self) -> None:
+        parsed, kind = self.params, KindContext(self.name, self.context)
+        if parsed.method == "GET" and parsed.extra_body is not None:
+            raise kind.invalid("a GET request has no body; use extra_params", "extra_body")
+        if (parsed.version_url is None) != (parsed.version_path is None):
+            raise kind.invalid("version_url and version_path go together", "version_path")
+        self.encoding: EncoderSettings | None = checked_template(parsed, kind)
+
+    def build(self) -> HttpRetriever:
+        parsed, kind = self.params, KindContext(self.name, self.context)
+        made = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
+        headers = resolved_headers(parsed, kind)
+        if parsed.query_encoder is None:
+            return made(self.name, parsed, headers)
+        return made(self.name, parsed, headers, opened_encoder(parsed.query_encoder, self.encoding, kind.under("query_encoder.")))
 
 
 class HttpRetriever:
@@ -32,20 +56,6 @@ class HttpRetriever:
         self._params = params
         self._service = JsonService(identifier, params, headers)
         self._encoder = encoder
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpSearchParams:
-        return _checked(KindContext(identifier, context), params)[0]
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> HttpRetriever:
-        kind = KindContext(identifier, context)
-        parsed, encoding = _checked(kind, params)
-        made = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
-        headers = resolved_headers(parsed, kind)
-        if parsed.query_encoder is None:
-            return made(identifier, parsed, headers)
-        return made(identifier, parsed, headers, opened_encoder(parsed.query_encoder, encoding, kind.under("query_encoder.")))
 
     def retries(self) -> dict[str, int]:
         """Its service's retries since the last call, by cause (`CountsRetries`): one line each per run."""
@@ -100,14 +110,3 @@ class VersionedHttpRetriever(HttpRetriever):
                 f"{params.version_url} has no version at '{params.version_path}': {self._service.preview(document)}"
             )
         return str(version)
-
-
-def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[HttpSearchParams, EncoderSettings | None]:
-    """The parameters and, for a template's `{vector}`, the local encoder's settings, each checked once
-    whether only checked or then built."""
-    parsed = kind.parse(HttpSearchParams, params)
-    if parsed.method == "GET" and parsed.extra_body is not None:
-        raise kind.invalid("a GET request has no body; use extra_params", "extra_body")
-    if (parsed.version_url is None) != (parsed.version_path is None):
-        raise kind.invalid("version_url and version_path go together", "version_path")
-    return parsed, checked_template(parsed, kind)

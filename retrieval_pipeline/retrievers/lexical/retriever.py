@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -22,7 +22,7 @@ from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
 from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.base.extras import install_command
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
 from retrieval_pipeline.retrievers.base.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.base.corpus import CorpusKind
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
@@ -85,7 +85,23 @@ class _Index:
 INDEXES: ProcessCache[_Index] = ProcessCache()
 
 
-class LexicalRetriever(CorpusKind):
+class LexicalKind(CorpusKind):
+    """`kind: lexical`: the corpus file checked with the parameters; the index built or loaded once per process."""
+
+    Params = LexicalParams
+
+    def checked(self) -> None:
+        checked_corpus(self.params.corpus, self.name, self.context)
+
+    def build(self) -> LexicalRetriever:
+        params, name, context = self.params, self.name, self.context
+        corpus = context.resolve(params.corpus)
+        key = _index_key(corpus, params)
+        index = INDEXES.get(key, lambda: _load_or_build(context.cache_dir / "lexical" / key, corpus, params, name))
+        return LexicalRetriever(name, params, index, key)
+
+
+class LexicalRetriever:
     """BM25 ranking of corpus documents; only documents scoring strictly above `min_score` are returned."""
 
     def __init__(self, identifier: str, params: LexicalParams, index: _Index, key: str):
@@ -95,20 +111,6 @@ class LexicalRetriever(CorpusKind):
         self._index = index
         self._key = key
         self._most_chunks = most_chunks(index.document_ids)
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalParams:
-        settings = LexicalParams.parse(identifier, params, context)
-        checked_corpus(settings.corpus, identifier, context)
-        return settings
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> LexicalRetriever:
-        settings = cls.check_config(identifier, params, context)
-        corpus = context.resolve(settings.corpus)
-        key = _index_key(corpus, settings)
-        index = INDEXES.get(key, lambda: _load_or_build(context.cache_dir / "lexical" / key, corpus, settings, identifier))
-        return cls(identifier, settings, index, key)
 
     def index_version(self) -> str:
         return self._key

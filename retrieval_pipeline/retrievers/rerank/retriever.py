@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any
 
 from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
 from retrieval_pipeline.core.retrieval.retriever import (
-    BuildContext,
     ConcurrentRetriever,
     FailFast,
     Retriever,
@@ -44,7 +42,27 @@ class RerankParams(RetrieverParams):
     scorer: CrossEncoderParams | HttpScorerParams = Field(discriminator="kind")
 
 
-class RerankRetriever(CorpusKind):
+class RerankKind(CorpusKind):
+    """`kind: rerank`: the first stage named, the corpus present and the scorer usable, checked; the first
+    stage built through the configuration, the corpus read and the scorer loaded when built."""
+
+    Params = RerankParams
+
+    def checked(self) -> None:
+        settings, kind = self.params, KindContext(self.name, self.context)
+        check_known([settings.retriever], kind, "retriever")
+        checked_corpus(settings.corpus, self.name, self.context)
+        settings.scorer.check(kind)
+
+    def build(self) -> RerankRetriever:
+        settings, kind = self.params, KindContext(self.name, self.context)
+        [first_stage] = build_members("rerank", [settings.retriever], kind, "retriever")
+        ids, texts = read_corpus(kind.resolve(settings.corpus), DOCUMENT_FIELDS, kind.key)
+        scorer = settings.scorer.build(kind)
+        return RerankRetriever(self.name, settings, first_stage, dict(zip(ids, (text.strip() for text in texts))), scorer)
+
+
+class RerankRetriever:
     """The first stage's top `depth` distinct documents by the scorer's relevance, then the rest in its order."""
 
     def __init__(self, identifier: str, params: RerankParams, first_stage: Retriever, texts: Mapping[str, str], scorer: Scorer):
@@ -61,24 +79,6 @@ class RerankRetriever(CorpusKind):
             if isinstance(stage, FailFast):
                 self.fail_fast_after = stage.fail_fast_after
                 break
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RerankParams:
-        kind = KindContext(identifier, context)
-        settings = kind.parse(RerankParams, params)
-        check_known([settings.retriever], kind, "retriever")
-        checked_corpus(settings.corpus, identifier, context)
-        settings.scorer.check(kind)
-        return settings
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> RerankRetriever:
-        settings = cls.check_config(identifier, params, context)
-        kind = KindContext(identifier, context)
-        [first_stage] = build_members("rerank", [settings.retriever], kind, "retriever")
-        ids, texts = read_corpus(kind.resolve(settings.corpus), DOCUMENT_FIELDS, kind.key)
-        scorer = settings.scorer.build(kind)
-        return cls(identifier, settings, first_stage, dict(zip(ids, (text.strip() for text in texts))), scorer)
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         depth = self.params.depth

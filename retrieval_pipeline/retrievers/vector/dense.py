@@ -37,7 +37,69 @@ from retrieval_pipeline.retrievers.vector.shards import ShardedCorpus
 VECTORS: ProcessCache[DocumentVectors] = ProcessCache()
 
 
-class DenseRetriever(CorpusKind):
+class DenseKind(CorpusKind):
+    """`kind: dense`: the parameters, the corpus and model files, and the runtime installed, checked with
+    nothing loaded; the model opened and the corpus encoded (or its vectors found cached) when built."""
+
+    Params = DenseParams
+    embeds_questions = True
+
+    def checked(self) -> None:
+        self.encoding, self.tokenizer = checked_params(self.params, self._bound)
+
+    def build(self) -> DenseRetriever:
+        settings, kind = self.params, self._bound
+        encoder = opened_encoder(settings, self.encoding, kind)
+        encode_into, split = _encode_into(settings, encoder, kind), partial(_split, settings, self.tokenizer)
+        if settings.sharded:
+            sharded = _sharded(kind, settings, encoder)
+            key = sharded.index_version
+            vectors = VECTORS.get(key, lambda: sharded.assembled(encode_into, split))
+        else:
+            corpus = kind.resolve(settings.corpus)
+            key = checksum_of([corpus], vectors=encoder.fingerprint, **_recipe(settings))
+            folder = joined(kind.build.vector_location, key)
+            vectors = VECTORS.get(
+                key, lambda: encode_into(folder, lambda: split(*read_corpus(corpus, settings.fields, kind.key)))
+            )
+        graph = None
+        if isinstance(settings.index, HnswIndex):
+            folder = kind.build.cache_dir / "dense"
+            graph = hnsw_search(settings.index, vectors.vectors, key, settings.normalize, folder, kind.build.report)
+        return DenseRetriever(self.name, settings, encoder, vectors, key, graph)
+
+    def question_encoder(self) -> Callable[[Sequence[str]], Any]:
+        """Texts embedded as this retriever embeds a question (its model, settings and query prefix), with
+        no corpus encoded: what `coverage` compares logged queries and golden questions with."""
+        encoder, prefix = opened_encoder(self.params, self.encoding, self._bound), self.params.query_prefix
+        return lambda texts: encoder.encode([prefix + text for text in texts])
+
+    @classmethod
+    def shard_count(cls, name: str, raw: Mapping[str, Any], context: BuildContext) -> int | None:
+        """The configured number of shards (None: not sharded), with no model loaded: what the Dagster
+        partitions are made of when the definitions load, so a retriever refused for a missing model still
+        has its partitions; `shard_size` counts the corpus's documents, with the entry checked whole."""
+        settings = cls.validated(name, raw, context)
+        settings.refuse_both(KindContext(name, context))
+        if not settings.sharded:
+            return None
+        documents = 0 if settings.shards else len(cls.parse(name, raw, context).corpus())
+        return settings.shard_count(documents)
+
+    def encode_shard(self, index: int) -> tuple[ShardedCorpus, DocumentVectors]:
+        """One shard's vectors, from the cache or encoded into it (one Dagster step per shard:
+        dagster_layer/document_vectors.py), with the corpus's shards."""
+        settings, kind = self.params, self._bound
+        encoder = opened_encoder(settings, self.encoding, kind)
+        sharded = _sharded(kind, settings, encoder)
+        return sharded, sharded.encode(index, _encode_into(settings, encoder, kind), partial(_split, settings, self.tokenizer))
+
+    @property
+    def _bound(self) -> KindContext:
+        return KindContext(self.name, self.context)
+
+
+class DenseRetriever:
     """The documents whose vectors are nearest a question's, best first; ties in corpus order."""
 
     def __init__(
@@ -58,69 +120,6 @@ class DenseRetriever(CorpusKind):
         self._most_chunks = most_chunks(vectors.document_ids)
         if hasattr(encoder, "fail_fast_after"):  # an endpoint stops the run as the HTTP kind does
             self.fail_fast_after = encoder.fail_fast_after
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseParams:
-        """The parameters, the corpus and model files, and the runtime installed, with nothing loaded."""
-        return checked_params(KindContext(identifier, context), params)[0]
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> DenseRetriever:
-        kind = KindContext(identifier, context)
-        settings, encoding, tokenizer = checked_params(kind, params)
-        encoder = opened_encoder(settings, encoding, kind)
-        encode_into, split = _encode_into(settings, encoder, kind), partial(_split, settings, tokenizer)
-        if settings.sharded:
-            sharded = _sharded(kind, settings, encoder)
-            key = sharded.index_version
-            vectors = VECTORS.get(key, lambda: sharded.assembled(encode_into, split))
-        else:
-            corpus = kind.resolve(settings.corpus)
-            key = checksum_of([corpus], vectors=encoder.fingerprint, **_recipe(settings))
-            folder = joined(kind.build.vector_location, key)
-            vectors = VECTORS.get(
-                key, lambda: encode_into(folder, lambda: split(*read_corpus(corpus, settings.fields, kind.key)))
-            )
-        graph = None
-        if isinstance(settings.index, HnswIndex):
-            folder = kind.build.cache_dir / "dense"
-            graph = hnsw_search(settings.index, vectors.vectors, key, settings.normalize, folder, kind.build.report)
-        return cls(identifier, settings, encoder, vectors, key, graph)
-
-    @classmethod
-    def question_encoder(
-        cls, identifier: str, params: Mapping[str, Any], context: BuildContext
-    ) -> Callable[[Sequence[str]], Any]:
-        """Texts embedded as this retriever embeds a question (its model, settings and query prefix), with
-        no corpus encoded: what `coverage` compares logged queries and golden questions with."""
-        kind = KindContext(identifier, context)
-        settings, encoding, _ = checked_params(kind, params)
-        encoder = opened_encoder(settings, encoding, kind)
-        return lambda texts: encoder.encode([settings.query_prefix + text for text in texts])
-
-    @classmethod
-    def shard_count(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> int | None:
-        """The configured number of shards (None: not sharded), with no model loaded: what the Dagster
-        partitions are made of when the definitions load (`shard_size` counts the corpus's documents)."""
-        kind = KindContext(identifier, context)
-        settings = kind.parse(DenseParams, params)
-        settings.refuse_both(kind)
-        if not settings.sharded:
-            return None
-        documents = 0 if settings.shards else len(cls.corpus_document_ids(identifier, params, context))
-        return settings.shard_count(documents)
-
-    @classmethod
-    def encode_shard(
-        cls, identifier: str, params: Mapping[str, Any], context: BuildContext, index: int
-    ) -> tuple[ShardedCorpus, DocumentVectors]:
-        """One shard's vectors, from the cache or encoded into it (one Dagster step per shard:
-        dagster_layer/document_vectors.py), with the corpus's shards."""
-        kind = KindContext(identifier, context)
-        settings, encoding, tokenizer = checked_params(kind, params)
-        encoder = opened_encoder(settings, encoding, kind)
-        sharded = _sharded(kind, settings, encoder)
-        return sharded, sharded.encode(index, _encode_into(settings, encoder, kind), partial(_split, settings, tokenizer))
 
     def retries(self) -> dict[str, int]:
         """The retries its encoder made, when the encoder is a service that retries (`CountsRetries`)."""

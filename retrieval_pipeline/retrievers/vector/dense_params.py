@@ -5,9 +5,8 @@ which sizes chunks in the local model's own tokens.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -33,10 +32,9 @@ class DenseParams(QueryEncoderParams, ShardParams):
     index: IndexParams = Field(ExactIndex(), discriminator="kind")  # exact, or hnsw (ann_index.py)
 
 
-def checked_params(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseParams, EncoderSettings | None, Path | None]:
-    """The parameters, the local encoder's settings (none when `encoder` names the model) and the tokenizer
-    chunks are sized with (none without chunking), each checked once whether only checked or then built."""
-    settings = kind.parse(DenseParams, params)
+def checked_params(settings: DenseParams, kind: KindContext) -> tuple[EncoderSettings | None, Path | None]:
+    """Across the parameters: the local encoder's settings (none when `encoder` names the model) and the
+    tokenizer chunks are sized with (none without chunking), each checked once whether only checked or then built."""
     settings.refuse_both(kind)
     if unusable(kind.build.vector_location):
         raise InvalidInputError(unusable(kind.build.vector_location), source=kind.build.source, key="vector_cache")
@@ -45,11 +43,11 @@ def checked_params(kind: KindContext, params: Mapping[str, Any]) -> tuple[DenseP
     if isinstance(settings.index, HnswIndex) and missing_modules(("usearch",)):
         raise kind.invalid(f"index kind hnsw needs usearch, not installed: {install_command('dense')}", "index.kind")
     if settings.chunking is None:
-        return settings, encoding, None
+        return encoding, None
     if encoding is None:
         raise kind.invalid("chunking sizes chunks in a local model's tokens: give model, not encoder", "chunking")
     try:
-        return settings, encoding, _chunk_tokenizer(settings, encoding)
+        return encoding, _chunk_tokenizer(settings, encoding)
     except EncoderConfigError as error:
         raise refused(error, kind) from None
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
 from retrieval_pipeline.core.base.secrets import scrub
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
 from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder, opened_encoder
@@ -25,10 +26,52 @@ from retrieval_pipeline.retrievers.vector.store import StoreFault, StoreUnreacha
 MODULES = ("psycopg", "pgvector")
 
 
+class PgvectorKind(RetrieverKind):
+    """`kind: pgvector`: parameters, client libraries and encoder files checked, with nothing opened and no
+    connection made; the table's columns probed when built."""
+
+    Params = PgvectorParams
+
+    def checked(self) -> None:
+        settings, kind = self.params, KindContext(self.name, self.context)
+        require_modules(MODULES, "pgvector", kind)
+        if not (settings.dsn or settings.host or settings.dbname):
+            raise kind.invalid("give dsn, or the connection's parts (host, port, dbname, user)", "dsn")
+        self.encoding: EncoderSettings | None = checked_encoder(settings, kind)
+
+    def build(self) -> PgvectorRetriever:
+        settings, kind = self.params, KindContext(self.name, self.context)
+        retriever = PgvectorRetriever(
+            self.name, settings, opened_encoder(settings, self.encoding, kind), connection_settings(settings, kind)
+        )
+        retriever._columns_checked(kind)
+        return retriever
+
+    def corpus(self) -> frozenset[str]:
+        return self._document_ids
+
+    @cached_property
+    def _document_ids(self) -> frozenset[str]:
+        """Every id in the table (under `where`), so the label audit can tell a label naming no row."""
+        from psycopg import sql
+
+        settings = self.params
+        retriever = PgvectorRetriever(
+            self.name, settings, None, connection_settings(settings, KindContext(self.name, self.context))
+        )
+        try:
+            query = sql.SQL("SELECT DISTINCT {}::text FROM {}{}").format(
+                sql.Identifier(settings.id_column), _table(settings), _where(settings)
+            )
+            return frozenset(row[0] for row in retriever._rows(query, ()))
+        finally:
+            retriever.close()
+
+
 class PgvectorRetriever:
     """The nearest rows of the table by the configured distance, best first."""
 
-    def __init__(self, identifier: str, params: PgvectorParams, encoder: Encoder, connect: Mapping[str, Any]):
+    def __init__(self, identifier: str, params: PgvectorParams, encoder: Encoder | None, connect: Mapping[str, Any]):
         self.identifier = identifier
         self.params = params
         self.concurrency = params.concurrency
@@ -39,34 +82,6 @@ class PgvectorRetriever:
         self._connections: list[Any] = []
         self._lock = threading.Lock()
         self._search = _search_statement(params)
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> PgvectorParams:
-        """Parameters, client libraries and encoder files, with nothing opened and no connection made."""
-        return _checked(KindContext(identifier, context), params)[0]
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> PgvectorRetriever:
-        kind = KindContext(identifier, context)
-        settings, encoding = _checked(kind, params)
-        retriever = cls(identifier, settings, opened_encoder(settings, encoding, kind), connection_settings(settings, kind))
-        retriever._columns_checked(kind)
-        return retriever
-
-    @classmethod
-    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
-        """Every id in the table (under `where`), so the label audit can tell a label naming no row."""
-        from psycopg import sql
-
-        settings = cls.check_config(identifier, params, context)
-        retriever = cls(identifier, settings, None, connection_settings(settings, KindContext(identifier, context)))
-        try:
-            query = sql.SQL("SELECT DISTINCT {}::text FROM {}{}").format(
-                sql.Identifier(settings.id_column), _table(settings), _where(settings)
-            )
-            return frozenset(row[0] for row in retriever._rows(query, ()))
-        finally:
-            retriever.close()
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         if limit <= 0:
@@ -170,15 +185,6 @@ class PgvectorRetriever:
     def _where_said(self) -> str:
         params = self.params
         return f"table {params.table} (id_column {params.id_column}, vector_column {params.vector_column})"
-
-
-def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[PgvectorParams, EncoderSettings | None]:
-    """The parameters and the local encoder's settings, each checked once whether only checked or then built."""
-    settings = kind.parse(PgvectorParams, params)
-    require_modules(MODULES, "pgvector", kind)
-    if not (settings.dsn or settings.host or settings.dbname):
-        raise kind.invalid("give dsn, or the connection's parts (host, port, dbname, user)", "dsn")
-    return settings, checked_encoder(settings, kind)
 
 
 def _search_statement(params: PgvectorParams):

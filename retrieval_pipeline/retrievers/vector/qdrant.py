@@ -13,14 +13,14 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
-from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
 from retrieval_pipeline.core.base.errors import quoted, validation_problem
 from retrieval_pipeline.core.base.secrets import scrub
-from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.base.service import EnvSecret
@@ -49,6 +49,58 @@ class QdrantParams(StoreParams):
         return self
 
 
+class QdrantKind(RetrieverKind):
+    """`kind: qdrant`: parameters, the client library, the filter's shape and the encoder files checked,
+    connecting nowhere; the collection and its vectors checked when built."""
+
+    Params = QdrantParams
+
+    def checked(self) -> None:
+        settings, kind = self.params, KindContext(self.name, self.context)
+        require_modules(("qdrant_client",), "qdrant", kind)
+        try:
+            _filter(settings)
+        except ValidationError as error:
+            from qdrant_client import models
+
+            location, problem = validation_problem(error, models.Filter)
+            raise kind.invalid(f"not a Qdrant filter: {problem}", ".".join(("filter", *location))) from None
+        if settings.path is not None and not kind.resolve(settings.path).is_dir():
+            raise kind.invalid(f"local-mode folder {kind.resolve(settings.path)} does not exist", "path")
+        self.encoding: EncoderSettings | None = checked_encoder(settings, kind)
+
+    def build(self) -> QdrantRetriever:
+        settings, kind = self.params, KindContext(self.name, self.context)
+        retriever = QdrantRetriever(self.name, settings, opened_encoder(settings, self.encoding, kind), _client(settings, kind))
+        try:
+            info = retriever._info()
+        except StoreFault as error:
+            raise kind.invalid(str(error), "url" if isinstance(error, StoreUnreachable) else "collection") from None
+        problem = _vector_problem(settings, info.config.params.vectors)
+        if problem is not None:
+            raise kind.invalid(problem, "vector_name")
+        return retriever
+
+    def corpus(self) -> frozenset[str]:
+        return self._document_ids
+
+    @cached_property
+    def _document_ids(self) -> frozenset[str]:
+        """Every point's document id (under `filter`), scrolled through without vectors."""
+        settings = self.params
+        retriever = QdrantRetriever(self.name, settings, None, _client(settings, KindContext(self.name, self.context)))
+        ids: set[str] = set()
+        offset = None
+        while True:
+            points, offset = retriever._asked(
+                "scroll", settings.collection, scroll_filter=retriever._filter, limit=1024, offset=offset,
+                with_payload=[settings.id_payload_field], with_vectors=False,
+            )  # fmt: skip
+            ids.update(retriever._document_id(point) for point in points)
+            if offset is None:
+                return frozenset(ids)
+
+
 class QdrantRetriever:
     """The collection's nearest points, best first, as document ids."""
 
@@ -60,41 +112,6 @@ class QdrantRetriever:
         self._encoder = encoder
         self._client = client
         self._filter = _filter(params)
-
-    @classmethod
-    def check_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> QdrantParams:
-        """Parameters, the client library, the filter's shape and the encoder files, connecting nowhere."""
-        return _checked(KindContext(identifier, context), params)[0]
-
-    @classmethod
-    def from_config(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> QdrantRetriever:
-        kind = KindContext(identifier, context)
-        settings, encoding = _checked(kind, params)
-        retriever = cls(identifier, settings, opened_encoder(settings, encoding, kind), _client(settings, kind))
-        try:
-            info = retriever._info()
-        except StoreFault as error:
-            raise kind.invalid(str(error), "url" if isinstance(error, StoreUnreachable) else "collection") from None
-        problem = _vector_problem(settings, info.config.params.vectors)
-        if problem is not None:
-            raise kind.invalid(problem, "vector_name")
-        return retriever
-
-    @classmethod
-    def corpus_document_ids(cls, identifier: str, params: Mapping[str, Any], context: BuildContext) -> frozenset[str]:
-        """Every point's document id (under `filter`), scrolled through without vectors."""
-        settings = cls.check_config(identifier, params, context)
-        retriever = cls(identifier, settings, None, _client(settings, KindContext(identifier, context)))
-        ids: set[str] = set()
-        offset = None
-        while True:
-            points, offset = retriever._asked(
-                "scroll", settings.collection, scroll_filter=retriever._filter, limit=1024, offset=offset,
-                with_payload=[settings.id_payload_field], with_vectors=False,
-            )  # fmt: skip
-            ids.update(retriever._document_id(point) for point in points)
-            if offset is None:
-                return frozenset(ids)
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         if limit <= 0:
@@ -152,22 +169,6 @@ class QdrantRetriever:
             raise StoreUnreachable(scrub(f"cannot reach Qdrant for collection {self.params.collection}: {cause}")) from None
         except (UnexpectedResponse, ValueError) as error:
             raise StoreFault(scrub(f"collection {self.params.collection}: {str(error).splitlines()[0]}")) from None
-
-
-def _checked(kind: KindContext, params: Mapping[str, Any]) -> tuple[QdrantParams, EncoderSettings | None]:
-    """The parameters and the local encoder's settings, each checked once whether only checked or then built."""
-    settings = kind.parse(QdrantParams, params)
-    require_modules(("qdrant_client",), "qdrant", kind)
-    try:
-        _filter(settings)
-    except ValidationError as error:
-        from qdrant_client import models
-
-        location, problem = validation_problem(error, models.Filter)
-        raise kind.invalid(f"not a Qdrant filter: {problem}", ".".join(("filter", *location))) from None
-    if settings.path is not None and not kind.resolve(settings.path).is_dir():
-        raise kind.invalid(f"local-mode folder {kind.resolve(settings.path)} does not exist", "path")
-    return settings, checked_encoder(settings, kind)
 
 
 def _filter(params: QdrantParams):

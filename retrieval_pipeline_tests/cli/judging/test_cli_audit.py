@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
 
 CORPUS = str(demo_config_path().parent / "cranfield-corpus.jsonl.gz")
 QUESTIONS = [

@@ -15,7 +15,7 @@ from desk_project import read_csv
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from retrieval_pipeline.core.scoring.intervals import Z_95
+from retrieval_pipeline.core.scoring.stats.intervals import Z_95
 
 
 @pytest.fixture

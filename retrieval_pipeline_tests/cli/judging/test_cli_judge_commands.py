@@ -16,7 +16,7 @@ from desk_project import answer, pool
 
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.cli.errors import EXIT_INVALID
-from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
 
 HELP_OPTIONS = {
     (): {"--config", "--store", "--help"},

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import console_script, subprocess_env
 
-from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
 
 pexpect = pytest.importorskip("pexpect")
 

@@ -14,7 +14,7 @@ from retrieval_pipeline.core.base.registry import Registry
 from retrieval_pipeline.core.golden.question_sets import QUESTION_SETS_GROUP, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP
 from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
-from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.configuration.project import load_config
 
 
 def test_registry_finds_entries_and_remembers_their_source():
@@ -215,7 +215,7 @@ def test_two_distributions_claiming_one_retriever_kind_fail_naming_both(tmp_path
         retriever_kinds()
     message = str(caught.value)
     assert "retriever kind 'lexical'" in message
-    assert "retrieval_pipeline.retrievers.lexical.retriever:LexicalRetriever" in message
+    assert "retrieval_pipeline.retrievers.lexical.retriever:LexicalKind" in message
     assert f"{module}:EchoRetriever" in message
 
 

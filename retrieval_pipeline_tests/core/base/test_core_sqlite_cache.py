@@ -8,8 +8,8 @@ import pytest
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.generators import GeneratedQuestion, GenerationRequest
 from retrieval_pipeline.core.retrieval.judges import MachineJudgement
-from retrieval_pipeline.core.services.generation_cache import GenerationCache
-from retrieval_pipeline.core.services.judgement_cache import JudgementCache
+from retrieval_pipeline.core.services.generated.cache import GenerationCache
+from retrieval_pipeline.core.services.labels.judgement_cache import JudgementCache
 
 ANSWERS = 2_000
 """Enough answers for the file to hold pages past the one its header is in."""

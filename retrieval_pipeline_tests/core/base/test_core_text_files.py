@@ -16,7 +16,7 @@ from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.trec import read_trec_qrels, read_trec_topics
 from retrieval_pipeline.core.retrieval.corpus import read_corpus
 from retrieval_pipeline.core.retrieval.run_files import load_run
-from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.configuration.project import load_config
 
 BOM = b"\xef\xbb\xbf"
 LATIN1_E = "é".encode("latin-1")

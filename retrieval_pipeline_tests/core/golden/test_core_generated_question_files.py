@@ -10,7 +10,7 @@ from retrieval_pipeline.core.golden.generated import GeneratedProvenance
 from retrieval_pipeline.core.golden.question_file_writer import write_question_set_file
 from retrieval_pipeline.core.golden.question_files import load_question_set_file, question_set_from_mapping
 from retrieval_pipeline.core.golden.questions import GeneratedQuestionsCounted, GoldenQuestion, GoldenQuestionSet
-from retrieval_pipeline.core.services.runner import run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 
 PROVENANCE = GeneratedProvenance(generated_by="extractive@8f1e17cf342a", source="document", document_id="d2", asked_form="match")
 HUMAN = GoldenQuestion(id="q1", question="How do wings lift?", form="match", expected_document_ids=("d1",))

@@ -17,7 +17,7 @@ from retrieval_pipeline.core.golden.question_file_writer import dump_question_se
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestion
 from retrieval_pipeline.core.golden.trec import import_trec, imported_trec
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.storage.store import ResultStore
 
 

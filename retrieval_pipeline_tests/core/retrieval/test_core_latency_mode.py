@@ -6,10 +6,10 @@ import pytest
 from core_helpers import RankingRetriever, question, question_set
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.runner import run_question_set
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 from retrieval_pipeline.core.storage.store import ResultStore
 
 SET = question_set(question("q1", ("a",), text="one"), question("q2", ("b",), text="two"), question("q3", ("c",), text="three"))

@@ -7,9 +7,9 @@ from core_helpers import run_from_codes
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval_pipeline.core.scoring.regression import detect_regression
-from retrieval_pipeline.core.scoring.slice_tests import paired_slice_tests
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, exact_drop, exceeds
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, exact_drop, exceeds
+from retrieval_pipeline.core.scoring.stats.slice_tests import paired_slice_tests
 
 GATED = Tolerances(min_significance=0.05)
 
@@ -108,7 +108,7 @@ def test_unset_min_significance_keeps_the_tolerance_rule_exactly(codes):
 
 
 def test_an_inconclusive_run_is_stored_so_and_is_not_the_accepted_baseline(tmp_path):
-    from retrieval_pipeline.core.services.baselines import BaselinePolicy, load_baseline
+    from retrieval_pipeline.core.services.evaluation.baselines import BaselinePolicy, load_baseline
     from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
     store = ResultStore(str(tmp_path))

@@ -15,7 +15,7 @@ from test_core_oracle import read_beir_qrels
 from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -24,12 +24,12 @@ CUTOFFS = CutOffs((1, 3, 5, 10))
 
 
 def test_judged_at_k_equals_ir_measures_per_query_and_on_average(tmp_path):
-    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind
 
     golden = import_beir(FIXTURE, identifier="cranfield.judged")
     assert sum(len(q.rejected_document_ids) for q in golden.questions) > 10, "the oracle needs non-relevant judgements"
     context = BuildContext(base_dir=FIXTURE, source="oracle", cache_dir=tmp_path / "cache", fetch_limit=CUTOFFS.fetch_limit)
-    retriever = LexicalRetriever.from_config("bm25", {"corpus": "corpus.jsonl", "stemmer": "english", "stopwords": "en"}, context)
+    retriever = LexicalKind.parse("bm25", {"corpus": "corpus.jsonl", "stemmer": "english", "stopwords": "en"}, context).build()
     run = run_question_set(golden, retriever, cutoffs=CUTOFFS, retry=RetryPolicy(attempts=1, backoff_seconds=0))
     assert run.complete and all(q.retrieved_document_ids for q in run.questions)
 
@@ -59,11 +59,11 @@ def test_judged_at_k_equals_ir_measures_per_query_and_on_average(tmp_path):
 
 
 def test_each_question_names_the_unjudged_documents_of_its_top_k(tmp_path):
-    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind
 
     golden = import_beir(FIXTURE, identifier="cranfield.judged")
     context = BuildContext(base_dir=FIXTURE, source="oracle", cache_dir=tmp_path / "cache", fetch_limit=CUTOFFS.fetch_limit)
-    retriever = LexicalRetriever.from_config("bm25", {"corpus": "corpus.jsonl"}, context)
+    retriever = LexicalKind.parse("bm25", {"corpus": "corpus.jsonl"}, context).build()
     run = run_question_set(golden, retriever, cutoffs=CUTOFFS, retry=RetryPolicy(attempts=1, backoff_seconds=0))
     for question, labels in zip(run.questions, golden.questions):
         for k in CUTOFFS.values:

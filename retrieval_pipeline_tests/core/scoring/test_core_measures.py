@@ -7,6 +7,7 @@ from dataclasses import fields
 import pytest
 
 from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, UnknownIdentifierError
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import (
     HIT_RATE,
     MEASURES,
@@ -17,8 +18,7 @@ from retrieval_pipeline.core.scoring.measures import (
     measure_registry,
 )
 from retrieval_pipeline.core.scoring.ranking_metrics import recall
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.config_file import ToleranceSection
+from retrieval_pipeline.core.services.configuration.schema import ToleranceSection
 
 
 def test_every_gate_a_measure_declares_is_a_tolerance_and_a_configuration_key():
@@ -88,6 +88,6 @@ def test_judged_at_k_is_kept_at_every_cutoff_but_tables_show_it_at_the_deepest_o
     assert all(gated.measure.name != "judged" for gated, _ in gated_figures((1, 3, 10)))
 
 
-def test_a_measure_with_an_undeclared_headline_rule_is_refused():
-    with pytest.raises(ValueError, match="headline 'sometimes'"):
-        Measure("odd", "Odd", headline="sometimes")
+def test_a_measure_shown_nowhere_declared_is_refused():
+    with pytest.raises(ValueError, match="shown 'sometimes'"):
+        Measure("odd", "Odd", shown="sometimes")

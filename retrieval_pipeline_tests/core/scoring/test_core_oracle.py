@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from retrieval_pipeline.core.golden.beir import import_beir
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 
 ir_measures = pytest.importorskip("ir_measures")
 

@@ -10,13 +10,13 @@ import pytest
 from core_helpers import run_from_codes
 from measure_helpers import declare, throwaway_measure
 
-from retrieval_pipeline.core.scoring.significance import (
+from retrieval_pipeline.core.scoring.stats.significance import (
     EXACT_UP_TO,
     bootstrap_interval,
     holm_adjusted,
     paired_randomization_p,
 )
-from retrieval_pipeline.core.scoring.slice_tests import overall_test, paired_slice_tests
+from retrieval_pipeline.core.scoring.stats.slice_tests import overall_test, paired_slice_tests
 
 
 def enumerated_p(differences):

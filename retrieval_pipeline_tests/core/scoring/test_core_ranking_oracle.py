@@ -15,7 +15,7 @@ from test_core_oracle import read_beir_qrels
 from retrieval_pipeline.core.golden.beir import import_beir
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -30,13 +30,13 @@ MEASURES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("collection", ["cranfield", "cisi", "scifact"])
 def test_ranking_metrics_equal_ir_measures_per_query_and_on_average(shared_data, tmp_path, collection):
-    from retrieval_pipeline.retrievers.lexical.retriever import LexicalRetriever
+    from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind
 
     folder = shared_data / collection
     golden = import_beir(folder, identifier=f"{collection}.test")
     assert all(q.expected_document_ids for q in golden.questions), "the oracle needs sets without empty labels"
     context = BuildContext(base_dir=folder, source="oracle", cache_dir=tmp_path / "cache", fetch_limit=CUTOFFS.fetch_limit)
-    retriever = LexicalRetriever.from_config("bm25", {"corpus": "corpus.jsonl", "stemmer": "english", "stopwords": "en"}, context)
+    retriever = LexicalKind.parse("bm25", {"corpus": "corpus.jsonl", "stemmer": "english", "stopwords": "en"}, context).build()
     run = run_question_set(golden, retriever, cutoffs=CUTOFFS, retry=RetryPolicy(attempts=1, backoff_seconds=0))
     assert run.complete
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 from core_helpers import question, question_set, retriever_for
 
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
 from retrieval_pipeline.core.scoring.rescoring import rescored
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.scoring.verdicts import Verdict
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.storage.store import ResultStore
 
 NO_WAIT = EvaluationSettings(retry=RetryPolicy(attempts=1, backoff_seconds=0))

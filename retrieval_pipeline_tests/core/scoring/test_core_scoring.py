@@ -8,7 +8,7 @@ from core_helpers import RankingRetriever, collapse, is_hit, outcome, question, 
 from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
 from retrieval_pipeline.core.scoring.results import GRADER, RunResult
 from retrieval_pipeline.core.scoring.scoring import OVERFETCH_MULTIPLIER, CutOffs
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 
 NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0)
 

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
-from retrieval_pipeline.core.scoring.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.scoring.verdicts import Verdict
 
 DOCUMENTS = ("d1", "d2", "d3", "d4", "d5")
 RELABELLED_TO = ("r1", "r2")  # never among a question's original labels: a relabel always changes them

@@ -10,12 +10,12 @@ import pytest
 from core_helpers import question, question_set, retriever_for
 
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.scoring.verdicts import Verdict
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.history import run_history
-from retrieval_pipeline.core.services.runner import RetryPolicy
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.history import run_history
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = EvaluationSettings(retry=RetryPolicy(attempts=1, backoff_seconds=0))

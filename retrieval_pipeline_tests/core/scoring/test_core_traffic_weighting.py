@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from retrieval_pipeline.core.scoring.intervals import wilson_interval
-from retrieval_pipeline.core.scoring.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.set_versions import restrict
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.stats.intervals import wilson_interval
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, weighted_figures
-from retrieval_pipeline.core.scoring.verdicts import Verdict
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
-from retrieval_pipeline.core.services.runner import run_question_set
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.evaluation.runner import run_question_set
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +160,7 @@ def test_the_weighted_switch_is_true_or_false_and_left_out_of_records_when_off()
 def test_a_weighted_run_stored_reads_back_its_weights_and_figures_and_older_runs_read_without(tmp_path, demo_runs):
     import pyarrow.parquet as pq
 
-    from retrieval_pipeline.core.services.evaluation import latest_evaluation
+    from retrieval_pipeline.core.services.evaluation.record import latest_evaluation
     from retrieval_pipeline.core.storage.run_schema import TRAFFIC_COLUMNS
     from retrieval_pipeline.core.storage.run_summary import RunSummary
     from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore

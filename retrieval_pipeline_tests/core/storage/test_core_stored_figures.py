@@ -8,8 +8,8 @@ from core_helpers import outcome
 
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.services.history import run_history
-from retrieval_pipeline.core.services.leaderboard import build_leaderboard
+from retrieval_pipeline.core.services.evaluation.history import run_history
+from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NEW_COLUMNS = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.scoring.results import GroupRates, RunResult
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
+from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
 from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult, RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, unchanged_across
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS, SliceTest, overall_test, paired_slice_tests
+from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
+from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS, SliceTest, overall_test, paired_slice_tests
 
 COMPARED_CUTOFFS = TESTED_CUTOFFS
 

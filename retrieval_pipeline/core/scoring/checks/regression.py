@@ -14,19 +14,19 @@ from dataclasses import replace
 
 from retrieval_pipeline.core.base.formatting import points, signed_pp
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.change_breakdown import flipped_questions, group_deltas
+from retrieval_pipeline.core.scoring.checks.change_breakdown import flipped_questions, group_deltas
+from retrieval_pipeline.core.scoring.checks.metric_gates import metric_deltas, metric_drops, ranking_gate_options
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, dropped_hit_rates, exceeds, hit_rate_gates
+from retrieval_pipeline.core.scoring.checks.unjudged_losses import counted_relevant, unjudged_losses
+from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.failures import failure_summary
-from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
-from retrieval_pipeline.core.scoring.metric_gates import metric_deltas, metric_drops, ranking_gate_options
 from retrieval_pipeline.core.scoring.rescoring import RescoredBaseline, rescored_baseline
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
-from retrieval_pipeline.core.scoring.slice_tests import SliceTest, overall_test, paired_slice_tests
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, exceeds, hit_rate_gates
+from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
+from retrieval_pipeline.core.scoring.stats.slice_tests import SliceTest, overall_test, paired_slice_tests
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, weighted_figures, weighted_hit_rate
-from retrieval_pipeline.core.scoring.unjudged_losses import counted_relevant, unjudged_losses
-from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
 
 
 def detect_regression(

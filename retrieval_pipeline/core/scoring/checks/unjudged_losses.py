@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from retrieval_pipeline.core.scoring.question_columns import FIELDS, QuestionColumns
+from retrieval_pipeline.core.scoring.checks.tolerances import exceeds
+from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
+from retrieval_pipeline.core.scoring.question_fields import FIELDS
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
-from retrieval_pipeline.core.scoring.tolerances import exceeds
+from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS
 
 
 @dataclass(frozen=True)

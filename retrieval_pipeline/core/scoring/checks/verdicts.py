@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
-from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
+from retrieval_pipeline.core.scoring.checks.change_breakdown import GroupDelta
+from retrieval_pipeline.core.scoring.checks.unjudged_losses import UnjudgedLosses
 from retrieval_pipeline.core.scoring.rescoring import RescoredBaseline
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
-from retrieval_pipeline.core.scoring.slice_tests import SliceTest
-from retrieval_pipeline.core.scoring.unjudged_losses import UnjudgedLosses
+from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
+from retrieval_pipeline.core.scoring.stats.slice_tests import SliceTest
 
 
 class Verdict(str, Enum):
@@ -37,6 +37,10 @@ AUTO_ACCEPTED = frozenset({Verdict.BASELINE, Verdict.PASS, Verdict.NOT_COMPARABL
 not-comparable run is one: it measured a set too different to judge, and refusing it would leave every
 later run of the new set version compared with nothing. An inconclusive run is not: its drop may be real
 but too small for the set to show, and keeping the baseline lets a slow decline add up until it shows."""
+FAILING = frozenset({Verdict.REGRESSION, Verdict.INCOMPLETE})
+"""Verdicts that fail a check: a regression, or a run that cannot be compared because questions failed."""
+WARNED = frozenset({Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE})
+"""Verdicts that pass a check, flagged: not comparable, or a drop the set cannot tell from noise."""
 
 
 @dataclass(frozen=True)

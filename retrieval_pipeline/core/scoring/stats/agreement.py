@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 
-from retrieval_pipeline.core.scoring.intervals import Z_95
+from retrieval_pipeline.core.scoring.stats.intervals import Z_95
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from retrieval_pipeline.core.scoring.agreement import kendall_tau
-from retrieval_pipeline.core.scoring.significance import BOOTSTRAP_RESAMPLES, SEED
+from retrieval_pipeline.core.scoring.stats.agreement import kendall_tau
+from retrieval_pipeline.core.scoring.stats.significance import BOOTSTRAP_RESAMPLES, SEED
 
 LEVEL = 0.95
 _CHUNK = 250

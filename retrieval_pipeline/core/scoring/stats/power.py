@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from retrieval_pipeline.core.scoring.intervals import minimum_discordant_questions
+from retrieval_pipeline.core.scoring.stats.intervals import minimum_discordant_questions
 
 POWER = 0.80
 """The chance of catching a real drop that a set is sized for: the usual choice."""

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean, variance
 
-from retrieval_pipeline.core.scoring.intervals import Z_95
+from retrieval_pipeline.core.scoring.stats.intervals import Z_95
 
 
 @dataclass(frozen=True)

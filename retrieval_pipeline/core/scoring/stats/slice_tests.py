@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, ranking_figures
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.significance import (
+from retrieval_pipeline.core.scoring.stats.significance import (
     bootstrap_interval,
     discordant_pairs,
     holm_adjusted,

@@ -21,7 +21,7 @@ DEMO_NOTE = (
 
 def demo_config_path() -> Path:
     """The embedded demo, used when no configuration is given."""
-    return Path(__file__).resolve().parents[2] / "demo" / "config.yaml"
+    return Path(__file__).resolve().parents[3] / "demo" / "config.yaml"
 
 
 def find_config_file(start: Path) -> Path | None:

@@ -1,16 +1,16 @@
 """The project configuration (YAML) as the project sees it: store, question sets, named retrievers,
 tolerances, schedule; sets and retrievers built from it on first use.
 
-The file's schema is `config_file`; which file is read when none is named is `config_lookup`. Relative
+The file's schema is `schema`; which file is read when none is named is `lookup`. Relative
 paths resolve against the file's folder; every error names the file and the key. `ProjectConfig` is the
-facade every caller holds: its question-set side is `config_sets`, its retrievers' `config_retrievers`.
+facade every caller holds: its question-set side is `sets`, its retrievers' `retrievers`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -21,13 +21,16 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.generators import Generator
 from retrieval_pipeline.core.retrieval.judges import Judge
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import Figure, figure_names
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.config_file import ConfigFile
-from retrieval_pipeline.core.services.config_lookup import DEMO_NOTE, demo_config_path
-from retrieval_pipeline.core.services.config_retrievers import ConfiguredRetrievers
-from retrieval_pipeline.core.services.config_sets import ConfiguredSets
+from retrieval_pipeline.core.services.configuration.lookup import DEMO_NOTE, demo_config_path
+from retrieval_pipeline.core.services.configuration.retrievers import ConfiguredRetrievers
+from retrieval_pipeline.core.services.configuration.schema import ConfigFile
+from retrieval_pipeline.core.services.configuration.sets import ConfiguredSets
+
+if TYPE_CHECKING:
+    from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 
 
 class ProjectConfig:
@@ -123,28 +126,19 @@ class ProjectConfig:
     def retriever(self, identifier: str, progress: Callable[[str], None] | None = None) -> Retriever:
         return self._retrievers.built(identifier, progress)
 
+    def retriever_kind(self, identifier: str) -> RetrieverKind:
+        """Retriever `identifier`'s kind, its parameters checked once and nothing built: ask it what it
+        knows (`corpus()`, `corpus_texts(wanted)`, `echoed()`, `question_encoder()`)."""
+        return self._retrievers.kind(identifier)
+
+    def retriever_kind_class(self, identifier: str) -> type[RetrieverKind]:
+        """The class of retriever `identifier`'s kind, its parameters unread (`RetrieverKind`: not installed)."""
+        return self._retrievers.kind_class(identifier)
+
     def check_retrievers(self) -> None:
         """Every retriever's kind and parameters, refused as building it would refuse them, with no index built."""
         for identifier in self.retriever_specs:
-            self.check_retriever(identifier)
-
-    def check_retriever(self, identifier: str) -> None:
-        self._retrievers.check(identifier)
-
-    def retriever_corpus(self, identifier: str) -> frozenset[str] | None:
-        return self._retrievers.corpus(identifier)
-
-    def retriever_echoes(self, identifier: str) -> tuple[str, ...]:
-        return self._retrievers.echoes(identifier)
-
-    def retriever_corpus_texts(self, identifier: str, wanted: Collection[str]) -> Mapping[str, tuple[str, str]] | None:
-        return self._retrievers.corpus_texts(identifier, wanted)
-
-    def question_encoder(self, identifier: str) -> Callable[[Sequence[str]], Any] | None:
-        return self._retrievers.question_encoder(identifier)
-
-    def embeds_questions(self, identifier: str) -> bool:
-        return self._retrievers.embeds_questions(identifier)
+            self.retriever_kind(identifier)
 
     def judge(self, name: str) -> Judge:
         """A machine judge of the `judges:` section, built once per configuration."""

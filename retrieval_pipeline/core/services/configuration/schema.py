@@ -7,6 +7,7 @@ is added here and documented in docs/configuration.md (a test reads the models t
 from __future__ import annotations
 
 import difflib
+from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -24,12 +25,19 @@ from pydantic import (
 from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.questions import check_identifier
+from retrieval_pipeline.core.scoring.checks.tolerances import tolerance_fields, tolerance_problem
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
-from retrieval_pipeline.core.scoring.tolerances import tolerance_fields, tolerance_problem
-from retrieval_pipeline.core.services.baselines import BaselinePolicy
 
 DEFAULT_RETENTION_DAYS = 30.0
+
+
+class BaselinePolicy(str, Enum):
+    """Which stored run a new run is compared with: the latest complete one, or the latest accepted one
+    (evaluation/baselines.py)."""
+
+    PREVIOUS = "previous"
+    ACCEPTED = "accepted"
 
 
 class _Section(BaseModel):

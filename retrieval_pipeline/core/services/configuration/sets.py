@@ -18,7 +18,7 @@ from retrieval_pipeline.core.golden.question_sets import (
     entry_point_providers,
 )
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.services.config_file import BeirSource, SetFileSource
+from retrieval_pipeline.core.services.configuration.schema import BeirSource, SetFileSource
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.golden.beir import ImportedSet

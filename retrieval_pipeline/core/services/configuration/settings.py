@@ -1,9 +1,8 @@
 """What an evaluation is run and judged with, read from the configuration once and handed over whole.
 
-The command line (`run`, `compare --save`) and the Dagster evaluation asset used to unpack the
-configuration each on its own, and one of them forgot a setting (`compare --save` kept unstable
-questions that `run` left out). Built in one place, every caller evaluates by the same rules; a caller
-adds only what it alone knows: the command line's tolerance options, a pinned baseline.
+Built in one place, so every caller (`run`, `compare --save`, the Dagster evaluation asset) evaluates by
+the same rules; a caller adds only what it alone knows: the command line's tolerance options, a pinned
+baseline. The retry policy it holds is defined here, beside the settings it is one of.
 """
 
 from __future__ import annotations
@@ -13,14 +12,26 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.machine_labels import check_labels
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights
-from retrieval_pipeline.core.services.baselines import BaselinePolicy
-from retrieval_pipeline.core.services.runner import RetryPolicy
+from retrieval_pipeline.core.services.configuration.schema import BaselinePolicy
 
 if TYPE_CHECKING:
-    from retrieval_pipeline.core.services.config import ProjectConfig
+    from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """A failing question is asked `attempts` times in all, waiting backoff, backoff*factor, ... between."""
+
+    attempts: int = 3
+    backoff_seconds: float = 0.2
+    factor: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.backoff_seconds < 0 or self.factor < 1:
+            raise ValueError("retries need attempts >= 1, backoff >= 0 and factor >= 1")
 
 
 @dataclass(frozen=True)

@@ -19,24 +19,12 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestion
 from retrieval_pipeline.core.retrieval.retriever import ConcurrentRetriever, Retriever, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.scoring.failures import FailFastGate
 from retrieval_pipeline.core.scoring.scoring import collapsed
+from retrieval_pipeline.core.services.configuration.settings import RetryPolicy
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 BATCH_SIZE = 1000
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """A failing question is asked `attempts` times in all, waiting backoff, backoff*factor, ... between."""
-
-    attempts: int = 3
-    backoff_seconds: float = 0.2
-    factor: float = 2.0
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1 or self.backoff_seconds < 0 or self.factor < 1:
-            raise ValueError("retries need attempts >= 1, backoff >= 0 and factor >= 1")
 
 
 def checked_ranking(raw: object) -> Sequence[str]:

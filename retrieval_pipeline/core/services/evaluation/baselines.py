@@ -13,20 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 
 from retrieval_pipeline.core.base.errors import NotAcceptableError, UnknownIdentifierError
+from retrieval_pipeline.core.scoring.checks.verdicts import AUTO_ACCEPTED
 from retrieval_pipeline.core.scoring.results import RunResult, as_utc, new_run_id, utc_now
-from retrieval_pipeline.core.scoring.verdicts import AUTO_ACCEPTED
+from retrieval_pipeline.core.services.configuration.schema import BaselinePolicy
 from retrieval_pipeline.core.storage.run_tables import acceptance_table
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 
 _AUTO_ACCEPTED_VALUES = frozenset(verdict.value for verdict in AUTO_ACCEPTED)
-
-
-class BaselinePolicy(str, Enum):
-    PREVIOUS = "previous"
-    ACCEPTED = "accepted"
 
 
 @dataclass(frozen=True)

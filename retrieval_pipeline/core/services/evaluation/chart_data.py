@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, in_declared_order
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
-from retrieval_pipeline.core.scoring.verdicts import Verdict
-from retrieval_pipeline.core.services.history import HistoryEntry, run_history
-from retrieval_pipeline.core.services.rescored_history import rescored_history
+from retrieval_pipeline.core.services.evaluation.history import HistoryEntry, run_history
+from retrieval_pipeline.core.services.evaluation.rescored_history import rescored_history
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 

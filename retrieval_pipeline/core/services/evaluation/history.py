@@ -17,7 +17,13 @@ from dataclasses import dataclass, field, replace
 from itertools import islice
 
 from retrieval_pipeline.core.scoring.measures import TESTED
-from retrieval_pipeline.core.services.baselines import Acceptance, BaselinePolicy, acceptances, auto_accepted, latest_accepted
+from retrieval_pipeline.core.services.evaluation.baselines import (
+    Acceptance,
+    BaselinePolicy,
+    acceptances,
+    auto_accepted,
+    latest_accepted,
+)
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.retrieval.retriever import VersionedIndex
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.leaderboard import latest_entry
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.evaluation.leaderboard import latest_entry
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from retrieval_pipeline.core.scoring.checks.verdicts import FAILING, WARNED, Verdict
 from retrieval_pipeline.core.scoring.results import GRADER
-from retrieval_pipeline.core.scoring.verdicts import Verdict
-from retrieval_pipeline.core.services.views.evaluation_view import FAILING, WARNED
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 

@@ -11,16 +11,16 @@ from retrieval_pipeline.core.golden.machine_labels import scored_under
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.core.scoring.regression import detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.rescoring import rescored
 from retrieval_pipeline.core.scoring.results import RunResult, utc_now
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, WeightedFigures, weighted_figures
-from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
-from retrieval_pipeline.core.services.baselines import load_baseline
-from retrieval_pipeline.core.services.generated_split import GeneratedSplit, sliced_run, split_generated
-from retrieval_pipeline.core.services.runner import Progress, latency_mode, run_question_set
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.baselines import load_baseline
+from retrieval_pipeline.core.services.evaluation.runner import Progress, latency_mode, run_question_set
+from retrieval_pipeline.core.services.generated.split import GeneratedSplit, sliced_run, split_generated
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 from retrieval_pipeline.core.storage.stored_runs import recorded_tolerances, recorded_traffic
 
@@ -38,7 +38,7 @@ class Evaluation:
     baseline_weighted: WeightedFigures | None = None
     """The baseline's, weighted by the same traffic, as the check compared it (rescored when it was)."""
     generated: Evaluation | None = None
-    """The set's generated questions' own run (`<set>.generated`, generated_split.py); None without any."""
+    """The set's generated questions' own run (`<set>.generated`, generated/split.py); None without any."""
 
 
 def evaluate_and_record(
@@ -52,7 +52,7 @@ def evaluate_and_record(
     """The baseline (the run `settings` pins, else the one its policy picks) is read before the run is
     saved, so a run never compares with itself, and an unknown pinned run or a store that cannot be written
     fails before any work. The verdict is saved with the run: under the `accepted` policy it decides whether
-    the run can be the next baseline. A set's generated questions are kept apart (generated_split.py).
+    the run can be the next baseline. A set's generated questions are kept apart (generated/split.py).
 
     An incomplete run is saved for inspection but compared with nothing (see `incomplete_report`); its
     summary names the most common error and how many questions it hit, the one sentence CLI and Dagster show.
@@ -154,7 +154,7 @@ def scored_run(
 
 def _unstable(store: ResultStore, key: HistoryKey, question_set: GoldenQuestionSet, window: int) -> frozenset[str]:
     """The label audit's flip counts, imported only by a gate that leaves unstable questions out."""
-    from retrieval_pipeline.core.services.audit import unstable_question_ids
+    from retrieval_pipeline.core.services.labels.audit import unstable_question_ids
 
     return unstable_question_ids(store, key, question_set, window)
 

@@ -15,8 +15,8 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.rescoring import Rescoring, under_current_labels
 from retrieval_pipeline.core.scoring.set_versions import restrict, set_changes
-from retrieval_pipeline.core.services.baselines import BaselinePolicy
-from retrieval_pipeline.core.services.history import HistoryEntry, run_history
+from retrieval_pipeline.core.services.evaluation.baselines import BaselinePolicy
+from retrieval_pipeline.core.services.evaluation.history import HistoryEntry, run_history
 from retrieval_pipeline.core.storage.run_schema import upgraded
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.run_tables import summary_table

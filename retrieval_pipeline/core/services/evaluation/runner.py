@@ -1,6 +1,6 @@
 """A set's questions asked of a retriever (asking.py) and what came back made one run's columns.
 
-Like the record's evaluation service it neither persists nor compares: that is `evaluation.py`'s job.
+It neither persists nor compares: that is `record.py`'s job.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from retrieval_pipeline.core.scoring.failures import DEFAULT_FAIL_FAST_AFTER, Fa
 from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.results import RunResult, utc_now
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.services.asking import RetryPolicy, in_batches, one_by_one
+from retrieval_pipeline.core.services.configuration.settings import RetryPolicy
+from retrieval_pipeline.core.services.evaluation.asking import in_batches, one_by_one
 
 logger = logging.getLogger(__name__)
 Progress = Callable[[int], None]

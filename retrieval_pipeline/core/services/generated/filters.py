@@ -75,7 +75,7 @@ def copied_share(question: str, document: str) -> float:
 
 def duplicate_reasons(similarity, texts: Sequence[str], threshold: float) -> list[str | None]:
     """Per text, in order: a near-duplicate of a set question, of an earlier text kept, or None (kept).
-    `similarity` is coverage's (`query_similarity`), built on the set's questions."""
+    `similarity` is coverage's (`traffic.similarity`), built on the set's questions."""
     import numpy
     import scipy.sparse
 

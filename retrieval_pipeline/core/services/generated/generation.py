@@ -3,7 +3,7 @@
 
 Asking is machine judging's (`machine_judging.collected`): every request missing from the cache is queued
 at once, `concurrency` at a time; the answers are gathered in batches of four times the concurrency and
-go to the cache (`generation_cache`) batch by batch, and what a batch had gathered when Ctrl-C or a
+go to the cache (`generated.cache`) batch by batch, and what a batch had gathered when Ctrl-C or a
 failing generator stopped it too, so only the requests in flight are lost, and running the command again
 asks only for the rest. A request the
 generator cannot answer is counted by cause; the others are still written.
@@ -32,14 +32,14 @@ from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.retrieval.generators import GeneratedQuestion, GenerationRequest, Generator
 from retrieval_pipeline.core.retrieval.judges import JudgeFailed, judged_by
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.coverage_sampling import ranked_candidates
-from retrieval_pipeline.core.services.generation_cache import GenerationCache
-from retrieval_pipeline.core.services.generation_filters import REASONS, duplicate_reasons, text_problem
-from retrieval_pipeline.core.services.generation_sources import Source
-from retrieval_pipeline.core.services.judging_files import SUFFIXES, answer_count, candidate_rows, write_judging_file
-from retrieval_pipeline.core.services.machine_judging import BATCH_PER_WORKER, Tally, collected
-from retrieval_pipeline.core.services.pooling import Candidate, corpus_texts, with_texts
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.generated.cache import GenerationCache
+from retrieval_pipeline.core.services.generated.filters import REASONS, duplicate_reasons, text_problem
+from retrieval_pipeline.core.services.generated.sources import Source
+from retrieval_pipeline.core.services.labels.judging_files import SUFFIXES, answer_count, candidate_rows, write_judging_file
+from retrieval_pipeline.core.services.labels.machine_judging import BATCH_PER_WORKER, Tally, collected
+from retrieval_pipeline.core.services.labels.pooling import Candidate, corpus_texts, with_texts
+from retrieval_pipeline.core.services.traffic.sampling import ranked_candidates
 
 GENERATED_PREFIX = "gen-"
 

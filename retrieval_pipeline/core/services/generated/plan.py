@@ -1,4 +1,4 @@
-"""What `generate` will ask, settled before anything is asked: the sources (`generation_sources`), the forms,
+"""What `generate` will ask, settled before anything is asked: the sources (`sources`), the forms,
 the retrievers, and coverage's similarity that filters near-duplicates. Every refusal (a form the
 generator cannot write, example texts from a log that does not allow them, no log to draw from, a missing
 extra) happens here, so bad input costs no request.
@@ -14,15 +14,15 @@ from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.extras import missing_extra
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.generators import Generator
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.coverage import CLUSTERING_MODULES, measure_coverage, read_log, similarity_for
-from retrieval_pipeline.core.services.generation_sources import (
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.generated.sources import (
     Source,
     asked_forms,
     cluster_sources,
     corpus_sources,
     reached_documents,
 )
+from retrieval_pipeline.core.services.traffic.coverage import CLUSTERING_MODULES, measure_coverage, read_log, similarity_for
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,9 @@ from pydantic import ValidationError
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.golden.generated import GeneratedProvenance
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, QuestionForm
-
-
-def is_candidate_row(row: dict, known: Collection[str]) -> bool:
-    """A generated candidate's row: it names its generator, and its question id is none of the set's."""
-    return bool(row.get("generated_by")) and row["question_id"] not in known
+from retrieval_pipeline.core.golden.set_file_additions import add_questions_to_set_file
+from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
+from retrieval_pipeline.core.services.labels.judging_files import is_candidate_row, numbered_judging_rows
 
 
 @dataclass(frozen=True)
@@ -45,8 +43,6 @@ class ConfirmedCandidates:
 
 def judged_candidates(judging_path: Path, known: Collection[str], machine: bool) -> ConfirmedCandidates:
     """The judging file's candidates for a set whose question ids are `known`, checked, not yet written."""
-    from retrieval_pipeline.core.services.judging_files import numbered_judging_rows
-
     rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if is_candidate_row(row, known)]
     return confirmed_candidates(rows, machine)
 
@@ -120,3 +116,16 @@ def _question(
         machine_rejected_document_ids=tuple(d for d, yes in robot.items() if not yes),
         generated=provenance,
     )
+
+
+def add_to_set_file(set_file: Path, counted: bool, questions: Sequence[GoldenQuestion]) -> bool:
+    """Appends `questions` to the set file; True when that ended the set's counting of its generated
+    questions. A set counts them because the ones it held were measured (or a person looked at them);
+    generated questions added since were neither, so every generated question stays apart again until
+    `validate-generated` measures the lot. The record is dropped first, so a failed append never leaves
+    unchecked questions counted."""
+    lapses = counted and any(question.generated is not None for question in questions)
+    if lapses:
+        relabel_set_file(set_file, {}, None, {"generated_questions": None})
+    add_questions_to_set_file(set_file, questions)
+    return lapses

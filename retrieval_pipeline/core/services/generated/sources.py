@@ -22,10 +22,10 @@ from retrieval_pipeline.core.golden.query_logs import QueryCounts
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.generators import GenerationRequest
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, BatchRetriever, RetrieverFault, batch_as_lists
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.coverage import BATCH, Coverage
-from retrieval_pipeline.core.services.coverage_sampling import ranked_candidates
-from retrieval_pipeline.core.services.pooling import corpus_texts
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.pooling import corpus_texts
+from retrieval_pipeline.core.services.traffic.coverage import BATCH, Coverage
+from retrieval_pipeline.core.services.traffic.sampling import ranked_candidates
 
 QUERIES_PER_CLUSTER = 10
 EXAMPLES = 3
@@ -125,7 +125,7 @@ def corpus_sources(
 
     corpus: set[str] = set()
     for name in retrievers:
-        corpus |= project.retriever_corpus(name) or frozenset()
+        corpus |= project.retriever_kind(name).corpus() or frozenset()
     if not corpus:
         raise InvalidInputError(
             f"none of the retrievers {', '.join(retrievers)} knows its corpus's documents, so none can be drawn: "

@@ -1,8 +1,8 @@
 """Whether a set's generated questions rank the configured retrievers as its human questions do.
 
 Read from the store, never asked again: each retriever's latest complete run of the set (its human
-questions) and of `<set>.generated` (generated_split.py), per question, for top-1, top-3 and nDCG at the
-runs' deepest cut-off. The order test is core/scoring/generated_agreement.py's: Kendall's tau between the
+questions) and of `<set>.generated` (split.py), per question, for top-1, top-3 and nDCG at the
+runs' deepest cut-off. The order test is core/scoring/stats/generated_agreement.py's: Kendall's tau between the
 two rankings with a bootstrap interval over questions. The generated questions may count in the set's
 verdicts once every measure's lower bound reaches `generation.min_tau` (`validate-generated --accept`).
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, NotAcceptableError, quoted
 from retrieval_pipeline.core.golden.questions import GeneratedQuestionsCounted, GoldenQuestionSet
-from retrieval_pipeline.core.scoring.generated_agreement import MeasureAgreement, measure_agreement
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.services.generated_split import generated_set_identifier
+from retrieval_pipeline.core.scoring.stats.generated_agreement import MeasureAgreement, measure_agreement
+from retrieval_pipeline.core.services.generated.split import generated_set_identifier
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 HIT_CUTOFFS = (1, 3)

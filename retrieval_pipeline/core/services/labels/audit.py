@@ -14,7 +14,7 @@ from retrieval_pipeline.core.base.errors import RetrievalEvalError
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.corpus import read_document_ids
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.services.label_audit import (
+from retrieval_pipeline.core.services.labels.label_audit import (
     ERROR,
     MIN_FLIPS,
     Finding,
@@ -27,11 +27,11 @@ from retrieval_pipeline.core.services.label_audit import (
     suspect_labels,
     unstable_findings,
 )
-from retrieval_pipeline.core.services.set_power import SetPower, set_power
+from retrieval_pipeline.core.services.labels.set_power import SetPower, set_power
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 if TYPE_CHECKING:  # the evaluation imports this module for the gate; it need not load the configuration
-    from retrieval_pipeline.core.services.config import ProjectConfig
+    from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def retriever_corpora(config: ProjectConfig, identifiers: Iterable[str]) -> dict
     corpora = {}
     for identifier in identifiers:
         try:
-            documents = config.retriever_corpus(identifier)
+            documents = config.retriever_kind(identifier).corpus()
         except RetrievalEvalError:
             continue
         if documents is not None:
@@ -89,7 +89,7 @@ def retriever_echoes(config: ProjectConfig) -> dict[str, tuple[str, ...]]:
     echoes = {}
     for identifier in config.retriever_identifiers:
         try:
-            echoes[identifier] = config.retriever_echoes(identifier)
+            echoes[identifier] = config.retriever_kind(identifier).echoed()
         except RetrievalEvalError:
             echoes[identifier] = ()
     return echoes

@@ -20,13 +20,13 @@ from pathlib import Path
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.golden.machine_labels import HUMAN, HUMAN_AND_MACHINE, scored_under, with_answers
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.agreement import Agreement, kappa_agreement, kendall_tau, rows_for_width
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.rescoring import under_current_labels
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.judging_files import FIELDS, YES, numbered_judging_rows
-from retrieval_pipeline.core.services.pooling import latest_runs
+from retrieval_pipeline.core.scoring.stats.agreement import Agreement, kappa_agreement, kendall_tau, rows_for_width
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.judging_files import FIELDS, YES, numbered_judging_rows
+from retrieval_pipeline.core.services.labels.pooling import latest_runs
 from retrieval_pipeline.core.storage.store import ResultStore
 
 MACHINE, JUDGED_BY = "machine_judgement", "judged_by"

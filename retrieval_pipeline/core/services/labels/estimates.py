@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from retrieval_pipeline.core.golden.machine_labels import with_answers
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.measures import TESTED
-from retrieval_pipeline.core.scoring.prediction_powered import Estimate, classical_mean, ppi_mean
 from retrieval_pipeline.core.scoring.rescoring import under_current_labels
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.services.calibration import Answered
+from retrieval_pipeline.core.scoring.stats.prediction_powered import Estimate, classical_mean, ppi_mean
+from retrieval_pipeline.core.services.labels.calibration import Answered
 
 
 @dataclass(frozen=True)

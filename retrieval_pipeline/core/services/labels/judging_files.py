@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -23,11 +23,9 @@ from retrieval_pipeline.core.golden.machine_labels import machine_merged
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
-from retrieval_pipeline.core.services.audit import retriever_corpora
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.generated_questions import is_candidate_row
-from retrieval_pipeline.core.services.new_questions import is_new_question_row
-from retrieval_pipeline.core.services.pooling import Candidate
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.audit import retriever_corpora
+from retrieval_pipeline.core.services.labels.pooling import Candidate
 
 FIELDS = (
     "question_id",
@@ -62,6 +60,16 @@ def candidate_rows(candidates: Sequence[Candidate]) -> list[dict]:
         row["judgement"] = ""
         rows.append({name: row[name] for name in FIELDS})
     return rows
+
+
+def is_new_question_row(row: dict, known: Collection[str]) -> bool:
+    """A sampled query's row: it names its log, and its question id is none of the set's (`known`)."""
+    return bool(row.get("source_log")) and row["question_id"] not in known
+
+
+def is_candidate_row(row: dict, known: Collection[str]) -> bool:
+    """A generated candidate's row: it names its generator, and its question id is none of the set's."""
+    return bool(row.get("generated_by")) and row["question_id"] not in known
 
 
 def write_judging_file(rows: Sequence[dict], path: Path) -> Path:

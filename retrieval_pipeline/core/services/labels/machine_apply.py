@@ -20,10 +20,9 @@ from retrieval_pipeline.core.golden.machine_labels import MachineChange, machine
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import MachineCalibration
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
-from retrieval_pipeline.core.services.calibration import MACHINE, answered_rows, calibration_sample
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.generated_questions import is_candidate_row
-from retrieval_pipeline.core.services.judging_files import human_labels, question_rows
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.calibration import MACHINE, answered_rows, calibration_sample
+from retrieval_pipeline.core.services.labels.judging_files import human_labels, is_candidate_row, question_rows
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ def apply_with_machine(
     judging_path: Path, set_path: Path, config: ProjectConfig, force: bool = False, record_judge: bool = False
 ) -> MachineApplied:
     """`record_judge`: the set's machine provenance is written even when no question of it changes (the
-    generated questions about to be added carry this judge's labels, generated_questions.py)."""
+    generated questions about to be added carry this judge's labels, generated/questions.py)."""
     question_set = load_question_set_file(set_path)
     sample = question_rows(judging_path, question_set, candidates=True)  # people judged candidates' rows too
     known = {question.id for question in question_set.questions}

@@ -33,11 +33,17 @@ from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.base.sqlite_cache import CacheNotWritten
 from retrieval_pipeline.core.retrieval.judges import Judge, JudgeFailed, MachineJudgement, document_text, judged_by
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
-from retrieval_pipeline.core.services.judgement_cache import JudgementCache
-from retrieval_pipeline.core.services.judging_files import NO, YES, numbered_judging_rows, read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.judgement_cache import JudgementCache
+from retrieval_pipeline.core.services.labels.judging_files import (
+    NO,
+    YES,
+    numbered_judging_rows,
+    read_judging_file,
+    write_judging_file,
+)
 
 if TYPE_CHECKING:
-    from retrieval_pipeline.core.scoring.agreement import Agreement
+    from retrieval_pipeline.core.scoring.stats.agreement import Agreement
 
 BATCH_PER_WORKER = 4
 NO_TEXT = "the row has no document title or text to judge (the pool's retrievers did not know the corpus)"
@@ -331,8 +337,8 @@ def _fail_fast(judge: Judge, tally: Tally, fault: RetrieverFault, role: str, uni
 def judge_agreement(path: Path, label: str) -> Agreement | None:
     """Cohen's kappa of one judge (`judged_by` label) with people, over the file's rows carrying both a
     person's and that judge's answer; None when no row does."""
-    from retrieval_pipeline.core.scoring.agreement import kappa_agreement
-    from retrieval_pipeline.core.services.calibration import answered_rows
+    from retrieval_pipeline.core.scoring.stats.agreement import kappa_agreement
+    from retrieval_pipeline.core.services.labels.calibration import answered_rows
 
     pairs = [
         (row.human, row.machine)

@@ -8,25 +8,20 @@ is left empty, and its source log and traffic are recorded. A query none of whos
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.forms import tag_form
 from retrieval_pipeline.core.golden.questions import GoldenQuestion
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.pooling import corpus_texts
-
-
-def is_new_question_row(row: dict, known: Collection[str]) -> bool:
-    """A sampled query's row: it names its log, and its question id is none of the set's (`known`)."""
-    return bool(row.get("source_log")) and row["question_id"] not in known
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.judging_files import is_new_question_row, numbered_judging_rows
+from retrieval_pipeline.core.services.labels.pooling import corpus_texts
 
 
 def judged_new_questions(judging_path: Path, set_path: Path, config: ProjectConfig) -> list[GoldenQuestion]:
     """The new questions the judging file's judged sampled queries make, checked, not yet written."""
     from retrieval_pipeline.core.golden.question_files import load_question_set_file
-    from retrieval_pipeline.core.services.judging_files import numbered_judging_rows
 
     question_set = load_question_set_file(set_path)
     known = {question.id for question in question_set.questions}

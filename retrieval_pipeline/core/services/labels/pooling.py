@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError, quoted
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.results import GRADER, RunResult
-from retrieval_pipeline.core.services.config import ProjectConfig
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 TEXT_SHOWN = 500
@@ -126,7 +126,7 @@ def corpus_texts(config: ProjectConfig, wanted: Collection[str], first: Sequence
     for identifier in dict.fromkeys([*first, *config.retriever_identifiers]):
         if identifier in config.retriever_specs and len(known) < len(wanted):
             try:
-                found = config.retriever_corpus_texts(identifier, wanted - set(known)) or {}
+                found = config.retriever_kind(identifier).corpus_texts(wanted - set(known)) or {}
             except RetrievalEvalError:
                 continue
             known = {**found, **known}

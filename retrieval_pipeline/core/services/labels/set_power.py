@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.formatting import as_written, percent, points
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.intervals import DEFAULT_SIGNIFICANCE
-from retrieval_pipeline.core.scoring.power import POWER, detectable_drop, questions_needed
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, hit_rate_gates
 from retrieval_pipeline.core.scoring.rescoring import under_current_labels
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import restrict, set_changes
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
-from retrieval_pipeline.core.scoring.tolerances import Tolerances, hit_rate_gates
+from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
+from retrieval_pipeline.core.scoring.stats.power import POWER, detectable_drop, questions_needed
+from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_pipeline.core.retrieval.judges import Judge, document_text
-from retrieval_pipeline.core.scoring.intervals import wilson_interval
-from retrieval_pipeline.core.services.judgement_cache import JudgementCache
-from retrieval_pipeline.core.services.judging_files import NO, read_judging_file
-from retrieval_pipeline.core.services.machine_judging import Tally, ask_all
+from retrieval_pipeline.core.scoring.stats.intervals import wilson_interval
+from retrieval_pipeline.core.services.labels.judgement_cache import JudgementCache
+from retrieval_pipeline.core.services.labels.judging_files import NO, read_judging_file
+from retrieval_pipeline.core.services.labels.machine_judging import Tally, ask_all
 
 DEFAULT_SAMPLE = 50
 DEFAULT_SEED = 0

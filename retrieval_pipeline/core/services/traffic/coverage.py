@@ -16,9 +16,9 @@ from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.base.extras import missing_extra
 from retrieval_pipeline.core.golden.query_logs import QueryCounts, read_query_log
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.query_similarity import EncoderSimilarity, LexicalSimilarity
-from retrieval_pipeline.core.services.traffic_clusters import Cluster, UncoveredClusters
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.traffic.clusters import Cluster, UncoveredClusters
+from retrieval_pipeline.core.services.traffic.similarity import EncoderSimilarity, LexicalSimilarity
 
 BATCH = 1024
 """Distinct queries compared at once: one encoder call's worth, a few MB of scores."""
@@ -93,13 +93,15 @@ def similarity_for(project: ProjectConfig, question_set: GoldenQuestionSet, retr
     if retriever is not None:
         if retriever not in project.retriever_specs:
             project.retriever(retriever)  # refused, naming the configured retrievers
-        encode = project.question_encoder(retriever)
+        encode = project.retriever_kind(retriever).question_encoder()
         if encode is None:
             raise InvalidInputError(f"retriever {quoted(retriever)} embeds no questions (its kind has no encoder)")
         return EncoderSimilarity(retriever, encode, texts)
-    embedding = [] if lexical else [name for name in project.retriever_identifiers if project.embeds_questions(name)]
+    embedding = (
+        [] if lexical else [name for name in project.retriever_identifiers if project.retriever_kind_class(name).embeds_questions]
+    )
     if embedding:
-        return EncoderSimilarity(embedding[0], project.question_encoder(embedding[0]), texts)
+        return EncoderSimilarity(embedding[0], project.retriever_kind(embedding[0]).question_encoder(), texts)
     return LexicalSimilarity(texts)
 
 
@@ -172,7 +174,7 @@ def _scan(counts: QueryCounts, question_set: GoldenQuestionSet, similarity, thre
 
 def _match_traffic(project: ProjectConfig, question_set: GoldenQuestionSet, covered: list[tuple[int, str, int]]) -> int | None:
     from retrieval_pipeline.core.golden.forms import MATCH_THRESHOLD, best_overlap, content_terms
-    from retrieval_pipeline.core.services.pooling import corpus_texts
+    from retrieval_pipeline.core.services.labels.pooling import corpus_texts
 
     questions = question_set.questions
     wanted = {document for index in {index for index, _, _ in covered} for document in questions[index].expected_document_ids}

@@ -9,7 +9,7 @@
   query that happens to hold half a short question's words is not near it). A query holding exactly a
   question's terms scores 1, one sharing none of them 0 (capped at 1).
 
-Each returns, per query, its nearest question, the similarity to it, and unit vectors that `traffic_clusters`
+Each returns, per query, its nearest question, the similarity to it, and unit vectors that `clusters`
 groups uncovered queries by (the encoder's own; for the lexical method, hashed stemmed terms, which need
 scikit-learn; the similarities need the base install alone, so traffic weights need no extra).
 """

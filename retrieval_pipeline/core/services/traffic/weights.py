@@ -15,7 +15,7 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights
 
 if TYPE_CHECKING:
-    from retrieval_pipeline.core.services.config import ProjectConfig
+    from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 
 FINGERPRINT_DIGITS = 16
 
@@ -27,7 +27,7 @@ def set_traffic(project: ProjectConfig, question_set: GoldenQuestionSet, log: st
     name = log or project.set_traffic(question_set.identifier)
     if name is None:
         return None
-    from retrieval_pipeline.core.services.coverage import assigned_traffic
+    from retrieval_pipeline.core.services.traffic.coverage import assigned_traffic
 
     _, path = project.query_log(name)
     assignment = assigned_traffic(project, question_set, name)

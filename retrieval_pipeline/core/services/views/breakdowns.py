@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval_pipeline.core.scoring.change_breakdown import GroupDelta
+from retrieval_pipeline.core.scoring.checks.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.results import GroupRates
 from retrieval_pipeline.core.services.views.figure_rows import FigureDelta, FigureRow

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from retrieval_pipeline.core.services.coverage import Coverage
+    from retrieval_pipeline.core.services.traffic.coverage import Coverage
 
 EXAMPLES_SHOWN = 3
 

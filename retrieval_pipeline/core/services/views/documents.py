@@ -1,6 +1,7 @@
-"""An evaluation as one JSON-ready document of plain dicts: what `EvaluationView.to_dict` returns and
-`retrieval-eval run --json` prints. Every key is pinned (scripts and CI read them); the figures come from
-the view's rows, so a declared measure is a key here with no other edit."""
+"""The parts the JSON documents share, as plain dicts: a run's summary and breakdowns, its baseline's
+figures, set changes and slice tests, laid out once for `run --json`, `compare --json` and `history --json`.
+Every key is pinned (scripts and CI read them); the figures come from the view's rows, so a declared
+measure is a key here with no other edit."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.views.question_rows import QuestionRows
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.services.views.breakdowns import Breakdown
-    from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
     from retrieval_pipeline.core.services.views.figure_rows import FigureRow
     from retrieval_pipeline.core.services.views.run_view import RunView
     from retrieval_pipeline.core.services.views.slice_rows import SliceTests
@@ -98,34 +96,6 @@ def baseline_figures(view: RunView) -> dict[str, Any]:
     }
 
 
-def regression(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
-    verdict, tested = view.verdict, view.run.tested
-    return {
-        "verdict": verdict.status,
-        "has_baseline": verdict.has_baseline,
-        "baseline_run_id": verdict.baseline_run_id,
-        "baseline_labels": view.baseline_labels,
-        **baseline_figures(view.run),
-        **{f"{row.key}_delta": row.checked for row in tested},
-        "is_regression": verdict.is_regression,
-        "summary": verdict.sentence,
-        "flipped_to_miss": list(view.flipped_to_miss),
-        "flipped_to_hit": list(view.flipped_to_hit),
-        "unjudged_lost_hits": list(view.unjudged_lost_hits),
-        "unjudged_could_clear": view.unjudged_could_clear,
-        **{f"by_{b.name}": group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
-        **{f"{row.key}_p_value": row.p_value for row in tested},
-        "is_inconclusive": verdict.is_inconclusive,
-        "slice_tests": slice_tests(view.slice_tests),
-        "significance": view.slice_tests.significance,
-        "minimum_detectable_drop": view.minimum_detectable_drop,
-        "metric_deltas": {row.key: row.checked for row in view.run.ranking_changes},
-        "p95_latency_delta_ms": view.latency_change,
-        "excluded_unstable": list(view.excluded_unstable),
-        "tolerances": tolerances.as_dict(),
-    }
-
-
 def slice_tests(tests: SliceTests) -> list[dict[str, Any]]:
     return [
         {
@@ -145,21 +115,3 @@ def slice_tests(tests: SliceTests) -> list[dict[str, Any]]:
         }
         for row in tests.rows
     ]
-
-
-def evaluation(view: EvaluationView, streamed: bool = False) -> dict[str, Any]:
-    """`set_changes` is there whenever a baseline was found, so a reader can tell what was compared.
-    `streamed`: the per-question rows as `QuestionRows`, for a writer that never holds them all."""
-    rows = QuestionRows(view.run.result)
-    document = {
-        **run_summary(view.run),
-        "store": view.store_uri,
-        "questions": rows if streamed else list(rows),
-        "baseline_policy": view.settings.baseline_policy.value,
-        "regression": regression(view, view.settings.tolerances),
-    }
-    if view.set_changes is not None:
-        document["set_changes"] = set_changes(view.set_changes)
-    if view.traffic is not None:
-        document["traffic"] = view.traffic.to_dict()
-    return document

@@ -1,31 +1,37 @@
 """An evaluation (a run, its check's report and its baseline) as one view: the verdict, the figure rows
 against the baseline, the flipped questions, the set changes and the paired tests, each shaped once for
-the terminal, the JSON, the reports and the Dagster metadata."""
+the terminal, the JSON, the reports and the Dagster metadata.
+
+The view's two documents sit beside it, so the view depends on nothing that lays it out: the
+`run --json` document (`to_dict`; every key is pinned, as scripts and CI read them) and the Markdown
+summary for CI job summaries and pull-request comments (`to_markdown`; plain GitHub-flavoured Markdown,
+no images, so it reads the same in a job summary, a comment and a terminal)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from retrieval_pipeline.core.base.formatting import points, signed_milliseconds
+from retrieval_pipeline.core.base.formatting import id_list, points, signed_milliseconds
+from retrieval_pipeline.core.scoring.checks.verdicts import FAILING, WARNED, RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures, weighted_figures
-from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.views import documents
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow
+from retrieval_pipeline.core.services.views.question_rows import QuestionRows
 from retrieval_pipeline.core.services.views.run_view import JUDGED, RunView, edited, run_view
 from retrieval_pipeline.core.services.views.slice_rows import SliceTests, slice_tests
 from retrieval_pipeline.core.services.views.traffic_view import TrafficView, traffic_view
 
 if TYPE_CHECKING:
-    from retrieval_pipeline.core.services.evaluation import Evaluation
+    from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+    from retrieval_pipeline.core.scoring.results import RunResult
+    from retrieval_pipeline.core.services.evaluation.record import Evaluation
+    from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 
 PAIRED = (*JUDGED, Verdict.INCONCLUSIVE)
 """Verdicts reached by comparing the runs question by question (flips, p-values, slice tests)."""
-FAILING = frozenset({Verdict.REGRESSION, Verdict.INCOMPLETE})
-"""Verdicts that fail a check: a regression, or a run that cannot be compared because questions failed."""
-WARNED = frozenset({Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE})
-"""Verdicts that pass a check, flagged: not comparable, or a drop the set cannot tell from noise."""
 
 
 @dataclass(frozen=True)
@@ -78,14 +84,10 @@ class EvaluationView:
     def to_dict(self, *, streamed: bool = False) -> dict[str, Any]:
         """The `retrieval-eval run --json` document; `streamed` gives the per-question rows as `QuestionRows`
         (for a writer that never holds them all, or writes their JSON text), else as a list."""
-        from retrieval_pipeline.core.services.views.documents import evaluation
-
-        return evaluation(self, streamed)
+        return evaluation_document(self, streamed)
 
     def to_markdown(self, note: str | None = None) -> str:
         """The short summary for a CI job summary or a pull-request comment (`run --markdown`)."""
-        from retrieval_pipeline.core.services.views.markdown import markdown_summary
-
         return markdown_summary(self, note)
 
     @property
@@ -210,3 +212,120 @@ def _stored_weighted(evaluation: Evaluation) -> WeightedFigures | None:
     if rescoring is None or weighted is None or evaluation.baseline_weighted is None:
         return None
     return weighted_figures(rescoring.stored, weighted.traffic)
+
+
+def evaluation_document(view: EvaluationView, streamed: bool = False) -> dict[str, Any]:
+    """`set_changes` is there whenever a baseline was found, so a reader can tell what was compared.
+    `streamed`: the per-question rows as `QuestionRows`, for a writer that never holds them all."""
+    rows = QuestionRows(view.run.result)
+    document = {
+        **documents.run_summary(view.run),
+        "store": view.store_uri,
+        "questions": rows if streamed else list(rows),
+        "baseline_policy": view.settings.baseline_policy.value,
+        "regression": regression_document(view, view.settings.tolerances),
+    }
+    if view.set_changes is not None:
+        document["set_changes"] = documents.set_changes(view.set_changes)
+    if view.traffic is not None:
+        document["traffic"] = view.traffic.to_dict()
+    return document
+
+
+def regression_document(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
+    verdict, tested = view.verdict, view.run.tested
+    return {
+        "verdict": verdict.status,
+        "has_baseline": verdict.has_baseline,
+        "baseline_run_id": verdict.baseline_run_id,
+        "baseline_labels": view.baseline_labels,
+        **documents.baseline_figures(view.run),
+        **{f"{row.key}_delta": row.checked for row in tested},
+        "is_regression": verdict.is_regression,
+        "summary": verdict.sentence,
+        "flipped_to_miss": list(view.flipped_to_miss),
+        "flipped_to_hit": list(view.flipped_to_hit),
+        "unjudged_lost_hits": list(view.unjudged_lost_hits),
+        "unjudged_could_clear": view.unjudged_could_clear,
+        **{f"by_{b.name}": documents.group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
+        **{f"{row.key}_p_value": row.p_value for row in tested},
+        "is_inconclusive": verdict.is_inconclusive,
+        "slice_tests": documents.slice_tests(view.slice_tests),
+        "significance": view.slice_tests.significance,
+        "minimum_detectable_drop": view.minimum_detectable_drop,
+        "metric_deltas": {row.key: row.checked for row in view.run.ranking_changes},
+        "p95_latency_delta_ms": view.latency_change,
+        "excluded_unstable": list(view.excluded_unstable),
+        "tolerances": tolerances.as_dict(),
+    }
+
+
+FLIPPED_LISTED = 20
+
+
+def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
+    """`note`: a line under the verdict, e.g. that the run's own check found otherwise at the time."""
+    run = view.run.result
+    lines = [
+        f"### Retrieval quality: `{run.set_identifier}` × `{run.retriever_identifier}`",
+        "",
+        f"**{view.verdict.label}**: {view.verdict.sentence}",
+        *([f"_{note}_"] if note else []),
+        "",
+        "| metric | this run | baseline | change |",
+        "|---|---:|---:|---:|",
+        *[f"| {row.name} | {row.now_text} | {row.baseline_text} | {row.change_text} |" for row in view.reported],
+        "",
+        *_weighted_table(view),
+        _run_line(view),
+        *_approximate_lines(run),
+    ]
+    if view.set_change_line:
+        lines += ["", view.set_change_line]
+    if view.verdict.judged and (view.flipped_to_miss or view.flipped_to_hit):
+        lines += [
+            "",
+            f"Flipped hit → miss ({view.lost_hits_count}): {id_list(view.flipped_to_miss, FLIPPED_LISTED)}  ",
+            f"Flipped miss → hit ({len(view.flipped_to_hit)}): {id_list(view.flipped_to_hit, FLIPPED_LISTED)}",
+        ]
+    for breakdown in view.run.breakdowns:
+        lines += ["", f"<details><summary>{breakdown.title}</summary>", "", *_group_table(breakdown), "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _weighted_table(view: EvaluationView) -> list[str]:
+    """The traffic-weighted figures under the plain ones, when a query log weighed the run."""
+    if view.traffic is None:
+        return []
+    return [
+        view.traffic.sentence,
+        "",
+        "| traffic-weighted | this run | baseline | change |",
+        "|---|---:|---:|---:|",
+        *[f"| {row.name} | {row.now_text} | {row.baseline_text} | {row.change_text} |" for row in view.reported_weighted],
+        "",
+    ]
+
+
+def _group_table(breakdown: Breakdown) -> list[str]:
+    headings = "".join(f" {figure.title} | Δ {figure.title} |" for figure in breakdown.figures)
+    return [
+        f"| group | questions |{headings}",
+        "|---|---:|" + "---:|---:|" * len(breakdown.figures),
+        *[
+            f"| {row.key} | {row.questions} |" + "".join(f" {cell.text} | {cell.change_text} |" for cell in row.rates)
+            for row in breakdown.rows
+        ],
+    ]
+
+
+def _approximate_lines(run: RunResult) -> list[str]:
+    """The approximate search's statement, bold, under the run line; nothing for an exact run."""
+    return ["", f"**{run.approximation.sentence}**"] if run.approximation else []
+
+
+def _run_line(view: EvaluationView) -> str:
+    run, baseline_run_id = view.run.result, view.verdict.baseline_run_id
+    errors = f", {len(run.errored_question_ids)} errored" if run.errored_question_ids else ""
+    against = f", compared with run `{baseline_run_id}`" if baseline_run_id is not None else ""
+    return f"Run `{run.run_id}` ({run.run_at:%Y-%m-%d %H:%M} UTC, {run.question_count} questions{errors}, labels {run.labels}){against}."

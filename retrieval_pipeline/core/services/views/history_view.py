@@ -11,7 +11,7 @@ from retrieval_pipeline.core.base.formatting import signed_pp
 from retrieval_pipeline.core.golden.machine_labels import HUMAN
 from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.set_versions import by_reason
-from retrieval_pipeline.core.services.history import HistoryEntry
+from retrieval_pipeline.core.services.evaluation.history import HistoryEntry
 from retrieval_pipeline.core.services.views.documents import not_rescored_questions
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, StoredRun

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Measure
-from retrieval_pipeline.core.services.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
+from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
 
 
 def ranking_measures(board: Leaderboard) -> list[Measure]:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
-    from retrieval_pipeline.core.services.config import ProjectConfig
+    from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def listing_view(config: ProjectConfig) -> ListingView:
     retrievers = []
     for name, spec in config.retriever_specs.items():
         try:
-            config.check_retriever(name)
+            config.retriever_kind(name)
             problem = None
         except RetrievalEvalError as error:
             problem = scrub(str(error))

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN
+from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.measures import Figure, figures
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
-from retrieval_pipeline.core.scoring.slice_tests import TESTED_CUTOFFS
-from retrieval_pipeline.core.scoring.verdicts import RegressionReport, Verdict
+from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown, breakdown
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow, is_hit_rate
 

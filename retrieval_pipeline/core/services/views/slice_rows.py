@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from retrieval_pipeline.core.base.formatting import as_written, p_value
 from retrieval_pipeline.core.scoring import measures
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, Figure
-from retrieval_pipeline.core.scoring.slice_tests import OVERALL, SliceTest
+from retrieval_pipeline.core.scoring.stats.slice_tests import OVERALL, SliceTest
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import pytest
 from core_helpers import run_from_codes
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.scoring.comparison import compare_runs
+from retrieval_pipeline.core.scoring.checks.comparison import compare_runs
 
 CLASSES = ["near-duplicate", None, "prose-free", "near-duplicate"]
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from core_helpers import outcome, run_from_codes
 
-from retrieval_pipeline.core.scoring.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.scoring.significance import discordant_pairs, mcnemar_exact_p
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.stats.significance import discordant_pairs, mcnemar_exact_p
 
 DEFAULT = Tolerances()
 

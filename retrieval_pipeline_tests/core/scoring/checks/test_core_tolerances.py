@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.scoring.tolerances import MILLISECONDS, Tolerances, tolerance_problem
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.config_file import ToleranceSection
+from retrieval_pipeline.core.scoring.checks.tolerances import MILLISECONDS, Tolerances, tolerance_problem
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.configuration.schema import ToleranceSection
 
 OUT_OF_RANGE = [10, 1.5, -0.1, math.inf, -math.inf, math.nan]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_pipeline.core.scoring.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.scoring.verdicts import Verdict
 
 QUESTIONS = 20
 

@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from retrieval_pipeline.core.scoring.agreement import Confusion, kappa_agreement, kendall_tau, rows_for_width
-from retrieval_pipeline.core.scoring.intervals import Z_95
+from retrieval_pipeline.core.scoring.stats.agreement import Confusion, kappa_agreement, kendall_tau, rows_for_width
+from retrieval_pipeline.core.scoring.stats.intervals import Z_95
 
 FIXED = [(True, True)] * 31 + [(True, False)] * 6 + [(False, True)] * 14 + [(False, False)] * 49
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_pipeline.core.scoring.generated_agreement import measure_agreement
+from retrieval_pipeline.core.scoring.stats.generated_agreement import measure_agreement
 
 
 def _hits(rate: float, questions: int) -> list[float]:

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval_pipeline.core.scoring.intervals import minimum_detectable_drop, minimum_discordant_questions, wilson_interval
-from retrieval_pipeline.core.scoring.significance import holm_adjusted, mcnemar_exact_p
+from retrieval_pipeline.core.scoring.stats.intervals import minimum_detectable_drop, minimum_discordant_questions, wilson_interval
+from retrieval_pipeline.core.scoring.stats.significance import holm_adjusted, mcnemar_exact_p
 
 
 @pytest.mark.parametrize(("hits", "total"), [(0, 1), (1, 1), (7, 40), (77, 240), (240, 240), (0, 3), (5, 11)])

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_pipeline.core.scoring.power import POWER, detectable_drop, questions_needed
-from retrieval_pipeline.core.scoring.significance import mcnemar_exact_p
+from retrieval_pipeline.core.scoring.stats.power import POWER, detectable_drop, questions_needed
+from retrieval_pipeline.core.scoring.stats.significance import mcnemar_exact_p
 
 
 def simulated_power(questions: int, drop: float, flip_rate: float, significance: float, trials: int = 2000) -> float:

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_pipeline.core.scoring.intervals import Z_95
-from retrieval_pipeline.core.scoring.prediction_powered import classical_mean, ppi_mean
+from retrieval_pipeline.core.scoring.stats.intervals import Z_95
+from retrieval_pipeline.core.scoring.stats.prediction_powered import classical_mean, ppi_mean
 
 TRUTH = 0.4
 """The share of questions a retriever really hits in the simulated population."""

@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.config_file import DEFAULT_RETENTION_DAYS
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.configuration.schema import DEFAULT_RETENTION_DAYS
 
 
 def write_config(folder: Path, data, name: str = "retrieval-eval.yaml") -> Path:
@@ -266,7 +266,7 @@ def test_a_bad_set_file_named_in_the_configuration_fails_naming_that_file(tmp_pa
 
 
 def test_the_baseline_policy_and_minimum_of_compared_questions_are_read(tmp_path):
-    from retrieval_pipeline.core.services.baselines import BaselinePolicy
+    from retrieval_pipeline.core.services.evaluation.baselines import BaselinePolicy
 
     default = load_config(write_config(tmp_path / "default", {}))
     assert default.baseline_policy is BaselinePolicy.PREVIOUS and default.tolerances.min_compared_questions == 1

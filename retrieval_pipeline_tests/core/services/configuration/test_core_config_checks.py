@@ -12,7 +12,7 @@ import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
-from retrieval_pipeline.core.services.config import load_config
+from retrieval_pipeline.core.services.configuration.project import load_config
 
 CORPUS_LINE = '{"_id": "d1", "title": "Wings", "text": "a wing lifts"}\n'
 QUESTION = {"id": "q1", "question": "wing lift", "form": "match", "expected_document_ids": ["d1"]}

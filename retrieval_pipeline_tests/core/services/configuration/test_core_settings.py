@@ -6,12 +6,12 @@ import pytest
 import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.scoring import CutOffs
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.baselines import BaselinePolicy
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.runner import RetryPolicy
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.baselines import BaselinePolicy
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
 
 CONFIGURED = {
     "cutoffs": [1, 3, 10],

@@ -10,11 +10,11 @@ import pytest
 from core_helpers import question, question_set, retriever_for, utc
 
 from retrieval_pipeline.core.base.errors import NotAcceptableError, UnknownIdentifierError
-from retrieval_pipeline.core.scoring.verdicts import Verdict
-from retrieval_pipeline.core.services.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.runner import RetryPolicy
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.baselines import BaselinePolicy, accept_run, acceptances, latest_accepted_run_id
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
 from retrieval_pipeline.core.storage.retention import prune
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 

@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from core_helpers import question, question_set, retriever_for, run_from_codes, utc
 
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.chart_data import history_chart_data
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.chart_data import history_chart_data
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")

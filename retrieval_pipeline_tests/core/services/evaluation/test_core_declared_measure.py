@@ -7,10 +7,10 @@ import pytest
 from core_helpers import run_from_codes
 from measure_helpers import declare, throwaway_measure
 
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.chart_data import history_chart_data
-from retrieval_pipeline.core.services.history import run_history
-from retrieval_pipeline.core.services.leaderboard import build_leaderboard
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.services.evaluation.chart_data import history_chart_data
+from retrieval_pipeline.core.services.evaluation.history import run_history
+from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from core_helpers import run_from_codes, utc
 
-from retrieval_pipeline.core.services.history import run_history
+from retrieval_pipeline.core.services.evaluation.history import run_history
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 KEY = HistoryKey("demo.set", "fixed")

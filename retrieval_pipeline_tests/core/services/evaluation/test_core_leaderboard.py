@@ -9,7 +9,7 @@ import pytest
 from core_helpers import outcome, run_from_codes, utc
 
 from retrieval_pipeline.core.scoring.results import RunResult
-from retrieval_pipeline.core.services.leaderboard import build_leaderboard
+from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard
 from retrieval_pipeline.core.storage.store import ResultStore
 
 DAY = timedelta(days=1)

@@ -9,8 +9,8 @@ from core_helpers import run_from_codes, utc
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, MEASURES, Figure
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.leaderboard import build_leaderboard
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard
 from retrieval_pipeline.core.storage.store import ResultStore
 
 

@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import run_from_codes, utc
 
-from retrieval_pipeline.core.scoring.regression import detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression, incomplete_report
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.results import GRADER
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.pair_verdicts import latest_verdicts
+from retrieval_pipeline.core.services.evaluation.pair_verdicts import latest_verdicts
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 TOLERANCES = Tolerances(max_top1_drop=0.1, max_top3_drop=0.1)

@@ -7,11 +7,11 @@ import pyarrow.parquet as pq
 import pytest
 from core_helpers import question, question_set, retriever_for
 
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.scoring.verdicts import Verdict
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record, latest_evaluation
-from retrieval_pipeline.core.services.runner import RetryPolicy
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record, latest_evaluation
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 QS = question_set(question("q1"), question("q2"), question("q3"), question("q4"))

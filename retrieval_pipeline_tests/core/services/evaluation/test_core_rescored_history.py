@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from core_helpers import question, question_set, retriever_for
 
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.chart_data import history_chart_data
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.history import run_history
-from retrieval_pipeline.core.services.rescored_history import rescored_history
-from retrieval_pipeline.core.services.runner import RetryPolicy
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.chart_data import history_chart_data
+from retrieval_pipeline.core.services.evaluation.history import run_history
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.rescored_history import rescored_history
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = EvaluationSettings(retry=RetryPolicy(attempts=1, backoff_seconds=0))

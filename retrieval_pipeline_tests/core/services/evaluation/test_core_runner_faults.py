@@ -8,9 +8,9 @@ from core_helpers import question, question_set
 from retrieval_pipeline.core.base import secrets
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault
 from retrieval_pipeline.core.scoring.failures import DEFAULT_FAIL_FAST_AFTER, failure_summary
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.runner import RetryPolicy, run_question_set
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy, run_question_set
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NO_WAIT = RetryPolicy(attempts=3, backoff_seconds=0)
@@ -88,7 +88,7 @@ def test_a_single_attempt_policy_does_not_retry():
 
 def test_retries_wait_with_growing_backoff(monkeypatch):
     waits = []
-    monkeypatch.setattr("retrieval_pipeline.core.services.asking.time.sleep", waits.append)
+    monkeypatch.setattr("retrieval_pipeline.core.services.evaluation.asking.time.sleep", waits.append)
     run_question_set(
         QS, FlakyRetriever("first question", failures=99), retry=RetryPolicy(attempts=4, backoff_seconds=0.5, factor=2)
     )

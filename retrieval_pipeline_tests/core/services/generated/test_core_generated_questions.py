@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.services.generated_questions import confirmed_candidates, is_candidate_row
+from retrieval_pipeline.core.services.generated.questions import confirmed_candidates
+from retrieval_pipeline.core.services.labels.judging_files import is_candidate_row
 
 PROVENANCE = {"generated_by": "extractive@abc", "generated_from": "document", "asked_form": "match", "form": "match"}
 

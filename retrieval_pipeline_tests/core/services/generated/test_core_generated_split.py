@@ -8,12 +8,12 @@ import pytest
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.generated import GeneratedProvenance
 from retrieval_pipeline.core.golden.questions import GeneratedQuestionsCounted
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.generated_split import split_generated
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.generated.split import split_generated
 from retrieval_pipeline.core.services.library import evaluated
-from retrieval_pipeline.core.services.settings import EvaluationSettings
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 pytestmark = pytest.mark.slow  # the demo's BM25 index over 1,400 abstracts

@@ -4,7 +4,7 @@ query's text."""
 from __future__ import annotations
 
 from retrieval_pipeline.core.retrieval.generators import GeneratedQuestion, GenerationRequest
-from retrieval_pipeline.core.services.generation_cache import FILE_NAME, GenerationCache
+from retrieval_pipeline.core.services.generated.cache import FILE_NAME, GenerationCache
 
 
 def test_a_question_is_read_back_by_its_generators_fingerprint_and_request_only(tmp_path):

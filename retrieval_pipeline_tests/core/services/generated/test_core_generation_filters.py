@@ -8,7 +8,7 @@ from traffic_project import DEMO, SET_FILE, paraphrase
 
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.retrieval.corpus import read_document_texts
-from retrieval_pipeline.core.services.generation_filters import (
+from retrieval_pipeline.core.services.generated.filters import (
     COPIED,
     DUPLICATE,
     DUPLICATE_OF_SET,
@@ -18,7 +18,7 @@ from retrieval_pipeline.core.services.generation_filters import (
     duplicate_reasons,
     text_problem,
 )
-from retrieval_pipeline.core.services.query_similarity import LEXICAL_THRESHOLD, LexicalSimilarity
+from retrieval_pipeline.core.services.traffic.similarity import LEXICAL_THRESHOLD, LexicalSimilarity
 
 TITLE, TEXT = read_document_texts(DEMO / "cranfield-corpus.jsonl.gz", {"1"}, "corpus")["1"]
 DOCUMENT = f"{TITLE} {TEXT}"

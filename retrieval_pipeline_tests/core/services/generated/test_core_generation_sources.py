@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from traffic_project import DEMO, SET_FILE
 
 from retrieval_pipeline.core.golden.query_logs import QueryCounts
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.generation_sources import allotted, asked_forms, corpus_sources, reached_documents
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.generated.sources import allotted, asked_forms, corpus_sources, reached_documents
 
 
 @given(st.lists(st.integers(min_value=1, max_value=10_000), min_size=1, max_size=30), st.integers(min_value=1, max_value=500))

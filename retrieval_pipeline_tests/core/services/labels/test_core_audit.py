@@ -8,11 +8,11 @@ import pytest
 import yaml
 
 from retrieval_pipeline.core.golden.question_files import load_question_set_file
-from retrieval_pipeline.core.services.audit import audit_set, missing_labels
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.labels.audit import audit_set, missing_labels
 from retrieval_pipeline.core.storage.store import ResultStore
 
 DEMO = demo_config_path().parent

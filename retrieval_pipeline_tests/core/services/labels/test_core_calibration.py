@@ -7,10 +7,10 @@ import pytest
 import yaml
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.services.calibration import calibrate_file
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.judging_files import write_judging_file
-from retrieval_pipeline.core.services.machine_apply import apply_with_machine
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.labels.calibration import calibrate_file
+from retrieval_pipeline.core.services.labels.judging_files import write_judging_file
+from retrieval_pipeline.core.services.labels.machine_apply import apply_with_machine
 from retrieval_pipeline.core.storage.store import ResultStore
 
 QUESTIONS = 30

@@ -9,7 +9,7 @@ from core_helpers import question, question_set, run_from_codes
 
 from retrieval_pipeline.core.retrieval.corpus import answerable_documents
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
-from retrieval_pipeline.core.services.label_audit import (
+from retrieval_pipeline.core.services.labels.label_audit import (
     empty_label_mix,
     flip_counts,
     labels_not_in_corpus,
@@ -141,8 +141,8 @@ def _flaky_history(tmp_path, exclude: bool):
     """q1 hit, missed, hit again (two flips, same index) and then missed once more by the evaluated run."""
     from core_helpers import retriever_for
 
-    from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-    from retrieval_pipeline.core.services.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
     from retrieval_pipeline.core.storage.store import ResultStore
 
     labelled = question_set(*(question(f"q{i}") for i in range(1, 6)))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from retrieval_pipeline.core.retrieval.judges import MachineJudgement
-from retrieval_pipeline.core.services.judging_files import read_judging_file, write_judging_file
-from retrieval_pipeline.core.services.machine_judging import machine_judge_file
+from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
+from retrieval_pipeline.core.services.labels.machine_judging import machine_judge_file
 
 ROWS = 37
 LABEL = "parity@f1"
@@ -39,7 +39,7 @@ PASS_UNDER_A_FILE_SIZE_LIMIT = textwrap.dedent(
     from pathlib import Path
     from retrieval_pipeline.cli.errors import CommandError, reported_errors
     from retrieval_pipeline.core.retrieval.judges import MachineJudgement
-    from retrieval_pipeline.core.services.machine_judging import Tally, machine_judge_file
+    from retrieval_pipeline.core.services.labels.machine_judging import Tally, machine_judge_file
 
     class ParityJudge:
         name, fingerprint, concurrency, fail_fast_after = "parity", "f1", 1, 0

@@ -7,7 +7,7 @@ import pytest
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, GoldenQuestionSet
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
-from retrieval_pipeline.core.services.pooling import TEXT_SHOWN, pool, with_texts
+from retrieval_pipeline.core.services.labels.pooling import TEXT_SHOWN, pool, with_texts
 
 GOLDEN = GoldenQuestionSet(
     identifier="desk.small",

@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 from core_helpers import question, question_set, run_from_codes
 
-from retrieval_pipeline.core.scoring.power import detectable_drop, questions_needed
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.set_power import set_power
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.stats.power import detectable_drop, questions_needed
+from retrieval_pipeline.core.services.labels.set_power import set_power
 
 SET = question_set(*(question(f"q{i}") for i in range(1, 11)))
 

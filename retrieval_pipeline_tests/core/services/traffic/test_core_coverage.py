@@ -7,8 +7,8 @@ import json
 import pytest
 from traffic_project import DEMO, built_traffic, traffic_config
 
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.coverage import assigned_traffic, measure_coverage, traffic_by_question
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.traffic.coverage import assigned_traffic, measure_coverage, traffic_by_question
 
 
 def test_traffic_by_question_sums_the_counts_of_queries_at_or_above_the_threshold():
@@ -64,7 +64,7 @@ def test_the_first_dense_retriever_assigns_the_paraphrases_with_its_encoder(tmp_
 
 
 def test_a_query_of_stopwords_only_is_uncovered_by_the_lexical_method():
-    from retrieval_pipeline.core.services.query_similarity import LexicalSimilarity
+    from retrieval_pipeline.core.services.traffic.similarity import LexicalSimilarity
 
     nearest = LexicalSimilarity(["what is the flutter of a wing", "boundary layer transition"]).nearest(
         ["of the and", "wing flutter"]

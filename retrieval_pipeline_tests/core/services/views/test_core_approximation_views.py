@@ -8,8 +8,8 @@ from dataclasses import replace
 from core_helpers import run_from_codes
 
 from retrieval_pipeline.core.retrieval.approximation import Approximation
-from retrieval_pipeline.core.scoring.comparison import compare_runs
-from retrieval_pipeline.core.services.views.comparison_view import comparison_view
+from retrieval_pipeline.core.scoring.checks.comparison import compare_runs
+from retrieval_pipeline.core.services.views.comparison.view import comparison_view
 from retrieval_pipeline.core.services.views.documents import run_summary
 from retrieval_pipeline.core.services.views.run_view import run_view
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from core_helpers import question, question_set, retriever_for
 
-from retrieval_pipeline.core.services.config import load_config
-from retrieval_pipeline.core.services.config_lookup import demo_config_path
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.leaderboard import build_leaderboard
-from retrieval_pipeline.core.services.runner import RetryPolicy
-from retrieval_pipeline.core.services.settings import EvaluationSettings
+from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
+from retrieval_pipeline.core.services.configuration.project import load_config
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 from retrieval_pipeline.core.services.views.ui_metadata.evaluation import evaluation_metadata
 from retrieval_pipeline.core.services.views.ui_metadata.project import leaderboard_metadata

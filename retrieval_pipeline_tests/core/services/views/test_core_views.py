@@ -6,14 +6,15 @@ from __future__ import annotations
 from core_helpers import outcome, question, question_set, retriever_for, run_from_codes
 from measure_helpers import declare, throwaway_measure
 
-from retrieval_pipeline.core.scoring.comparison import compare_runs
-from retrieval_pipeline.core.scoring.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.comparison import compare_runs
+from retrieval_pipeline.core.scoring.checks.regression import detect_regression
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.measures import LISTED
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.evaluation import evaluate_and_record
-from retrieval_pipeline.core.services.runner import RetryPolicy
-from retrieval_pipeline.core.services.settings import EvaluationSettings
-from retrieval_pipeline.core.services.views.comparison_view import comparison_view
+from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
+from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
+from retrieval_pipeline.core.services.views.comparison.view import comparison_view
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view, verdict_view
 from retrieval_pipeline.core.services.views.run_view import run_view
 from retrieval_pipeline.core.services.views.slice_rows import slice_tests
@@ -25,8 +26,8 @@ def fingerprinted(codes: str) -> RunResult:
     return RunResult("demo.set", "fixed", tuple(outcome(f"q{i}", code, fingerprint=f"f{i}") for i, code in enumerate(codes)))
 
 
-def test_rows_are_the_declared_figures_and_headline_decides_what_tables_show(monkeypatch):
-    declare(monkeypatch, throwaway_measure("shown"), throwaway_measure("kept", headline=False))
+def test_rows_are_the_declared_figures_and_shown_decides_what_tables_show(monkeypatch):
+    declare(monkeypatch, throwaway_measure("shown"), throwaway_measure("kept", shown=LISTED))
 
     view = run_view(run_from_codes("13-", forms="mgm"))
 

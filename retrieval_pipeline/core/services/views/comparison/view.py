@@ -1,5 +1,9 @@
 """A comparison of retrievers as one view: each run's figures beside its paired tests against the
-reference, the groups side by side, and each run's slice tests, for the terminal and the JSON alike."""
+reference, the groups side by side, and each run's slice tests, for the terminal and the JSON alike.
+
+The view's two documents sit beside it, so the view depends on nothing that lays it out: the
+`compare --json` document (`to_dict`: the runs side by side, their paired tests and the questions they
+disagree on) and the Markdown summary (`to_markdown`: the retrievers side by side with their paired tests)."""
 
 from __future__ import annotations
 
@@ -7,12 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrieval_pipeline.core.scoring.comparison import Comparison, Disagreement, GroupComparison
+from retrieval_pipeline.core.scoring.checks.comparison import Comparison, Disagreement, GroupComparison
 from retrieval_pipeline.core.scoring.measures import Figure
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
+from retrieval_pipeline.core.services.views import documents
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
-from retrieval_pipeline.core.services.views.figure_rows import FigureRow
+from retrieval_pipeline.core.services.views.figure_rows import MISSING, FigureRow
+from retrieval_pipeline.core.services.views.question_rows import QuestionRows
 from retrieval_pipeline.core.services.views.run_view import RunView, run_view
 from retrieval_pipeline.core.services.views.slice_rows import SliceRow, SliceTests, slice_tests
 from retrieval_pipeline.core.services.views.traffic_view import TrafficView, traffic_view
@@ -69,14 +75,10 @@ class ComparisonView:
 
     def to_dict(self) -> dict[str, Any]:
         """The `retrieval-eval compare --json` document."""
-        from retrieval_pipeline.core.services.views.comparison_document import comparison
-
-        return comparison(self)
+        return comparison_document(self)
 
     def to_markdown(self) -> str:
         """The runs' headline figures side by side and their paired tests, for a job summary or a comment."""
-        from retrieval_pipeline.core.services.views.markdown import comparison_markdown
-
         return comparison_markdown(self)
 
     @property
@@ -162,3 +164,115 @@ def _group_table(groups: tuple[GroupComparison, ...], breakdowns: list[Breakdown
         compared.append(ComparedGroup(group.key, questions, cells))
     first = breakdowns[0]
     return GroupTable(first.title, first.label, first.figures, tuple(compared))
+
+
+def comparison_document(view: ComparisonView) -> dict[str, Any]:
+    """`saved` is whether the runs were saved (`compare --save`); a saved run has its id and verdict."""
+    saved, reference = view.saved, view.reference.run.result
+    positions = [reference.questions.positions[d.question_id] for d in view.disagreements]
+    rows = [list(QuestionRows(compared.run.result, positions)) for compared in view.runs]  # the runs line up question by question
+    return {
+        "set": view.set_identifier,
+        "question_count": reference.question_count,
+        "labels": reference.labels,
+        "reference": view.reference.identifier,
+        "set_changes": {
+            compared.identifier: documents.set_changes(changes) for compared, changes in zip(view.others, view.set_changes)
+        },
+        "saved": saved is not None,
+        "runs": [_compared_run(compared, (saved or {}).get(compared.identifier)) for compared in view.runs],
+        "paired_tests": [
+            {
+                "reference": view.reference.identifier,
+                "retriever": compared.identifier,
+                "measure": row.figure.key,
+                "k": row.test.k,
+                "reference_only_hits": row.test.first_only,
+                "retriever_only_hits": row.test.second_only,
+                "delta": row.test.delta,
+                "delta_interval": None if row.test.interval is None else list(row.test.interval),
+                "p_value": row.test.p_value,
+                "corrected_p_value": row.test.corrected_p_value,
+            }
+            for compared in view.others
+            for row in compared.slice_tests.overall
+        ],
+        "significance": view.significance,
+        "slice_tests": {compared.identifier: documents.slice_tests(compared.slice_tests) for compared in view.others},
+        "disagreements": [
+            {
+                "id": d.question_id,
+                "form": d.form,
+                "hard_class": d.hard_class,
+                "expected_document_ids": list(d.expected_document_ids),
+                "results": {
+                    compared.identifier: {key: value for key, value in row[index].items() if key not in _SHARED}
+                    for compared, row in zip(view.runs, rows)
+                },
+            }
+            for index, d in enumerate(view.disagreements)
+        ],
+    }
+
+
+_SHARED = ("id", "form", "hard_class", "expected_document_ids")
+
+
+def _compared_run(compared: ComparedRun, saved: tuple[str, str] | None) -> dict[str, Any]:
+    """A fresh run that was not saved has no run id anyone could look up."""
+    run_id, verdict = saved if saved else (None, None)
+    document = {**documents.run_summary(compared.run), "run_id": run_id, "regression_summary": verdict}
+    if compared.traffic is not None:
+        document["traffic"] = compared.traffic.to_dict()
+    return document
+
+
+def comparison_markdown(view: ComparisonView) -> str:
+    """Each retriever's tested rates with their change and p-value against the reference, then its
+    headline ranking figures; under the table what the set edits left out and what survives correction."""
+    tested = "".join(f" {figure.title} | Δ {figure.title} | p {figure.title} |" for figure in view.tested)
+    ranking = "".join(f" {figure.title} |" for figure in view.ranking)
+    lines = [
+        f"### Retrieval quality: `{view.set_identifier}`, {len(view.runs)} retrievers compared",
+        "",
+        f"{view.reference.run.result.question_count} questions; reference `{view.reference.identifier}`; labels {view.reference.run.result.labels}.",
+        "",
+        f"| retriever |{tested}{ranking}",
+        "|---|" + "---:|---:|---:|" * len(view.tested) + "---:|" * len(view.ranking),
+        *[_compared_row(compared) for compared in view.runs],
+    ]
+    if view.traffic is not None:
+        lines += ["", *_weighted_comparison(view)]
+    if view.set_change_lines:
+        lines += ["", *view.set_change_lines]
+    approximate = [compared for compared in view.runs if compared.run.result.approximation]
+    if approximate:
+        lines += ["", *(f"`{c.identifier}`: **{c.run.result.approximation.sentence}**  " for c in approximate)]
+    lines += ["", *(f"`{compared.identifier}`: {compared.slice_tests.surviving_sentence}" for compared in view.others)]
+    return "\n".join(lines) + "\n"
+
+
+def _weighted_comparison(view: ComparisonView) -> list[str]:
+    """Each retriever's traffic-weighted headline figures and their change against the reference's."""
+    figures = [row.figure for row in view.traffic.headline]
+    return [
+        view.traffic.sentence,
+        "",
+        "| retriever |" + "".join(f" weighted {figure.title} | Δ {figure.title} |" for figure in figures),
+        "|---|" + "---:|---:|" * len(figures),
+        *[
+            f"| `{compared.identifier}` |"
+            + "".join(
+                f" {row.now_text} | {'ref' if row.change is None else row.change_text} |" for row in compared.traffic.headline
+            )
+            for compared in view.runs
+        ],
+    ]
+
+
+def _compared_row(compared: ComparedRun) -> str:
+    cells = [f"`{compared.identifier}`"]
+    for rate, test in zip(compared.run.tested, compared.overall):
+        cells += [rate.count_text, *(("ref", "ref") if test is None else (test.delta_text, test.p_text))]
+    cells += [MISSING if row is None else row.text for row in compared.ranking]
+    return "| " + " | ".join(cells) + " |"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_pipeline.core.base.formatting import percent
-from retrieval_pipeline.core.services.calibration import Calibration
+from retrieval_pipeline.core.services.labels.calibration import Calibration
 
 
 def calibration_document(calibration: Calibration) -> dict[str, Any]:

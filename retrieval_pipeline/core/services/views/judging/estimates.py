@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_pipeline.core.scoring.measures import figure_of
-from retrieval_pipeline.core.scoring.prediction_powered import Estimate
-from retrieval_pipeline.core.services.estimates import Estimates
+from retrieval_pipeline.core.scoring.stats.prediction_powered import Estimate
+from retrieval_pipeline.core.services.labels.estimates import Estimates
 
 
 def estimates_document(estimates: Estimates) -> dict[str, Any]:

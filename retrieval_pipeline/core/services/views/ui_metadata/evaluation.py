@@ -7,7 +7,7 @@ from typing import Any
 
 from retrieval_pipeline.core.base.formatting import shortened
 from retrieval_pipeline.core.scoring.measures import TESTED
-from retrieval_pipeline.core.services.evaluation import Evaluation
+from retrieval_pipeline.core.services.evaluation.record import Evaluation
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 from retrieval_pipeline.core.services.views.question_outcomes import (

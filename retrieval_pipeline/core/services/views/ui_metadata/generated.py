@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.generated_agreement import MeasureAgreement
 from retrieval_pipeline.core.scoring.measures import figure_of
-from retrieval_pipeline.core.services.generated_split import counted_because, generated_set_identifier
-from retrieval_pipeline.core.services.generated_validation import GeneratedValidation
-from retrieval_pipeline.core.services.generation import GenerationSummary
+from retrieval_pipeline.core.scoring.stats.generated_agreement import MeasureAgreement
+from retrieval_pipeline.core.services.generated.generation import GenerationSummary
+from retrieval_pipeline.core.services.generated.split import counted_because, generated_set_identifier
+from retrieval_pipeline.core.services.generated.validation import GeneratedValidation
 from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Json, Link, Markdown, plotted, table
 
 DROPPED_COLUMNS = (Column("reason", "string"), Column("candidates", "int"))

@@ -10,9 +10,9 @@ from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildReport, Retriever, VersionedIndex
 from retrieval_pipeline.core.scoring.measures import TESTED, Measure
-from retrieval_pipeline.core.services.config import ProjectConfig
-from retrieval_pipeline.core.services.config_file import RetrieverSpec
-from retrieval_pipeline.core.services.leaderboard import Leaderboard
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.configuration.schema import RetrieverSpec
+from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard
 from retrieval_pipeline.core.services.views.leaderboard_rows import leaderboard_rows, ranking_measures
 from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Json, Link, Markdown, Table, plotted, table
 

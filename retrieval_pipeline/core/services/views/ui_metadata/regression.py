@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_pipeline.core.base.formatting import as_written, milliseconds, p_value, points
+from retrieval_pipeline.core.scoring.checks.metric_gates import ranking_gate_options
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import TESTED, gated_figures
-from retrieval_pipeline.core.scoring.metric_gates import ranking_gate_options
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
-from retrieval_pipeline.core.scoring.tolerances import Tolerances
-from retrieval_pipeline.core.services.pair_verdicts import PairVerdicts
+from retrieval_pipeline.core.services.evaluation.pair_verdicts import PairVerdicts
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 from retrieval_pipeline.core.services.views.figure_rows import is_hit_rate
