@@ -24,8 +24,8 @@ from retrieval_pipeline.core.retrieval.generators import (
     generator_fingerprint,
 )
 from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.judges.base import helpers_context
 from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 
 class CallableGeneratorParams(RetrieverParams):
@@ -40,7 +40,7 @@ class CallableGeneratorKind(GeneratorKind[CallableGeneratorParams]):
     Params = CallableGeneratorParams
 
     def build(self) -> CallableGenerator:
-        function = imported_callable(self.params.function, helpers_context(self), "function")
+        function = imported_callable(self.params.function, KindContext.of(self), "function")
         return CallableGenerator(self.name, self.params, function)
 
 

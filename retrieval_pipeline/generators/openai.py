@@ -22,7 +22,7 @@ from retrieval_pipeline.core.retrieval.generators import (
     generator_fingerprint,
     question_of_reply,
 )
-from retrieval_pipeline.judges.base import helpers_context
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.http.chat import ChatEndpoint, ChatParams, checked_prompt, filled
 from retrieval_pipeline.retrievers.http.params import resolved_headers
 
@@ -58,7 +58,7 @@ class OpenAIGeneratorKind(GeneratorKind[OpenAIGeneratorParams]):
     Params = OpenAIGeneratorParams
 
     def build(self) -> OpenAIGenerator:
-        return OpenAIGenerator(self.name, self.params, resolved_headers(self.params, helpers_context(self)))
+        return OpenAIGenerator(self.name, self.params, resolved_headers(self.params, KindContext.of(self)))
 
 
 class OpenAIGenerator:

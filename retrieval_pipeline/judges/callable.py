@@ -22,8 +22,9 @@ from retrieval_pipeline.core.retrieval.judges import (
     MachineJudgement,
     judge_fingerprint,
 )
-from retrieval_pipeline.judges.base import JudgeParams, helpers_context
+from retrieval_pipeline.judges.base import JudgeParams
 from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 
 class CallableJudgeParams(JudgeParams):
@@ -37,7 +38,7 @@ class CallableJudgeKind(JudgeKind[CallableJudgeParams]):
     Params = CallableJudgeParams
 
     def build(self) -> CallableJudge:
-        return CallableJudge(self.name, self.params, imported_callable(self.params.function, helpers_context(self), "function"))
+        return CallableJudge(self.name, self.params, imported_callable(self.params.function, KindContext.of(self), "function"))
 
 
 class CallableJudge:

@@ -13,7 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.judges import JudgeKind, MachineJudgement, judge_fingerprint
-from retrieval_pipeline.judges.base import JudgeParams, helpers_context
+from retrieval_pipeline.judges.base import JudgeParams
+from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.rerank.scorers import Scorer
 from retrieval_pipeline.retrievers.rerank.scorers.cross_encoder import CrossEncoderParams
 from retrieval_pipeline.retrievers.rerank.scorers.http import HttpScorerParams
@@ -31,10 +32,10 @@ class RerankJudgeKind(JudgeKind[RerankJudgeParams]):
     Params = RerankJudgeParams
 
     def checked(self) -> None:
-        self.params.scorer.check(helpers_context(self))
+        self.params.scorer.check(KindContext.of(self))
 
     def build(self) -> RerankJudge:
-        return RerankJudge(self.name, self.params, self.params.scorer.build(helpers_context(self)))
+        return RerankJudge(self.name, self.params, self.params.scorer.build(KindContext.of(self)))
 
 
 class RerankJudge:

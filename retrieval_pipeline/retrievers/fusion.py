@@ -45,13 +45,13 @@ class FusionKind(RetrieverKind):
     Params = FusionParams
 
     def checked(self) -> None:
-        settings, kind = self.params, KindContext(self.name, self.context)
+        settings, kind = self.params, KindContext.of(self)
         if settings.weights is not None and len(settings.weights) != len(settings.retrievers):
             raise kind.invalid(f"{len(settings.weights)} weights for {len(settings.retrievers)} retrievers", "weights")
         check_known(settings.retrievers, kind, "retrievers")
 
     def build(self) -> FusionRetriever:
-        members = build_members("fusion", self.params.retrievers, KindContext(self.name, self.context), "retrievers")
+        members = build_members("fusion", self.params.retrievers, KindContext.of(self), "retrievers")
         return FusionRetriever(self.name, self.params, members)
 
     def echoed(self) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ class RunFileKind(CorpusKind):
     corpus_key = ".corpus"  # only a corpus the user names: the run lists just the documents it happened to rank
 
     def checked(self) -> None:
-        kind = KindContext(self.name, self.context)
+        kind = KindContext.of(self)
         if self.params.question_set is not None and self.params.queries is not None:
             raise kind.invalid("give question_set or queries, not both: they are two sources of query ids", "queries")
         path = kind.resolve(self.params.path)
@@ -69,7 +69,7 @@ class RunFileKind(CorpusKind):
         It keeps the documents per query the evaluation will ask for (`context.fetch_limit`), not the
         whole file, which may be a hundred times more.
         """
-        parsed, kind = self.params, KindContext(self.name, self.context)
+        parsed, kind = self.params, KindContext.of(self)
         source = RunSource(kind.resolve(parsed.path), parsed.format, kind.key)
         rankings = source.load(self.context.fetch_limit)
         pairs, texts_from = _text_id_pairs(parsed, kind)

@@ -1,8 +1,9 @@
-"""The build context bound to the retriever at hand: how a built-in kind's helpers refuse a parameter.
+"""The build context bound to the entry at hand: how a built-in kind's helpers refuse a parameter.
 
 A kind binds its name and context once and hands the pair to its helpers (the encoder's, the members',
 the headers'), so none needs the identifier threaded through, a nested setting's refusal names its whole
-path (`under`), and a refusal always names the configuration, the retriever and its key.
+path (`under`), and a refusal always names the configuration, the entry and its key (`retrievers.NAME`,
+`judges.NAME`, `generators.NAME`), so judges and generators share the retrievers' helpers.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.kinds import Kind
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
 
 
@@ -22,16 +24,21 @@ class KindContext:
     identifier: str
     build: BuildContext
     within: str = ""
+    section: str = "retrievers"
+
+    @classmethod
+    def of(cls, kind: Kind) -> KindContext:
+        return cls(kind.name, kind.context, section=kind.section)
 
     @property
     def key(self) -> str:
-        return f"retrievers.{self.identifier}"
+        return f"{self.section}.{self.identifier}"
 
     def under(self, prefix: str) -> KindContext:
         return replace(self, within=self.within + prefix)
 
     def invalid(self, message: str, field: str | None = None) -> InvalidInputError:
-        return self.build.invalid(self.identifier, message, self.within + field if field else None)
+        return InvalidInputError(message, source=self.build.source, key=self.key, field=self.within + field if field else None)
 
     def resolve(self, path: str | Path) -> Path:
         return self.build.resolve(path)

@@ -30,7 +30,7 @@ class HttpKind(RetrieverKind):
     Params = HttpSearchParams
 
     def checked(self) -> None:
-        parsed, kind = self.params, KindContext(self.name, self.context)
+        parsed, kind = self.params, KindContext.of(self)
         if parsed.method == "GET" and parsed.extra_body is not None:
             raise kind.invalid("a GET request has no body; use extra_params", "extra_body")
         if (parsed.version_url is None) != (parsed.version_path is None):
@@ -38,7 +38,7 @@ class HttpKind(RetrieverKind):
         self.encoding: EncoderSettings | None = checked_template(parsed, kind)
 
     def build(self) -> HttpRetriever:
-        parsed, kind = self.params, KindContext(self.name, self.context)
+        parsed, kind = self.params, KindContext.of(self)
         made = VersionedHttpRetriever if parsed.version_url is not None else HttpRetriever
         headers = resolved_headers(parsed, kind)
         if parsed.query_encoder is None:

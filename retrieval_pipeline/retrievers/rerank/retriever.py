@@ -49,13 +49,13 @@ class RerankKind(CorpusKind):
     Params = RerankParams
 
     def checked(self) -> None:
-        settings, kind = self.params, KindContext(self.name, self.context)
+        settings, kind = self.params, KindContext.of(self)
         check_known([settings.retriever], kind, "retriever")
         checked_corpus(settings.corpus, self.name, self.context)
         settings.scorer.check(kind)
 
     def build(self) -> RerankRetriever:
-        settings, kind = self.params, KindContext(self.name, self.context)
+        settings, kind = self.params, KindContext.of(self)
         [first_stage] = build_members("rerank", [settings.retriever], kind, "retriever")
         ids, texts = read_corpus(kind.resolve(settings.corpus), DOCUMENT_FIELDS, kind.key)
         scorer = settings.scorer.build(kind)

@@ -96,7 +96,7 @@ class DenseKind(CorpusKind):
 
     @property
     def _bound(self) -> KindContext:
-        return KindContext(self.name, self.context)
+        return KindContext.of(self)
 
 
 class DenseRetriever:

@@ -33,14 +33,14 @@ class PgvectorKind(RetrieverKind):
     Params = PgvectorParams
 
     def checked(self) -> None:
-        settings, kind = self.params, KindContext(self.name, self.context)
+        settings, kind = self.params, KindContext.of(self)
         require_modules(MODULES, "pgvector", kind)
         if not (settings.dsn or settings.host or settings.dbname):
             raise kind.invalid("give dsn, or the connection's parts (host, port, dbname, user)", "dsn")
         self.encoding: EncoderSettings | None = checked_encoder(settings, kind)
 
     def build(self) -> PgvectorRetriever:
-        settings, kind = self.params, KindContext(self.name, self.context)
+        settings, kind = self.params, KindContext.of(self)
         retriever = PgvectorRetriever(
             self.name, settings, opened_encoder(settings, self.encoding, kind), connection_settings(settings, kind)
         )
@@ -56,9 +56,7 @@ class PgvectorKind(RetrieverKind):
         from psycopg import sql
 
         settings = self.params
-        retriever = PgvectorRetriever(
-            self.name, settings, None, connection_settings(settings, KindContext(self.name, self.context))
-        )
+        retriever = PgvectorRetriever(self.name, settings, None, connection_settings(settings, KindContext.of(self)))
         try:
             query = sql.SQL("SELECT DISTINCT {}::text FROM {}{}").format(
                 sql.Identifier(settings.id_column), _table(settings), _where(settings)

@@ -56,7 +56,7 @@ class QdrantKind(RetrieverKind):
     Params = QdrantParams
 
     def checked(self) -> None:
-        settings, kind = self.params, KindContext(self.name, self.context)
+        settings, kind = self.params, KindContext.of(self)
         require_modules(("qdrant_client",), "qdrant", kind)
         try:
             _filter(settings)
@@ -70,7 +70,7 @@ class QdrantKind(RetrieverKind):
         self.encoding: EncoderSettings | None = checked_encoder(settings, kind)
 
     def build(self) -> QdrantRetriever:
-        settings, kind = self.params, KindContext(self.name, self.context)
+        settings, kind = self.params, KindContext.of(self)
         retriever = QdrantRetriever(self.name, settings, opened_encoder(settings, self.encoding, kind), _client(settings, kind))
         try:
             info = retriever._info()
@@ -88,7 +88,7 @@ class QdrantKind(RetrieverKind):
     def _document_ids(self) -> frozenset[str]:
         """Every point's document id (under `filter`), scrolled through without vectors."""
         settings = self.params
-        retriever = QdrantRetriever(self.name, settings, None, _client(settings, KindContext(self.name, self.context)))
+        retriever = QdrantRetriever(self.name, settings, None, _client(settings, KindContext.of(self)))
         ids: set[str] = set()
         offset = None
         while True:
