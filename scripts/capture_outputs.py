@@ -45,8 +45,8 @@ VOLATILE = [
     (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<uuid>"),
     (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?( UTC)?", "<time>"),
     (r"\d{4}-\d{2}-\d{2}", "<date>"),
+    (r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,<png>"),  # run times; before <addr>
     (r"0x[0-9a-f]{6,}", "<addr>"),
-    (r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,<png>"),  # charts draw run times
     (r'"dagster/data_version": "[0-9a-f]+"', '"dagster/data_version": "<hash>"'),
     (r'"(dagster/input_data_version/[^"]+)": "[0-9a-f]+"', r'"\1": "<hash>"'),  # Dagster's, from the inputs' run ids
     (r'"latency_ms": \{[^{}]*\}', '"latency_ms": "<n>"'),
