@@ -78,9 +78,9 @@ BODY_SPOTS = (
         "retriever",
     ),
     ("  settings (EvaluationSettings.from_config)", "core/services/configuration/settings.py", "from_config"),
-    ("  UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
+    ("  UI metadata (evaluation_metadata)", "dagster_layer/metadata/charted.py", "evaluation_metadata"),
     ("    history read from the store (history_chart_data)", "core/services/evaluation/chart_data.py", "history_chart_data"),
-    ("    history chart drawn, PNG (history_chart_png)", "reports/history_chart.py", "history_chart_png"),
+    ("    history chart drawn, SVG (history_chart_svg)", "reports/history_svg.py", "history_chart_svg"),
     ("  check result (regression_check_result)", "dagster_layer/checks.py", "regression_check_result"),
     ("  views of the evaluation (evaluation_view, metadata and check)", "views/evaluation_view.py", "evaluation_view"),
 )
@@ -89,7 +89,11 @@ BODY_SPOTS = (
 # (label, module, attribute): what the evaluation asset's body calls, timed where it is called (wall time,
 # no profiler) by wrapping the name the caller looks up; nested labels are inside the one above them.
 IN_PLACE = (
-    ("the core's evaluation (evaluate_and_record)", "retrieval_pipeline.dagster_layer.assets", "evaluate_and_record"),
+    (
+        "the core's evaluation (evaluate_and_record)",
+        "retrieval_pipeline.core.services.evaluation.configured",
+        "evaluate_and_record",
+    ),
     ("set's status read from the instance (refuse_failed_set)", "retrieval_pipeline.dagster_layer.assets", "refuse_failed_set"),
     ("configuration read, once a run (load_config)", "retrieval_pipeline.dagster_layer.resources", "load_config"),
     (
@@ -98,11 +102,19 @@ IN_PLACE = (
         "ProjectConfig.retriever",
     ),
     ("UI metadata (evaluation_metadata)", "retrieval_pipeline.dagster_layer.assets", "evaluation_metadata"),
-    ("  history read from the store (history_chart_data)", "retrieval_pipeline.dagster_layer.metadata", "history_chart_data"),
-    ("  history chart drawn as PNG (history_chart_png)", "retrieval_pipeline.dagster_layer.metadata", "history_chart_png"),
+    (
+        "  history read from the store (history_chart_data)",
+        "retrieval_pipeline.dagster_layer.metadata.charted",
+        "history_chart_data",
+    ),
+    (
+        "  history chart drawn as SVG (history_chart_svg)",
+        "retrieval_pipeline.dagster_layer.metadata.charted",
+        "history_chart_svg",
+    ),
     ("check result (regression_check_result)", "retrieval_pipeline.dagster_layer.assets", "regression_check_result"),
 )
-CHART = "  history chart drawn as PNG (history_chart_png)"
+CHART = "  history chart drawn as SVG (history_chart_svg)"
 
 
 class InPlace:
@@ -241,13 +253,8 @@ def _measure(scratch: Path, home: Path, args, repeat: int, report: c.Report) -> 
     defs = build_definitions(config_path)
     config = load_config(config_path)
     partitions = project_partitions(config, source=str(config_path))
-    key = next(k for k in partitions.evaluation_keys() if tuple(partitions.dimensions(k)) == (SET, RETRIEVER))
+    key = partitions.evaluation_key(SET, RETRIEVER)  # the floor's two dimensions are named alike
     floors = floor_definitions(list(partitions.set_identifiers), list(partitions.retriever_identifiers))
-    floor_two_dimensions_key = next(
-        k
-        for k in floors.resolve_assets_def("floor_two_dimensions").partitions_def.get_partition_keys()
-        if set(k.split("|")) == {SET, RETRIEVER}
-    )
     core_store = ResultStore(str(scratch / "store-core"))
     with DagsterInstance.from_config(str(home)) as instance:
 
@@ -268,7 +275,7 @@ def _measure(scratch: Path, home: Path, args, repeat: int, report: c.Report) -> 
             "core": lambda: evaluate_and_record(question_set, retriever, core_store, settings),
             "floor": lambda: run(floors, "floor_checked_job", RETRIEVER),
             "floor_plain": lambda: run(floors, "floor_plain_job", RETRIEVER),
-            "floor_two_dimensions": lambda: run(floors, "floor_two_dimensions_job", floor_two_dimensions_key),
+            "floor_two_dimensions": lambda: run(floors, "floor_two_dimensions_job", key),
         }
         in_place.install()
         try:
@@ -376,7 +383,7 @@ def _report_in_place(report: c.Report, timings: dict[str, c.Timing], runs: list[
         c.fmt_seconds(statistics.median(without_chart)),
         "floor " + c.fmt_seconds(statistics.median(floor)),
         c.paired_ratio(without_chart, floor),
-        note="bookkeeping per round less that round's history_chart_png time: the ratio a partition without its chart would have",
+        note="bookkeeping per round less that round's history_chart_svg time: the ratio a partition without its chart would have",
         headline=False,
     )
 

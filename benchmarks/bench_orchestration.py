@@ -1,5 +1,12 @@
 """7. Orchestration: `retrieval-eval nightly` on the demo and on 24 partitions versus the same evaluations through the core.
 
+First, the two ways nightly makes its runs (`ways`): on the demo, `nightly` (launched through the instance
+against the code location it serves, the default) and `nightly --in-process`, each a whole process timed
+against Dagster's floor made the same way (orchestration_floor.py: a trivial partitioned asset and its
+check, as many runs in the same levels, through the same runner), start-up included (goal of issue 47:
+at most 1.5x), and what the origin costs per run. `--ways-only` stops there. The rest times in-process
+runs (`--in-process`):
+
 `nightly` runs one Dagster run per partition (dagster_layer/nightly.py): each set, each retriever, each
 set x retriever evaluation with its check and history chart, then the leaderboard and each set's label
 audit. Two configurations, both warm (a warm-up round builds their BM25 indexes into their cache folders,
@@ -13,7 +20,7 @@ as a team's nightly finds them):
 Each repetition runs, per configuration, two child processes back to back, each timing its own work
 after its imports, both under the command line's process settings (`cli.command_process()`: the cycle
 collector's threshold, Arrow's allocator), so that only the orchestration differs:
-- nightly: `retrieval-eval nightly --config C --store S`, invoked in-process through click (Dagster
+- nightly: `retrieval-eval nightly --config C --store S --in-process`, invoked in-process through click (Dagster
   imported inside, as the command does) on a Dagster instance kept across repetitions (a team's
   instance exists), a fresh result store each time; it reports how many runs it added to the instance;
 - core:    `load_config` once, then `evaluate_and_record(set, retriever, store, settings)` for the same
@@ -31,6 +38,7 @@ per-run split, which needs dagster_layer/nightly.py.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -69,7 +77,7 @@ if stages is not None:
         finally:
             runs_s.append(time.perf_counter() - began)
     stages.run_every_partition = timed
-result = CliRunner().invoke(main, ["nightly", "--config", sys.argv[1], "--store", sys.argv[2]])
+result = CliRunner().invoke(main, ["nightly", "--config", sys.argv[1], "--store", sys.argv[2], "--in-process"])
 done = time.perf_counter()
 if result.exit_code != 0:
     sys.exit(f"nightly exited {result.exit_code}: {result.output[-2000:]}")
@@ -110,8 +118,8 @@ PROFILE_SPOTS = (
     ("evaluations through the core (evaluate_and_record)", "core/services/evaluation/record.py", "evaluate_and_record"),
     ("set questions written as Parquet (save_question_set)", "core/storage/store.py", "save_question_set"),
     ("set's status read from the instance, each evaluation (refuse_failed_set)", "dagster_layer/assets.py", "refuse_failed_set"),
-    ("UI metadata (evaluation_metadata)", "dagster_layer/metadata.py", "evaluation_metadata"),
-    ("  of which history charts drawn (history_chart_png)", "reports/history_chart.py", "history_chart_png"),
+    ("UI metadata (evaluation_metadata)", "dagster_layer/metadata/charted.py", "evaluation_metadata"),
+    ("  of which history charts drawn (history_chart_svg)", "reports/history_svg.py", "history_chart_svg"),
     ("leaderboard (build_leaderboard)", "core/services/evaluation/leaderboard.py", "build_leaderboard"),
     ("label audits (label_audit)", "dagster_layer/labels/audit.py", "label_audit"),
     ("instance: every event written (handle_new_event)", "event_methods.py", "handle_new_event"),
@@ -120,9 +128,31 @@ PROFILE_SPOTS = (
     ("SQLite commits (fsync)", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
 )
 
+WAYS = ("in-process", "launched")
+
+FLOOR = """
+import contextlib, json, os, sys
+from dagster import DagsterInstance
+import orchestration_floor as floor
+from retrieval_pipeline.dagster_layer.launched_runs import LaunchedRuns
+from retrieval_pipeline.dagster_layer.nightly import InProcessRuns, PartitionRun
+keys = iter(floor.PARTITIONS.get_partition_keys())
+levels = [[PartitionRun(floor.JOB, next(keys)) for _ in range(size)] for size in json.loads(sys.argv[2])]
+if sys.argv[1] == "in-process":
+    runner = contextlib.nullcontext(InProcessRuns(floor.defs, DagsterInstance.get()))
+else:
+    runner = LaunchedRuns({"DAGSTER_HOME": os.environ["DAGSTER_HOME"]}, module="orchestration_floor")
+with runner as runs:
+    failed = [outcome for level in levels for outcome in runs.run(level) if not outcome.success]
+if failed:
+    sys.exit(f"floor runs failed: {failed}")
+"""
+"""Dagster's floor made the way nightly makes its runs: as many runs in the same levels (the asset graph's,
+a level's runs submitted together), through the same runner (dagster_layer/nightly.py, launched_runs.py)."""
+
 PROFILE = c.profiled_script(
     "import io\nfrom rich.console import Console\nfrom retrieval_pipeline.cli.nightly import run_nightly",
-    "run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()))",
+    "run_nightly(sys.argv[1], sys.argv[2], console=Console(file=io.StringIO()), in_process=True)",
 )
 
 
@@ -165,6 +195,7 @@ def demo_config() -> Path:
 def main(argv: list[str] | None = None) -> c.Report:
     arguments = c.parser(__doc__.splitlines()[0])
     arguments.add_argument("--no-profile", action="store_true", help="skip the profiled nightly")
+    arguments.add_argument("--ways-only", action="store_true", help="only nightly in process and launched vs the floor")
     args = arguments.parse_args(argv)
     repeat = c.repetitions(args, full=4, quick=1)
     partitions = SETS * len(K1) * len(B)
@@ -172,6 +203,10 @@ def main(argv: list[str] | None = None) -> c.Report:
     c.banner(report.title)
     python = sys.executable
     with c.temp_dir("orchestration-") as scratch:
+        ways(report, scratch, repeat)
+        if args.ways_only:
+            report.save()
+            return report
         configs = {"demo": demo_config(), "24": project(scratch / "p24")}
         evaluations = {"demo": 3, "24": partitions}
         envs = {}  # an instance of its own per configuration, as each team's code location has its instance
@@ -262,6 +297,60 @@ def main(argv: list[str] | None = None) -> c.Report:
                 )
     report.save()
     return report
+
+
+def ways(report: c.Report, scratch: Path, repeat: int) -> None:
+    """`nightly` on the demo in process and launched, each a whole process against Dagster's floor made the
+    same way in a whole process (start-up and the instance included on both sides); an instance per case,
+    kept across rounds, a fresh store per round, one untimed round first."""
+    from retrieval_pipeline.dagster_layer.definitions import build_definitions
+    from retrieval_pipeline.dagster_layer.nightly import graph_levels
+
+    levels = [len(level) for level in graph_levels(build_definitions(demo_config()))]
+    runs = sum(levels)
+    path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
+    env = {c.CACHE_ENV: str(scratch / "cache"), "PYTHONPATH": path}
+    commands = {}
+    for way in WAYS:
+        flag = ["--in-process"] if way == "in-process" else []
+        commands[f"nightly {way}"] = [*c.cli_executable(), "nightly", "--config", str(demo_config()), *flag, "--store"]
+        commands[f"floor {way}"] = [sys.executable, "-c", FLOOR, way, json.dumps(levels)]
+    for name in commands:
+        home = scratch / f"home-{name.replace(' ', '-')}"
+        home.mkdir()
+        (home / "dagster.yaml").write_text((c.REPO_DIR / "dagster.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    for round_number in range(1 + repeat):
+        for name, command in commands.items():
+            store = [str(scratch / f"store-{name.replace(' ', '-')}-{round_number}")] if name.startswith("nightly") else []
+            home = scratch / f"home-{name.replace(' ', '-')}"
+            sample = c.run_process([*command, *store], env={**env, "DAGSTER_HOME": str(home)}, cwd=scratch)
+            if round_number:
+                walls[name].append(sample.wall_seconds)
+            print(f"  round {round_number} {name}: {c.fmt_seconds(sample.wall_seconds)}", flush=True)
+    report.details.update(ways_wall_s=walls, ways_levels=levels)
+    median = {name: statistics.median(values) for name, values in walls.items()}
+    for way in WAYS:
+        nightly, floor = walls[f"nightly {way}"], walls[f"floor {way}"]
+        report.add(
+            f"the demo, runs {way}: nightly against Dagster's floor ({runs} runs in levels {levels}, whole processes)",
+            c.fmt_seconds(median[f"nightly {way}"]),
+            f"floor {c.fmt_seconds(median[f'floor {way}'])}",
+            c.paired_ratio(nightly, floor),
+            target=1.5,
+            note=f"spreads {_spread(nightly)} / {_spread(floor)}; the floor: a trivial partitioned asset and its check "
+            "(orchestration_floor.py) through the runner nightly uses",
+        )
+    extra = {side: (median[f"{side} launched"] - median[f"{side} in-process"]) / runs for side in ("nightly", "floor")}
+    report.add(
+        "the demo: what the origin costs, nightly launched against nightly in process",
+        f"+{c.fmt_seconds(extra['nightly'])} a run",
+        f"the floor: +{c.fmt_seconds(extra['floor'])} a run",
+        c.paired_ratio(walls["nightly launched"], walls["nightly in-process"]),
+        note="launched: the command serves the code location (`dagster dev`) and the instance's queue starts each run "
+        "in a process of its own; ratio column: launched / in-process walls",
+        headline=False,
+    )
 
 
 def _spread(values: list[float]) -> str:

@@ -46,6 +46,7 @@ VOLATILE = [
     (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?( UTC)?", "<time>"),
     (r"\d{4}-\d{2}-\d{2}", "<date>"),
     (r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,<png>"),  # run times; before <addr>
+    (r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+", "data:image/svg+xml;base64,<svg>"),  # run times, as a PNG's
     (r"0x[0-9a-f]{6,}", "<addr>"),
     (r'"dagster/data_version": "[0-9a-f]+"', '"dagster/data_version": "<hash>"'),
     (r'"(dagster/input_data_version/[^"]+)": "[0-9a-f]+"', r'"\1": "<hash>"'),  # Dagster's, from the inputs' run ids

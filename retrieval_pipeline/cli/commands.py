@@ -8,6 +8,7 @@ import click
 
 from retrieval_pipeline.cli.common import (
     config_option,
+    config_origin,
     identifier_column,
     json_option,
     load_project,
@@ -30,27 +31,28 @@ def list_command(config_path, as_json: bool) -> None:
     exit 2 when any has one."""
     from retrieval_pipeline.core.services.views.listing_view import listing_view
 
-    view = listing_view(load_project(config_path))
+    config = load_project(config_path, announce=as_json)  # the listing names it on stdout
+    view = listing_view(config)
     if as_json:
         from retrieval_pipeline.cli.render.payloads import emit
 
         emit(view.to_dict())
     else:
-        _print_listing(view)
+        _print_listing(view, config_origin(config_path, config))
     if view.problems:  # the listing shows every retriever; stderr names each problem, as `run` would
         problems = view.problems
         many = f"{len(problems)} of {len(view.retrievers)} retrievers cannot be run: " if len(problems) > 1 else ""
         raise CommandError(many + "; ".join(problems))
 
 
-def _print_listing(view) -> None:
+def _print_listing(view, origin: str | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     from retrieval_pipeline.core.golden.beir import left_out_note
 
     console = stdout_console()
-    console.print(f"Configuration: {view.config_source}")
+    console.print(f"Configuration: {view.config_source}" + (f" ({origin})" if origin else ""))
     console.print(f"Result store: {view.store_uri}")
     table = Table(title="Question sets", title_justify="left")
     identifier_column(table, "set")

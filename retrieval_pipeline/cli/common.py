@@ -141,9 +141,10 @@ def traffic_option(function):
     )(function)
 
 
-def load_project(config_path: Path | None) -> ProjectConfig:
+def load_project(config_path: Path | None, *, announce: bool = True) -> ProjectConfig:
     """A configuration not given with --config is named on stderr, one line, so a run never silently uses
-    a file found in a parent folder, or the demo."""
+    a file found in a parent folder, or the demo; a command that names it on stdout itself (`announce`
+    False) names it once."""
     from retrieval_pipeline.core.services.configuration.lookup import default_config_path
     from retrieval_pipeline.core.services.configuration.project import load_config
 
@@ -154,7 +155,7 @@ def load_project(config_path: Path | None) -> ProjectConfig:
         )
     config = load_config(path)
     origin = config_origin(config_path, config)
-    if origin is not None:
+    if announce and origin is not None:
         click.echo(f"configuration: {config.source} ({origin})", err=True)
     return config
 

@@ -74,22 +74,18 @@ def compare(
     if repeated:
         raise click.UsageError(f"retriever '{repeated}' is given more than once")
 
-    from dataclasses import replace
-
-    from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
+    from retrieval_pipeline.core.services.evaluation.configured import configured_settings
     from retrieval_pipeline.core.services.library import compared
-    from retrieval_pipeline.core.services.traffic.weights import set_traffic
 
     config = load_project(config_path)
-    settings = EvaluationSettings.from_config(config, labels=labels)
-    store = open_store(store_uri, config) if save else None
     question_set = config.question_set(set_identifier)
     for identifier in retriever_identifiers:
         if identifier not in config.retriever_specs:
             config.retriever(identifier)  # raises the unknown-retriever error listing the known ones
+    settings = configured_settings(config, question_set, traffic_log=traffic_log, labels=labels)
+    store = open_store(store_uri, config) if save else None
     if store is not None:
         store.check_writable()  # before any retriever is built or asked
-    settings = replace(settings, traffic=set_traffic(config, question_set, traffic_log))
     runs, tally = _evaluate_each(config, question_set, retriever_identifiers, store, settings)
     view = compared(runs, settings, tally.saved if store is not None else None)
     if as_json:

@@ -72,36 +72,21 @@ def generate(
     (--from corpus) from documents no golden question expects and no query of LOG (default: the set's
     `traffic:` log) reaches. Empty, garbled, copied and near-duplicate questions are dropped and counted.
     Answers are cached: run the command again to resume. Then judge FILE as any pooled file."""
-    from retrieval_pipeline.core.services.generated.generation import generate_file, refuse_unfit_output
-    from retrieval_pipeline.core.services.generated.plan import plan_generation
+    from retrieval_pipeline.core.services.generated.generation import planned_generation
+    from retrieval_pipeline.core.services.generated.plan import GenerationOrder
     from retrieval_pipeline.core.services.labels.machine_judging import Tally
-    from retrieval_pipeline.core.services.traffic.coverage import named_set
 
     config = load_project(config_path)
     refuse_output_over_input(out_path, {"set file": Path(set_name), "query log": config.query_log(log)[1] if log else None})
-    refuse_unfit_output(out_path)
-    question_set = named_set(config, set_name)
-    generator = config.generator(generator_name)
+    order = GenerationOrder(
+        set_name, generator_name, count, out_path, origin, log, form, tuple(retrievers), depth, seed, examples
+    )
     with status("Choosing what to generate from"):
-        plan = plan_generation(
-            config,
-            question_set,
-            generator,
-            origin=origin,
-            log=log,
-            count=count,
-            form=form,
-            retrievers=retrievers,
-            depth=depth,
-            seed=seed,
-            examples=examples,
-        )
-    tally = Tally()
+        planned = planned_generation(config, order)
+    plan, tally = planned.plan, Tally()
     try:
         with progress_bar(len(plan.sources), f"generating with {generator_name}") as advance:
-            summary = generate_file(
-                config, generator, plan.sources, plan.similarity, plan.threshold, plan.retrievers, depth, out_path, tally, advance
-            )
+            summary = planned.generate(tally, advance)
     except KeyboardInterrupt:
         raise CommandError(
             f"{INTERRUPTED}: the {tally.saved} question(s) {generator_name} wrote in this pass are cached; {out_path} was "

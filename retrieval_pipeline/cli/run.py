@@ -95,20 +95,22 @@ def run(
     class, the saved run and the regression verdict; with a baseline also the per-group deltas, the
     questions that flipped, and paired exact McNemar p-values.
     """
-    from dataclasses import replace
-
-    from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
-    from retrieval_pipeline.core.services.traffic.weights import set_traffic
+    from retrieval_pipeline.core.services.evaluation.configured import configured_settings
     from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 
     config = load_project(config_path)
-    settings = EvaluationSettings.from_config(
-        config, max_top1_drop=max_top1_drop, max_top3_drop=max_top3_drop, baseline_run_id=baseline_run_id, labels=labels
+    question_set = config.question_set(set_identifier)
+    settings = configured_settings(
+        config,
+        question_set,
+        traffic_log=traffic_log,
+        max_top1_drop=max_top1_drop,
+        max_top3_drop=max_top3_drop,
+        baseline_run_id=baseline_run_id,
+        labels=labels,
     )
     store = open_store(store_uri, config)
-    question_set = config.question_set(set_identifier)
     store.check_writable()  # before the retriever is built: its index may take long, and its run longer
-    settings = replace(settings, traffic=set_traffic(config, question_set, traffic_log))
     evaluation = _evaluate(config, question_set, retriever_identifier, store, settings)
     view = evaluation_view(evaluation, settings, store.uri)
     if markdown_path is not None:

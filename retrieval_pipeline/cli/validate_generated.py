@@ -38,6 +38,8 @@ def validate_generated(set_name: str, accept: bool, by: str | None, config_path,
 
     if by is not None and not accept:
         raise click.UsageError("--by names who decides to count the generated questions: it goes with --accept")
+    if by is not None and not by.strip():
+        raise click.UsageError("--by names who decides to count the generated questions: give a name, not an empty text")
     config = load_project(config_path)
     question_set = named_set(config, set_name)
     store = open_store(store_uri, config)
@@ -82,9 +84,9 @@ def _report(validation, recorded, path: Path | None, as_json: bool) -> None:
     for agreement in validation.agreements:
         tau = "  n/a" if agreement.tau is None else f"{agreement.tau:+.2f}"
         low, high = agreement.interval
-        mark = "reaches" if agreement.reaches(validation.threshold) else "below"
         say(
-            f"  {figure_of(agreement.measure).title:<{width}}  tau {tau}  [{low:+.2f}, {high:+.2f}]  {mark} {validation.threshold:g}"
+            f"  {figure_of(agreement.measure).title:<{width}}  tau {tau}  [{low:+.2f}, {high:+.2f}]: "
+            + agreement.gate_text(validation.threshold)
         )
     say("Each retriever, human -> generated (difference):")
     for name in validation.runs:

@@ -3,10 +3,14 @@
 A team that evaluates on its workers (the schedule, a backfill) still wants CI to fail on a bad night;
 the verdicts each check saved with its run are in the result store, so CI reads them there, with no
 Dagster instance to reach. Exit 1 when any pair's latest verdict failed (a regression, an incomplete
-run), as the leaderboard's `every_pair_passes` check fails.
+run, a latest run that cannot be read), as the leaderboard's `every_pair_passes` check fails, and when no
+pair was evaluated at all (a mistyped store must not pass the gate) unless `--allow-empty` says that is
+expected. A store that is a file is refused (exit 2), as `run` refuses it.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -17,6 +21,7 @@ from retrieval_pipeline.cli.common import (
     load_project,
     open_store,
     stdout_console,
+    store_location,
     store_option,
 )
 from retrieval_pipeline.cli.errors import CommandError
@@ -26,24 +31,43 @@ from retrieval_pipeline.cli.errors import CommandError
 @config_option
 @store_option
 @json_option
-def verdicts(config_path, store_uri: str | None, as_json: bool) -> None:
+@click.option("--allow-empty", is_flag=True, help="Pass when no pair has a stored run yet (a new store), instead of exit 1.")
+def verdicts(config_path, store_uri: str | None, as_json: bool, allow_empty: bool) -> None:
     """Show the latest stored verdict of every configured set and retriever pair; exit 1 if any failed.
 
     The verdicts are the ones each regression check saved with its run (`run`, `nightly`, the schedule, a
-    backfill on a team's workers), never recomputed. A pair with no stored run is listed as not evaluated."""
+    backfill on a team's workers), never recomputed. A pair with no stored run is listed as not evaluated;
+    when no pair has one, the command fails unless --allow-empty. A pair whose latest run cannot be read
+    fails."""
     from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED
-    from retrieval_pipeline.core.services.evaluation.pair_verdicts import latest_verdicts
 
     config = load_project(config_path)
-    found = latest_verdicts(open_store(store_uri, config), list(config.question_sets), list(config.retriever_identifiers))
+    found = _found(config, store_uri)
+    empty = not found.evaluated and not allow_empty
     if as_json:
         from retrieval_pipeline.cli.render.payloads import emit
 
-        emit({"passed": found.passed, "pairs": [vars(verdict) for verdict in found.verdicts]})
+        emit({"passed": found.passed and not empty, "pairs": [vars(verdict) for verdict in found.verdicts]})
     else:
         _print(found)
     if not found.passed:
         raise CommandError(found.sentence, EXIT_FAILED)
+    if empty:
+        raise CommandError(
+            f"no pair of the {len(found.verdicts)} configured has a stored run in {store_location(store_uri, config)}: "
+            "nothing was evaluated there (is it the right store?); pass --allow-empty when none is expected yet",
+            EXIT_FAILED,
+        )
+
+
+def _found(config, store_uri: str | None):
+    """Every pair's latest verdict; a store that is a file holds none and is refused, as `run` refuses it."""
+    from retrieval_pipeline.core.services.evaluation.pair_verdicts import latest_verdicts
+
+    location = store_location(store_uri, config)
+    if Path(location.removeprefix("file://")).is_file():
+        raise CommandError(f"the result store {location} is a file, not a folder: name the store's folder")
+    return latest_verdicts(open_store(store_uri, config), list(config.question_sets), list(config.retriever_identifiers))
 
 
 def _print(found) -> None:

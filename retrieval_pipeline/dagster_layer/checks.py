@@ -10,24 +10,23 @@ definition (a preview feature), so the UI shows the check per (set, retriever) p
 
 from __future__ import annotations
 
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, PartitionsDefinition
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey, PartitionsDefinition
 
 from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.services.evaluation.record import Evaluation
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view, regression_check
-from retrieval_pipeline.core.services.views.ui_metadata.regression import regression_metadata
-from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.metadata.regression import regression_metadata
+from retrieval_pipeline.dagster_layer.metadata.values import typed
 from retrieval_pipeline.dagster_layer.partitions import partitioned_check
 
 CHECK_NAME = "no_regression"
-EVALUATION_ASSET = "retrieval_evaluation"
 
 
-def regression_check_spec(partitions_def: PartitionsDefinition) -> AssetCheckSpec:
+def regression_check_spec(evaluation: AssetKey, partitions_def: PartitionsDefinition) -> AssetCheckSpec:
     return partitioned_check(
         CHECK_NAME,
-        EVALUATION_ASSET,
+        evaluation,
         partitions_def,
         description=f"{' and '.join(figure.title for figure in TESTED).capitalize()} hit rates dropped no more than "
         "the configured tolerances since the "

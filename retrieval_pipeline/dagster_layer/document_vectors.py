@@ -30,13 +30,12 @@ from dagster import (
 
 from retrieval_pipeline.core.base.secrets import scrubbed_errors
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
-from retrieval_pipeline.core.services.views.ui_metadata.project import padding_shard_metadata, shard_metadata
 from retrieval_pipeline.dagster_layer.assets import progress_of
-from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.metadata.project import padding_shard_metadata, shard_metadata
+from retrieval_pipeline.dagster_layer.metadata.values import typed
+from retrieval_pipeline.dagster_layer.names import GROUP, VECTORS_ASSET, Names
 from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, key_dimensions
-from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
-VECTORS_ASSET = "document_vectors"
 VECTORS_JOB = "document_vectors_job"
 SHARD_DIMENSION = "shard"
 
@@ -80,13 +79,13 @@ class ShardedVectors:
     jobs: tuple = ()
 
 
-def sharded_vectors(config: ProjectConfig, evaluation: AssetsDefinition, group: str) -> ShardedVectors:
+def sharded_vectors(config: ProjectConfig, evaluation: AssetsDefinition, names: Names) -> ShardedVectors:
     """The evaluation with one more dependency, each partition on every shard of its own retriever (none
     for a retriever without shards); nothing added when no retriever has shards."""
     shards = shard_partitions(config)
     if shards is None:
         return ShardedVectors(evaluation)
-    vectors = build_document_vectors(shards, group)
+    vectors = build_document_vectors(shards, names)
     retrievers = {identifier: identifier for identifier, _ in shards.counts}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BetaWarning)
@@ -97,48 +96,48 @@ def sharded_vectors(config: ProjectConfig, evaluation: AssetsDefinition, group: 
     depending = evaluation.map_asset_specs(
         lambda spec: spec.merge_attributes(deps=[dependency]) if spec.key == evaluation.key else spec
     )
-    job = define_asset_job(VECTORS_JOB, [vectors], description="Encode shards of dense retrievers.")
+    job = define_asset_job(names.name(VECTORS_JOB), [vectors], description="Encode shards of dense retrievers.")
     return ShardedVectors(depending, (vectors,), (job,))
 
 
 def shard_partitions(config: ProjectConfig) -> ShardPartitions | None:
-    """The sharded dense retrievers (None when there is none: no asset then), read with no model loaded."""
-    from retrieval_pipeline.retrievers.vector.dense import DenseKind
-
+    """The sharded retrievers (None when there is none: no asset then), read with no model loaded."""
     context = config.build_context()
+    kinds = {identifier: config.retriever_kind_class(identifier) for identifier in config.retriever_specs}
     counts = [
-        (identifier, DenseKind.shard_count(identifier, spec.params, context))
+        (identifier, kinds[identifier].shard_count(identifier, spec.params, context))
         for identifier, spec in config.retriever_specs.items()
-        if spec.kind == "dense"
+        if kinds[identifier].shards_document_vectors
     ]
     sharded = tuple((identifier, count) for identifier, count in counts if count is not None)
     return ShardPartitions(sharded) if sharded else None
 
 
-def build_document_vectors(shards: ShardPartitions, group: str) -> AssetsDefinition:
+def build_document_vectors(shards: ShardPartitions, names: Names) -> AssetsDefinition:
     @asset(
-        name=VECTORS_ASSET,
+        key=names.key(VECTORS_ASSET),
         partitions_def=shards.definition,
-        group_name=group,
+        group_name=names.name(GROUP),
+        required_resource_keys={names.resource},
         kinds={"numpy"},
         description="One shard of a dense retriever's document vectors, encoded into the vector cache (reused "
         "when its documents, model and settings are unchanged); the evaluation reads every shard of its retriever.",
     )
-    def document_vectors(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+    def document_vectors(context: AssetExecutionContext) -> MaterializeResult:
         identifier, index = shards.shard(context.partition_key)
         with scrubbed_errors():
-            return MaterializeResult(metadata=typed(encoded_shard(project.config, identifier, index, progress_of(context))))
+            return MaterializeResult(
+                metadata=typed(encoded_shard(names.project(context).config, identifier, index, progress_of(context)))
+            )
 
     return document_vectors
 
 
 def encoded_shard(config: ProjectConfig, identifier: str, index: int, progress) -> dict[str, Any]:
     """The shard encoded (or found in the cache), as metadata; a padding partition encodes nothing."""
-    from retrieval_pipeline.retrievers.vector.dense import DenseKind
-
     started, params, context = time.perf_counter(), config.retriever_specs[identifier].params, config.build_context(progress)
-    count = DenseKind.shard_count(identifier, params, context)
+    count = config.retriever_kind_class(identifier).shard_count(identifier, params, context)
     if index >= count:
         return padding_shard_metadata(identifier, count)
-    sharded, vectors = config.retriever_kind(identifier).reporting(progress).encode_shard(index)  # a dense kind
+    sharded, vectors = config.retriever_kind(identifier).reporting(progress).encode_shard(index)
     return shard_metadata(index, sharded, vectors, time.perf_counter() - started)

@@ -17,10 +17,9 @@ from pydantic import PrivateAttr
 
 from retrieval_pipeline.core.base.errors import StoreError, UnknownIdentifierError
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
-from retrieval_pipeline.dagster_layer.partitions import RETRIEVER_DIMENSION, SET_DIMENSION, key_dimensions
+from retrieval_pipeline.dagster_layer.names import EVALUATION_ASSET, LEADERBOARD_ASSET, SET_ASSET
+from retrieval_pipeline.dagster_layer.partitions import evaluation_pair
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
-
-RESULT_STORE_IO_MANAGER = "result_store_io_manager"
 
 
 def _question_set(store: ResultStore, context: InputContext, partition_key: str):
@@ -28,18 +27,15 @@ def _question_set(store: ResultStore, context: InputContext, partition_key: str)
 
 
 def _evaluation(store: ResultStore, context: InputContext, partition_key: str):
-    set_identifier, retriever_identifier = key_dimensions(
-        context.asset_partitions_def, partition_key, SET_DIMENSION, RETRIEVER_DIMENSION
-    )
-    return store.latest_run_table(HistoryKey(set_identifier, retriever_identifier))
+    return store.latest_run_table(HistoryKey(*evaluation_pair(context.asset_partitions_def, partition_key)))
 
 
-PARTITION_READERS: dict[str, Callable] = {"golden_question_set": _question_set, "retrieval_evaluation": _evaluation}
-LEADERBOARD = "leaderboard"
+PARTITION_READERS: dict[str, Callable] = {SET_ASSET: _question_set, EVALUATION_ASSET: _evaluation}
 
 
 class ResultStoreIOManager(ConfigurableIOManager):
-    """Reads the assets' values from the result store."""
+    """Reads the assets' values from the result store, by asset name: the key's last part, whatever the
+    component instance's prefix."""
 
     config_path: str | None = None
     store_uri: str | None = None
@@ -64,12 +60,12 @@ class ResultStoreIOManager(ConfigurableIOManager):
             )
 
     def load_input(self, context: InputContext):
-        asset = context.asset_key.to_user_string()
-        if asset == LEADERBOARD:
+        name, asset = context.asset_key.path[-1], context.asset_key.to_user_string()
+        if name == LEADERBOARD_ASSET:
             return self.project.leaderboard(context.log).to_table()
-        if asset not in PARTITION_READERS:
-            raise UnknownIdentifierError("asset with a value in the result store", asset, [*PARTITION_READERS, LEADERBOARD])
-        return self._partitions(context, asset, PARTITION_READERS[asset])
+        if name not in PARTITION_READERS:
+            raise UnknownIdentifierError("asset with a value in the result store", asset, [*PARTITION_READERS, LEADERBOARD_ASSET])
+        return self._partitions(context, asset, PARTITION_READERS[name])
 
     def _partitions(self, context: InputContext, asset: str, read: Callable):
         import pyarrow as pa

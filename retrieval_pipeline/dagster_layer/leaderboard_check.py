@@ -9,20 +9,19 @@ leaderboard is still worth reading on a bad night.
 
 from __future__ import annotations
 
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey
 
 from retrieval_pipeline.core.services.evaluation.pair_verdicts import PairVerdicts
-from retrieval_pipeline.core.services.views.ui_metadata.regression import pair_verdicts_metadata
-from retrieval_pipeline.dagster_layer.io_manager import LEADERBOARD
-from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.metadata.regression import pair_verdicts_metadata
+from retrieval_pipeline.dagster_layer.metadata.values import typed
 
 LEADERBOARD_CHECK = "every_pair_passes"
 
 
-def leaderboard_check_spec() -> AssetCheckSpec:
+def leaderboard_check_spec(leaderboard: AssetKey) -> AssetCheckSpec:
     return AssetCheckSpec(
         LEADERBOARD_CHECK,
-        asset=LEADERBOARD,
+        asset=leaderboard,
         description="Every configured set and retriever pair passed its latest no_regression check. A failure "
         "names each regressed or incomplete pair with its verdict; refreshed with the leaderboard.",
     )

@@ -15,6 +15,7 @@ from functools import cached_property
 
 from dagster import (
     AssetCheckSpec,
+    AssetKey,
     BetaWarning,
     MultiPartitionKey,
     MultiPartitionsDefinition,
@@ -61,14 +62,28 @@ class ProjectPartitions:
         ]
 
     def dimensions(self, partition_key: str) -> tuple[str, str]:
-        return key_dimensions(self.evaluations, partition_key, SET_DIMENSION, RETRIEVER_DIMENSION)
+        return evaluation_pair(self.evaluations, partition_key)
+
+
+def evaluation_pair(partitions_def: MultiPartitionsDefinition, partition_key: str) -> tuple[str, str]:
+    """The (set, retriever) of an evaluation's partition key."""
+    return key_dimensions(partitions_def, partition_key, SET_DIMENSION, RETRIEVER_DIMENSION)
 
 
 def key_dimensions(partitions_def: MultiPartitionsDefinition, partition_key: str, *dimensions: str) -> tuple[str, ...]:
-    """The named dimensions of a partition key, given as a MultiPartitionKey or its string."""
+    """The named dimensions of a partition key, given as a MultiPartitionKey or its string (its dimensions
+    in the order of their names, joined by `|`): the one place a key is read back."""
     if not isinstance(partition_key, MultiPartitionKey):
         partition_key = partitions_def.get_partition_key_from_str(partition_key)
-    return tuple(partition_key.keys_by_dimension[dimension] for dimension in dimensions)
+    named = named_dimensions(partition_key)
+    return tuple(named[dimension] for dimension in dimensions)
+
+
+def named_dimensions(partition_key: str | MultiPartitionKey | None) -> dict[str | None, str]:
+    """Every dimension of a key by its name; a plain key as its one unnamed dimension; no key, none."""
+    if isinstance(partition_key, MultiPartitionKey):
+        return dict(partition_key.keys_by_dimension)
+    return {None: partition_key} if partition_key is not None else {}
 
 
 def project_partitions(config: ProjectConfig, source: str) -> ProjectPartitions:
@@ -89,7 +104,7 @@ def one_dimension(dimension: str) -> MultiToSingleDimensionPartitionMapping:
         return MultiToSingleDimensionPartitionMapping(partition_dimension_name=dimension)
 
 
-def partitioned_check(name: str, asset: str, partitions_def: PartitionsDefinition, **spec) -> AssetCheckSpec:
+def partitioned_check(name: str, asset: AssetKey, partitions_def: PartitionsDefinition, **spec) -> AssetCheckSpec:
     """A check recorded against each partition, so the UI shows it per partition. Partitioned checks are a
     preview feature in Dagster 1.13; its warning would repeat at every load."""
     with warnings.catch_warnings():

@@ -5,15 +5,16 @@ from datetime import datetime, timezone
 from dagster import RunRequest, ScheduleDefinition, ScheduleEvaluationContext, schedule
 
 from retrieval_pipeline.core.services.configuration.schema import DagsterSection
+from retrieval_pipeline.dagster_layer.names import Names
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 
 NIGHTLY_SCHEDULE = "nightly_retrieval_evaluation"
 TRIGGER_TAG = "retrieval_pipeline/trigger"
 
 
-def build_nightly_schedule(job, partitions: ProjectPartitions, section: DagsterSection) -> ScheduleDefinition:
+def build_nightly_schedule(job, partitions: ProjectPartitions, section: DagsterSection, names: Names) -> ScheduleDefinition:
     @schedule(
-        name=NIGHTLY_SCHEDULE,
+        name=names.name(NIGHTLY_SCHEDULE),
         job=job,
         cron_schedule=section.nightly_cron,
         execution_timezone=section.timezone,

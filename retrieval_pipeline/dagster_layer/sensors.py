@@ -1,6 +1,6 @@
 """The index-rebuild sensor: a new index version of a retriever evaluates every set against it, once
 (the version is in every run key, so even a lost cursor cannot request it twice); and the automation
-sensor of the declarative conditions. A sensor, not an observable source asset: a new version needs the
+sensor of the declarative conditions, over this location's own assets only. A sensor, not an observable source asset: a new version needs the
 retriever rebuilt and every set evaluated against it, which only requests can say (docs/dagster.md).
 """
 
@@ -20,8 +20,8 @@ from dagster import (
 
 from retrieval_pipeline.core.services.configuration.schema import DagsterSection
 from retrieval_pipeline.core.services.evaluation.index_versions import new_index_versions
+from retrieval_pipeline.dagster_layer.names import Names
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
-from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 
 INDEX_SENSOR = "index_version_sensor"
@@ -45,16 +45,18 @@ AUTOMATION_INTERVAL_SECONDS = 30
 
 
 def build_index_version_sensor(
-    evaluation_job, retriever_job, partitions: ProjectPartitions, section: DagsterSection
+    evaluation_job, retriever_job, partitions: ProjectPartitions, section: DagsterSection, names: Names
 ) -> SensorDefinition:
     @sensor(
-        name=INDEX_SENSOR,
+        name=names.name(INDEX_SENSOR),
         jobs=[evaluation_job, retriever_job],
+        required_resource_keys={names.resource},
         minimum_interval_seconds=section.sensor_interval_seconds,
         default_status=DefaultSensorStatus.STOPPED,
         description="Evaluates every set against a retriever whose index version changed, once per version.",
     )
-    def index_version_sensor(context: SensorEvaluationContext, project: RetrievalProject) -> SensorResult:
+    def index_version_sensor(context: SensorEvaluationContext) -> SensorResult:
+        project = names.project(context)
         pairs = (partitions.set_identifiers, partitions.retriever_identifiers)
         seen = json.loads(context.cursor) if context.cursor else {}
         found, seen = new_index_versions(project.config, pairs, lambda: project.store(context.log), seen, context.log.warning)
@@ -82,13 +84,18 @@ def build_index_version_sensor(
     return index_version_sensor
 
 
-def build_automation_sensor(section: DagsterSection) -> AutomationConditionSensorDefinition:
+def build_automation_sensor(
+    own_assets: AssetSelection, section: DagsterSection, names: Names
+) -> AutomationConditionSensorDefinition:
     """Running by default, so the leaderboard, the label audits, the generated questions' agreements and the
     coverage follow the schedule's, the sensor's and the UI's evaluations with nothing to switch on (their
-    condition: `after_upstream`)."""
+    condition: `after_upstream`). A sensor of its own rather than Dagster's default one, which starts
+    stopped until someone switches it on, at its own 30 s: this one runs from the start, at least as often
+    as the index sensor. It targets only `own_assets`: a host project's automation sensor (or a second
+    instance's) may not overlap it, and the host's assets are the host's to automate."""
     return AutomationConditionSensorDefinition(
-        AUTOMATION_SENSOR,
-        target=AssetSelection.all(),
+        names.name(AUTOMATION_SENSOR),
+        target=own_assets,
         default_status=DefaultSensorStatus.RUNNING,
         minimum_interval_seconds=min(AUTOMATION_INTERVAL_SECONDS, section.sensor_interval_seconds),
         description="Refreshes the leaderboard, each set's label audit and generated questions' agreement, and the "

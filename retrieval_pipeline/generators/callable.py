@@ -23,12 +23,10 @@ from retrieval_pipeline.core.retrieval.generators import (
     GeneratorKind,
     generator_fingerprint,
 )
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import DOTTED_PATTERN, KindContext, KindParams, imported_callable
 
 
-class CallableGeneratorParams(RetrieverParams):
+class CallableGeneratorParams(KindParams):
     kind: Literal["callable"] = "callable"
     function: str = Field(pattern=DOTTED_PATTERN, description="package.module:function")
     version: str | None = Field(None, min_length=1, description="put into the fingerprint: change it when the questions change")

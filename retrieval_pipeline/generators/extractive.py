@@ -30,7 +30,7 @@ from retrieval_pipeline.core.retrieval.generators import (
     GeneratorKind,
     generator_fingerprint,
 )
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
+from retrieval_pipeline.core.retrieval.kinds import KindParams
 
 RULE = 1
 """The rule's version, in the fingerprint: raised when the rule above changes the questions it writes."""
@@ -38,7 +38,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 """The words `forms.content_terms` reads, so each gives at most one stem."""
 
 
-class ExtractiveGeneratorParams(RetrieverParams):
+class ExtractiveGeneratorParams(KindParams):
     kind: Literal["extractive"] = "extractive"
     title_terms: int = Field(3, ge=0, description="content words taken from the title")
     text_terms: int = Field(2, ge=0, description="content words taken from the text, beyond the title's")

@@ -22,7 +22,7 @@ from retrieval_pipeline.core.retrieval.generators import (
     generator_fingerprint,
     question_of_reply,
 )
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.retrievers.http.chat import ChatEndpoint, ChatParams, checked_prompt, filled
 from retrieval_pipeline.retrievers.http.params import resolved_headers
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.judges import DEFAULT_RELEVANT_FROM, GRADES
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
+from retrieval_pipeline.core.retrieval.kinds import KindParams
 
 
-class JudgeParams(RetrieverParams):
+class JudgeParams(KindParams):
     """Every judge kind's parameters: unknown keys refused, and the grade from which an answer is yes."""
 
     relevant_from: int = Field(DEFAULT_RELEVANT_FROM, ge=GRADES.start, le=GRADES.stop - 1)

@@ -22,9 +22,8 @@ from retrieval_pipeline.core.retrieval.judges import (
     MachineJudgement,
     judge_fingerprint,
 )
+from retrieval_pipeline.core.retrieval.kinds import DOTTED_PATTERN, KindContext, imported_callable
 from retrieval_pipeline.judges.base import JudgeParams
-from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 
 class CallableJudgeParams(JudgeParams):

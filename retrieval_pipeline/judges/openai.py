@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from retrieval_pipeline.core.retrieval.judges import JudgeKind, MachineJudgement, grade_of_reply, judge_fingerprint
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.judges.base import JudgeParams
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.http.chat import ChatEndpoint, ChatParams, checked_prompt, filled
 from retrieval_pipeline.retrievers.http.params import resolved_headers
 

@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.judges import JudgeKind, MachineJudgement, judge_fingerprint
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.judges.base import JudgeParams
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.rerank.scorers import Scorer
 from retrieval_pipeline.retrievers.rerank.scorers.cross_encoder import CrossEncoderParams
 from retrieval_pipeline.retrievers.rerank.scorers.http import HttpScorerParams

@@ -78,7 +78,7 @@ def _draw(axes, agreement: MeasureAgreement, names: list[str], colours: dict[str
     low, high = agreement.interval
     below = not agreement.reaches(threshold)
     axes.set_title(
-        f"{figure.title}: tau {tau}, 95% interval [{low:+.2f}, {high:+.2f}], {'below' if below else 'reaches'} {threshold:g}",
+        f"{figure.title}: tau {tau}, 95% interval [{low:+.2f}, {high:+.2f}]; {agreement.gate_text(threshold)}",
         fontsize=9,
         loc="left",
         color=REGRESSED if below else "#333333",

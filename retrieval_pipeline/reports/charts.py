@@ -107,13 +107,14 @@ def _error_bars(entries, bar: Figure, rates: list[float]):
     ]
 
 
-def png_data_uri(png: bytes) -> str:
+def image_data_uri(image: bytes, media_type: str = "image/png") -> str:
     """The picture itself as an image source, so nothing is fetched to show it."""
-    return f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}"
+    return f"data:{media_type};base64,{base64.b64encode(image).decode('ascii')}"
 
 
-def markdown_image(png: bytes, alt: str) -> str:
-    return f"![{alt}]({png_data_uri(png)})"
+def markdown_image(image: bytes, alt: str, media_type: str = "image/png") -> str:
+    """`media_type`: `image/svg+xml` for an SVG (`history_svg.py`)."""
+    return f"![{alt}]({image_data_uri(image, media_type)})"
 
 
 def new_figure(height: float, margins: dict[str, float], panels: int = 1, heights: tuple[float, ...] | None = None):

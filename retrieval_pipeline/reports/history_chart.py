@@ -1,6 +1,7 @@
-"""A pair's history chart: its last runs' top-1 and top-3 against the baseline and the lowest rate that
-passes, as a small PNG for the Dagster UI's pop-up and the HTML report (the deeper figures in a lighter
-panel of their own, on request). Drawn with the shared figure of `charts.py`."""
+"""A pair's history chart for the HTML report: its last runs' top-1 and top-3 against the baseline and the
+lowest rate that passes, and below them, lighter, in a panel of their own, the deeper figures, as a PNG
+drawn with the shared figure of `charts.py`. The Dagster UI's pop-up draws the top panel alone, without
+matplotlib, for every evaluation (`history_svg.py`)."""
 
 from __future__ import annotations
 
@@ -20,15 +21,15 @@ from retrieval_pipeline.reports.charts import (
 )
 
 
-def history_chart_png(data: HistoryChartData, *, deeper: bool = False) -> bytes:
-    return png_bytes(history_chart(data, deeper=deeper))
+def history_chart_png(data: HistoryChartData) -> bytes:
+    return png_bytes(history_chart(data))
 
 
-def history_chart(data: HistoryChartData, *, deeper: bool = False):
+def history_chart(data: HistoryChartData):
     """Top-1 and top-3 with their intervals, the baseline and the band below it a run must stay within:
-    what the regression check reads, alone so it reads at the size of Dagster's pop-up. `deeper` adds a
-    lighter panel below with every other charted figure (top-k, MRR, nDCG), for a page with room for it."""
-    others = [metric for metric in data.metrics if metric not in COLOURS] if deeper else []
+    what the regression check reads; below, a lighter panel with every other charted figure (top-k, MRR,
+    nDCG) the runs carry."""
+    others = [metric for metric in data.metrics if metric not in COLOURS]
     figure, panels = _history_figure(bool(others))
     main = panels[0]
     for metric in data.metrics:
@@ -56,7 +57,7 @@ def history_chart(data: HistoryChartData, *, deeper: bool = False):
 
 def _history_figure(deeper: bool):
     """Fixed margins: every label of this chart has a bounded width, and a constrained layout, which
-    measures every text twice, was a large part of the chart's cost, drawn once per evaluation."""
+    measures every text twice, was a large part of the chart's cost."""
     margins = {"left": 0.07, "right": 0.79, "top": 0.91, "bottom": 0.17}
     if not deeper:
         figure, axes = new_figure(3.6, margins)

@@ -15,11 +15,11 @@ from retrieval_pipeline.core.services.views.question_outcomes import misses_firs
 def html_report(view: EvaluationView, history: HistoryChartData, store_uri: str, note: str | None = None) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    from retrieval_pipeline.reports.charts import png_data_uri
+    from retrieval_pipeline.reports.charts import image_data_uri
     from retrieval_pipeline.reports.history_chart import history_chart_png
 
     environment = Environment(loader=PackageLoader("retrieval_pipeline.reports"), autoescape=select_autoescape(["html"]))
-    chart = png_data_uri(history_chart_png(history, deeper=True)) if history.points else None
+    chart = image_data_uri(history_chart_png(history)) if history.points else None
     return environment.get_template("report.html").render(
         view=view,
         run=view.run.result,

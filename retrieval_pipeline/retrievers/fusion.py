@@ -12,19 +12,13 @@ from collections.abc import Sequence
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.retrieval.retriever import (
-    BatchRetriever,
-    Retriever,
-    RetrieverParams,
-    VersionedIndex,
-    batch_as_lists,
-)
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
+from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, Retriever, VersionedIndex, batch_as_lists
 from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.members import build_members, check_known
 
 
-class FusionParams(RetrieverParams):
+class FusionParams(KindParams):
     retrievers: list[str] = Field(min_length=2)
     k: float = Field(60.0, ge=0)
     weights: list[float] | None = None

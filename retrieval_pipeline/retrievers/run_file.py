@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted
-from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, RetrieverParams, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
+from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.run_files import Rankings, RunFormat, id_text, load_run
 from retrieval_pipeline.retrievers.base.corpus import CorpusKind
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -30,7 +30,7 @@ class UnresolvableQuestion(RetrieverFault):
     """The question text maps to no query id, or to several: asking again cannot change that."""
 
 
-class RunFileParams(RetrieverParams):
+class RunFileParams(KindParams):
     path: str = Field(min_length=1)
     format: RunFormat | None = None
     question_set: str | None = None

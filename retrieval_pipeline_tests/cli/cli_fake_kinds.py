@@ -8,12 +8,29 @@ builds the built-in kinds.
 from __future__ import annotations
 
 import json
+import os
+
+from retrieval_pipeline.core.retrieval.kinds import KindParams
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
+
+
+class TableParams(KindParams):
+    rankings: str
+    print: bool = False
+
+
+class TableKind(RetrieverKind[TableParams]):
+    """Kind `cli_table`: each question text is answered from a JSON file {question text: ranking}."""
+
+    Params = TableParams
+
+    def build(self):
+        path = self.context.resolve(self.params.rankings)
+        return TableRetriever(self.name, json.loads(path.read_text(encoding="utf-8")), self.params.print)
 
 
 class TableRetriever:
-    """Kind `cli_table`: each question text is answered from a JSON file {question text: ranking}.
-
-    A ranking of `null` answers with something that is not a ranking, which the runner records as a
+    """A ranking of `null` answers with something that is not a ranking, which the runner records as a
     retriever error without retrying. `print: true` makes every call print to stdout, as a chatty
     library might.
     """
@@ -23,11 +40,6 @@ class TableRetriever:
         self.rankings = rankings
         self.chatty = chatty
 
-    @classmethod
-    def from_config(cls, identifier, params, context):
-        path = context.resolve(params["rankings"])
-        return cls(identifier, json.loads(path.read_text(encoding="utf-8")), bool(params.get("print", False)))
-
     def retrieve(self, question: str, limit: int):
         if self.chatty:
             print(f"chatty retriever asked {question!r}")
@@ -35,30 +47,37 @@ class TableRetriever:
         return None if ranking is None else list(ranking)[:limit]
 
 
-class ExplodingKind:
+class ExplodingKind(RetrieverKind[KindParams]):
     """Kind `cli_exploding`: building it fails in a way nobody anticipated (a bug in a plugin)."""
 
-    @classmethod
-    def from_config(cls, identifier, params, context):
+    Params = KindParams
+
+    def build(self):
         raise RuntimeError("plugin bug while building")
 
 
-class LeakyRetriever:
+class LeakyParams(KindParams):
+    token: dict[str, str]
+    at_build: bool = False
+
+
+class LeakyKind(RetrieverKind[LeakyParams]):
     """Kind `cli_leaky`: a careless plugin whose errors quote its token (`token: {env: VARIABLE}`),
     as a ValueError on every question, or a RuntimeError while building with `at_build: true`."""
 
+    Params = LeakyParams
+
+    def build(self):
+        token = os.environ[self.params.token["env"]]
+        if self.params.at_build:
+            raise RuntimeError(f"cannot log in with {token!r}")
+        return LeakyRetriever(self.name, token)
+
+
+class LeakyRetriever:
     def __init__(self, identifier: str, token: str):
         self.identifier = identifier
         self.token = token
-
-    @classmethod
-    def from_config(cls, identifier, params, context):
-        import os
-
-        token = os.environ[params["token"]["env"]]
-        if params.get("at_build"):
-            raise RuntimeError(f"cannot log in with {token!r}")
-        return cls(identifier, token)
 
     def retrieve(self, question: str, limit: int):
         raise ValueError(f"the service refused the token {self.token}")

@@ -26,9 +26,9 @@ def plugin_dir(tmp_path_factory) -> Path:
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: cli-fake-kinds\nVersion: 0.1\n")
     (dist_info / "entry_points.txt").write_text(
         "[retrieval_pipeline.retrievers]\n"
-        "cli_table = cli_fake_kinds:TableRetriever\n"
+        "cli_table = cli_fake_kinds:TableKind\n"
         "cli_exploding = cli_fake_kinds:ExplodingKind\n"
-        "cli_leaky = cli_fake_kinds:LeakyRetriever\n"
+        "cli_leaky = cli_fake_kinds:LeakyKind\n"
     )
     return folder
 

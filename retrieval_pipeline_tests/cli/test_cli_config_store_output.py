@@ -28,10 +28,22 @@ def test_the_environment_variable_wins_over_a_found_file_and_is_named(cli, proje
     (tmp_path / "retrieval-eval.yaml").write_text("store: elsewhere\nretrievers: {}\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
 
-    result = cli("list", env={"RETRIEVAL_EVAL_CONFIG": str(project.config)})
+    result = cli("run", "cli.small", "good", env={"RETRIEVAL_EVAL_CONFIG": str(project.config)})
 
     assert result.exit_code == 0, result.stderr
     assert f"configuration: {project.config} (from $RETRIEVAL_EVAL_CONFIG)" in result.stderr
+
+
+def test_list_names_the_configuration_once_with_where_it_came_from(cli, project, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+
+    listed = cli("list", env={"RETRIEVAL_EVAL_CONFIG": str(project.config)})
+    as_json = cli("list", "--json", env={"RETRIEVAL_EVAL_CONFIG": str(project.config)})
+
+    assert listed.exit_code == 0, listed.stderr
+    assert f"Configuration: {project.config} (from $RETRIEVAL_EVAL_CONFIG)" in listed.stdout
+    assert "onfiguration" not in listed.stderr
+    assert f"configuration: {project.config} (from $RETRIEVAL_EVAL_CONFIG)" in as_json.stderr  # stdout is JSON
 
 
 def test_an_unknown_set_on_the_embedded_demo_says_the_demo_is_in_use_and_how_to_name_a_configuration(cli, tmp_path, monkeypatch):

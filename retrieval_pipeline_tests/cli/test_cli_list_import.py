@@ -43,7 +43,10 @@ def test_list_with_a_duplicate_set_identifier_exits_2_naming_both_files(cli, pro
 @pytest.mark.parametrize(
     ("retriever", "named"),
     [
-        ("{kind: lexcal, corpus: corpus.jsonl}", "retrievers.bad: field 'kind': unknown retriever kind 'lexcal'; available:"),
+        (
+            "{kind: lexcal, corpus: corpus.jsonl}",
+            "retrievers.bad: field 'kind': unknown retriever kind 'lexcal' (did you mean 'lexical'?); available:",
+        ),
         ("{kind: lexical, corpus: corpus.jsonl, k1: fast}", "retrievers.bad: field 'k1': Input should be a valid number"),
         ("{kind: lexical, corpsu: corpus.jsonl}", "retrievers.bad: field 'corpsu': is not a known key; did you mean 'corpus'?"),
     ],

@@ -196,9 +196,13 @@ def test_a_tolerance_given_in_percentage_points_gets_the_fraction_it_meant(cli, 
     [
         ("cli.nope", "good", "unknown question set 'cli.nope'; available: cli.small"),
         ("cli.small", "nope", "unknown retriever 'nope'; available: flaky, good, half"),
+        ("cli.smal", "good", "unknown question set 'cli.smal' (did you mean 'cli.small'?); available: cli.small"),
+        ("cli.small", "goood", "unknown retriever 'goood' (did you mean 'good'?); available: flaky, good, half"),
     ],
 )
-def test_an_unknown_set_or_retriever_exits_1_listing_the_available_ones(cli, project, set_identifier, retriever, expected):
+def test_an_unknown_set_or_retriever_exits_1_listing_the_available_ones_and_the_closest(
+    cli, project, set_identifier, retriever, expected
+):
     result = cli("run", set_identifier, retriever, "--config", str(project.config))
 
     assert result.exit_code == 1

@@ -192,6 +192,23 @@ def test_the_package_has_no_import_circle():
     assert _circles(_import_graph()) == []
 
 
+def test_each_core_module_imports_the_core_at_its_top():
+    """A file's head names everything of the core it stands on, so the dependency graph reads from the
+    heads alone; only heavy libraries (numpy, pyarrow, ...) are imported inside the function that needs them."""
+    inside = {}
+    for path in CORE_FILES:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+        statements = [node for function in functions for node in ast.walk(function)]
+        core = sorted(
+            {alias.name for node in statements if isinstance(node, ast.Import) for alias in node.names if layer_of(alias.name)}
+            | {node.module for node in statements if isinstance(node, ast.ImportFrom) and layer_of(node.module or "")}
+        )
+        if core:
+            inside[str(path.relative_to(CORE))] = core
+    assert inside == {}
+
+
 def test_no_folder_holds_more_modules_than_a_newcomer_can_scan():
     crowded = {}
     for folder in sorted({path.parent for path in PACKAGE.rglob("*.py")}):
@@ -231,3 +248,49 @@ def test_each_services_package_imports_only_the_ones_before_it():
         if above:
             offenders[str(path.relative_to(CORE))] = above
     assert offenders == {}
+
+
+def _definitions(path: Path, names: set[str]) -> list[str]:
+    """`module:Class.function` for every function or method in `path` named one of `names`, nested or not."""
+    found = []
+
+    def visit(node: ast.AST, owner: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{owner}{child.name}.")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                if child.name in names:
+                    found.append(f"{_module_name(path)}:{owner}{child.name}")
+                visit(child, f"{owner}{child.name}.")
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
+    return found
+
+
+def _callers(path: Path, name: str) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return any(
+        isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == name
+        for node in ast.walk(tree)
+    )
+
+
+def test_every_kind_is_parsed_and_built_one_way():
+    """Retrievers, judges and generators share one `Kind.parse` and one build sequence (`KindFamily`: load,
+    remember secrets, parse, build, check what was built): a second `parse` (an adapter of another
+    protocol, a parameters base parsing itself) or a build sequence written again beside it fails here."""
+    files = sorted(PACKAGE.rglob("*.py"))
+    kinds_module = "retrieval_pipeline.core.retrieval.kinds"
+
+    assert [found for path in files for found in _definitions(path, {"parse"})] == [f"{kinds_module}:Kind.parse"]
+    steps = {
+        "remember_configured": "retrieval_pipeline.core.base.secrets",
+        "loaded_kind": "retrieval_pipeline.core.base.registry",
+    }
+    builders = {
+        _module_name(path)
+        for path in files
+        for step, home in steps.items()
+        if _callers(path, step) and _module_name(path) != home
+    }
+    assert builders == {kinds_module}

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from dagster import DagsterInstance
 from dagster_test_project import write_project
 
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))  # `core_helpers`: runs of fixed rankings
 
 
 def pytest_configure(config):

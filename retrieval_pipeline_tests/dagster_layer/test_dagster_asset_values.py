@@ -9,7 +9,7 @@ import uuid
 import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterInstance, MultiPartitionKey, build_input_context, build_output_context
-from dagster_runs import evaluate, failure_metadata
+from dagster_runs import evaluate, failure_metadata, run_job
 from dagster_test_project import ALPHA, BETA, RETRIEVERS, SETS, degraded
 from fsspec.core import url_to_fs
 from rich.console import Console
@@ -127,6 +127,16 @@ def test_a_partition_with_nothing_stored_is_named_unless_missing_partitions_are_
     loader = defs.get_asset_value_loader(instance)
     with loader:
         table = loader.load_asset_value(EVALUATION, input_definition_metadata={"allow_missing_partitions": True})
+    assert set(table.column("retriever_identifier").to_pylist()) == {"good"} and table.num_rows == len(QUESTIONS["alpha"])
+
+
+def test_a_prefixed_instance_loads_its_values_under_its_own_keys_through_its_own_io_manager(project, instance):
+    prefixed = build_definitions(project.config, prefix="search")
+    key = MultiPartitionKey({"set": "alpha", "retriever": "good"})
+    run_job(prefixed, instance, "search_retrieval_evaluation_job", key)
+
+    table = prefixed.load_asset_value(AssetKey(["search", EVALUATION]), instance=instance, partition_key=key)
+
     assert set(table.column("retriever_identifier").to_pylist()) == {"good"} and table.num_rows == len(QUESTIONS["alpha"])
 
 

@@ -1,11 +1,14 @@
 """The Dagster UI in a real browser, as a person sees it after two `retrieval-eval nightly` runs on a fresh
 instance, the second after alpha × good lost two hits: that partition failed, its check failed and its
-run failed; the other pairs materialized and passed; the label audit was refreshed by the second night.
+run failed; the other pairs materialized and passed; the label audit was refreshed by the second night;
+the nights' runs show in the Timeline and the job's Runs. Then, as a person mends it, the regression is
+undone and the failed run re-executed from its page: it succeeds and the partition turns green.
 
 Debian's Chromium and chromedriver (installed by `.ci/run`), driven headless by Selenium; no browser is
-ever downloaded. The webserver is started outside the checkout with `-m retrieval_pipeline.definitions`,
-the command the README gives for any folder. The two nights, the webserver and the browser are shared by
-this module's tests. Screenshots land in `.artifacts/browser/` (git-ignored) so a failure can be looked at.
+ever downloaded. The nights are `nightly`'s default (runs launched against the code location), and the UI
+is the command the second night printed (`dagster dev`: webserver, daemon and code server), started
+outside the checkout. The two nights, the UI and the browser are shared by this module's tests, which run
+in the file's order. Screenshots land in `.artifacts/browser/` (git-ignored) so a failure can be looked at.
 """
 
 from __future__ import annotations
@@ -17,16 +20,16 @@ import time
 from collections import Counter
 
 import pytest
-from dagster import DagsterInstance
-from dagster_test_project import degraded, write_project
+from dagster_test_project import PERFECT, degraded, write_project
 from rich.console import Console
 from selenium import webdriver
 from selenium.common.exceptions import ElementClickInterceptedException, NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
-from webserver_helpers import REPO_ROOT, fresh_dagster_home, running_webserver
+from webserver_helpers import REPO_ROOT, fresh_dagster_home, printed_hint
 
 from retrieval_pipeline.cli.nightly import run_nightly
-from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB
+from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, LEADERBOARD_JOB, RETRIEVERS_JOB, SETS_JOB
+from retrieval_pipeline.dagster_layer.launched_runs import LOCATION, UI_COMMAND, LaunchedRuns
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 CHROMIUM_FLAGS = (
@@ -44,7 +47,15 @@ ARTIFACTS = REPO_ROOT / ".artifacts" / "browser"
 PAGE_TIMEOUT_SECONDS = 45
 REGRESSION = "Regression: top-1 hit rate dropped 33.3 pp (tolerance 10.0 pp)"
 PAIRS = ("good|alpha", "good|beta.small", "other|alpha", "other|beta.small")  # partition keys: retriever|set
-RUN_STATUSES = ("Success", "Failure", "Canceled", "Started", "Starting", "Queued", "Not started")
+# The evaluation runs listed after the two nights: every pair's twice, but the regressed pair's second failed.
+EVALUATIONS = Counter(
+    {
+        **{(EVALUATION_JOB, pair, "Success"): 2 for pair in PAIRS},
+        **{(EVALUATION_JOB, "good|alpha", s): 1 for s in ("Success", "Failure")},
+    }
+)
+ENDED = ("Success", "Failure", "Canceled")
+RUN_STATUSES = (*ENDED, "Started", "Starting", "Queued", "Not started")
 SKIP_FIRST_VISIT_DIALOG = "for (const b of document.querySelectorAll('button')) { if (b.innerText.trim() === 'Skip') b.click(); }"
 # Dagster draws a partition's status as a coloured dot after its name (`background: var(--color-accent-red)`,
 # `background-color: ...` in a check's Partitions tab).
@@ -78,6 +89,10 @@ let box = table.parentElement;
 while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
 return box ? {table: table.getBoundingClientRect().right, shown: box.getBoundingClientRect().right} : null;
 """
+BUSY = """{
+  runsOrError(filter: {statuses: [QUEUED, NOT_STARTED, STARTING, STARTED, CANCELING]}) { ... on Runs { results { runId } } }
+  partitionBackfillsOrError(status: REQUESTED) { ... on PartitionBackfills { results { id } } }
+}"""
 
 pytestmark = [
     pytest.mark.slow,
@@ -89,21 +104,49 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def dagster_ui(tmp_path_factory):
-    """The webserver's URL on the instance of two nightlies of 2 sets × 2 retrievers; before the second,
-    `good` lost a1 and a2 (alpha × good regresses, the other three pairs answer as the first night)."""
-    folder = tmp_path_factory.mktemp("browser")
-    project = write_project(folder / "project")
-    home = fresh_dagster_home(folder / "dagster_home")
+def nights_project(tmp_path_factory):
+    return write_project(tmp_path_factory.mktemp("browser") / "project")
+
+
+@pytest.fixture(scope="module")
+def dagster_ui(nights_project):
+    """The URL of the UI opened by the command the second night printed, on the instance of two nightlies
+    of 2 sets × 2 retrievers; before the second, `good` lost a1 and a2 (alpha × good regresses, the other
+    three pairs answer as the first night). The nights are `nightly`'s default, launched against the code
+    location, so the UI can act on their runs; the command (`dagster dev`, with the daemon whose queue
+    launches what the UI re-executes) runs outside the checkout."""
+    folder = nights_project.root.parent
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        patch.setenv("DAGSTER_HOME", str(fresh_dagster_home(folder / "dagster_home")))
+        first, _ = night(nights_project)
+        nights_project.write_run("good", degraded("a1", "a2"))
+        second, output = night(nights_project)
+        assert (first, second) == (0, 1), output  # 1: a regression
+        environment, command = printed_hint(output)
+        assert command == list(UI_COMMAND), command
+        with LaunchedRuns(environment) as ui:
+            settle(ui)
+            yield f"http://127.0.0.1:{ui.port}"
+
+
+def settle(ui: LaunchedRuns) -> None:
+    """Once nothing runs or waits: the daemon's automation sensor refreshes the leaderboard, the label audits
+    and the agreements after the nights (as on a deployment), in runs of its own."""
+    deadline = time.monotonic() + PAGE_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        busy = ui.query(BUSY)
+        if not busy["runsOrError"]["results"] and not busy["partitionBackfillsOrError"]["results"]:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"runs still in progress after {PAGE_TIMEOUT_SECONDS}s: {busy}")
+
+
+def night(project) -> tuple[int, str]:
+    """`retrieval-eval nightly --config ...` as a user runs it: its exit code and what it printed."""
     output = io.StringIO()
-    with DagsterInstance.from_config(str(home)) as instance:
-        first = run_nightly(project.config, instance=instance, console=Console(file=output, width=200))
-        project.write_run("good", degraded("a1", "a2"))
-        second = run_nightly(project.config, instance=instance, console=Console(file=output, width=200))
-    assert (first.exit_code, second.exit_code) == (0, 1), output.getvalue()  # 1: a regression
-    target = ["-m", "retrieval_pipeline.definitions"]
-    with running_webserver(home, project.config, folder / "webserver.log", target, cwd=folder) as url:
-        yield url
+    report = run_nightly(project.config, console=Console(file=output, width=200))
+    return report.exit_code, output.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -153,9 +196,7 @@ def test_the_regressed_pairs_run_shows_failure_and_every_other_run_success(dagst
     page_text_once_shown(browser, "Job is")
     runs = runs_once_listed(browser)
     browser.save_screenshot(str(ARTIFACTS / "evaluation-runs.png"))
-    expected = [(EVALUATION_JOB, pair, "Success") for pair in (*PAIRS, *PAIRS)]  # two nights of every pair
-    expected[0] = (EVALUATION_JOB, "good|alpha", "Failure")  # but the regressed pair's second
-    assert Counter(runs) == Counter(expected), runs
+    assert Counter(runs) == EVALUATIONS, runs
     assert [status for _, pair, status in runs if pair == "good|alpha"] == ["Failure", "Success"]  # newest first
 
     browser.get(f"{dagster_ui}/runs?q%5B%5D=status%3AFAILURE&q%5B%5D=status%3ACANCELED")  # Runs' "Failed" tab
@@ -167,11 +208,14 @@ def test_the_regressed_pairs_run_shows_failure_and_every_other_run_success(dagst
 
 def test_the_label_audit_was_refreshed_by_the_second_night(dagster_ui, browser):
     browser.get(f"{dagster_ui}/assets/label_audit?view=partitions&partition=alpha")
-    page = page_text_once_shown(browser, "Materialized (2)", "Latest materialization", "View all historical events (2)")
+    events = page_once_matching(browser, r"View all historical events \(([1-9]\d*)\)")  # once they are loaded
+    page = page_text_once_shown(browser, "Materialized (2)", "Latest materialization")
     dots = browser.execute_script(STATUS_DOTS)
     browser.save_screenshot(str(ARTIFACTS / "label-audit.png"))
     assert "Failed (0)" in page and "Missing (0)" in page
-    assert "alpha\nMaterialized\nLatest materialization" in page  # materialized once a night, the latest shown
+    assert "alpha\nMaterialized\nLatest materialization" in page  # the latest shown
+    # once a night, and once more when the daemon's automation sensor refreshed it after a night's evaluations
+    assert int(events[1]) >= 2, page
     assert dots == {"alpha": ["green"], "beta.small": ["green"]}
 
 
@@ -209,6 +253,61 @@ def test_the_leaderboards_ranked_table_is_seen_whole_on_its_overview(dagster_ui,
     assert edges["table"] <= edges["shown"], edges
 
 
+def test_the_nights_runs_show_in_the_timeline_and_in_the_evaluation_jobs_runs_tab(dagster_ui, browser):
+    browser.get(f"{dagster_ui}/overview/activity/timeline")
+    page = page_text_once_shown(browser, LOCATION, f"{EVALUATION_JOB}\n{EVALUATION_JOB}\n")
+    browser.save_screenshot(str(ARTIFACTS / "timeline.png"))
+    assert "No runs or scheduled ticks" not in page
+    for job in (SETS_JOB, RETRIEVERS_JOB, LEADERBOARD_JOB):  # a row a job, its name read twice
+        assert f"{job}\n{job}\n" in page, page
+    counts = re.search(rf"{EVALUATION_JOB}\n{EVALUATION_JOB}\n((?:\d+\n)+)", page)[1].split()
+    assert sum(map(int, counts)) == len(PAIRS) * 2, page  # the runs of both nights, in one or more blocks
+
+    browser.get(f"{dagster_ui}/locations/{LOCATION}/jobs/{EVALUATION_JOB}/runs")  # Jobs -> the job -> Runs
+    page_text_once_shown(browser, "Job in", LOCATION)
+    runs = runs_once_listed(browser)
+    browser.save_screenshot(str(ARTIFACTS / "evaluation-job-runs.png"))
+    assert Counter(runs) == EVALUATIONS, runs
+
+
+def test_the_regressed_pair_re_executed_from_its_run_page_with_the_regression_undone_succeeds_and_turns_green(
+    dagster_ui, browser, nights_project
+):
+    """Last of this module: it adds a run and turns the partition green."""
+    browser.get(f"{dagster_ui}/runs?q%5B%5D=status%3AFAILURE&q%5B%5D=status%3ACANCELED")  # Runs -> Failed -> its run
+    page_text_once_shown(browser, "Status is")
+    click_once_clickable(browser, "//*[@data-index]//a[starts-with(@href, '/runs/')]")
+    failed = once_shown(browser, lambda: run_heading(browser), "the run's status")
+    assert failed[1] == "Failure"
+    assert "partition: good|alpha" in page_text_once_shown(browser, "Re-execute all")
+
+    nights_project.write_run("good", PERFECT)  # the regression undone
+    click_once_clickable(browser, "//button[starts-with(normalize-space(), 'Re-execute all')]")
+
+    def rerun_ended():  # the page the button opened: the new run's, once it ended
+        heading = run_heading(browser)
+        return heading if heading and heading[0] != failed[0] and heading[1] in ENDED else None
+
+    rerun = once_shown(browser, rerun_ended, "the re-executed run, ended")
+    page = page_text_once_shown(browser, "Re-executions (1)")
+    browser.save_screenshot(str(ARTIFACTS / "re-executed-run.png"))
+    assert rerun[1] == "Success" and "partition: good|alpha" in page, page
+    assert re.search(rf"Re-executions \(1\)\n{failed[0]}ROOT\n.*?\n{rerun[0]}\n", page, re.DOTALL), page  # under its parent
+
+    browser.get(f"{dagster_ui}/assets/retrieval_evaluation?view=partitions&partition=good%7Calpha")
+    page = page_text_once_shown(browser, "Failed (0)", "Materialized (4)", f"Run\n{rerun[0]}")
+    dots = browser.execute_script(STATUS_DOTS)
+    browser.save_screenshot(str(ARTIFACTS / "re-executed-partitions.png"))
+    assert dots == {"good": ["green"], "other": ["green"], "alpha": ["green"], "beta.small": ["green"]}
+    assert "good|alpha\nMaterialized\nLatest materialization" in page
+
+
+def run_heading(browser) -> tuple[str, str] | None:
+    """The run page's short id and status, as its heading shows them."""
+    found = re.search(r"Runs\n/\n(\w{8})\n(\w[\w ]*)\nRun of", browser.execute_script("return document.body.innerText"))
+    return found and found.groups()
+
+
 def loaded_image_size(browser, alt_prefix: str) -> tuple[int, int]:
     size = once_shown(
         browser,
@@ -242,6 +341,10 @@ def page_text_once_shown(browser, *texts: str) -> str:
         return page if all(text in page for text in texts) else None
 
     return once_shown(browser, page_with_texts, repr(texts))
+
+
+def page_once_matching(browser, pattern: str) -> re.Match:
+    return once_shown(browser, lambda: re.search(pattern, browser.execute_script("return document.body.innerText")), pattern)
 
 
 def runs_once_listed(browser) -> list[tuple[str, str, str]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from dagster import AssetKey, DagsterInstance, Definitions
+from dagster import AssetCheckKey, AssetKey, DagsterInstance, Definitions
 from dagster_test_project import write_project
 
 from retrieval_pipeline.core.services.configuration.lookup import CONFIG_ENV_VAR, STORE_ENV_VAR
@@ -29,6 +29,23 @@ pytestmark = pytest.mark.slow
 COMPONENT = "retrieval_pipeline.dagster_layer.component.RetrievalEvaluation"
 DEMO_SET = "demo.cranfield"
 TIMEOUT_SECONDS = 180
+HOST_DEFS = """
+import dagster as dg
+
+
+@dg.asset(group_name="host", automation_condition=dg.AutomationCondition.eager())
+def leaderboard() -> None:
+    \"\"\"The team's own leaderboard, which the component's must not replace.\"\"\"
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions(
+        assets=[leaderboard],
+        executor=dg.multiprocess_executor,
+        sensors=[dg.AutomationConditionSensorDefinition("host_automation", target=dg.AssetSelection.groups("host"))],
+    )
+"""
 
 
 def tool(name: str) -> str:
@@ -125,3 +142,40 @@ def test_dg_lists_the_component_and_without_a_configuration_it_evaluates_the_emb
     dg("launch", "--assets", "golden_question_set", "--partition", DEMO_SET)
 
     assert [path.name for path in (evals / "results").rglob("*.parquet")] == [f"{DEMO_SET}.parquet"]
+
+
+def test_a_team_project_with_its_own_executor_automation_and_leaderboard_runs_two_prefixed_instances_side_by_side(
+    dg_project, tmp_path
+):
+    dg, evals = dg_project
+    defs_folder = evals.parent
+    (defs_folder / "host.py").write_text(HOST_DEFS, encoding="utf-8")
+    demo = {"type": COMPONENT, "attributes": {"prefix": "demo", "store": "results"}}
+    (evals / "defs.yaml").write_text(yaml.safe_dump(demo), encoding="utf-8")
+    small = write_project(tmp_path / "evaluation")
+    (defs_folder / "small").mkdir()
+    smaller = {"type": COMPONENT, "attributes": {"prefix": "small", "config": str(small.config)}}
+    (defs_folder / "small" / "defs.yaml").write_text(yaml.safe_dump(smaller), encoding="utf-8")
+
+    assert "All definitions loaded successfully." in dg("check", "defs")
+
+    definitions = listed(dg("list", "defs", "--json"))
+    assert {"leaderboard", "demo/leaderboard", "small/leaderboard", "small/retrieval_evaluation"} <= definitions["assets"]
+    assert {"demo/retrieval_evaluation:no_regression", "small/retrieval_evaluation:no_regression"} <= definitions["checks"]
+    assert {"host_automation", "demo_retrieval_automation", "small_retrieval_automation"} <= definitions["sensors"]
+    assert {"demo_nightly_retrieval_evaluation", "small_nightly_retrieval_evaluation"} == definitions["schedules"]
+
+    dg("launch", "--assets", "demo/golden_question_set", "--partition", DEMO_SET)
+    dg("launch", "--assets", "small/retrieval_evaluation", "--partition", "good|alpha")
+
+    assert [path.name for path in (evals / "results").rglob("*.parquet")] == [f"{DEMO_SET}.parquet"]
+    assert list((small.store / "summaries" / "alpha" / "good").rglob("*.parquet"))
+    with DagsterInstance.get() as instance:
+        assert instance.get_materialized_partitions(AssetKey(["demo", "golden_question_set"])) == {DEMO_SET}
+        assert instance.get_materialized_partitions(AssetKey(["small", "retrieval_evaluation"])) == {"good|alpha"}
+        for check in (
+            AssetCheckKey(AssetKey(["demo", "golden_question_set"]), "labels_exist"),
+            AssetCheckKey(AssetKey(["small", "retrieval_evaluation"]), "no_regression"),
+        ):
+            record = instance.get_latest_asset_check_evaluation_record(check)
+            assert record is not None and record.evaluation is not None and record.evaluation.passed, check

@@ -10,10 +10,15 @@ import yaml
 from dagster import (
     AssetCheckKey,
     AssetKey,
+    AssetSelection,
+    AutomationCondition,
+    AutomationConditionSensorDefinition,
     DagsterInstance,
     Definitions,
     MultiPartitionsDefinition,
     MultiToSingleDimensionPartitionMapping,
+    asset,
+    multiprocess_executor,
 )
 from dagster_test_project import RETRIEVERS, SETS
 
@@ -25,6 +30,7 @@ from retrieval_pipeline.dagster_layer.definitions import (
     RETRIEVERS_JOB,
     SETS_JOB,
     build_definitions,
+    defs,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -111,10 +117,40 @@ def test_a_configuration_without_sets_or_retrievers_is_refused_clearly(tmp_path,
         build_definitions(empty)
 
 
-def test_every_run_executes_in_process_and_scales_out_through_the_run_launcher(project):
-    """One partition and one step a run: a child process per step would only repeat the imports."""
-    defs = build_definitions(project.config)
-    assert {defs.resolve_job_def(job).executor_def.name for job in (SETS_JOB, RETRIEVERS_JOB, EVALUATION_JOB)} == {"in_process"}
+def test_the_standalone_location_runs_every_job_in_process_and_the_component_leaves_the_executor_to_its_host(
+    project, monkeypatch
+):
+    """One partition and one step a run: a child process per step would only repeat the imports. A host
+    project's own executor would clash with one the component brought."""
+    monkeypatch.setenv("RETRIEVAL_EVAL_CONFIG", str(project.config))
+    standalone = defs()
+    assert {standalone.resolve_job_def(job).executor_def.name for job in (SETS_JOB, RETRIEVERS_JOB, EVALUATION_JOB)} == {
+        "in_process"
+    }
+    assert build_definitions(project.config).executor is None
+
+
+def test_a_prefix_keeps_every_name_apart_so_two_instances_load_beside_a_hosts_own(project):
+    """The host's own `leaderboard`, executor and automation sensor, and two instances of two configurations."""
+    host_leaderboard = asset(name="leaderboard", group_name="host", automation_condition=AutomationCondition.eager())(
+        lambda: None
+    )
+    host = Definitions(
+        assets=[host_leaderboard],
+        executor=multiprocess_executor,
+        sensors=[AutomationConditionSensorDefinition("host_automation", target=AssetSelection.groups("host"))],
+    )
+    search = build_definitions(project.config, prefix="search")
+    merged = Definitions.merge(host, search, build_definitions(prefix="demo"))
+    Definitions.validate_loadable(merged)
+
+    repository = search.get_repository_def()
+    assert {key.path[0] for key in repository.asset_graph.get_all_asset_keys()} == {"search"}
+    assert AssetCheckKey(AssetKey(["search", "retrieval_evaluation"]), "no_regression") in repository.asset_graph.asset_check_keys
+    named = [job.name for job in search.jobs] + [sensor.name for sensor in search.sensors] + list(search.resources)
+    assert all(name.startswith("search_") for name in named + [schedule.name for schedule in search.schedules])
+    automation = search.resolve_sensor_def("search_retrieval_automation")
+    assert automation.asset_selection.resolve(merged.resolve_asset_graph()) == repository.asset_graph.get_all_asset_keys()
 
 
 @pytest.mark.slow
@@ -135,3 +171,18 @@ def test_the_workspace_file_points_at_the_definitions_module():
     (entry,) = workspace["load_from"]
     assert entry["python_module"]["module_name"] == "retrieval_pipeline.definitions"
     assert entry["python_module"]["working_directory"] == "."
+
+
+def test_the_location_nightly_serves_for_its_own_runs_has_no_automation_sensor_to_launch_them_twice(monkeypatch):
+    from dagster import AutomationConditionSensorDefinition
+
+    from retrieval_pipeline.dagster_layer.definitions import NIGHTLY_SERVER_ENV_VAR, defs
+
+    def automation_sensors(definitions):
+        return [s.name for s in definitions.sensors if isinstance(s, AutomationConditionSensorDefinition)]
+
+    served_for_the_ui = automation_sensors(defs())
+    monkeypatch.setenv(NIGHTLY_SERVER_ENV_VAR, "1")
+    served_for_the_night = automation_sensors(defs())
+
+    assert served_for_the_ui == ["retrieval_automation"] and served_for_the_night == []

@@ -15,7 +15,8 @@ from rich.console import Console
 
 from retrieval_pipeline.cli.nightly import run_nightly
 from retrieval_pipeline.dagster_layer.definitions import build_definitions
-from retrieval_pipeline.dagster_layer.document_vectors import VECTORS_ASSET, VECTORS_JOB
+from retrieval_pipeline.dagster_layer.document_vectors import VECTORS_JOB
+from retrieval_pipeline.dagster_layer.names import VECTORS_ASSET
 from retrieval_pipeline.dagster_layer.partitions import ProjectPartitions
 from retrieval_pipeline.retrievers.vector import dense
 

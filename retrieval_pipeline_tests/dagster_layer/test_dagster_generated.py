@@ -20,8 +20,9 @@ from generated_apart_project import RETRIEVERS, apart_project, judged_candidates
 from retrieval_pipeline.cli import main  # noqa: E402
 from retrieval_pipeline.core.services.labels.judging_files import read_judging_file  # noqa: E402
 from retrieval_pipeline.dagster_layer.definitions import GENERATED_AGREEMENT_JOB, build_definitions  # noqa: E402
+from retrieval_pipeline.dagster_layer.names import GENERATION_ASSET, PROJECT_RESOURCE, Names  # noqa: E402
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject  # noqa: E402
-from retrieval_pipeline.dagster_layer.traffic.generated import GENERATION_ASSET, generated_questions  # noqa: E402
+from retrieval_pipeline.dagster_layer.traffic.generated import build_generated_questions  # noqa: E402
 
 SET = "demo.cranfield"
 
@@ -36,9 +37,9 @@ def values(materialization) -> dict:
 
 def generate(config: Path, instance, **run_config):
     return materialize(
-        [generated_questions],
+        [build_generated_questions(Names())],
         instance=instance,
-        resources={"project": RetrievalProject(config_path=str(config))},
+        resources={PROJECT_RESOURCE: RetrievalProject(config_path=str(config))},
         run_config={"ops": {GENERATION_ASSET: {"config": run_config}}, **QUIET},
         raise_on_error=False,
     )
@@ -112,7 +113,7 @@ def test_the_agreement_warns_when_the_generated_questions_turn_the_top1_order_ov
     assert metadata["reached"] is False and metadata["threshold"] == 0.8
     for measure in ("top1", "top3", "ndcg@10"):
         low, high = metadata[f"{measure}_tau_low"], metadata[f"{measure}_tau_high"]
-        assert -1 <= low <= high <= 1 and metadata[f"{measure}_tau"].endswith(("below 0.8", "reaches 0.8"))
+        assert -1 <= low <= high <= 1 and metadata[f"{measure}_tau"].endswith(("is below 0.8", "reaches 0.8"))
     assert metadata["top1_tau_low"] < 0.8
     assert [record.data["retriever"] for record in metadata["differences"].records] == list(RETRIEVERS)
     assert metadata["rankings_chart"].startswith("![") and png_size(metadata["rankings_chart"])[0] == 720  # a real PNG

@@ -1,11 +1,10 @@
-"""The core's UI metadata typed for Dagster: what Dagster records is what the hand-typed metadata was."""
+"""The UI metadata's plain values typed for Dagster: what Dagster records is what the hand-typed metadata was."""
 
 from __future__ import annotations
 
 from dagster import AssetMaterialization, MetadataValue, TableColumn, TableRecord, TableSchema, serialize_value
 
-from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Json, Link, Markdown, plotted, table
-from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.metadata.values import Column, Json, Link, Markdown, plotted, table, typed
 
 
 def recorded(metadata: dict) -> str:

@@ -75,7 +75,7 @@ def test_a_retriever_that_cannot_be_built_is_invalid_input_and_skips_its_partiti
 
 
 @pytest.mark.slow
-def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(project, tmp_path, monkeypatch):
+def test_in_process_the_runs_land_in_dagster_home_and_the_printed_command_opens_them(project, tmp_path, monkeypatch):
     """The runs land in $DAGSTER_HOME's instance, whose dagster.yaml is seeded from the project's."""
     workdir = tmp_path / "checkout"
     workdir.mkdir()
@@ -84,11 +84,13 @@ def test_the_command_uses_dagster_home_and_dagster_dev_would_find_the_runs(proje
     home = tmp_path / "home"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
 
-    result = CliRunner().invoke(nightly, ["--config", str(project.config), "--store", str(tmp_path / "elsewhere")])
+    result = CliRunner().invoke(
+        nightly, ["--config", str(project.config), "--store", str(tmp_path / "elsewhere"), "--in-process"]
+    )
 
     assert result.exit_code == 0, result.output
-    assert f"export DAGSTER_HOME={home}" in result.output and "dagster dev -m retrieval_pipeline.definitions" in result.output
-    assert f"export RETRIEVAL_EVAL_CONFIG={project.config}" in result.output
+    hint = f"DAGSTER_HOME={home} RETRIEVAL_EVAL_CONFIG={project.config} RETRIEVAL_EVAL_STORE={tmp_path / 'elsewhere'} "
+    assert hint + "dagster dev -m retrieval_pipeline.definitions" in result.output
     assert (home / "dagster.yaml").read_text(encoding="utf-8") == (workdir / "dagster.yaml").read_text(encoding="utf-8")
     assert (tmp_path / "elsewhere" / "summaries" / "alpha" / "good").is_dir()
     with DagsterInstance.from_config(str(home)) as instance:
@@ -168,13 +170,16 @@ def test_the_demo_leaderboard_in_a_narrow_terminal_prints_every_figure_whole(tmp
     from retrieval_pipeline.cli import main
     from retrieval_pipeline.cli.render.nightly_report import print_results
     from retrieval_pipeline.dagster_layer.definitions import build_definitions
+    from retrieval_pipeline.dagster_layer.names import PROJECT_RESOURCE
 
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
     store = str(tmp_path / "store")
     output = io.StringIO()
     report = run_nightly(demo_config_path(), store, instance=instance, console=Console(file=output, width=80))
     narrower = io.StringIO()
-    print_results(report, build_definitions(demo_config_path(), store).resources["project"], Console(file=narrower, width=60))
+    print_results(
+        report, build_definitions(demo_config_path(), store).resources[PROJECT_RESOURCE], Console(file=narrower, width=60)
+    )
     compared = CliRunner().invoke(main, ["compare", "demo.cranfield", "bm25_stemmed", "bm25_plain", "bm25_titles", "--json"])
 
     runs = sorted(json.loads(compared.stdout)["runs"], key=lambda run: -run["top1_hit_rate"])  # no ties in the demo
@@ -185,3 +190,16 @@ def test_the_demo_leaderboard_in_a_narrow_terminal_prints_every_figure_whole(tmp
         assert_whole(text, "Leaderboard: demo.cranfield, ranked by top-1", expected, always=("top-1", "top-3"))
         folded = printed_table(text, "Leaderboard: demo.cranfield, ranked by top-1").column("retriever")
         assert folded.replace(" ", "") == "".join(run["retriever"] for run in runs)
+
+
+def test_a_run_canceled_in_the_ui_during_the_night_makes_the_night_incomplete_not_an_internal_error():
+    from retrieval_pipeline.cli.render.nightly_report import NightlyReport
+    from retrieval_pipeline.core.base.exit_codes import EXIT_INCOMPLETE
+    from retrieval_pipeline.dagster_layer.definitions import LEADERBOARD_JOB
+    from retrieval_pipeline.dagster_layer.nightly import PartitionOutcome, PartitionRun
+
+    report = NightlyReport(None, Path("retrieval-eval.yaml"), "results")
+    report.outcomes.append(PartitionOutcome(PartitionRun(LEADERBOARD_JOB)))
+    report.outcomes.append(PartitionOutcome.failed(PartitionRun(LEADERBOARD_JOB), KeyboardInterrupt, "run 1 was canceled"))
+
+    assert report.exit_code == EXIT_INCOMPLETE

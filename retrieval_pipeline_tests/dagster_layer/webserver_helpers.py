@@ -1,8 +1,10 @@
-"""Starting the real `dagster-webserver` on a free loopback port for a test, and always stopping it."""
+"""Starting the real `dagster-webserver` on a free loopback port for a test, and always stopping it; and
+the command `nightly` prints for the UI, read as a person copies it."""
 
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -30,6 +32,14 @@ def fresh_dagster_home(folder: Path) -> Path:
     folder.mkdir()
     (folder / "dagster.yaml").write_text((REPO_ROOT / "dagster.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     return folder
+
+
+def printed_hint(output: str) -> tuple[dict[str, str], list[str]]:
+    """The environment and the command of the line `nightly` prints for the UI."""
+    [line] = [line for line in output.splitlines() if "dagster dev" in line]
+    words = shlex.split(line)
+    environment = dict(word.split("=", 1) for word in words if "=" in word and not word.startswith("-"))
+    return environment, [word for word in words if "=" not in word or word.startswith("-")]
 
 
 def graphql(url: str, query: str) -> dict:

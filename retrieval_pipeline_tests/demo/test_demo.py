@@ -14,7 +14,7 @@ import pytest
 
 import retrieval_pipeline
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.core.retrieval.retriever_kinds import parsed_retriever
+from retrieval_pipeline.core.retrieval.retriever_kinds import RETRIEVERS
 from retrieval_pipeline.core.services.configuration.lookup import demo_config_path
 from retrieval_pipeline.core.services.configuration.project import load_config
 from retrieval_pipeline.core.services.evaluation.runner import run_question_set
@@ -153,7 +153,7 @@ def test_the_score_floor_costs_no_cranfield_hit(demo_runs, demo_set):
     config, runs = demo_runs
     spec = config.retriever_specs["bm25_stemmed"]
     context = BuildContext(base_dir=config.base_dir, source=config.source, cache_dir=config.cache_dir)
-    unfloored = parsed_retriever("bm25_stemmed", spec.kind, {**spec.params, "min_score": 0.0}, context).build()
+    unfloored = RETRIEVERS.parsed("bm25_stemmed", spec.kind, {**spec.params, "min_score": 0.0}, context).build()
     baseline = run_question_set(demo_set, unfloored, cutoffs=config.cutoffs)
     floored = runs["bm25_stemmed"]
     for before, after in zip(baseline.questions, floored.questions):

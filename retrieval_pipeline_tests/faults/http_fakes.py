@@ -19,6 +19,9 @@ from pathlib import Path
 
 import yaml
 
+from retrieval_pipeline.core.retrieval.kinds import KindParams
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
+
 TOKEN_VAR = "FAULTS_SEARCH_TOKEN"
 CORPUS_IDS = ("d1", "d2", "d3")
 
@@ -40,8 +43,9 @@ class JsonService(BaseHTTPRequestHandler):
 
 class EchoingSearch(JsonService):
     """Answers only `Bearer <token>`; questions mentioning `echo` get a 500 quoting the request's
-    Authorization header, `reject` a 404 quoting it, `garbage` an HTML page quoting it: what broken
-    proxies and careless services do, and what must never be stored or shown."""
+    Authorization header, `reject` a 404 quoting it, `garbage` an HTML page quoting it, `path` a 500
+    quoting the request's path and query (a key in the url's query with it): what broken proxies and
+    careless services do, and what must never be stored or shown."""
 
     token = ""
 
@@ -56,6 +60,8 @@ class EchoingSearch(JsonService):
             self._send(404, {"error": f"no index for credentials {sent!r}"})
         elif "garbage" in question:
             self._send(200, f"<html>bad gateway for {sent}</html>")
+        elif "path" in question:
+            self._send(500, {"error": f"overloaded while serving {self.path}"})
         else:
             self._send(200, {"results": list(CORPUS_IDS)})
 
@@ -174,10 +180,15 @@ def cli(*arguments: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
     return subprocess.run([*command, *arguments], capture_output=True, text=True, env=child_env, timeout=300)
 
 
-class LeakyKind:
+class LeakyParams(KindParams):
+    token: dict[str, str]
+
+
+class LeakyKind(RetrieverKind[LeakyParams]):
     """A careless third-party retriever kind: building it fails with an error quoting its token, read
     straight from the environment. Registered by the suite as kind `faults_leaky`."""
 
-    @classmethod
-    def from_config(cls, identifier, params, context):
-        raise RuntimeError(f"login refused for token {os.environ[params['token']['env']]!r}")
+    Params = LeakyParams
+
+    def build(self):
+        raise RuntimeError(f"login refused for token {os.environ[self.params.token['env']]!r}")

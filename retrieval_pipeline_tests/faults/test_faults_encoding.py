@@ -77,7 +77,7 @@ def test_nightly_prints_a_long_encodes_progress_as_lines_on_stderr_without_the_s
     with faulty_embeddings(TOKEN) as (base, _):
         config = write_dense_project(tmp_path, f"{base}/fine?key=k-123", ["wings"])
         env = {TOKEN_VAR: TOKEN, "DAGSTER_HOME": str(tmp_path / "dagster_home")}
-        result = cli("nightly", "--config", str(config), env=env)
+        result = cli("nightly", "--config", str(config), "--in-process", env=env)  # launched runs log it in Dagster
 
     assert result.returncode == 0, result.stdout + result.stderr
     progress = [line.split(" (")[0] for line in result.stderr.splitlines() if "encoded" in line]

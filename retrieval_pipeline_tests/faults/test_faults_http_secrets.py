@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from http_fakes import TOKEN_VAR, closed_port_url, echoing_search, run_cli, trickling_search, write_project
+from http_fakes import TOKEN_VAR, cli, closed_port_url, echoing_search, run_cli, trickling_search, write_project
 
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow
 NEWLINE_SECRET = "tok-faults-3c9e1a7b5d20\n"
 CRLF_SECRET = "tok-faults-8f24d6b0e1c7\r\nX-Injected: yes"
 LEAKY_QUESTIONS = ["turbofan blades", "echo the request", "reject the index", "garbage from the proxy"]
+QUERY_KEY = "qk-faults-7d3b90e2a514"
 
 
 def forms(secret: str) -> list[bytes]:
@@ -184,3 +185,40 @@ def test_an_error_quoting_a_secret_that_escapes_an_asset_is_masked_in_the_event_
         "retrieval_pipeline.core.base.secrets.SecretScrubbedError: RuntimeError: login refused for token '***"
     )
     assert_nowhere(NEWLINE_SECRET, instance_files(dagster_home, tmp_path / "project"))
+
+
+# --- a key in the url's query -------------------------------------------------------------------
+
+
+def test_a_key_in_the_urls_query_echoed_by_a_failing_service_is_masked_in_run_verdicts_and_the_store(tmp_path):
+    env = {TOKEN_VAR: "tok-query"}
+    with echoing_search("tok-query") as url:
+        config = write_project(tmp_path, f"{url}?key={QUERY_KEY}", ["turbofan blades", "the path please"], retries=0)
+        runs = [run_cli(config, *options, env=env) for options in ([], ["--json"])]
+    verdicts = [cli("verdicts", "--config", str(config), *options, env=env) for options in ([], ["--json"])]
+
+    assert [result.returncode for result in runs + verdicts] == [3, 3, 1, 1]
+    assert all("serving /search?key=***" in result.stdout + result.stderr for result in runs + verdicts)
+    store = ResultStore(str(tmp_path / "store"))
+    stored = [store.load(entry).questions[1].error for entry in store.history(HistoryKey("faults.http", "search"))]
+    assert stored and all("serving /search?key=***" in error for error in stored)
+    written = {str(path): data for path, data in written_bytes(tmp_path).items() if path != config}  # the user's own file
+    streams = {f"{n}.{name}": getattr(r, name).encode() for n, r in enumerate(runs + verdicts) for name in ("stdout", "stderr")}
+    assert_nowhere(QUERY_KEY, {**streams, **written})
+
+
+def test_nightly_keeps_a_key_in_the_urls_query_out_of_the_dagster_instance_and_shows_it_masked(tmp_path):
+    from dagster import AssetKey, DagsterInstance
+
+    home = tmp_path / "dagster_home"
+    env = {TOKEN_VAR: "tok-query", "DAGSTER_HOME": str(home)}
+    with echoing_search("tok-query") as url:
+        config = write_project(tmp_path / "project", f"{url}?key={QUERY_KEY}", ["turbofan blades", "the path please"], retries=0)
+        result = cli("nightly", "--config", str(config), env=env)
+
+    assert result.returncode == 3, result.stdout + result.stderr  # the echoed question fails the pair
+    with DagsterInstance.from_config(str(home)) as instance:
+        built = instance.get_latest_materialization_event(AssetKey("retriever_config")).asset_materialization
+        assert built.metadata["configuration"].value["url"] == f"{url}?key=***"
+    streams = {"stdout": result.stdout.encode(), "stderr": result.stderr.encode()}
+    assert_nowhere(QUERY_KEY, {**streams, **instance_files(home, tmp_path / "project" / "store")})

@@ -6,7 +6,10 @@ test knows what it answers.
 `how do engineers study <the title's longest word>?`, for `match` `what does <the title's three longest
 words> show?`, each behind a `Question:` label as models write it; `usage` counts the prompt's words.
 Other paths answer as broken endpoints do: 429 (with `Retry-After: 0`), 500 (`/v1/echo`: quoting the
-request's key), slowly, non-JSON, a reply of symbols, the document's opening copied; `fail_after` makes the main path answer 500 after that many.
+request's key), the main path's question with the request's key written into it (`/v1/leaky`), slowly,
+non-JSON, a reply of symbols, the document's opening copied, a usage of 10**30
+tokens, a question holding a lone surrogate (`"\\ud800"` in the JSON); `fail_after` makes the main path
+answer 500 after that many.
 """
 
 from __future__ import annotations
@@ -73,10 +76,13 @@ class GenerationHandler(BaseHTTPRequestHandler):
             "/v1/rate-limited": lambda content: (429, {"error": {"message": "Rate limit reached"}}),
             "/v1/overloaded": lambda content: (500, {"error": "overloaded"}),
             "/v1/echo": lambda content: (500, {"error": f"overloaded serving {self.headers.get('Authorization')}"}),
+            "/v1/leaky": self.leaky,
             "/v1/slow": self.slow,
             "/v1/html": lambda content: (200, "<html>bad gateway</html>"),
             "/v1/symbols": lambda content: (200, completion("#### ???? 1234 !!!! ****", 5)),
             "/v1/copier": self.copy,
+            "/v1/huge-usage": lambda content: (200, completion("Question: how is heat transfer measured?", 10**30)),
+            "/v1/surrogate": lambda content: (200, completion("Question: how is \ud800 measured?", 5)),
         }[path]
         status, payload = route(content)
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
@@ -105,6 +111,11 @@ class GenerationHandler(BaseHTTPRequestHandler):
         else:
             question = f"what does {' '.join(words[:3])} show?"
         return 200, completion(f"Question: {question}", len(content.split()))
+
+    def leaky(self, content: str):
+        status, payload = self.question(content)
+        payload["choices"][0]["message"]["content"] += f" ({self.headers.get('Authorization')})"
+        return status, payload
 
     def copy(self, content: str):
         found = DOCUMENT.search(content)

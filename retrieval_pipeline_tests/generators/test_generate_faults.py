@@ -80,6 +80,19 @@ def test_the_key_reaches_no_file_cache_or_output_even_when_the_endpoint_echoes_i
     assert SECRET not in result.stdout + result.stderr + out.read_text(encoding="utf-8") and SECRET.encode() not in cache
 
 
+def test_a_key_the_endpoint_writes_into_its_questions_is_masked_in_the_candidates_and_the_cache(cli, tmp_path, service):
+    config = generation_project(tmp_path, {"chat": openai_generator(service.url("/v1/leaky"))})
+    out = tmp_path / "candidates.csv"
+
+    result = generate(cli, config, "--from", "corpus", "--count", "2", "--generator", "chat", "--out", str(out))
+
+    assert result.exit_code == 0, result.stderr
+    questions = {row["question"] for row in read_judging_file(out)}
+    assert questions and all(question.endswith(" (Bearer ***)") for question in questions)
+    cache = b"".join(path.read_bytes() for path in (tmp_path / "cache" / "generations").iterdir())
+    assert SECRET not in result.stdout + result.stderr + out.read_text(encoding="utf-8") and SECRET.encode() not in cache
+
+
 def test_an_unreachable_endpoint_stops_after_fail_fast_after_requests_in_one_line(cli, tmp_path):
     config = generation_project(
         tmp_path, {"down": openai_generator(closed_port_url("/v1/chat/completions"), fail_fast_after=2, concurrency=1)}
@@ -98,9 +111,10 @@ CALLS = {"count": 0, "stop_at": None}
 
 
 def numbered(document: str, form: str, examples: tuple[str, ...]) -> str:
-    """A question per document; Ctrl-C (as the terminal delivers it, in the asking thread) at call `stop_at`."""
+    """A question per document; Ctrl-C (as the terminal delivers it, in the asking thread) from call `stop_at`
+    on, so a call the worker takes after it brings no question either."""
     CALLS["count"] += 1
-    if CALLS["count"] == CALLS["stop_at"]:
+    if CALLS["stop_at"] and CALLS["count"] >= CALLS["stop_at"]:
         raise KeyboardInterrupt
     return f"what does {' '.join(document.split()[:3])} report on cooling?"
 

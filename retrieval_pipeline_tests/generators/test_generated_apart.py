@@ -118,6 +118,11 @@ def test_validation_compares_the_three_bm25_retrievers_rankings_and_accepts_only
     )
     assert refused.exit_code == 1 and "not accepted: the tau interval of" in refused.stderr
     assert set_file.read_text(encoding="utf-8") == before
+    printed = cli("validate-generated", "demo.cranfield", "--config", str(under)).stdout
+    for measure in validation["measures"]:  # which bound gates is said, never "tau +1.00 [+0.00, +1.00] below"
+        low = measure["interval"][0]
+        verdict = "reaches" if low >= lowest + 0.01 else "is below"
+        assert f"the interval's lower bound {low:+.2f} {verdict} {lowest + 0.01:g}" in printed
 
 
 def test_a_person_may_count_the_generated_questions_below_the_threshold_and_then_runs_count_them(cli, tmp_path):
@@ -189,6 +194,18 @@ def test_by_without_accept_is_refused(cli, tmp_path):
     result = cli("validate-generated", "demo.cranfield", "--by", "Ada", "--config", str(apart_project(tmp_path)))
 
     assert result.exit_code == 2 and "--by names who decides" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["", "  "], ids=["empty", "blank"])
+def test_accept_by_an_empty_name_is_one_error_line_and_exit_2_with_the_set_file_unchanged(cli, tmp_path, name):
+    config = apart_project(tmp_path)
+    before = (tmp_path / "set.yaml").read_bytes()
+
+    result = cli("validate-generated", "demo.cranfield", "--accept", "--by", name, "--config", str(config))
+
+    assert result.exit_code == 2 and "--by names who decides to count the generated questions: give a name" in result.stderr
+    assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "set.yaml").read_bytes() == before
 
 
 def _with_threshold(config, min_tau: float):

@@ -13,26 +13,26 @@ from generation_service import SECRET, TOKEN_VAR, openai_generator
 from judge_helpers import DEMO
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.base.registry import entry_point_registry
 from retrieval_pipeline.core.golden.forms import content_terms
-from retrieval_pipeline.core.retrieval import generator_kinds
+from retrieval_pipeline.core.retrieval import kinds
 from retrieval_pipeline.core.retrieval.corpus import read_document_texts
-from retrieval_pipeline.core.retrieval.generator_kinds import build_generator
 from retrieval_pipeline.core.retrieval.generators import (
     GENERATOR_KINDS_GROUP,
+    GENERATORS,
     GeneratedQuestion,
     GenerationRequest,
     GeneratorFault,
     GeneratorKind,
 )
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.core.retrieval.kinds import KindParams
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
 
 DOCUMENTS = read_document_texts(DEMO / "cranfield-corpus.jsonl.gz", {"1", "6", "184"}, "corpus")
 
 
 def built(tmp_path: Path, name: str, params: dict):
     params = dict(params)
-    return build_generator(name, params.pop("kind"), params, BuildContext(base_dir=tmp_path, source="config.yaml"))
+    return GENERATORS.build(name, params.pop("kind"), params, BuildContext(base_dir=tmp_path, source="config.yaml"))
 
 
 def request(document_id: str, form: str = "match", examples: tuple[str, ...] = ()) -> GenerationRequest:
@@ -170,7 +170,7 @@ class Echo:
         return GeneratedQuestion(request.document.split()[0])
 
 
-class EchoParams(RetrieverParams):
+class EchoParams(KindParams):
     forms: tuple[str, ...] = ("match",)
 
 
@@ -183,19 +183,14 @@ class EchoKind(GeneratorKind[EchoParams]):
         return Echo(self.name, self.params.forms)
 
 
-class EarlierProtocolEcho(Echo):
-    """A team's kind written to the earlier documented protocol: one class, `from_config` parsing and building."""
-
-    @classmethod
-    def from_config(cls, name, params, context):
-        return cls(name, tuple(params["forms"]), fingerprint=context.source)
-
-
 @pytest.fixture
 def team_kinds(monkeypatch):
-    claims = {"echo": "EchoKind", "earlier": "EarlierProtocolEcho"}
+    claims = {"echo": "EchoKind", "plain": "Echo"}
     entry_points = tuple(EntryPoint(kind, f"{__name__}:{target}", GENERATOR_KINDS_GROUP) for kind, target in claims.items())
-    monkeypatch.setattr(generator_kinds, "generator_kinds", lambda: entry_point_registry("generator kind", entry_points))
+    installed = kinds.installed_entry_points
+    monkeypatch.setattr(
+        kinds, "installed_entry_points", lambda group: entry_points if group == GENERATOR_KINDS_GROUP else installed(group)
+    )
 
 
 def test_a_teams_kind_is_a_few_lines_and_its_refusals_name_the_generator_and_the_field(tmp_path, team_kinds):
@@ -207,10 +202,12 @@ def test_a_teams_kind_is_a_few_lines_and_its_refusals_name_the_generator_and_the
     assert refused.value.key == "generators.mine" and refused.value.field == "form"
 
 
-def test_a_kind_written_to_the_earlier_from_config_protocol_still_plugs_in(tmp_path, team_kinds):
-    generator = built(tmp_path, "old", {"kind": "earlier", "forms": ["gap"]})
+def test_a_registered_class_that_is_no_generator_kind_is_refused_naming_the_generator_and_the_class(tmp_path, team_kinds):
+    with pytest.raises(InvalidInputError) as refused:
+        built(tmp_path, "old", {"kind": "plain", "forms": ["gap"]})
 
-    assert isinstance(generator, EarlierProtocolEcho) and generator.forms == ("gap",) and generator.fingerprint == "config.yaml"
+    assert (refused.value.key, refused.value.field) == ("generators.old", "kind")
+    assert f"kind 'plain' is {__name__}.Echo, which is not a GeneratorKind" in str(refused.value)
 
 
 def test_a_kind_claiming_a_form_no_generator_writes_is_refused(tmp_path, team_kinds):

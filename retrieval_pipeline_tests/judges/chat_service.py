@@ -4,8 +4,9 @@ cosine of question and document mapped to UMBRELA's 0-3 by fixed thresholds.
 
 No generative model ships its weights to this machine; an embedding judge exercises everything the
 protocol carries (the prompt, the reply's first digit, `usage`) with answers nobody hard-coded. Other paths
-answer as broken endpoints do (500, 401, slowly, non-JSON, without `choices`, without a digit) or
-always `2` (`/v1/steady`, for tests about the pass rather than the grades).
+answer as broken endpoints do (500, 401, slowly, non-JSON, without `choices`, without a digit, with a
+usage of 10**30 tokens, with a lone surrogate) or always `2` (`/v1/steady`, for tests about the pass
+rather than the grades).
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ class ChatHandler(BaseHTTPRequestHandler):
             "/v1/deep-json": lambda body: (200, '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"),
             "/v1/no-digit": lambda body: (200, completion("I cannot judge this document.", 10)),
             "/v1/steady": lambda body: (200, completion("2", 10)),
+            "/v1/huge-usage": lambda body: (200, completion("2", 10**30)),
+            "/v1/surrogate": lambda body: (200, completion("\ud800 2", 10)),
         }[path]
         status, payload = route(body)
         self.answer(status, payload)

@@ -14,7 +14,8 @@ from local_servers import running
 
 from retrieval_pipeline.core.services.labels.judging_files import read_judging_file, write_judging_file
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, build_definitions
-from retrieval_pipeline.dagster_layer.labels.judging import JUDGING_ASSET, machine_judgements
+from retrieval_pipeline.dagster_layer.labels.judging import build_machine_judgements
+from retrieval_pipeline.dagster_layer.names import JUDGING_ASSET, PROJECT_RESOURCE, Names
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
 ROWS = numbered_rows(6)
@@ -35,9 +36,9 @@ def run(tmp_path, judges: dict, file: str):
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump({"store": "store", "judges": judges}), encoding="utf-8")
     return materialize(
-        [machine_judgements],
+        [build_machine_judgements(Names())],
         instance=DagsterInstance.ephemeral(),
-        resources={"project": RetrievalProject(config_path=str(config))},
+        resources={PROJECT_RESOURCE: RetrievalProject(config_path=str(config))},
         run_config={"ops": {JUDGING_ASSET: {"config": {"judge": "steady", "file": file}}}},
         raise_on_error=False,
     )
@@ -111,9 +112,9 @@ def agreement_of(tmp_path, min_kappa: float, min_rows: int):
     judging = {"min_kappa": min_kappa, "min_calibration_rows": min_rows}
     config.write_text(yaml.safe_dump({"store": "store", "judges": judges, "judging": judging}), encoding="utf-8")
     result = materialize(
-        [machine_judgements],
+        [build_machine_judgements(Names())],
         instance=DagsterInstance.ephemeral(),
-        resources={"project": RetrievalProject(config_path=str(config))},
+        resources={PROJECT_RESOURCE: RetrievalProject(config_path=str(config))},
         run_config={"ops": {JUDGING_ASSET: {"config": {"judge": "words", "file": str(path)}}}},
     )
     (evaluation,) = result.get_asset_check_evaluations()

@@ -1,7 +1,10 @@
 """A judge's own code or its endpoint's reply is untrusted input: a function calling `sys.exit` fails that
-judge (exit 3, the answers it gave kept), and a reply nested thousands deep is that row's counted error."""
+judge (exit 3, the answers it gave kept), a reply nested thousands deep is that row's counted error, and
+one reporting 10**30 tokens or holding a lone surrogate is judged, its impossible count left out."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import yaml
@@ -56,3 +59,25 @@ def test_a_reply_nested_thousands_deep_is_that_rows_counted_error_and_the_pass_g
     ((cause, count),) = summary.tally.errors.items()
     assert count == 3 and "answered HTTP 200 with JSON that cannot be read: nested too deeply" in cause
     assert path.read_bytes() == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("route", "prompt_tokens"), [("/v1/huge-usage", 0), ("/v1/surrogate", 30)], ids=["10**30-tokens", "lone-surrogate"]
+)
+def test_judge_machine_judges_a_reply_reporting_10_to_the_30_tokens_or_holding_a_lone_surrogate(
+    cli, tmp_path, route, prompt_tokens
+):
+    path = write_judging_file(numbered_rows(3), tmp_path / "pool.jsonl")
+    config = tmp_path / "config.yaml"
+    with running(ChatService(grader=None)) as server:
+        config.write_text(yaml.safe_dump({"judges": {"odd": openai_judge(server.url(route))}}), encoding="utf-8")
+        result = cli("judge", "machine", str(path), "--judge", "odd", "--config", str(config), "--json")
+
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["judged"], summary["errors"], summary["prompt_tokens"]) == (3, 0, prompt_tokens)  # 10**30: not counted
+    assert [row["machine_grade"] for row in read_judging_file(path)] == [2, 2, 2]
+    project = load_config(config)
+    with JudgementCache(project.judgement_cache, project.judge("odd").fingerprint) as cache:
+        assert all(cache.get(row["question"], document_text(row["title"], row["text"])) for row in numbered_rows(3))

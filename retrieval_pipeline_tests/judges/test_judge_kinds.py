@@ -1,6 +1,5 @@
 """A judge kind is parsed once into its kind object, which builds the judge: the built-in kinds keep their
-fingerprints (judging caches are keyed by them), a team's kind is a few lines, and a kind written to the
-earlier protocol (`from_config(name, params, context)`) still plugs in."""
+fingerprints (judging caches are keyed by them), a team's kind is a few lines, one `JudgeKind` class."""
 
 from __future__ import annotations
 
@@ -11,17 +10,16 @@ import pytest
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.base.registry import entry_point_registry
-from retrieval_pipeline.core.retrieval import judge_kinds
-from retrieval_pipeline.core.retrieval.judge_kinds import build_judge
-from retrieval_pipeline.core.retrieval.judges import JUDGE_KINDS_GROUP, JudgeKind, MachineJudgement, judge_fingerprint
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverParams
+from retrieval_pipeline.core.retrieval import kinds
+from retrieval_pipeline.core.retrieval.judges import JUDGE_KINDS_GROUP, JUDGES, JudgeKind, MachineJudgement, judge_fingerprint
+from retrieval_pipeline.core.retrieval.kinds import KindParams
+from retrieval_pipeline.core.retrieval.retriever import BuildContext
 from retrieval_pipeline.judges.callable import CallableJudgeKind
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 
 
-class LengthParams(RetrieverParams):
+class LengthParams(KindParams):
     longer_than: int = Field(ge=0)
 
 
@@ -46,20 +44,8 @@ class LengthJudgeKind(JudgeKind[LengthParams]):
         return LengthJudge(self.name, self.params.longer_than)
 
 
-class EarlierProtocolJudge(LengthJudge):
-    """A team's kind written to the earlier documented protocol: one class, `from_config` parsing and building."""
-
-    seen: dict = {}
-
-    @classmethod
-    def from_config(cls, name, params, context):
-        cls.seen = {"params": params, "source": context.source}
-        return cls(name, params["longer_than"])
-
-
-class BuildsNothing:
-    @classmethod
-    def from_config(cls, name, params, context):
+class BuildsNothing(LengthJudgeKind):
+    def build(self):
         return object()
 
 
@@ -67,17 +53,20 @@ class BuildsNothing:
 def team_kinds(monkeypatch):
     claims = {
         "length": "LengthJudgeKind",
-        "earlier": "EarlierProtocolJudge",
+        "plain": "LengthJudge",
         "nothing": "BuildsNothing",
         "callable": "CallableJudgeKind",
     }
     entry_points = tuple(EntryPoint(kind, f"{__name__}:{target}", JUDGE_KINDS_GROUP) for kind, target in claims.items())
-    monkeypatch.setattr(judge_kinds, "judge_kinds", lambda: entry_point_registry("judge kind", entry_points))
+    installed = kinds.installed_entry_points
+    monkeypatch.setattr(
+        kinds, "installed_entry_points", lambda group: entry_points if group == JUDGE_KINDS_GROUP else installed(group)
+    )
 
 
 def built(name: str, spec: dict):
     params = dict(spec)
-    return build_judge(name, params.pop("kind"), params, BuildContext(base_dir=Path("."), source="config.yaml"))
+    return JUDGES.build(name, params.pop("kind"), params, BuildContext(base_dir=Path("."), source="config.yaml"))
 
 
 def test_the_built_in_kinds_keep_their_fingerprints():
@@ -108,11 +97,14 @@ def test_a_teams_kind_is_a_few_lines_and_its_refusals_name_the_judge_and_the_fie
         built("long", {"kind": "length", "longer_than": -1})
 
 
-def test_a_kind_written_to_the_earlier_from_config_protocol_still_plugs_in(team_kinds):
-    judge = built("old", {"kind": "earlier", "longer_than": 2})
+def test_a_registered_class_that_is_no_judge_kind_is_refused_naming_the_judge_and_the_class(team_kinds):
+    with pytest.raises(InvalidInputError) as raised:
+        built("old", {"kind": "plain", "longer_than": 2})
 
-    assert isinstance(judge, EarlierProtocolJudge) and judge.name == "old" and judge.longer_than == 2
-    assert EarlierProtocolJudge.seen == {"params": {"longer_than": 2}, "source": "config.yaml"}
+    assert (
+        str(raised.value)
+        == f"config.yaml: judges.old: field 'kind': kind 'plain' is {__name__}.LengthJudge, which is not a JudgeKind"
+    )
 
 
 def test_a_kind_that_builds_no_judge_is_refused_naming_what_it_lacks(team_kinds):
@@ -120,4 +112,4 @@ def test_a_kind_that_builds_no_judge_is_refused_naming_what_it_lacks(team_kinds)
         InvalidInputError,
         match="judges.bad: kind 'nothing' built object, which lacks name, fingerprint, concurrency, fail_fast_after or judge",
     ):
-        built("bad", {"kind": "nothing"})
+        built("bad", {"kind": "nothing", "longer_than": 1})

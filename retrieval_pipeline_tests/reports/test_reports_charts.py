@@ -1,4 +1,5 @@
-"""Charts are real PNGs small enough to embed in Dagster metadata, drawn from stored runs."""
+"""Charts are real PNGs (the Dagster pop-up's history chart an SVG) small enough to embed in Dagster
+metadata, drawn from stored runs."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from datetime import datetime, timezone
+from xml.etree import ElementTree
 
 import pytest
 from chart_helpers import png_size
@@ -16,20 +18,32 @@ from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard,
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey
 from retrieval_pipeline.reports.charts import (
+    COLOURS,
+    REGRESSED,
     leaderboard_chart,
     leaderboard_chart_png,
     markdown_image,
     run_labels,
 )
 from retrieval_pipeline.reports.history_chart import history_chart, history_chart_png
+from retrieval_pipeline.reports.history_svg import BOTTOM, LEFT, RIGHT, TOP, history_chart_svg
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 
-def test_a_history_chart_is_a_small_png(store):
+def test_the_dagster_history_chart_is_a_small_svg_that_marks_regressed_and_incomplete_runs(store):
     data = history_chart_data(store, HistoryKey("demo.set", "bm25"), Tolerances())
     assert any(p.regressed for p in data.points) and any(not p.complete for p in data.points)
-    png = history_chart_png(data)
-    assert png_size(png) == (720, 324)
-    assert len(png) < 100_000
+    text = history_chart_svg(data)
+    svg = ElementTree.fromstring(text)
+    assert (svg.get("width"), svg.get("height")) == ("720", "324") and len(text) < 20_000
+    assert _legend(svg)[-2:] == ["regressed", "incomplete"]
+    assert len(svg.findall(f"{SVG}path[@stroke='{REGRESSED}']")) > 1  # a cross on the regressed run, one in the legend
+
+
+def test_the_html_reports_history_chart_is_a_small_png(store):
+    png = history_chart_png(history_chart_data(store, HistoryKey("demo.set", "bm25"), Tolerances()))
+    assert png_size(png)[0] == 720 and len(png) < 100_000
 
 
 def _deep_history() -> HistoryChartData:
@@ -58,30 +72,28 @@ def _labelled_lines(axes) -> dict[str, float]:
     return {line.get_label(): line.get_linewidth() for line in axes.get_lines() if not line.get_label().startswith("_")}
 
 
-def _horizontal_lines(axes) -> list[tuple[str, float]]:
-    """(style, level) of the lines across the whole chart (matplotlib's axhline: x from 0 to 1 of the axes)."""
-    return sorted(
-        (line.get_linestyle(), round(float(line.get_ydata()[0]), 6))
-        for line in axes.get_lines()
-        if list(line.get_xdata()) == [0, 1] and len(set(line.get_ydata())) == 1
-    )
-
-
 def test_the_history_chart_in_dagster_draws_only_top1_and_top3_with_the_baseline_and_the_lowest_passing_rate():
     data = _deep_history()
     assert data.metrics == ["top-1", "top-3", "mrr@10"]
-    figure = history_chart(data)
-    (axes,) = figure.axes
-    assert set(_labelled_lines(axes)) == {"top-1", "top-3"}
-    legend = [text.get_text() for text in axes.get_legend().get_texts()]
-    assert legend == ["top-1", "top-3", "baseline rate", "lowest passing rate", "95% interval"]
+    svg = ElementTree.fromstring(history_chart_svg(data))
+    assert {line.get("stroke") for line in svg.iter(f"{SVG}polyline")} == {COLOURS["top-1"], COLOURS["top-3"]}
+    assert _legend(svg) == ["top-1", "top-3", "baseline rate", "lowest passing rate", "95% interval"]
     # each rate's baseline (45%, 70%) dotted, and the lowest that passes (10 pp below) dashed
-    assert _horizontal_lines(axes) == [("--", 35.0), ("--", 60.0), (":", 45.0), (":", 70.0)]
-    assert png_size(history_chart_png(data)) == (720, 324)
+    across = [line for line in svg.iter(f"{SVG}line") if (line.get("x1"), line.get("x2")) == (f"{LEFT:.1f}", f"{RIGHT:.1f}")]
+    levels = sorted(
+        (line.get("stroke-dasharray"), round((BOTTOM - float(line.get("y1"))) / (BOTTOM - TOP) * 105))
+        for line in across
+        if line.get("stroke-dasharray")
+    )
+    assert levels == [("1,2", 45), ("1,2", 70), ("5,3", 35), ("5,3", 60)]
 
 
-def test_the_deeper_figures_are_drawn_lighter_in_a_panel_of_their_own_on_request():
-    figure = history_chart(_deep_history(), deeper=True)
+def _legend(svg) -> list[str]:
+    return [text.text for group in svg.iter(f"{SVG}g") for text in group.iter(f"{SVG}text")]
+
+
+def test_the_html_reports_deeper_figures_are_drawn_lighter_in_a_panel_of_their_own():
+    figure = history_chart(_deep_history())
     main, deeper = figure.axes
     assert set(_labelled_lines(main)) == {"top-1", "top-3"}
     assert set(_labelled_lines(deeper)) == {"mrr@10"}
@@ -113,7 +125,10 @@ def test_markdown_embeds_the_picture_itself():
 
 @pytest.mark.slow
 def test_importing_the_chart_modules_does_not_import_matplotlib():
-    code = "import retrieval_pipeline.reports.charts, retrieval_pipeline.reports.history_chart, sys; print('matplotlib' in sys.modules)"
+    code = (
+        "import retrieval_pipeline.reports.charts, retrieval_pipeline.reports.history_chart, "
+        "retrieval_pipeline.reports.history_svg, sys; print('matplotlib' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 

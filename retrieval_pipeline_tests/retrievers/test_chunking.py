@@ -17,7 +17,7 @@ from semantic_text_splitter import TextSplitter
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
-from retrieval_pipeline.core.services.views.ui_metadata.project import retriever_metadata
+from retrieval_pipeline.dagster_layer.metadata.project import retriever_metadata
 from retrieval_pipeline.retrievers.lexical import retriever as lexical
 from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind, LexicalRetriever
 from retrieval_pipeline.retrievers.vector import dense

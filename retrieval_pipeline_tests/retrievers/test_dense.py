@@ -23,9 +23,9 @@ from rerank_service import MINILM_TOKENIZER
 from retrieval_pipeline import demo
 from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, BuildReport
-from retrieval_pipeline.core.services.views.ui_metadata.project import retriever_metadata
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.dagster_layer.metadata.project import retriever_metadata
 from retrieval_pipeline.retrievers.encoders import EncoderSettings, onnx
 from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
 from retrieval_pipeline.retrievers.vector import dense
@@ -51,7 +51,7 @@ def fresh_process(monkeypatch):
 
 def local_settings(params: dict, context: BuildContext) -> EncoderSettings:
     """The local model's settings the dense kind checks its parameters into."""
-    return checked_encoder(DenseKind.parse("dense", params, context).params, KindContext("dense", context))
+    return checked_encoder(DenseKind.parse("dense", params, context).params, KindContext("dense", context, "retrievers"))
 
 
 def build(context: BuildContext, corpus: Path, minilm, **params) -> DenseRetriever:
@@ -130,7 +130,14 @@ def test_a_second_build_encodes_only_the_questions_and_ranks_alike(corpus, conte
     assert encoded == [1] and second.build_report()["vector_cache_hit"] is True  # one text: the model's width
     assert second.retrieve_batch(QUESTIONS, 10) == rankings and encoded == [1, len(QUESTIONS)]
     assert second.index_version() == first.index_version()
-    assert isinstance(second._vectors.vectors, np.memmap)
+    assert mapped(next(context.cache_dir.rglob(VECTORS_FILE)))  # searched where it lies, never read into memory
+
+
+def mapped(path: Path) -> bool:
+    """Whether this process has `path` memory-mapped (Linux lists every mapping in /proc/self/maps)."""
+    if not os.path.isfile("/proc/self/maps"):
+        pytest.skip("needs /proc to see the memory-mapped cache")
+    return str(path.resolve()) in Path("/proc/self/maps").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

@@ -17,9 +17,9 @@ from http_service import CORPUS, SECRET, TOKEN_VAR, Handler, Service, golden_set
 from rerank_service import MINILM_TOKENIZER, MiniLM, package_file
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, ServiceUnreachable
 from retrieval_pipeline.core.services.evaluation.runner import run_question_set
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders.openai import OpenAIEncoderParams
 from retrieval_pipeline.retrievers.vector import dense
 from retrieval_pipeline.retrievers.vector.dense import DenseKind, DenseRetriever
@@ -121,7 +121,7 @@ def test_the_endpoint_ranks_like_the_local_model_in_batches_and_a_second_build_h
     assert [len(request["body"]["input"]) for request in embeddings.requests[-1:]] == [1]  # only the question
     for changed in ({"version": "2026-12"}, {"model": "another"}, {"dimensions": 256}):
         params = OpenAIEncoderParams.model_validate({**endpoint(embeddings), **changed})
-        assert params.open(KindContext("dense", context), True, BATCH).fingerprint != remote._encoder.fingerprint
+        assert params.open(KindContext("dense", context, "retrievers"), True, BATCH).fingerprint != remote._encoder.fingerprint
     assert SECRET not in remote._encoder.fingerprint + remote._encoder.model_fingerprint
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Iterator
 
 import pytest
 from vector_stores import QUESTIONS, corpus_ids, document_vectors, encoder_params, load_table
@@ -27,6 +28,30 @@ def table(pgvector_dsn, corpus, minilm) -> str:
     ids, vectors = document_vectors(corpus, minilm)
     load_table(pgvector_dsn, "chunks", ids, vectors, {"tenant": ["acme" if n % 2 else "other" for n in range(len(ids))]})
     return "chunks"
+
+
+@pytest.fixture
+def own_database(pgvector_dsn, corpus, minilm) -> Iterator[str]:
+    """A database of the test's own holding the chunks table, as a connection string: what the server
+    sees of it (its connections, its going away) is this test's alone."""
+    from psycopg.conninfo import make_conninfo
+
+    drop = "DROP DATABASE IF EXISTS own WITH (FORCE)"
+    server_side(pgvector_dsn, drop)
+    server_side(pgvector_dsn, "CREATE DATABASE own")
+    dsn = make_conninfo(pgvector_dsn, dbname="own")
+    load_table(dsn, "chunks", *document_vectors(corpus, minilm))
+    yield dsn
+    server_side(pgvector_dsn, drop)
+
+
+def server_side(pgvector_dsn: str, statement: str) -> list[tuple]:
+    """`statement` run by the server's superuser from outside the test's own database."""
+    import psycopg
+
+    with psycopg.connect(pgvector_dsn, autocommit=True) as server:
+        cursor = server.execute(statement)
+        return cursor.fetchall() if cursor.description else []
 
 
 def build(context: BuildContext, dsn: str, minilm, **params) -> PgvectorRetriever:
@@ -88,15 +113,16 @@ def test_where_filters_every_search_and_the_corpus_and_the_ids_reach_the_label_a
     assert PgvectorKind.parse("pg", {**params, "where": "tenant = 'acme'"}, context).corpus() == acme
 
 
-def test_each_worker_asks_on_its_own_prepared_connection(table, pgvector_dsn, minilm, context):
-    store = build(context, pgvector_dsn, minilm, concurrency=3)
+def test_each_worker_asks_on_its_own_prepared_connection(own_database, pgvector_dsn, minilm, context):
+    store = build(context, own_database, minilm, concurrency=3)
     answers: dict[str, list[str]] = {}
     threads = [threading.Thread(target=lambda q=q: answers.update({q: store.retrieve(q, 5)})) for q in QUESTIONS[:3]]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert store.concurrency == 3 and len(store._connections) == 4  # the build's probe and one per worker
+    connections = server_side(pgvector_dsn, "SELECT count(*) FROM pg_stat_activity WHERE datname = 'own'")
+    assert store.concurrency == 3 and connections == [(4,)]  # the build's probe and one per worker
     assert answers == {q: store.retrieve(q, 5) for q in QUESTIONS[:3]}
     store.close()
 
@@ -131,12 +157,15 @@ def test_check_config_connects_nowhere_and_loads_no_model(minilm, context):
         PgvectorKind.parse("pg", params, context)
 
 
-def test_a_store_gone_away_mid_run_is_an_unreachable_service_the_runner_counts(table, pgvector_dsn, minilm, context):
-    store = build(context, pgvector_dsn, minilm)
-    store._connect["host"] = "/nonexistent"
-    store.close()
+def test_a_store_gone_away_mid_run_is_an_unreachable_service_the_runner_counts(own_database, pgvector_dsn, minilm, context):
+    store = build(context, own_database, minilm)
+    assert len(store.retrieve(QUESTIONS[0], 3)) == 3
+    server_side(pgvector_dsn, "DROP DATABASE own WITH (FORCE)")  # its connections closed by the server
+    with pytest.raises(StoreUnreachable, match="table chunks"):
+        store.retrieve(QUESTIONS[0], 3)
     with pytest.raises(StoreUnreachable, match="cannot connect to PostgreSQL for table chunks"):
         store.retrieve(QUESTIONS[0], 3)
+    store.close()
 
 
 def test_a_password_from_the_environment_authenticates_and_a_wrong_one_fails_without_being_shown(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
+from retrieval_pipeline.core.retrieval.kinds import KindParams
+from retrieval_pipeline.core.retrieval.retriever_kinds import RETRIEVERS
 from retrieval_pipeline.core.services.configuration import schema as config_file
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -32,7 +32,7 @@ def parameter_models(kind_class: type) -> list[type[BaseModel]]:
     roots = [
         member
         for _, member in inspect.getmembers(module, inspect.isclass)
-        if issubclass(member, RetrieverParams) and member is not RetrieverParams
+        if issubclass(member, KindParams) and member is not KindParams
     ]
     return [model for root in roots for model in models_reachable_from(root)]
 
@@ -59,7 +59,7 @@ def models_reachable_from(model: type[BaseModel]) -> list[type[BaseModel]]:
     return found
 
 
-BUILT_IN = {name: entry for name, entry in retriever_kinds().items() if entry.value.startswith(OWN_PACKAGE)}
+BUILT_IN = {name: entry for name, entry in RETRIEVERS.kinds().items() if entry.value.startswith(OWN_PACKAGE)}
 
 
 @pytest.mark.parametrize("kind", sorted(BUILT_IN))
@@ -74,7 +74,7 @@ def test_every_parameter_of_a_built_in_kind_is_named_in_its_section(kind):
 def test_every_configuration_key_is_named_in_the_configuration_page():
     text = (DOCS / "configuration.md").read_text(encoding="utf-8")
     models = models_reachable_from(config_file.ConfigFile)
-    assert {config_file.ToleranceSection, config_file.DagsterSection, config_file.BeirSource} <= set(models)
+    assert {config_file.Tolerances, config_file.DagsterSection, config_file.BeirSource} <= set(models)
     assert undocumented(models, text) == []
 
 

@@ -12,7 +12,7 @@ from http_service import CORPUS, running
 from search_engine_service import SearchEngine
 from vector_stores import QUESTIONS, document_vectors, encoder_params
 
-from retrieval_pipeline.core.retrieval.retriever_kinds import parsed_retriever
+from retrieval_pipeline.core.retrieval.retriever_kinds import RETRIEVERS
 from retrieval_pipeline.retrievers.http.client import HttpRetrieverError
 from retrieval_pipeline.retrievers.http.retriever import HttpRetriever
 from retrieval_pipeline.retrievers.vector.dense import DenseKind
@@ -35,7 +35,7 @@ def documented(name: str) -> dict:
 def built(name: str, engine: SearchEngine, context, **changes) -> HttpRetriever:
     params = {**documented(name), "url": engine.url(), **changes}
     kind = params.pop("kind")
-    return parsed_retriever(name, kind, {key: value for key, value in params.items() if value is not None}, context).build()
+    return RETRIEVERS.parsed(name, kind, {key: value for key, value in params.items() if value is not None}, context).build()
 
 
 @pytest.fixture

@@ -22,22 +22,31 @@ PLUGIN_MODULE = '''
 import json
 import re
 
+from retrieval_pipeline.core.retrieval.kinds import KindParams
+from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
+
 
 def words(text):
     return set(re.findall(r"[a-z]+", text.lower()))
+
+
+class KeywordOverlapParams(KindParams):
+    documents: str
+
+
+class KeywordOverlapKind(RetrieverKind[KeywordOverlapParams]):
+    Params = KeywordOverlapParams
+
+    def build(self):
+        lines = self.context.resolve(self.params.documents).read_text(encoding="utf-8").splitlines()
+        documents = [(record["id"], words(record["text"])) for record in map(json.loads, lines)]
+        return KeywordOverlapRetriever(self.name, documents)
 
 
 class KeywordOverlapRetriever:
     def __init__(self, identifier, documents):
         self.identifier = identifier
         self.documents = documents
-
-    @classmethod
-    def from_config(cls, identifier, params, context):
-        path = context.resolve(params["documents"])
-        lines = path.read_text(encoding="utf-8").splitlines()
-        documents = [(record["id"], words(record["text"])) for record in map(json.loads, lines)]
-        return cls(identifier, documents)
 
     def retrieve(self, question, limit):
         asked = words(question) - {"the", "what", "which", "how", "do", "of", "a", "in"}
@@ -55,7 +64,7 @@ def plugin(tmp_path, monkeypatch) -> Path:
     (site / "keyword_overlap_plugin.py").write_text(PLUGIN_MODULE, encoding="utf-8")
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: keyword-overlap-plugin\nVersion: 1.0\n", encoding="utf-8")
     (dist_info / "entry_points.txt").write_text(
-        "[retrieval_pipeline.retrievers]\nkeyword_overlap = keyword_overlap_plugin:KeywordOverlapRetriever\n", encoding="utf-8"
+        "[retrieval_pipeline.retrievers]\nkeyword_overlap = keyword_overlap_plugin:KeywordOverlapKind\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "keyword_overlap_plugin", raising=False)

@@ -13,7 +13,8 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterRunStatus
 from services import TeamDeployment, require_team, team_environment, team_instance, team_services, wait_for_daemon, wait_for_runs
 
 from retrieval_pipeline.dagster_layer.definitions import EVALUATION_JOB, RETRIEVERS_JOB
-from retrieval_pipeline.dagster_layer.document_vectors import VECTORS_ASSET, VECTORS_JOB
+from retrieval_pipeline.dagster_layer.document_vectors import VECTORS_JOB
+from retrieval_pipeline.dagster_layer.names import VECTORS_ASSET
 
 DEMO = os.path.join(os.path.dirname(__file__), "..", "..", "retrieval_pipeline", "demo")
 ENCODE_SECONDS = 900

@@ -1,8 +1,7 @@
 """`retrieval-eval judge`: judge a pooled file by hand (`judge FILE`), have a machine judge answer it
 (`judge machine`, machine.py), calibrate the machine against the people (`judge calibrate`,
 calibration.py) and merge the answers into a set file (`judge apply`). Each mode is a command of its
-own, with its own options; the spellings of before (`judge FILE --apply SET_FILE`, ...) are answered with
-one line naming the command (legacy.py).
+own, with its own options.
 
 By hand, one candidate at a time, one key per answer: y (yes, it answers the question), n (no), s (skip:
 leave it empty), b (back to the previous one), q (quit). Every answer is written to FILE at once, so
@@ -17,8 +16,8 @@ from pathlib import Path
 import click
 
 from retrieval_pipeline.cli.common import config_option, load_project, refuse_unshared, shared_options, stdout_console
+from retrieval_pipeline.cli.errors import CommandError
 from retrieval_pipeline.cli.judging.calibration import calibrate_command
-from retrieval_pipeline.cli.judging.legacy import refuse_old_spelling
 from retrieval_pipeline.cli.judging.machine import machine_command
 
 KEYS = {"y": "yes", "n": "no", "s": "skip", "b": "back", "q": "quit"}
@@ -46,7 +45,6 @@ class JudgeGroup(click.Group):
             raise click.UsageError(f"Missing argument 'FILE' (or a command: {', '.join(self.commands)}).", ctx)
         first = args[position]
         if first not in self.commands and first not in ctx.help_option_names:
-            refuse_old_spelling(args)
             _refuse_a_mistyped_command(ctx, first, list(self.commands))
             args = [*args[:position], BY_HAND, *args[position:]]
         return super().parse_args(ctx, args)
@@ -126,7 +124,7 @@ def _apply(judging_file: Path, set_file: Path, config_path: Path | None, machine
     config = load_project(config_path)
     added = judged_new_questions(judging_file, set_file, config)  # checked before anything is written
     question_set = load_question_set_file(set_file)
-    generated = judged_candidates(judging_file, {question.id for question in question_set.questions}, machine)
+    generated = judged_candidates(judging_file, {question.id for question in question_set.questions}, machine, config)
     applied = apply_with_machine(judging_file, set_file, config, force, generated.machine_labelled) if machine else None
     changes = applied.human if applied else apply_judgements(judging_file, set_file, config)
     console = stdout_console()
@@ -221,7 +219,7 @@ def _session(path: Path) -> None:
         return
     while position < len(rows):
         _show(console, rows, position)
-        key = KEYS.get(click.getchar().lower())
+        key = KEYS.get(_key(path).lower())
         if key == "quit":
             break
         if key == "back":
@@ -234,6 +232,19 @@ def _session(path: Path) -> None:
             position += 1
     judged = sum(1 for row in rows if row["judgement"])
     console.print(f"{judged} of {len(rows)} judged, saved in {path}.", highlight=False, markup=False)
+
+
+def _key(path: Path) -> str:
+    """One keystroke, read from the terminal even when standard input is piped; with no terminal at all
+    (CI, a script, a service) there is none to read."""
+    try:
+        return click.getchar()
+    except OSError:  # "No such device or address: '/dev/tty'"
+        raise CommandError(
+            f"judge FILE judges in a terminal, one key per answer, and there is none here; have a machine judge "
+            f"answer it (retrieval-eval judge machine {path} --judge NAME), or fill its judgement column (yes or "
+            "no) in an editor, then run retrieval-eval judge apply"
+        ) from None
 
 
 def _show(console, rows: list[dict], position: int) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +28,7 @@ class NightlyReport:
         return (
             f"interrupted (Ctrl-C): {len(finished)} evaluations finished and recorded in Dagster"
             + (f" ({', '.join(finished)})" if finished else "")
-            + "; the run in progress is failed in Dagster, and a run it had saved is kept as incomplete, never a baseline"
+            + "; the run in progress ends canceled or failed in Dagster, and a run it had saved is kept as incomplete, never a baseline"
         )
 
     @property
@@ -37,7 +36,7 @@ class NightlyReport:
         from retrieval_pipeline.core.scoring.checks.regression import Verdict
 
         failed = [o for o in self.outcomes if not o.success]
-        if any(not (o.input_error or o.service_error) for o in failed):
+        if any(not (o.input_error or o.service_error or o.canceled) for o in failed):
             return EXIT_INTERNAL
         if any(o.input_error for o in failed):
             return EXIT_INVALID
@@ -97,22 +96,8 @@ def print_results(report: NightlyReport, project, console) -> None:
         checks.add_row(outcome.set_identifier, outcome.retriever_identifier, status, verdict)
     console.print(checks)
     if report.dagster_home is not None:
-        exports = [f"export DAGSTER_HOME={report.dagster_home}"]
-        if os.environ.get("RETRIEVAL_EVAL_CONFIG") != str(report.config_path) and not _is_default_config(report.config_path):
-            exports.append(f"export RETRIEVAL_EVAL_CONFIG={report.config_path}")
-        if project.store_uri:
-            exports.append(f"export RETRIEVAL_EVAL_STORE={report.store_uri}")
+        from retrieval_pipeline.dagster_layer.launched_runs import ui_command_line, ui_environment
+
+        environment = ui_environment(report.dagster_home, project)
         console.print("\nSee the runs, partitions, checks and history charts in the Dagster UI (from any folder):")
-        for line in [*exports, DAGSTER_DEV]:
-            console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
-
-
-DAGSTER_DEV = "dagster dev -m retrieval_pipeline.definitions"
-"""Works from any folder: `-m` names the code location, where a bare `dagster dev` needs the project
-folder's pyproject.toml or workspace.yaml to find it."""
-
-
-def _is_default_config(path: Path) -> bool:
-    from retrieval_pipeline.core.services.configuration.lookup import default_config_path
-
-    return default_config_path().resolve() == Path(path).resolve()
+        console.print(f"  {ui_command_line(environment)}", highlight=False, soft_wrap=True, markup=False)

@@ -63,7 +63,9 @@ class UnknownIdentifierError(RetrievalEvalError, KeyError):
         self.identifier = identifier
         self.known = sorted(known)
         listing = ", ".join(self.known) if self.known else "none"
-        super().__init__(f"unknown {what} {quoted(identifier)}; available: {listing}" + (f" ({note})" if note else ""))
+        close = difflib.get_close_matches(identifier, self.known, n=1, cutoff=0.6)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        super().__init__(f"unknown {what} {quoted(identifier)}{guess}; available: {listing}" + (f" ({note})" if note else ""))
 
     def __str__(self) -> str:
         return self.args[0]

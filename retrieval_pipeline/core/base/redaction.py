@@ -21,7 +21,7 @@ def redacted(value: Any, sensitive: bool = False) -> Any:
     if isinstance(value, Mapping):
         if "env" in value:  # {env: VAR, prefix: ...}: the variable's name only
             return {"env": str(value["env"])}
-        return {str(k): redacted(v, sensitive or _secret_name(str(k))) for k, v in value.items()}
+        return {str(k): redacted(v, sensitive or secret_name(str(k))) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redacted(item, sensitive) for item in value]
     return REDACTED if sensitive and value is not None else value
@@ -33,6 +33,7 @@ def fingerprint(kind: str, configuration: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def _secret_name(name: str) -> bool:
+def secret_name(name: str) -> bool:
+    """A key, token, password, ... by its name: a parameter's, a header's or a url query's."""
     lowered = name.lower()
     return any(part in lowered for part in _SECRET_NAME_PARTS)

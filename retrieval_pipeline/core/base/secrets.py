@@ -1,25 +1,30 @@
 """Secret values known to the process, and the one scrubber every recorded error text goes through.
 
-A secret enters through `{env: VARIABLE}` in a retriever's parameters, and whatever then fails may
-quote it (an HTTP client, a third-party kind, a service echoing its request). The store, the CLI and
-Dagster's logs all pass error texts through `scrub`, so no code path has to remember which exception
-types might. The registry is process-wide on purpose: errors surface far from where the retriever was
-built (worker threads, Dagster's step machinery), and a secret known anywhere must be hidden everywhere,
-in the forms error texts give it (stripped of surrounding whitespace, escaped as Python and JSON quote it).
+A secret enters through `{env: VARIABLE}` in a retriever's parameters, or in a url as its password or
+a query value under a secret-looking name (`?key=...`, by the redaction's rule), and whatever then fails may quote it (an
+HTTP client, a third-party kind, a service echoing its request). The store, the CLI and Dagster's logs
+and metadata all pass texts through `scrub`, so no code path has to remember which exception types
+might. The registry is process-wide on purpose: errors surface far from where the retriever was built
+(worker threads, Dagster's step machinery), and a secret known anywhere must be hidden everywhere, in
+the forms error texts give it (stripped of surrounding whitespace, escaped as Python and JSON quote it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import unquote_plus
 
 from retrieval_pipeline.core.base.errors import RetrievalEvalError
+from retrieval_pipeline.core.base.redaction import secret_name
 
 MASK = "***"
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _lock = threading.Lock()
 _forms: tuple[str, ...] = ()
 
@@ -46,8 +51,11 @@ def from_environment(variable: str) -> str | None:
 
 
 def remember_configured(params: Any) -> None:
-    """Every `{env: VARIABLE}` anywhere in a retriever's parameters, before the kind reads it (or not)."""
-    if isinstance(params, Mapping):
+    """Every `{env: VARIABLE}` and every url's password and query key anywhere in a retriever's parameters,
+    before the kind reads them (or not)."""
+    if isinstance(params, str):
+        _remember_url_secrets(params)
+    elif isinstance(params, Mapping):
         if isinstance(params.get("env"), str):
             from_environment(params["env"])
         for value in params.values():
@@ -55,6 +63,23 @@ def remember_configured(params: Any) -> None:
     elif isinstance(params, (list, tuple)):
         for value in params:
             remember_configured(value)
+
+
+def _remember_url_secrets(text: str) -> None:
+    """A url's password (`//user:PASSWORD@host`) and its query values under a secret-looking name (`?key=`,
+    `?api_key=`, `?access_token=`), as written and decoded: a service echoing its request quotes them, and
+    whatever shows the configuration would."""
+    if not _URL.match(text):
+        return
+    authority = re.split(r"[/?#]", text.partition("://")[2], maxsplit=1)[0]
+    values = [authority.rpartition("@")[0].partition(":")[2]]
+    for pair in text.partition("?")[2].partition("#")[0].split("&"):
+        name, _, value = pair.partition("=")
+        if secret_name(unquote_plus(name)):
+            values.append(value)
+    for value in filter(None, values):
+        remember(value)
+        remember(unquote_plus(value))
 
 
 def scrub(text: str) -> str:

@@ -10,10 +10,13 @@ one clear error naming the file, never an internal error.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
-from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError
+from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError, clip
+
+T = TypeVar("T")
 
 
 class CacheNotWritten(RetrievalEvalError):
@@ -48,12 +51,15 @@ class SqliteCache:
     def __exit__(self, *exc_info) -> None:
         self._db.close()
 
-    def _row(self, sql: str, parameters: Sequence) -> tuple | None:
+    def _value(self, sql: str, parameters: Sequence, value: Callable[[tuple], T]) -> T | None:
+        """The row found made a value by `value`, None when there is none. A row it refuses (a question kept
+        as a BLOB, a grade of 7: written by something else) is damage, as a malformed file is."""
         try:
-            return self._db.execute(sql, parameters).fetchone()
-        except sqlite3.DatabaseError as error:  # "database disk image is malformed": damaged past its header
+            row = self._db.execute(sql, parameters).fetchone()
+            return None if row is None else value(row)
+        except (sqlite3.DatabaseError, ValueError) as error:  # "database disk image is malformed": damaged past its header
             raise InvalidInputError(
-                f"cannot read the {self.what} ({error}); delete it to start afresh (its answers are then asked again)",
+                f"cannot read the {self.what} ({clip(str(error))}); delete it to start afresh (its answers are then asked again)",
                 source=str(self.location),
             ) from None
 

@@ -28,6 +28,13 @@ COLUMNS = (
 )
 """The judging-file columns of a candidate's provenance; none is `source_log`, which marks the sampled
 queries of `coverage --sample` (new_questions.py), so `judge apply` never takes a candidate for one."""
+GENERATED_SUFFIX = ".generated"
+
+
+def generated_set_identifier(identifier: str) -> str:
+    """The derived set a set's generated questions are stored under, apart from its own runs: a name no
+    configured set may take (`question_sets.build_question_set_registry` refuses it)."""
+    return identifier + GENERATED_SUFFIX
 
 
 class GeneratedProvenance(BaseModel):

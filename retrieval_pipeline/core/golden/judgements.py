@@ -75,12 +75,8 @@ def merged_labels(
                 source=judgement.where,
                 field="judgement",
             )
-        if judgement.relevant and corpora and not any(judgement.document_id in ids for ids in corpora.values()):
-            raise InvalidInputError(
-                f"question {quoted(pair[0])}: document {quoted(pair[1])} is in no corpus of {', '.join(corpora)}",
-                source=judgement.where,
-                field="document_id",
-            )
+        if judgement.relevant:
+            refuse_unknown_document(*pair, corpora, judgement.where)
     labels: Labels = {}
     changes = []
     for question in question_set.questions:
@@ -91,6 +87,17 @@ def merged_labels(
             labels[question.id] = (question.expected_document_ids + expected, question.rejected_document_ids + rejected)
             changes.append(LabelChange(question.id, expected, rejected, not question.expected_document_ids))
     return labels, changes
+
+
+def refuse_unknown_document(question_id: str, document_id: str, corpora: Mapping[str, frozenset[str]], where: str) -> None:
+    """A yes for a document none of `corpora` holds is refused, naming the file's line: as an expected id it
+    would block every evaluation of the set. With no corpora nothing is checked."""
+    if corpora and not any(document_id in ids for ids in corpora.values()):
+        raise InvalidInputError(
+            f"question {quoted(question_id)}: document {quoted(document_id)} is in no corpus of {', '.join(corpora)}",
+            source=where,
+            field="document_id",
+        )
 
 
 def asked(question_set: GoldenQuestionSet, known: Mapping[str, GoldenQuestion], judgement: Judgement) -> GoldenQuestion:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.registry import Registry, installed_entry_points
+from retrieval_pipeline.core.golden.generated import GENERATED_SUFFIX
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
 QUESTION_SETS_GROUP = "retrieval_pipeline.question_sets"
@@ -38,9 +39,20 @@ def _loaded(entry_point, source: str) -> Callable[[], Iterable[GoldenQuestionSet
 
 
 def build_question_set_registry(providers: Iterable[SetProvider]) -> QuestionSetRegistry:
-    """Load every provider; the first identifier claimed twice stops everything, naming both sources."""
+    """Load every provider; the first identifier claimed twice stops everything, naming both sources, and
+    so does a set named as another set's generated questions are stored (`<set>.generated`): its runs
+    and that slice's would share one history, each the other's baseline."""
     registry: QuestionSetRegistry = Registry("question set")
     for source, provide in providers:
         for question_set in provide():
             registry.add(question_set.identifier, question_set, source)
+    for identifier in registry:
+        base = identifier.removesuffix(GENERATED_SUFFIX)
+        if base != identifier and base in registry:
+            raise InvalidInputError(
+                f"{identifier!r} is the name set {base!r} ({registry.source_of(base)}) stores its generated questions "
+                "under, apart from its own runs: give this set another identifier",
+                source=registry.source_of(identifier),
+                field="identifier",
+            )
     return registry

@@ -13,7 +13,8 @@ from typing import Any
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.text_files import text_lines
-from retrieval_pipeline.core.retrieval.retriever import BuildContext, document_id_from_chunk
+from retrieval_pipeline.core.retrieval.kinds import KindContext
+from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
 
 _last_read: dict[tuple[str, int, int], frozenset[str]] = {}
 """The latest corpus read, by path, size and modification time: retrievers configured over one corpus
@@ -21,15 +22,15 @@ _last_read: dict[tuple[str, int, int], frozenset[str]] = {}
 because a corpus of a million ids is a hundred megabytes."""
 
 
-def checked_corpus(value: str, identifier: str, context: BuildContext) -> Path:
+def checked_corpus(value: str, kind: KindContext) -> Path:
     """The file a retriever's `corpus` names, refused when checking the configuration if it is absent or
     a folder (BEIR's folder, say, named instead of its corpus.jsonl)."""
-    path = context.resolve(value)
+    path = kind.resolve(value)
     if path.is_dir():
         message = f"corpus {path} is a folder, not a file: name the JSONL file in it (corpus.jsonl in BEIR's layout)"
-        raise context.invalid(identifier, message, "corpus")
+        raise kind.invalid(message, "corpus")
     if not path.is_file():
-        raise context.invalid(identifier, f"corpus file {path} does not exist", "corpus")
+        raise kind.invalid(f"corpus file {path} does not exist", "corpus")
     return path
 
 

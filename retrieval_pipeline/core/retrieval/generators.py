@@ -4,9 +4,10 @@ names a generator's questions.
 
 A generator kind is a `GeneratorKind` registered under the entry-point group `retrieval_pipeline.generators`
 (as judge kinds are under `retrieval_pipeline.judges`); each entry of the configuration's `generators:`
-section is parsed once into its kind, whose `build()` makes the generator. A generated question is only a
-candidate: it is written to a judging file with its provenance, and the fingerprint it carries tells the
-questions of a changed prompt or model from the old ones'.
+section is parsed once into its kind, whose `build()` makes the generator (`GENERATORS`, built as every
+family of kinds is). A generated question is only a candidate: it is written to a judging file with its
+provenance, and the fingerprint it carries tells the questions of a changed prompt or model from the old
+ones'.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from retrieval_pipeline.core.golden.questions import QuestionForm
 from retrieval_pipeline.core.retrieval.judges import FINGERPRINT_CHARS, document_text
-from retrieval_pipeline.core.retrieval.kinds import Kind, ParamsT
+from retrieval_pipeline.core.retrieval.kinds import Kind, KindFamily, ParamsT
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault
 
 GENERATOR_KINDS_GROUP = "retrieval_pipeline.generators"
 FORMS = tuple(form.value for form in QuestionForm)
 _LABEL = re.compile(r"^\s*(?:\d+[.)]\s+|[-•]\s+)?(?:\*\*)?(?:(?:question|query|q)\s*\d*\s*[:.-]\s*)?(?:\*\*)?\s*", re.I)
 _QUOTES = "\"'“”‘’`*"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class GeneratorFault(RetrieverFault):
@@ -76,6 +78,9 @@ class GeneratedQuestion:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise ValueError(f"a generated question is text, not {self.text!r}")
+        # a lone surrogate (`"\ud800"` in an endpoint's JSON, a function's `surrogateescape` text) is no
+        # character UTF-8 can store: it becomes U+FFFD, which the filters drop as garbled
+        object.__setattr__(self, "text", _SURROGATE.sub("\ufffd", self.text))
         for tokens in (self.prompt_tokens, self.completion_tokens):
             if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
                 raise ValueError(f"a token count is a non-negative integer, not {tokens!r}")
@@ -101,6 +106,22 @@ class GeneratorKind(Kind[ParamsT, Generator]):
     the generator."""
 
     section = "generators"
+
+
+def _forms_refused(generator: Generator) -> str | None:
+    """A generator that writes no form, or one not known, is refused when built, not on its first request."""
+    if generator.forms and set(generator.forms) <= set(FORMS):
+        return None
+    return f"says it writes forms {list(generator.forms)!r}; a generator writes one or both of {', '.join(FORMS)}"
+
+
+GENERATORS: KindFamily[GeneratorKind, Generator] = KindFamily(
+    GeneratorKind,
+    GENERATOR_KINDS_GROUP,
+    Generator,
+    lacks="name, fingerprint, concurrency, fail_fast_after, forms or generate()",
+    refused=_forms_refused,
+)
 
 
 def generator_fingerprint(kind: str, **answer_changing: Any) -> str:

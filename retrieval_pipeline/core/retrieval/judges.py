@@ -3,9 +3,10 @@ is read, and the fingerprint that names a judge's answers.
 
 A judge kind is a `JudgeKind` registered under the entry-point group `retrieval_pipeline.judges` (as retriever
 kinds are under `retrieval_pipeline.retrievers`); each entry of the configuration's `judges:` section is
-parsed once into its kind, whose `build()` makes the judge. A judge's answers are never a person's: they
-are written to their own columns of a judging file (`machine_judgement`, `machine_grade`, `judged_by`), and
-`judged_by` carries the fingerprint, so answers of a changed prompt or model never pass for the old ones.
+parsed once into its kind, whose `build()` makes the judge (`JUDGES`, built as every family of kinds is).
+A judge's answers are never a person's: they are written to their own columns of a judging file
+(`machine_judgement`, `machine_grade`, `judged_by`), and `judged_by` carries the fingerprint, so answers
+of a changed prompt or model never pass for the old ones.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from retrieval_pipeline.core.retrieval.kinds import Kind, ParamsT
+from retrieval_pipeline.core.retrieval.kinds import Kind, KindFamily, ParamsT
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault
 
 JUDGE_KINDS_GROUP = "retrieval_pipeline.judges"
@@ -92,6 +93,11 @@ class JudgeKind(Kind[ParamsT, Judge]):
     """One entry of `judges:`: its `Params` checked once, refusals naming `judges.NAME`; `build` makes the judge."""
 
     section = "judges"
+
+
+JUDGES: KindFamily[JudgeKind, Judge] = KindFamily(
+    JudgeKind, JUDGE_KINDS_GROUP, Judge, lacks="name, fingerprint, concurrency, fail_fast_after or judge()"
+)
 
 
 def grade_of_reply(reply: str) -> int:

@@ -11,11 +11,8 @@ import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from retrieval_pipeline.core.base.errors import InvalidInputError, validation_problem
 from retrieval_pipeline.core.retrieval.approximation import Approximation
 
 if TYPE_CHECKING:
@@ -150,10 +147,6 @@ class BuildContext:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else (self.base_dir / candidate)
 
-    def invalid(self, identifier: str, message: str, field: str | None = None) -> InvalidInputError:
-        """A bad parameter, named by this configuration, the retriever and its key."""
-        return InvalidInputError(message, source=self.source, key=f"retrievers.{identifier}", field=field)
-
 
 def default_cache_dir() -> Path:
     """Built indexes are reused across runs and processes, so they live outside any one run."""
@@ -161,20 +154,3 @@ def default_cache_dir() -> Path:
     if explicit:
         return Path(explicit)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "retrieval-eval"
-
-
-class RetrieverParams(BaseModel):
-    """Base of every kind's parameters: unknown keys are refused so typos do not pass silently. `parse`
-    serves kinds of the first shape (`from_config`); a `RetrieverKind` validates its `Params` itself."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    @classmethod
-    def parse(cls, identifier: str, params: Mapping[str, Any], context: BuildContext):
-        try:
-            return cls.model_validate(dict(params))
-        except ValidationError as error:
-            location, message = validation_problem(error, cls, noun="key")
-            raise InvalidInputError(
-                message, source=context.source, key=f"retrievers.{identifier}", field=".".join(location) or None
-            ) from None

@@ -20,9 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from retrieval_pipeline.core.base.arrow_arrays import from_python, indices, list_array
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.base.text_files import utf8_problem
-from retrieval_pipeline.core.retrieval.run_blocks import PIECE_BYTES, TREC_COLUMNS
+from retrieval_pipeline.core.retrieval.run_blocks import (
+    PIECE_BYTES,
+    TREC_COLUMNS,
+    keep_top,
+    rankings_from_rows,
+    read_any_whitespace,
+    read_single_delimited,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -59,8 +67,6 @@ class Rankings:
     def table(self, query_ids: Sequence[str], limit: int) -> pa.ListArray:
         """`top` of every query at once, as one list per query id: cut from the run's array, never copied to Python."""
         import numpy as np
-
-        from retrieval_pipeline.core.base.arrow_arrays import indices, list_array
 
         if not self.covers(limit):
             raise ValueError(f"these rankings hold {self.depth} documents per query, not {limit}")
@@ -135,13 +141,6 @@ def _pieces(text: IO[bytes]) -> Iterator[bytes]:
 
 
 def _parse_trec(path: Path, key: str | None, depth: int | None) -> tuple[tuple[pa.Array, dict[str, tuple[int, int]]], str]:
-    from retrieval_pipeline.core.retrieval.run_blocks import (
-        keep_top,
-        rankings_from_rows,
-        read_any_whitespace,
-        read_single_delimited,
-    )
-
     try:
         with path.open("rb") as handle:
             hashing = _Hashing(handle)
@@ -196,8 +195,6 @@ def _is_number(text: str) -> bool:
 def _parse_jsonl(data: bytes, source: str, key: str | None, depth: int | None) -> tuple[pa.Array, dict[str, tuple[int, int]]]:
     """JSONL runs are one line per query, so a plain loop is fast enough and names bad lines directly."""
     import pyarrow as pa
-
-    from retrieval_pipeline.core.base.arrow_arrays import from_python
 
     document_ids: list[str] = []
     spans: dict[str, tuple[int, int]] = {}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.formatting import percent, signed_pp
 from retrieval_pipeline.core.base.registry import Registry
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.ranking_metrics import Ranked, judged, judged_any, ndcg, recall, reciprocal_rank
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ class Measure:
     charted: bool = False
     """A line of the history chart."""
     gate: str | tuple[tuple[int, str], ...] | None = None
-    """The tolerance option that gates the figure at the deepest cut-off, or (cut-off, option) pairs."""
+    """The field of `Tolerances` that gates the figure at the deepest cut-off, or (cut-off, field) pairs:
+    checked against the model when declared, read only by `gates`."""
     of_labels: bool = False
     """A measure of the labels' coverage, not of the retriever (judged@k): see `scores_silence`, `paired_test`."""
     naming: Naming = AT_CUTOFF
@@ -102,6 +104,10 @@ class Measure:
                 f"measure '{self.name}': depth {self.depth!r}, scale {self.scale!r} or shown {self.shown!r} "
                 "is not one of the declared ones"
             )
+        options = (self.gate,) if isinstance(self.gate, str) else tuple(option for _, option in self.gate or ())
+        unknown = [option for option in options if option not in Tolerances.model_fields]
+        if unknown:
+            raise ValueError(f"measure '{self.name}': gate {unknown[0]!r} is not a field of Tolerances")
 
     @property
     def scores_silence(self) -> bool:
@@ -262,15 +268,26 @@ def question_scores(relevance: Relevance, cutoffs: Sequence[int], scored: Sequen
     }
 
 
-def gated_figures(cutoffs: Sequence[int]) -> list[tuple[Figure, str]]:
-    """(figure, tolerance option) for every figure some tolerance option gates."""
+@dataclass(frozen=True)
+class Gate:
+    """A figure held to a tolerance: the `Tolerances` field its measure names, and the value it holds."""
+
+    figure: Figure
+    option: str
+    tolerance: float
+
+
+def gates(tolerances: Tolerances, cutoffs: Sequence[int]) -> tuple[Gate, ...]:
+    """Every figure at `cutoffs` that a set tolerance gates, in declaration order: the one reading of the
+    tolerances the measures name."""
+    values = tolerances.model_dump()
     found = []
     for measure in MEASURES.values():
         for k in measure.cutoffs(cutoffs):
             option = measure.gate_option(k, cutoffs)
-            if option is not None:
-                found.append((Figure(measure, k), option))
-    return found
+            if option is not None and values[option] is not None:
+                found.append(Gate(Figure(measure, k), option, values[option]))
+    return tuple(found)
 
 
 def figure_of(key: str) -> Figure | None:

@@ -21,13 +21,13 @@ from retrieval_pipeline.core.base.arrow_arrays import (
     present,
     python_values,
 )
+from retrieval_pipeline.core.scoring.measures import question_scores, ranking_figures
 from retrieval_pipeline.core.scoring.question_fields import FIELDS, question_schema
+from retrieval_pipeline.core.scoring.scoring import Relevance
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
-
-    from retrieval_pipeline.core.scoring.scoring import Relevance
 
 
 class QuestionColumns(Sequence["QuestionResult"]):
@@ -121,8 +121,6 @@ class QuestionColumns(Sequence["QuestionResult"]):
 
     @cached_property
     def relevance(self) -> Relevance:
-        from retrieval_pipeline.core.scoring.scoring import Relevance
-
         return Relevance.of(
             self.column("retrieved_document_ids"),
             self.column("expected_document_ids"),
@@ -147,8 +145,6 @@ class QuestionColumns(Sequence["QuestionResult"]):
     def metrics(self, cutoffs: Sequence[int]) -> Mapping[str, np.ndarray]:
         """Each question's score on every declared ranking measure, one array per key (`mrr@10`, ...;
         meaningless where not `answered`)."""
-        from retrieval_pipeline.core.scoring.measures import question_scores, ranking_figures
-
         figures = ranking_figures(cutoffs)
         cache = self.__dict__.setdefault("_metrics", {})
         signature = (tuple(cutoffs), tuple(figure.key for figure in figures))

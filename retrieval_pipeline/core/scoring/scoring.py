@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from retrieval_pipeline.core.base.arrow_arrays import indices, list_array, numbers
+
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
@@ -56,8 +58,6 @@ def collapsed(rankings: pa.ListArray, depth: int) -> pa.ListArray:
     pair is found in one pass."""
     import numpy as np
 
-    from retrieval_pipeline.core.base.arrow_arrays import indices, list_array
-
     values, parents = _flattened(rankings)
     lengths = np.bincount(parents, minlength=len(rankings))
     kept = np.minimum(lengths, depth)
@@ -80,8 +80,6 @@ def _flattened(lists: pa.ListArray) -> tuple[pa.Array, np.ndarray]:
     """Every list's values in one array, and the list each value is in."""
     import pyarrow.compute as pc
 
-    from retrieval_pipeline.core.base.arrow_arrays import numbers
-
     return pc.list_flatten(lists), numbers(pc.list_parent_indices(lists))
 
 
@@ -90,8 +88,6 @@ def _keys(parents: np.ndarray, values: pa.Array) -> tuple[np.ndarray, np.ndarray
     non-empty."""
     import numpy as np
     import pyarrow.compute as pc
-
-    from retrieval_pipeline.core.base.arrow_arrays import numbers
 
     codes = numbers(values.dictionary_encode().indices).astype(np.int64)
     return parents * (int(codes.max(initial=0)) + 1) + codes, numbers(pc.binary_length(values)) > 0

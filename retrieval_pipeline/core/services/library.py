@@ -16,10 +16,17 @@ from typing import TYPE_CHECKING
 from retrieval_pipeline.core.golden.machine_labels import scored_under
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import Retriever
+from retrieval_pipeline.core.scoring.checks.comparison import compare_runs
+from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
+from retrieval_pipeline.core.scoring.traffic import weighted_figures
+from retrieval_pipeline.core.services.configuration.lookup import default_config_path
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig, load_config
 from retrieval_pipeline.core.services.configuration.settings import EvaluationSettings
 from retrieval_pipeline.core.services.evaluation.record import Evaluation, evaluate_and_record, judge, scored_run, weighed
 from retrieval_pipeline.core.services.evaluation.runner import Progress
 from retrieval_pipeline.core.services.generated.split import split_generated
+from retrieval_pipeline.core.services.views.comparison.view import comparison_view
+from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
 from retrieval_pipeline.core.storage.store import ResultStore
 
 if TYPE_CHECKING:
@@ -43,8 +50,6 @@ def evaluate(
 ) -> EvaluationView:
     """One run of `question_set` against `retriever`, as `retrieval-eval run` reports it. `settings` (by
     default the configuration's, or the defaults when neither is named) decide cut-offs and tolerances."""
-    from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
-
     project = _project(config, question_set, retriever)
     settings = _settings(settings, project)
     store = _store(store)
@@ -96,11 +101,6 @@ def evaluated(
 def compared(runs: Sequence[RunResult], settings: EvaluationSettings, saved: dict[str, Saved] | None) -> ComparisonView:
     """`saved`: each retriever's stored run and verdict when the runs were saved, else None. With the
     settings' traffic, each run's weighted figures beside the plain ones."""
-    from retrieval_pipeline.core.scoring.checks.comparison import compare_runs
-    from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
-    from retrieval_pipeline.core.scoring.traffic import weighted_figures
-    from retrieval_pipeline.core.services.views.comparison.view import comparison_view
-
     comparison = compare_runs(
         runs,
         min_compared_questions=settings.tolerances.min_compared_questions,
@@ -113,9 +113,6 @@ def compared(runs: Sequence[RunResult], settings: EvaluationSettings, saved: dic
 
 def _project(config: ProjectConfig | str | Path | None, *given: object) -> ProjectConfig | None:
     """The configuration when one is named or an identifier needs it; None when objects say everything."""
-    from retrieval_pipeline.core.services.configuration.lookup import default_config_path
-    from retrieval_pipeline.core.services.configuration.project import ProjectConfig, load_config
-
     if isinstance(config, ProjectConfig):
         return config
     if config is None and not any(isinstance(value, str) for value in given):

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from retrieval_pipeline.core.services.evaluation.baselines import accept_run
 from retrieval_pipeline.core.storage.store import HistoryKey
-from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.names import Names
 
 ACCEPT_JOB = "accept_baseline"
 
@@ -21,22 +21,31 @@ class AcceptanceConfig(Config):
     accepted_by: str | None = Field(default=None, description="Who accepts; default: the Dagster run that did it")
 
 
-@op(description="Record the acceptance of a stored complete run in the result store (append-only).")
-def accept_stored_run(context: OpExecutionContext, config: AcceptanceConfig, project: RetrievalProject) -> Output[str]:
-    store = project.store()
-    by = config.accepted_by or f"dagster run {context.run_id}"
-    acceptance = accept_run(store, HistoryKey(config.set, config.retriever), config.run_id, by)
-    context.log.info(f"Accepted run {acceptance.run_id} of {config.set} × {config.retriever} by {by}")
-    return Output(
-        acceptance.run_id,
-        metadata={
-            "run_id": MetadataValue.text(acceptance.run_id),
-            "accepted_by": MetadataValue.text(by),
-            "accepted_at": MetadataValue.text(acceptance.accepted_at.isoformat()),
-        },
+def build_accept_baseline(names: Names):
+    @op(
+        name=names.name("accept_stored_run"),  # an op's name is unique in a code location, as a job's is
+        description="Record the acceptance of a stored complete run in the result store (append-only).",
+        required_resource_keys={names.resource},
     )
+    def accept_stored_run(context: OpExecutionContext, config: AcceptanceConfig) -> Output[str]:
+        store = names.project(context).store()
+        by = config.accepted_by or f"dagster run {context.run_id}"
+        acceptance = accept_run(store, HistoryKey(config.set, config.retriever), config.run_id, by)
+        context.log.info(f"Accepted run {acceptance.run_id} of {config.set} × {config.retriever} by {by}")
+        return Output(
+            acceptance.run_id,
+            metadata={
+                "run_id": MetadataValue.text(acceptance.run_id),
+                "accepted_by": MetadataValue.text(by),
+                "accepted_at": MetadataValue.text(acceptance.accepted_at.isoformat()),
+            },
+        )
 
+    @job(
+        name=names.name(ACCEPT_JOB),
+        description="Accept a stored run as the baseline of its set and retriever (baseline_policy: accepted).",
+    )
+    def accept_baseline() -> None:
+        accept_stored_run()
 
-@job(name=ACCEPT_JOB, description="Accept a stored run as the baseline of its set and retriever (baseline_policy: accepted).")
-def accept_baseline() -> None:
-    accept_stored_run()
+    return accept_baseline

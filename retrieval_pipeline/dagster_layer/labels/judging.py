@@ -13,6 +13,7 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetsDefinition,
     Config,
     Failure,
     MaterializeResult,
@@ -25,13 +26,11 @@ from retrieval_pipeline.core.scoring.stats.agreement import Agreement
 from retrieval_pipeline.core.services.configuration.schema import JudgingSection
 from retrieval_pipeline.core.services.labels.judging_files import SUFFIXES
 from retrieval_pipeline.core.services.labels.machine_judging import judge_agreement, machine_judge_file
-from retrieval_pipeline.core.services.views.ui_metadata.labels import judging_metadata
-from retrieval_pipeline.core.services.views.ui_metadata.values import plotted
-from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.metadata.labels import judging_metadata
+from retrieval_pipeline.dagster_layer.metadata.values import plotted, typed
+from retrieval_pipeline.dagster_layer.names import JUDGING_ASSET, JUDGING_GROUP, Names
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 
-JUDGING_ASSET = "machine_judgements"
-JUDGING_GROUP = "judging"
 AGREEMENT_CHECK = "machine_judge_agreement"
 
 
@@ -74,28 +73,31 @@ def agreement_check(agreement: Agreement | None, thresholds: JudgingSection) -> 
     )
 
 
-@asset(
-    name=JUDGING_ASSET,
-    group_name=JUDGING_GROUP,
-    description="A judging file's machine columns filled by a configured judge (on demand: a judge costs money).",
-    check_specs=[
-        AssetCheckSpec(
-            AGREEMENT_CHECK,
-            asset=JUDGING_ASSET,
-            description="Cohen's kappa of the judge with people on the rows both answered, against judging.min_kappa.",
-        )
-    ],
-)
-def machine_judgements(
-    context: AssetExecutionContext, config: MachineJudgingConfig, project: RetrievalProject
-) -> MaterializeResult:
-    path = latest_judging_file(config.file, project)
-    try:
-        judge = project.config.judge(config.judge)
-    except UnknownIdentifierError as error:  # a mistyped run config: one line, as `judge --judge` says it
-        raise Failure(str(error)) from None
-    summary = machine_judge_file(path, judge, project.config.judgement_cache)
-    for cause, count in summary.tally.errors.most_common():
-        context.log.warning(f"{count} row(s) not judged: {cause}")
-    agreement = agreement_check(judge_agreement(path, summary.judged_by), project.config.judging)
-    return MaterializeResult(metadata=typed(judging_metadata(summary, path, config.judge)), check_results=[agreement])
+def build_machine_judgements(names: Names) -> AssetsDefinition:
+    @asset(
+        key=names.key(JUDGING_ASSET),
+        group_name=names.name(JUDGING_GROUP),
+        required_resource_keys={names.resource},
+        description="A judging file's machine columns filled by a configured judge (on demand: a judge costs money).",
+        check_specs=[
+            AssetCheckSpec(
+                AGREEMENT_CHECK,
+                asset=names.key(JUDGING_ASSET),
+                description="Cohen's kappa of the judge with people on the rows both answered, against judging.min_kappa.",
+            )
+        ],
+    )
+    def machine_judgements(context: AssetExecutionContext, config: MachineJudgingConfig) -> MaterializeResult:
+        project = names.project(context)
+        path = latest_judging_file(config.file, project)
+        try:
+            judge = project.config.judge(config.judge)
+        except UnknownIdentifierError as error:  # a mistyped run config: one line, as `judge --judge` says it
+            raise Failure(str(error)) from None
+        summary = machine_judge_file(path, judge, project.config.judgement_cache)
+        for cause, count in summary.tally.errors.most_common():
+            context.log.warning(f"{count} row(s) not judged: {cause}")
+        agreement = agreement_check(judge_agreement(path, summary.judged_by), project.config.judging)
+        return MaterializeResult(metadata=typed(judging_metadata(summary, path, config.judge)), check_results=[agreement])
+
+    return machine_judgements

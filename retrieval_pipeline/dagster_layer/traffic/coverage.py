@@ -27,17 +27,15 @@ from dagster import (
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.services.traffic.coverage import measure_coverage, read_log
 from retrieval_pipeline.core.services.views.coverage_view import coverage_view
-from retrieval_pipeline.core.services.views.ui_metadata.traffic import coverage_metadata, query_log_metadata
-from retrieval_pipeline.dagster_layer.labels.audit import SET_ASSET
-from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.metadata.traffic import coverage_metadata, query_log_metadata
+from retrieval_pipeline.dagster_layer.metadata.values import typed
+from retrieval_pipeline.dagster_layer.names import COVERAGE_ASSET, QUERY_LOG_ASSET, SET_ASSET, TRAFFIC_GROUP, Names
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, key_dimensions, one_dimension
-from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.sensors import after_upstream
 
 LOG_DIMENSION = "log"
-QUERY_LOG_ASSET, COVERAGE_ASSET, COVERAGE_CHECK = "query_log", "coverage", "coverage_min_share"
+COVERAGE_CHECK = "coverage_min_share"
 QUERY_LOG_JOB, COVERAGE_JOB = "query_log_job", "coverage_job"
-GROUP = "traffic"
 HISTORY = 60
 """Earlier materializations of a (set, log) charted with the latest."""
 
@@ -51,44 +49,50 @@ class TrafficDefinitions:
     coverages: MultiPartitionsDefinition | None = None
 
 
-def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition) -> TrafficDefinitions:
+def build_traffic(config: ProjectConfig, sets: StaticPartitionsDefinition, names: Names) -> TrafficDefinitions:
     if not config.query_logs:
         return TrafficDefinitions()
     logs = StaticPartitionsDefinition(list(config.query_logs))
     coverages = MultiPartitionsDefinition({SET_DIMENSION: sets, LOG_DIMENSION: logs})
 
     @asset(
-        name=QUERY_LOG_ASSET,
+        key=names.key(QUERY_LOG_ASSET),
         partitions_def=logs,
-        group_name=GROUP,
+        group_name=names.name(TRAFFIC_GROUP),
+        required_resource_keys={names.resource},
         automation_condition=AutomationCondition.on_cron(config.dagster.nightly_cron, config.dagster.timezone),
         description="A configured query log, counted: at the nightly schedule's time, and when its file grows.",
     )
-    def query_log(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
-        return MaterializeResult(metadata=typed(query_log_metadata(read_log(project.config, context.partition_key))))
+    def query_log(context: AssetExecutionContext) -> MaterializeResult:
+        return MaterializeResult(
+            metadata=typed(query_log_metadata(read_log(names.project(context).config, context.partition_key)))
+        )
 
     @asset(
-        name=COVERAGE_ASSET,
+        key=names.key(COVERAGE_ASSET),
         partitions_def=coverages,
-        group_name=GROUP,
+        group_name=names.name(TRAFFIC_GROUP),
+        required_resource_keys={names.resource},
         deps=[
             AssetDep(query_log, partition_mapping=one_dimension(LOG_DIMENSION)),
-            AssetDep(SET_ASSET, partition_mapping=one_dimension(SET_DIMENSION)),
+            AssetDep(names.key(SET_ASSET), partition_mapping=one_dimension(SET_DIMENSION)),
         ],
-        check_specs=[AssetCheckSpec(COVERAGE_CHECK, asset=COVERAGE_ASSET, description="Warns below coverage.min_share.")],
+        check_specs=[
+            AssetCheckSpec(COVERAGE_CHECK, asset=names.key(COVERAGE_ASSET), description="Warns below coverage.min_share.")
+        ],
         automation_condition=after_upstream(),
         description="How much of a log's traffic a set covers, its uncovered clusters, and the covered share's history; "
         "measured again once its log is counted again.",
     )
-    def coverage(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+    def coverage(context: AssetExecutionContext) -> MaterializeResult:
         set_identifier, log = key_dimensions(coverages, context.partition_key, SET_DIMENSION, LOG_DIMENSION)
-        config = project.config
+        config = names.project(context).config
         view = coverage_view(measure_coverage(config, config.question_set(set_identifier), log), set_identifier, log)
         chart = _history_chart(context, view.covered_share or 0.0, config.coverage.min_share, f"{set_identifier} × {log}")
         metadata = typed(coverage_metadata(view, chart))
         return MaterializeResult(metadata=metadata, check_results=[_check(view, config.coverage.min_share)])
 
-    jobs = (define_asset_job(QUERY_LOG_JOB, [query_log]), define_asset_job(COVERAGE_JOB, [coverage]))
+    jobs = (define_asset_job(names.name(QUERY_LOG_JOB), [query_log]), define_asset_job(names.name(COVERAGE_JOB), [coverage]))
     return TrafficDefinitions((query_log, coverage), jobs, logs, coverages)
 
 

@@ -17,7 +17,6 @@ from dagster import (
     AssetCheckSeverity,
     AssetDep,
     AssetExecutionContext,
-    AssetKey,
     AssetsDefinition,
     Config,
     Failure,
@@ -27,23 +26,26 @@ from dagster import (
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import RetrievalEvalError
-from retrieval_pipeline.core.services.generated.generation import generate_file, refuse_unfit_output
-from retrieval_pipeline.core.services.generated.plan import plan_generation
+from retrieval_pipeline.core.services.generated.generation import planned_generation
+from retrieval_pipeline.core.services.generated.plan import GenerationOrder
 from retrieval_pipeline.core.services.generated.validation import set_agreement
-from retrieval_pipeline.core.services.labels.machine_judging import Tally
 from retrieval_pipeline.core.services.traffic.coverage import named_set
-from retrieval_pipeline.core.services.views.ui_metadata import generated as generated_ui
-from retrieval_pipeline.dagster_layer.checks import EVALUATION_ASSET
-from retrieval_pipeline.dagster_layer.labels.judging import JUDGING_GROUP
-from retrieval_pipeline.dagster_layer.metadata import typed
+from retrieval_pipeline.dagster_layer.metadata import generated as generated_ui
+from retrieval_pipeline.dagster_layer.metadata.values import typed
+from retrieval_pipeline.dagster_layer.names import (
+    AGREEMENT_ASSET,
+    EVALUATION_ASSET,
+    GENERATION_ASSET,
+    GROUP,
+    JUDGING_GROUP,
+    Names,
+)
 from retrieval_pipeline.dagster_layer.partitions import SET_DIMENSION, ProjectPartitions, one_dimension, partitioned_check
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
 from retrieval_pipeline.dagster_layer.sensors import after_upstream
 from retrieval_pipeline.reports.agreement_chart import agreement_chart_png
 from retrieval_pipeline.reports.charts import markdown_image
 
-GENERATION_ASSET = "generated_questions"
-AGREEMENT_ASSET = "generated_set_agreement"
 AGREEMENT_CHECK = "generated_agreement"
 
 
@@ -60,46 +62,39 @@ class GenerationConfig(Config):
     seed: int = Field(0, description="The seed of the corpus's sample of documents.")
 
 
-@asset(
-    name=GENERATION_ASSET,
-    group_name=JUDGING_GROUP,
-    description="A generator's candidate questions for a set's gaps, in the judging-file shape (on demand: a "
-    "generator costs money). Judge the file, then `retrieval-eval judge apply` it.",
-)
-def generated_questions(context: AssetExecutionContext, config: GenerationConfig, project: RetrievalProject) -> MaterializeResult:
+def build_generated_questions(names: Names) -> AssetsDefinition:
+    @asset(
+        key=names.key(GENERATION_ASSET),
+        group_name=names.name(JUDGING_GROUP),
+        required_resource_keys={names.resource},
+        description="A generator's candidate questions for a set's gaps, in the judging-file shape (on demand: a "
+        "generator costs money). Judge the file, then `retrieval-eval judge apply` it.",
+    )
+    def generated_questions(context: AssetExecutionContext, config: GenerationConfig) -> MaterializeResult:
+        return generate_questions(context, config, names.project(context))
+
+    return generated_questions
+
+
+def generate_questions(context: AssetExecutionContext, config: GenerationConfig, project: RetrievalProject) -> MaterializeResult:
     out = project.config.resolve(config.out)
+    order = GenerationOrder(
+        config.question_set, config.generator, config.count, out, config.source, config.log, depth=config.depth, seed=config.seed
+    )
     try:
-        refuse_unfit_output(out)
-        question_set = named_set(project.config, config.question_set)
-        generator = project.config.generator(config.generator)
-        plan = plan_generation(
-            project.config,
-            question_set,
-            generator,
-            origin=config.source,
-            log=config.log,
-            count=config.count,
-            form=None,
-            retrievers=(),
-            depth=config.depth,
-            seed=config.seed,
-            examples=None,
-        )
-        summary = generate_file(
-            project.config, generator, plan.sources, plan.similarity, plan.threshold, plan.retrievers, config.depth, out, Tally()
-        )
+        planned = planned_generation(project.config, order)
+        summary = planned.generate()
     except RetrievalEvalError as error:  # a mistyped run config or a stopped generator: one line, as the command says it
         raise Failure(str(error)) from None
     for cause, count in summary.tally.errors.most_common():
         context.log.warning(f"{count} request(s) not answered: {cause}")
-    metadata = generated_ui.generation_metadata(summary, out, config.source, plan.log, plan.clusters)
-    return MaterializeResult(metadata=typed(metadata))
+    return MaterializeResult(metadata=typed(generated_ui.generation_metadata(summary, planned)))
 
 
-def build_generated_agreement(partitions: ProjectPartitions, group: str) -> AssetsDefinition:
+def build_generated_agreement(partitions: ProjectPartitions, names: Names) -> AssetsDefinition:
     check = partitioned_check(
         AGREEMENT_CHECK,
-        AGREEMENT_ASSET,
+        names.key(AGREEMENT_ASSET),
         partitions.sets,
         description="Warns when, for top-1, top-3 or nDCG, the lower bound of the tau interval between the "
         "retrievers' rankings on the set's human and generated questions falls below generation.min_tau. "
@@ -107,17 +102,19 @@ def build_generated_agreement(partitions: ProjectPartitions, group: str) -> Asse
     )
 
     @asset(
-        name=AGREEMENT_ASSET,
+        key=names.key(AGREEMENT_ASSET),
         partitions_def=partitions.sets,
-        group_name=group,
-        deps=[AssetDep(AssetKey(EVALUATION_ASSET), partition_mapping=one_dimension(SET_DIMENSION))],
+        group_name=names.name(GROUP),
+        required_resource_keys={names.resource},
+        deps=[AssetDep(names.key(EVALUATION_ASSET), partition_mapping=one_dimension(SET_DIMENSION))],
         automation_condition=after_upstream(),
         check_specs=[check],
         description="Whether a set's generated questions rank the retrievers as its human questions do, from "
         "their latest stored runs (`retrieval-eval validate-generated`). Refreshed by declarative automation "
         "after the set's evaluations.",
     )
-    def generated_set_agreement(context: AssetExecutionContext, project: RetrievalProject) -> MaterializeResult:
+    def generated_set_agreement(context: AssetExecutionContext) -> MaterializeResult:
+        project = names.project(context)
         question_set = named_set(project.config, context.partition_key)
         config = project.config
         agreement = set_agreement(question_set, project.store(), list(config.retriever_specs), config.generation.min_tau)

@@ -13,24 +13,28 @@ import os
 from dagster import DefaultSensorStatus, RunRequest, SensorDefinition, SensorEvaluationContext, SensorResult, sensor
 
 from retrieval_pipeline.core.services.configuration.schema import DagsterSection
-from retrieval_pipeline.dagster_layer.resources import RetrievalProject
+from retrieval_pipeline.dagster_layer.names import Names
 from retrieval_pipeline.dagster_layer.schedules import TRIGGER_TAG
 from retrieval_pipeline.dagster_layer.traffic.coverage import TrafficDefinitions, coverage_key
 
 QUERY_LOG_SENSOR = "query_log_sensor"
 
 
-def build_query_log_sensor(traffic: TrafficDefinitions, sets: tuple[str, ...], section: DagsterSection) -> SensorDefinition:
+def build_query_log_sensor(
+    traffic: TrafficDefinitions, sets: tuple[str, ...], section: DagsterSection, names: Names
+) -> SensorDefinition:
     query_log_job, coverage_job = traffic.jobs
 
     @sensor(
-        name=QUERY_LOG_SENSOR,
+        name=names.name(QUERY_LOG_SENSOR),
         jobs=[query_log_job, coverage_job],
+        required_resource_keys={names.resource},
         minimum_interval_seconds=section.sensor_interval_seconds,
         default_status=DefaultSensorStatus.STOPPED,
         description="Counts a query log again, and measures its coverage by every set, when its file appears or grows.",
     )
-    def query_log_sensor(context: SensorEvaluationContext, project: RetrievalProject) -> SensorResult:
+    def query_log_sensor(context: SensorEvaluationContext) -> SensorResult:
+        project = names.project(context)
         seen: dict[str, list[int]] = json.loads(context.cursor) if context.cursor else {}
         requests: list[RunRequest] = []
         for log in project.config.query_logs:

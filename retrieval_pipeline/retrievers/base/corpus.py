@@ -8,6 +8,7 @@ from collections.abc import Collection
 from functools import cached_property
 
 from retrieval_pipeline.core.retrieval.corpus import read_document_ids, read_document_texts
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 
 
@@ -34,4 +35,4 @@ class CorpusKind(RetrieverKind):
 
     @property
     def _corpus_at(self) -> str:
-        return f"retrievers.{self.name}{self.corpus_key}"
+        return KindContext.of(self).key + self.corpus_key

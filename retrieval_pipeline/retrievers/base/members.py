@@ -7,8 +7,8 @@ import threading
 from collections.abc import Sequence
 
 from retrieval_pipeline.core.base.errors import UnknownIdentifierError
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import Retriever
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 
 
 class _Building(threading.local):

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_pipeline.core.base import secrets
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
 
 
 class EnvSecret(BaseModel):
@@ -28,7 +27,7 @@ class EnvSecret(BaseModel):
         return secret.removesuffix("\n").removesuffix("\r")
 
 
-class ServiceParams(RetrieverParams):
+class ServiceParams(KindParams):
     """How a service is asked, whichever protocol: the runner reads `concurrency` and `fail_fast_after`
     off the retriever (`ConcurrentRetriever`, `FailFast`)."""
 

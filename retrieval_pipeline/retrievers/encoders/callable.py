@@ -14,13 +14,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, RetrieverParams
-from retrieval_pipeline.retrievers.base.dotted import DOTTED_PATTERN, imported_callable
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import DOTTED_PATTERN, KindContext, KindParams, imported_callable
+from retrieval_pipeline.core.retrieval.retriever import RetrieverFault
 from retrieval_pipeline.retrievers.encoders.external import VectorWidth, checked_vectors, identity_fingerprints, in_batches
 
 
-class CallableEncoderParams(RetrieverParams):
+class CallableEncoderParams(KindParams):
     kind: Literal["callable"]
     function: str = Field(pattern=DOTTED_PATTERN, description="package.module:function")
     version: str | None = Field(

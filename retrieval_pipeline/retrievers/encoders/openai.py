@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.retrievers.encoders.external import VectorWidth, checked_vectors, identity_fingerprints, in_batches
 from retrieval_pipeline.retrievers.http.client import JsonService
 from retrieval_pipeline.retrievers.http.params import HttpTransportParams, resolved_headers

@@ -11,8 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
 from retrieval_pipeline.retrievers.encoders import (
     Encoder,
     EncoderConfigError,
@@ -28,7 +27,7 @@ from retrieval_pipeline.retrievers.encoders.package_files import PackageFile
 LOCAL_MODEL_ONLY = ("tokenizer", "runtime", "output", "max_length", "pooling", "providers")
 
 
-class QueryEncoderParams(RetrieverParams):
+class QueryEncoderParams(KindParams):
     """A local model (`model`, its files and settings) or `encoder` (an endpoint or a function)."""
 
     model: str | PackageFile | None = None

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, clip, quoted
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.retrievers.encoders import EncoderSettings
 from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams, checked_encoder
 from retrieval_pipeline.retrievers.http.params import HttpParams

@@ -5,7 +5,7 @@ The request is `POST {"model", "messages": [{"role": "user", "content": PROMPT}]
 (`extra_body` may override any of it); the reply is `choices[0].message.content`, and `usage` gives the
 tokens spent. Requests follow the HTTP kind's rules (`client.JsonService`: one deadline per attempt,
 retries of transient failures such as 429 and 5xx, fail-fast on an unreachable service, secret headers
-from the environment scrubbed from every message).
+from the environment scrubbed from every message, and from the reply before anyone keeps it).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import Field
 
+from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.retrievers.http.client import JsonService, at_path
 from retrieval_pipeline.retrievers.http.params import HttpTransportParams
 
@@ -86,10 +87,16 @@ class ChatEndpoint:
                 f"{self._endpoint}: the answer has no text at choices[0].message.content: {self._service.preview(answer)}"
             )
         usage = answer.get("usage") if isinstance(answer, dict) else None
-        return ChatReply(text, _tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens"))
+        # an endpoint may write what it was sent into its reply (the Authorization header): masked before it is kept
+        return ChatReply(scrub(text), _tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens"))
+
+
+_MOST_TOKENS = 10**9
+"""More tokens than one reply can cost: a larger count is no count (10**30 would overflow the caches' SQLite
+integers, and their sums the reports')."""
 
 
 def _tokens(usage: Any, name: str) -> int | None:
-    """An endpoint that reports no usage (or a malformed one) leaves the cost unknown, never zero."""
+    """An endpoint that reports no usage (or a malformed or impossible one) leaves the cost unknown, never zero."""
     value = usage.get(name) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MOST_TOKENS else None

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from retrieval_pipeline.core.base.backoff import Transient, with_backoff
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.base.text_files import JSON_ERRORS, json_problem
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
@@ -60,60 +61,63 @@ class JsonService:
         """Transient failures are retried with exponential backoff; anything else fails at once."""
         from urllib.parse import urlencode
 
+        target = f"{url}{'&' if '?' in url else '?'}{urlencode(query, doseq=True)}" if query else url
+        endpoint = url.split("?", 1)[0]  # errors and retries name it without a query, which may hold a key
+        retried: list[Transient] = []
+
+        def count(failure: Transient) -> None:
+            retried.append(failure)
+            self._count_retry(f"{method} {endpoint}: {scrub(failure.cause).split(ANSWER_MARK, 1)[0]}")
+
+        attempts = self._params.retries + 1
+        try:
+            return with_backoff(
+                lambda: self._attempt(method, target, endpoint, body), attempts, self._params.backoff_seconds, on_retry=count
+            )
+        except Transient as last:
+            tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+            if all(failure.unreachable for failure in (*retried, last)):  # the same words for every question, so failures group
+                raise self.fault(f"{last.cause} ({method} {endpoint}, {tried})", unreachable=True) from None
+            raise self.fault(f"{method} {endpoint} failed after {tried}; last: {last.cause}") from None
+
+    def _attempt(self, method: str, target: str, endpoint: str, body: Any) -> Any:
+        """One request's JSON answer; `Transient` when asking again may get one."""
         import urllib3
 
         from retrieval_pipeline.retrievers.http.transport import deadline_after, unreachable_reason
 
-        target = f"{url}{'&' if '?' in url else '?'}{urlencode(query, doseq=True)}" if query else url
-        endpoint = url.split("?", 1)[0]  # errors and retries name it without a query, which may hold a key
-        attempts = self._params.retries + 1
-        wait = self._params.backoff_seconds
-        unreachable = True
-        for attempt in range(1, attempts + 1):
-            delay = wait
+        try:
+            with deadline_after(self._params.timeout_seconds) as deadline:
+                response = self._pool.request(method, target, json=body)
+        except urllib3.exceptions.HTTPError as error:  # connection refused or reset, timeouts, broken reads
+            reason = unreachable_reason(error)
+            if reason is None and time.monotonic() >= deadline:
+                limit = self._params.timeout_seconds
+                raise Transient(
+                    f"timed out: no complete answer within timeout_seconds={limit:g} (connect, headers and body)"
+                ) from None
+            raise Transient(reason or f"{type(error).__name__}: {error}", unreachable=reason is not None) from None
+        status = response.status
+        text = response.data.decode("utf-8", "replace")
+        if status < 400:
             try:
-                with deadline_after(self._params.timeout_seconds) as deadline:
-                    response = self._pool.request(method, target, json=body)
-            except urllib3.exceptions.HTTPError as error:  # connection refused or reset, timeouts, broken reads
-                reason = unreachable_reason(error)
-                unreachable = unreachable and reason is not None
-                problem = reason or f"{type(error).__name__}: {error}"
-                if reason is None and time.monotonic() >= deadline:
-                    limit = self._params.timeout_seconds
-                    problem = f"timed out: no complete answer within timeout_seconds={limit:g} (connect, headers and body)"
-            else:
-                unreachable = False
-                status = response.status
-                text = response.data.decode("utf-8", "replace")
-                if status < 400:
-                    try:
-                        return json.loads(text)
-                    except json.JSONDecodeError:
-                        answer = self.preview(text)
-                        raise self.fault(
-                            f"{method} {endpoint} answered HTTP {status} with non-JSON{ANSWER_MARK}{answer}"
-                        ) from None
-                    except JSON_ERRORS as error:  # nested thousands deep, a number of thousands of digits
-                        raise self.fault(
-                            f"{method} {endpoint} answered HTTP {status} with JSON that cannot be read: "
-                            f"{json_problem(error)}{ANSWER_MARK}{self.preview(text[:PREVIEW_CHARS])}"
-                        ) from None
-                problem = f"HTTP {status}{ANSWER_MARK}{self.preview(text)}"
-                if status != 429 and status < 500:
-                    raise self.fault(f"{method} {endpoint} answered {problem}")
-                retry_after = _retry_after_seconds(response.headers.get("Retry-After")) if status == 429 else None
-                if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
-                    raise self.fault(f"{method} {endpoint} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
-                delay = max(delay, retry_after or 0.0)
-            tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
-            if attempt == attempts and unreachable:  # the same words for every question, so failures group
-                raise self.fault(f"{problem} ({method} {endpoint}, {tried})", unreachable=True)
-            if attempt == attempts:
-                raise self.fault(f"{method} {endpoint} failed after {tried}; last: {problem}")
-            self._count_retry(f"{method} {endpoint}: {scrub(problem).split(ANSWER_MARK, 1)[0]}")
-            time.sleep(delay)
-            wait *= 2
-        raise AssertionError("unreachable")
+                return json.loads(text)
+            except json.JSONDecodeError:
+                raise self.fault(
+                    f"{method} {endpoint} answered HTTP {status} with non-JSON{ANSWER_MARK}{self.preview(text)}"
+                ) from None
+            except JSON_ERRORS as error:  # nested thousands deep, a number of thousands of digits
+                raise self.fault(
+                    f"{method} {endpoint} answered HTTP {status} with JSON that cannot be read: "
+                    f"{json_problem(error)}{ANSWER_MARK}{self.preview(text[:PREVIEW_CHARS])}"
+                ) from None
+        problem = f"HTTP {status}{ANSWER_MARK}{self.preview(text)}"
+        if status != 429 and status < 500:
+            raise self.fault(f"{method} {endpoint} answered {problem}")
+        retry_after = _retry_after_seconds(response.headers.get("Retry-After")) if status == 429 else None
+        if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
+            raise self.fault(f"{method} {endpoint} is rate limited for {retry_after:.0f} s (Retry-After); {problem}")
+        raise Transient(problem, at_least=retry_after or 0.0)
 
     def _count_retry(self, cause: str) -> None:
         with self._lock:

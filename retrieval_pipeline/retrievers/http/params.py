@@ -11,8 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
 from retrieval_pipeline.retrievers.base.service import EnvSecret, ServiceParams
 
 URL_PATTERN = r"^https?://"
@@ -25,7 +24,7 @@ class EnvHeader(EnvSecret):
     prefix: str = ""
 
 
-class HttpEndpoint(RetrieverParams):
+class HttpEndpoint(KindParams):
     """Where a JSON service is and what goes with every request."""
 
     url: str = Field(pattern=URL_PATTERN)

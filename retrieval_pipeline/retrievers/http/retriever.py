@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
 from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
 from retrieval_pipeline.retrievers.encoders.query_encoder import opened_encoder
 from retrieval_pipeline.retrievers.http.body_template import HttpSearchParams, checked_template, filled

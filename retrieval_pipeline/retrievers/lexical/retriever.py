@@ -22,7 +22,7 @@ from retrieval_pipeline.core.base.durable import file_sha256, publish_folder
 from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.base.extras import install_command
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
 from retrieval_pipeline.retrievers.base.chunking import Chunking, best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.base.corpus import CorpusKind
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
@@ -31,7 +31,7 @@ from retrieval_pipeline.retrievers.lexical.backends import Backend, choose_backe
 IDS_FILE = "document_ids.json"
 
 
-class LexicalParams(RetrieverParams):
+class LexicalParams(KindParams):
     corpus: str
     k1: float = Field(1.5, ge=0)
     b: float = Field(0.75, ge=0, le=1)
@@ -91,7 +91,7 @@ class LexicalKind(CorpusKind):
     Params = LexicalParams
 
     def checked(self) -> None:
-        checked_corpus(self.params.corpus, self.name, self.context)
+        checked_corpus(self.params.corpus, KindContext.of(self))
 
     def build(self) -> LexicalRetriever:
         params, name, context = self.params, self.name, self.context

@@ -17,16 +17,9 @@ from collections.abc import Mapping
 from pydantic import Field
 
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus, read_corpus
-from retrieval_pipeline.core.retrieval.retriever import (
-    ConcurrentRetriever,
-    FailFast,
-    Retriever,
-    RetrieverFault,
-    RetrieverParams,
-    VersionedIndex,
-)
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
+from retrieval_pipeline.core.retrieval.retriever import ConcurrentRetriever, FailFast, Retriever, RetrieverFault, VersionedIndex
 from retrieval_pipeline.retrievers.base.corpus import CorpusKind
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.members import build_members, check_known
 from retrieval_pipeline.retrievers.rerank.scorers import Scorer
 from retrieval_pipeline.retrievers.rerank.scorers.cross_encoder import CrossEncoderParams
@@ -35,7 +28,7 @@ from retrieval_pipeline.retrievers.rerank.scorers.http import HttpScorerParams
 DOCUMENT_FIELDS = ("title", "text")
 
 
-class RerankParams(RetrieverParams):
+class RerankParams(KindParams):
     retriever: str = Field(min_length=1, description="the first stage: a retriever of this configuration")
     depth: int = Field(50, ge=1, description="how many of its documents are rescored")
     corpus: str = Field(min_length=1, description="the documents' text (title and text), read once when built")
@@ -51,7 +44,7 @@ class RerankKind(CorpusKind):
     def checked(self) -> None:
         settings, kind = self.params, KindContext.of(self)
         check_known([settings.retriever], kind, "retriever")
-        checked_corpus(settings.corpus, self.name, self.context)
+        checked_corpus(settings.corpus, kind)
         settings.scorer.check(kind)
 
     def build(self) -> RerankRetriever:

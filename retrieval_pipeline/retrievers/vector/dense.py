@@ -19,10 +19,10 @@ from typing import Any
 
 from retrieval_pipeline.core.retrieval.approximation import Approximation
 from retrieval_pipeline.core.retrieval.corpus import read_corpus
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, RetrieverFault, document_id_from_chunk
 from retrieval_pipeline.retrievers.base.chunking import best_documents, chunk_report, most_chunks, split_documents
 from retrieval_pipeline.retrievers.base.corpus import CorpusKind
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.encoders import Encoder, checksum_of
 from retrieval_pipeline.retrievers.encoders.query_encoder import opened_encoder
@@ -43,6 +43,7 @@ class DenseKind(CorpusKind):
 
     Params = DenseParams
     embeds_questions = True
+    shards_document_vectors = True
 
     def checked(self) -> None:
         self.encoding, self.tokenizer = checked_params(self.params, self._bound)
@@ -80,7 +81,7 @@ class DenseKind(CorpusKind):
         partitions are made of when the definitions load, so a retriever refused for a missing model still
         has its partitions; `shard_size` counts the corpus's documents, with the entry checked whole."""
         settings = cls.validated(name, raw, context)
-        settings.refuse_both(KindContext(name, context))
+        settings.refuse_both(KindContext(name, context, cls.section))
         if not settings.sharded:
             return None
         documents = 0 if settings.shards else len(cls.parse(name, raw, context).corpus())

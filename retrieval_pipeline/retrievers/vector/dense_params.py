@@ -13,8 +13,8 @@ from pydantic import Field
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.base.extras import install_command, missing_modules
 from retrieval_pipeline.core.retrieval.corpus import checked_corpus
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.retrievers.base.chunking import Chunking, special_tokens
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import EncoderConfigError, EncoderSettings
 from retrieval_pipeline.retrievers.encoders.onnx import loaded
 from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams, checked_encoder, refused
@@ -38,7 +38,7 @@ def checked_params(settings: DenseParams, kind: KindContext) -> tuple[EncoderSet
     settings.refuse_both(kind)
     if unusable(kind.build.vector_location):
         raise InvalidInputError(unusable(kind.build.vector_location), source=kind.build.source, key="vector_cache")
-    checked_corpus(settings.corpus, kind.identifier, kind.build)
+    checked_corpus(settings.corpus, kind)
     encoding = checked_encoder(settings, kind)
     if isinstance(settings.index, HnswIndex) and missing_modules(("usearch",)):
         raise kind.invalid(f"index kind hnsw needs usearch, not installed: {install_command('dense')}", "index.kind")

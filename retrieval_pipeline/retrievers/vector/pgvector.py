@@ -16,8 +16,8 @@ from functools import cached_property
 from typing import Any
 
 from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
 from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder, opened_encoder
 from retrieval_pipeline.retrievers.vector.pgvector_params import OPERATORS, PgvectorParams, connection_settings

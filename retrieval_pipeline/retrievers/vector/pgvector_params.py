@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.retrievers.base.service import EnvSecret
 from retrieval_pipeline.retrievers.vector.store import IDENTIFIER_PATTERN, StoreParams
 

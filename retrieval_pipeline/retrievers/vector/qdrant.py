@@ -20,8 +20,8 @@ from pydantic import Field, ValidationError, model_validator
 
 from retrieval_pipeline.core.base.errors import quoted, validation_problem
 from retrieval_pipeline.core.base.secrets import scrub
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.process_cache import ProcessCache
 from retrieval_pipeline.retrievers.base.service import EnvSecret
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings

@@ -21,8 +21,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
 from retrieval_pipeline.retrievers.encoders import checksum_of
 from retrieval_pipeline.retrievers.vector.cache import DocumentVectors
 from retrieval_pipeline.retrievers.vector.cache_location import joined
@@ -34,7 +33,7 @@ EncodeInto = Callable[..., DocumentVectors]
 read_documents, documents=the ids the folder must hold) -> DocumentVectors (cached_vectors)."""
 
 
-class ShardParams(RetrieverParams):
+class ShardParams(KindParams):
     shards: int | None = Field(None, ge=1, le=MAX_SHARDS)
     shard_size: int | None = Field(None, ge=1)
 

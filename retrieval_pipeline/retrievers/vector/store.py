@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from retrieval_pipeline.core.base.extras import missing_extra
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import RetrieverFault, ServiceUnreachable
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
 from retrieval_pipeline.retrievers.base.service import ServiceParams
 from retrieval_pipeline.retrievers.encoders import Encoder
 from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams

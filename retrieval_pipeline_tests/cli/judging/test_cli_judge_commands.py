@@ -1,7 +1,5 @@
 """`judge`'s modes are commands of their own: `judge FILE` (by hand), `judge machine`, `judge calibrate`,
-`judge apply`. Each help offers its own options only, `--config` reaches each from before `judge` too, and
-the spellings of before (`judge FILE --apply SET_FILE`, `--judge`, `--probe`, `--calibrate`, `--estimate`,
-`--next`) answer in one line with the command that does it now, touching nothing."""
+`judge apply`. Each help offers its own options only, and `--config` reaches each from before `judge` too."""
 
 from __future__ import annotations
 
@@ -26,34 +24,6 @@ HELP_OPTIONS = {
     ("apply",): {"--machine", "--force", "--config", "--help"},
 }
 OPTION_ROW = re.compile(r"^  (?:-\w, )?(--[\w-]+)", re.MULTILINE)  # wrapped help lines are indented deeper
-
-OLD_SPELLINGS = [
-    (
-        "pool.csv --apply desk.yaml --config config.yaml",
-        "'retrieval-eval judge apply pool.csv desk.yaml --config config.yaml'",
-    ),
-    ("pool.csv --apply=desk.yaml --machine --force", "'retrieval-eval judge apply pool.csv desk.yaml --machine --force'"),
-    ("pool.csv --machine", "'retrieval-eval judge apply pool.csv SET_FILE --machine'"),
-    ("pool.csv --judge words --json", "'retrieval-eval judge machine pool.csv --judge words --json'"),
-    (
-        "pool.csv --probe --judge words --sample 5 --seed 2",
-        "'retrieval-eval judge machine pool.csv --probe --judge words --sample 5 --seed 2'",
-    ),
-    ("pool.csv --probe", "'retrieval-eval judge machine pool.csv --judge NAME --probe'"),
-    ("pool.csv --calibrate --config config.yaml", "'retrieval-eval judge calibrate pool.csv --config config.yaml'"),
-    ("pool.csv --calibrate --estimate", "'retrieval-eval judge calibrate pool.csv --estimate'"),
-    ("pool.csv --estimate --json", "'retrieval-eval judge calibrate pool.csv --estimate --json'"),
-    (
-        "pool.csv --calibrate --next 2 --out next.csv --seed 1",
-        "'retrieval-eval judge calibrate pool.csv --next 2 --out next.csv --seed 1'",
-    ),
-    ("--config config.yaml pool.csv --calibrate", "'retrieval-eval judge calibrate pool.csv --config config.yaml'"),
-    (
-        "pool.csv --judge words --apply desk.yaml",
-        "'retrieval-eval judge machine pool.csv --judge words', then 'retrieval-eval judge apply pool.csv desk.yaml'",
-    ),
-]
-
 
 JUDGE_FUNCTION = """\
 def grade(question, document):
@@ -93,28 +63,6 @@ def test_the_judge_help_lists_its_commands_in_the_order_of_the_work(cli):
     listed = cli("judge", "--help").stdout.split("Commands:")[1]
 
     assert re.findall(r"^  (\S+)", listed, re.MULTILINE) == ["by-hand", "machine", "calibrate", "apply"]
-
-
-@pytest.mark.parametrize(("old", "new"), OLD_SPELLINGS, ids=[old for old, _ in OLD_SPELLINGS])
-def test_an_old_spelling_answers_in_one_line_with_the_command_of_now_and_changes_nothing(cli, judged_desk, old, new):
-    before = files(judged_desk)
-
-    result = cli("judge", *old.split())
-
-    assert result.exit_code == EXIT_INVALID
-    assert result.stderr.splitlines() == [f"error: judge's modes are commands now: use {new}"]
-    assert result.stdout == ""
-    assert files(judged_desk) == before  # no set merged, no machine column, no next.csv, nothing cached here
-
-
-def test_the_spelling_an_old_one_names_does_the_work(cli, judged_desk):
-    refused = cli("judge", "pool.csv", "--apply", "desk.yaml", "--config", "config.yaml")
-    spelling = re.search(r"use 'retrieval-eval (.*)'$", refused.stderr.strip()).group(1)
-
-    applied = cli(*spelling.split())
-
-    assert applied.exit_code == 0, applied.stderr
-    assert "Merged into desk.yaml, 2 question(s) changed:" in applied.stdout
 
 
 def test_judge_machine_fills_the_machine_columns_and_probe_asks_without_writing(cli, judged_desk):

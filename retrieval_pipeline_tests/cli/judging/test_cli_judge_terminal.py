@@ -86,3 +86,28 @@ def test_a_person_judges_with_single_keys_goes_back_skips_quits_and_resumes(tmp_
         "All 3 candidate\\(s\\) in .* are judged; merge them into a set file with retrieval-eval judge apply .* SET_FILE."
     )
     done.expect(pexpect.EOF)
+
+
+@pytest.mark.parametrize("stdin", ["piped", "closed"])
+def test_judging_by_hand_without_a_terminal_says_it_needs_one_and_what_to_run_instead(tmp_path, stdin):
+    """As CI or a script runs it: no terminal on standard input, none to open either (a new session)."""
+    import subprocess
+
+    path = write_judging_file(ROWS, tmp_path / "pool.csv")
+    before = path.read_bytes()
+
+    result = subprocess.run(
+        [*console_script(), "judge", str(path)],
+        input="yyy\n" if stdin == "piped" else None,
+        stdin=subprocess.DEVNULL if stdin == "closed" else None,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        start_new_session=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "internal error" not in result.stderr
+    assert "judges in a terminal" in result.stderr and f"retrieval-eval judge machine {path} --judge NAME" in result.stderr
+    assert path.read_bytes() == before

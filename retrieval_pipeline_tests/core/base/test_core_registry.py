@@ -13,7 +13,7 @@ from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, Invali
 from retrieval_pipeline.core.base.registry import Registry
 from retrieval_pipeline.core.golden.question_sets import QUESTION_SETS_GROUP, build_question_set_registry, entry_point_providers
 from retrieval_pipeline.core.retrieval.retriever import RETRIEVER_KINDS_GROUP
-from retrieval_pipeline.core.retrieval.retriever_kinds import retriever_kinds
+from retrieval_pipeline.core.retrieval.retriever_kinds import RETRIEVERS, RetrieverKind
 from retrieval_pipeline.core.services.configuration.project import load_config
 
 
@@ -169,27 +169,34 @@ def test_a_plugin_providing_something_other_than_sets_fails_naming_the_entry_poi
 
 
 PLUGIN_KIND = """
+    from retrieval_pipeline.core.retrieval.kinds import KindParams
+    from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
+
+    class EchoParams(KindParams):
+        documents: list[str] = []
+
     class EchoRetriever:
         def __init__(self, identifier, documents):
             self.identifier = identifier
             self.documents = documents
 
-        @classmethod
-        def from_config(cls, identifier, params, context):
-            return cls(identifier, list(params["documents"]))
-
         def retrieve(self, question, limit):
             return self.documents[:limit]
 
-    class NotARetriever:
-        @classmethod
-        def from_config(cls, identifier, params, context):
+    class EchoKind(RetrieverKind[EchoParams]):
+        Params = EchoParams
+
+        def build(self):
+            return EchoRetriever(self.name, list(self.params.documents))
+
+    class NotARetrieverKind(EchoKind):
+        def build(self):
             return object()
 """
 
 
 def test_a_user_retriever_kind_from_a_plugin_is_built_from_configuration(tmp_path, monkeypatch):
-    install_plugin(tmp_path, monkeypatch, PLUGIN_KIND, {RETRIEVER_KINDS_GROUP: {"echo": "{module}:EchoRetriever"}})
+    install_plugin(tmp_path, monkeypatch, PLUGIN_KIND, {RETRIEVER_KINDS_GROUP: {"echo": "{module}:EchoKind"}})
     config_path = tmp_path / "config.yaml"
     config_path.write_text(yaml.safe_dump({"retrievers": {"my_echo": {"kind": "echo", "documents": ["a", "b"]}}}))
     config = load_config(config_path)
@@ -197,26 +204,41 @@ def test_a_user_retriever_kind_from_a_plugin_is_built_from_configuration(tmp_pat
     assert retriever.identifier == "my_echo"
     assert retriever.retrieve("anything", 12) == ["a", "b"]
     assert config.retriever("my_echo") is retriever  # built once per configuration
-    assert "echo" in retriever_kinds()
+    assert "echo" in RETRIEVERS.kinds()
 
 
 def test_a_kind_that_builds_no_retriever_is_refused_naming_the_configuration_key(tmp_path, monkeypatch):
-    install_plugin(tmp_path, monkeypatch, PLUGIN_KIND, {RETRIEVER_KINDS_GROUP: {"broken": "{module}:NotARetriever"}})
+    install_plugin(tmp_path, monkeypatch, PLUGIN_KIND, {RETRIEVER_KINDS_GROUP: {"broken": "{module}:NotARetrieverKind"}})
     config_path = tmp_path / "config.yaml"
     config_path.write_text(yaml.safe_dump({"retrievers": {"bad_one": {"kind": "broken"}}}))
     with pytest.raises(InvalidInputError) as caught:
         load_config(config_path).retriever("bad_one")
-    assert str(config_path) in str(caught.value) and "retrievers.bad_one" in str(caught.value)
+    assert str(caught.value) == (
+        f"{config_path}: retrievers.bad_one: kind 'broken' built object, which lacks identifier or retrieve()"
+    )
+
+
+def test_a_registered_class_that_is_no_retriever_kind_is_refused_naming_the_entry_and_the_class(tmp_path, monkeypatch):
+    module = install_plugin(tmp_path, monkeypatch, PLUGIN_KIND, {RETRIEVER_KINDS_GROUP: {"bare": "{module}:EchoRetriever"}})
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text(yaml.safe_dump({"retrievers": {"plain": {"kind": "bare"}}}))
+    config = load_config(config_path)
+    with pytest.raises(InvalidInputError) as caught:
+        config.check_retrievers()
+    assert str(caught.value) == (
+        f"{config_path}: retrievers.plain: field 'kind': kind 'bare' is {module}.EchoRetriever, which is not a RetrieverKind"
+    )
+    assert config.retriever_kind_class("plain") is RetrieverKind  # asked without parsing: it offers nothing
 
 
 def test_two_distributions_claiming_one_retriever_kind_fail_naming_both(tmp_path, monkeypatch):
-    module = install_plugin(tmp_path, monkeypatch, PLUGIN_KIND, {RETRIEVER_KINDS_GROUP: {"lexical": "{module}:EchoRetriever"}})
+    module = install_plugin(tmp_path, monkeypatch, PLUGIN_KIND, {RETRIEVER_KINDS_GROUP: {"lexical": "{module}:EchoKind"}})
     with pytest.raises(DuplicateIdentifierError) as caught:
-        retriever_kinds()
+        RETRIEVERS.kinds()
     message = str(caught.value)
     assert "retriever kind 'lexical'" in message
     assert "retrieval_pipeline.retrievers.lexical.retriever:LexicalKind" in message
-    assert f"{module}:EchoRetriever" in message
+    assert f"{module}:EchoKind" in message
 
 
 def test_an_unknown_retriever_name_lists_the_configured_ones(tmp_path):

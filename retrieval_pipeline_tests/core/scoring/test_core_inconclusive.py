@@ -7,8 +7,9 @@ from core_helpers import run_from_codes
 from hypothesis import given
 from hypothesis import strategies as st
 
+from retrieval_pipeline.core.scoring.checks.metric_gates import exact_drop
 from retrieval_pipeline.core.scoring.checks.regression import detect_regression
-from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, exact_drop, exceeds
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, exceeds
 from retrieval_pipeline.core.scoring.stats.slice_tests import paired_slice_tests
 
 GATED = Tolerances(min_significance=0.05)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import pytest
 
 from retrieval_pipeline.core.base.errors import DuplicateIdentifierError, UnknownIdentifierError
@@ -14,18 +12,36 @@ from retrieval_pipeline.core.scoring.measures import (
     Measure,
     figure_of,
     figures,
-    gated_figures,
+    gates,
     measure_registry,
 )
 from retrieval_pipeline.core.scoring.ranking_metrics import recall
-from retrieval_pipeline.core.services.configuration.schema import ToleranceSection
+from retrieval_pipeline.core.services.configuration.schema import ConfigFile
+
+EVERY_GATE = Tolerances(max_mrr_drop=0.01, max_ndcg_drop=0.02, max_recall_drop=0.03)
 
 
-def test_every_gate_a_measure_declares_is_a_tolerance_and_a_configuration_key():
-    options = {option for _, option in gated_figures((1, 3, 5, 10))}
-    assert options == {"max_top1_drop", "max_top3_drop", "max_mrr_drop", "max_ndcg_drop", "max_recall_drop"}
-    assert options <= {tolerance.name for tolerance in fields(Tolerances)}
-    assert options <= set(ToleranceSection.model_fields)
+def test_each_set_tolerance_gates_its_figures_at_the_cutoffs_its_measure_declares():
+    held = [(gate.figure.key, gate.option, gate.tolerance) for gate in gates(EVERY_GATE, (1, 3, 5, 10))]
+    assert held == [
+        ("top1", "max_top1_drop", 0.1),
+        ("top3", "max_top3_drop", 0.1),
+        ("mrr@10", "max_mrr_drop", 0.01),
+        ("ndcg@10", "max_ndcg_drop", 0.02),
+        ("recall@10", "max_recall_drop", 0.03),
+    ]
+    assert [gate.figure.key for gate in gates(Tolerances(), (1, 5))] == ["top1"]
+
+
+def test_the_configuration_gates_by_the_same_model_the_measures_name():
+    assert ConfigFile.model_fields["tolerances"].annotation is Tolerances
+
+
+def test_a_measure_gated_by_no_tolerance_is_refused_when_declared():
+    with pytest.raises(ValueError, match="measure 'odd': gate 'max_odd_drop' is not a field of Tolerances"):
+        Measure("odd", "Odd", score=recall, gate="max_odd_drop")
+    with pytest.raises(ValueError, match="gate 'max_top2_drop'"):
+        Measure("odd", "Odd", gate=((1, "max_top1_drop"), (2, "max_top2_drop")))
 
 
 def test_figures_come_in_declaration_order_each_at_its_cutoffs():
@@ -85,7 +101,7 @@ def test_judged_at_k_is_kept_at_every_cutoff_but_tables_show_it_at_the_deepest_o
     shown = [figure.key for figure in figures((1, 3, 10), headline=True)]
     assert [key for key in keys if key.startswith("judged@")] == ["judged@1", "judged@3", "judged@10"]
     assert [key for key in shown if key.startswith("judged")] == ["judged@10"]
-    assert all(gated.measure.name != "judged" for gated, _ in gated_figures((1, 3, 10)))
+    assert all(gate.figure.measure.name != "judged" for gate in gates(EVERY_GATE, (1, 3, 10)))
 
 
 def test_a_measure_shown_nowhere_declared_is_refused():

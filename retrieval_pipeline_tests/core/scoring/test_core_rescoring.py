@@ -127,7 +127,7 @@ def test_a_real_drop_on_a_relabelled_question_is_caught_once_the_baseline_is_res
     evaluate_and_record(OLD, retriever_for(RANKINGS, OLD), store, NO_WAIT)
     fixed = relabelled(q1=("x1",), q2=("x2",))
     worse = {**RANKINGS, "q1": ["z"], "q2": ["z"]}
-    settings = replace(NO_WAIT, tolerances=replace(NO_WAIT.tolerances, max_top3_drop=0.5))
+    settings = replace(NO_WAIT, tolerances=NO_WAIT.tolerances.replaced(max_top3_drop=0.5))
 
     report = evaluate_and_record(fixed, retriever_for(worse, fixed), store, settings).report
 

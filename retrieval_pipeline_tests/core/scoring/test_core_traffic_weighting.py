@@ -152,7 +152,7 @@ def test_weighted_gate_without_a_log_gates_the_plain_rates(demo_runs):
 
 def test_the_weighted_switch_is_true_or_false_and_left_out_of_records_when_off():
     with pytest.raises(ValueError, match="weighted must be true or false, got 1"):
-        Tolerances(weighted=1)
+        Tolerances().replaced(weighted=1)
     assert "weighted" not in Tolerances().as_dict()
     assert Tolerances(weighted=True).as_dict()["weighted"] is True
 

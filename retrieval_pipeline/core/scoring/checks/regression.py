@@ -15,12 +15,17 @@ from dataclasses import replace
 from retrieval_pipeline.core.base.formatting import points, signed_pp
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.checks.change_breakdown import flipped_questions, group_deltas
-from retrieval_pipeline.core.scoring.checks.metric_gates import metric_deltas, metric_drops, ranking_gate_options
-from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, dropped_hit_rates, exceeds, hit_rate_gates
+from retrieval_pipeline.core.scoring.checks.metric_gates import (
+    dropped_between,
+    hit_rate_gates,
+    metric_deltas,
+    metric_drops,
+)
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, exceeds
 from retrieval_pipeline.core.scoring.checks.unjudged_losses import counted_relevant, unjudged_losses
 from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport, Verdict
 from retrieval_pipeline.core.scoring.failures import failure_summary
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, Gate, gates
 from retrieval_pipeline.core.scoring.rescoring import RescoredBaseline, rescored_baseline
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
@@ -140,13 +145,13 @@ def _compare(
     stated = {figure: dict(weighted)[figure.key] for figure in TESTED} if gate_weighted else tested
     tests = paired_slice_tests(baseline, current)
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
-    gates = dict(hit_rate_gates(tolerances, current.cutoffs))
+    held = gates(tolerances, current.cutoffs)
     if gate_weighted:
-        drops, inconclusive = _weighted_drops(current, baseline, traffic, gates), []
+        drops, inconclusive = _weighted_drops(current, baseline, traffic, held), []
     else:
-        drops, inconclusive = _hit_rate_drops(current, baseline, tolerances, tests, gates)
+        drops, inconclusive = _hit_rate_drops(current, baseline, tolerances, tests, held)
     deltas = metric_deltas(current, baseline)
-    drops += metric_drops(deltas, {option: getattr(tolerances, option) for option in ranking_gate_options()})
+    drops += metric_drops(deltas, held)
     to_miss, to_hit = flipped_questions(current, baseline)
     losses = unjudged_losses(current, baseline, to_miss)
     unjudged = drops if losses.explain(tolerances.max_unjudged_share) else []
@@ -157,7 +162,7 @@ def _compare(
     slower = limit is not None and latency_delta is not None and latency_delta > limit
     if drops and not slower and losses.unjudged:  # labels cannot explain a latency rise
         relabelled = (counted_relevant(current, losses), counted_relevant(baseline, losses))
-        losses = replace(losses, could_clear=not _beyond_tolerance(*relabelled, tolerances, traffic, gates, gate_weighted))
+        losses = replace(losses, could_clear=not _beyond_tolerance(*relabelled, traffic, held, gate_weighted))
     if slower:
         drops.append(f"p95 latency rose {latency_delta:.1f} ms (tolerance {limit:.1f} ms)")
     scope = f"{changes.scope}, traffic-weighted by log '{traffic.log}'" if gate_weighted else changes.scope
@@ -194,16 +199,14 @@ def _compare(
 
 
 def _hit_rate_drops(
-    current: RunResult, baseline: RunResult, tolerances: Tolerances, tests: tuple[SliceTest, ...], gates: dict[int, float]
+    current: RunResult, baseline: RunResult, tolerances: Tolerances, tests: tuple[SliceTest, ...], held: tuple[Gate, ...]
 ) -> tuple[list[str], list[str]]:
     """The gated hit rates that dropped beyond tolerance, held to it exactly by their counts: (regressions,
     drops whose Holm-corrected p-value is above `min_significance`, inconclusive)."""
-    counts = {
-        k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
-    }
+    limits = hit_rate_gates(held)
     drops, inconclusive = [], []
-    for k in dropped_hit_rates(counts, tolerances):
-        drop = f"{Figure(HIT_RATE, k).title} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(gates[k])})"
+    for k in dropped_between(baseline, current, held):
+        drop = f"{Figure(HIT_RATE, k).title} hit rate dropped {points(baseline.hit_rate(k) - current.hit_rate(k))} (tolerance {points(limits[k])})"
         corrected = overall_test(tests, k).corrected_p_value
         if tolerances.min_significance is not None and corrected > tolerances.min_significance:
             inconclusive.append(f"{drop}, corrected p = {corrected:.3f} above {tolerances.min_significance:g}")
@@ -213,24 +216,15 @@ def _hit_rate_drops(
 
 
 def _beyond_tolerance(
-    current: RunResult,
-    baseline: RunResult,
-    tolerances: Tolerances,
-    traffic: TrafficWeights | None,
-    gates: dict[int, float],
-    gate_weighted: bool,
+    current: RunResult, baseline: RunResult, traffic: TrafficWeights | None, held: tuple[Gate, ...], gate_weighted: bool
 ) -> bool:
     """Some gated figure dropped beyond its tolerance, whatever its p-value: the hit rates (or the weighted
     ones) by their exact rule, and each gated ranking figure."""
     if gate_weighted:
-        hit_rates = bool(_weighted_drops(current, baseline, traffic, gates))
+        hit_rates = bool(_weighted_drops(current, baseline, traffic, held))
     else:
-        counts = {
-            k: ((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count)) for k in gates
-        }
-        hit_rates = bool(dropped_hit_rates(counts, tolerances))
-    options = {option: getattr(tolerances, option) for option in ranking_gate_options()}
-    return hit_rates or bool(metric_drops(metric_deltas(current, baseline), options))
+        hit_rates = bool(dropped_between(baseline, current, held))
+    return hit_rates or bool(metric_drops(metric_deltas(current, baseline), held))
 
 
 def _weighted_deltas(current: RunResult, baseline: RunResult, traffic: TrafficWeights | None) -> tuple[tuple[str, float], ...]:
@@ -241,11 +235,11 @@ def _weighted_deltas(current: RunResult, baseline: RunResult, traffic: TrafficWe
     return tuple((key, value - then[key]) for key, value in now.items() if key in then)
 
 
-def _weighted_drops(current: RunResult, baseline: RunResult, traffic: TrafficWeights, gates: dict[int, float]) -> list[str]:
+def _weighted_drops(current: RunResult, baseline: RunResult, traffic: TrafficWeights, held: tuple[Gate, ...]) -> list[str]:
     """The weighted hit rates that dropped beyond their tolerance, held to it exactly (the traffic is counted).
     Not held to `min_significance`: the paired test counts questions, and says nothing of their traffic."""
     drops = []
-    for k, tolerance in gates.items():
+    for k, tolerance in hit_rate_gates(held).items():
         drop = weighted_hit_rate(baseline, traffic, k) - weighted_hit_rate(current, traffic, k)
         if exceeds(drop, tolerance):
             drops.append(f"{Figure(HIT_RATE, k).title} hit rate dropped {points(float(drop))} (tolerance {points(tolerance)})")

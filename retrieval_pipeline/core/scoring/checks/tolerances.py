@@ -1,31 +1,36 @@
-"""Tolerances: what a team accepts as a change, and the one rule a drop is held to them by.
+"""Tolerances: what a team accepts as a change, declared once as one validated model, and the exact
+rule a drop is held to them by.
 
 A tolerance is user input that can switch a gate off without a word (`10` meant as 10 points, infinity,
-NaN), so it is refused where it is declared, before anything runs or is saved; the configuration file
-and the command-line options ask `tolerance_problem` before building one, so their errors name the key
-or option. The drop rule lives here too: the check and the history chart must hold a drop to a
-tolerance by the same exact rule.
+NaN), so it is refused where it is written, before anything runs or is saved. `Tolerances` is the
+configuration's `tolerances` section itself, the command line's options ask `tolerance_problem` before
+anything is loaded, and a stored run records the model's own fields; so each error names the key or
+option. A measure names the field that gates it (measures.py). The drop rule lives here too: the check
+and the history chart must hold a drop to a tolerance by the same exact rule.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import typing
-from collections.abc import Mapping
-from dataclasses import Field, dataclass, field, fields
 from fractions import Fraction
+from typing import Any
 
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, gated_figures
-from retrieval_pipeline.core.scoring.results import RunResult
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from retrieval_pipeline.core.base.errors import InvalidInputError, validation_problem
 
 DEFAULT_MAX_DROP = 0.1
 DEFAULT_MIN_COMPARED_QUESTIONS = 1
 
 FRACTION, MILLISECONDS, COUNT, LEVEL, SWITCH = "fraction", "milliseconds", "count", "level", "switch"
-"""Units of tolerance fields, declared as `field(metadata={"unit": ...})`; a field without one is a fraction.
-A level is a fraction strictly between 0 and 1 (a significance level of 0 or 1 decides nothing); a switch
-is true or false, and says how the others are applied."""
+"""Units of tolerance fields, declared as `in_unit(...)`; a field without one is a fraction. A level is a
+fraction strictly between 0 and 1 (a significance level of 0 or 1 decides nothing); a switch is true or
+false, and says how the others are applied."""
+
+
+def in_unit(unit: str, default: Any) -> Any:
+    """A tolerance field read in `unit` rather than as a fraction."""
+    return Field(default, json_schema_extra={"unit": unit})
 
 
 def tolerance_problem(name: str, value: object, unit: str | None = None) -> str | None:
@@ -38,7 +43,7 @@ def tolerance_problem(name: str, value: object, unit: str | None = None) -> str 
     """
     if value is None:
         return None
-    unit = unit or _UNITS.get(name, FRACTION)
+    unit = unit or _unit(Tolerances, name)
     if unit == SWITCH:
         return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -55,66 +60,56 @@ def tolerance_problem(name: str, value: object, unit: str | None = None) -> str 
     return f"must be a fraction from 0 to 1 (0.1 = 10 pp), got {value:g}{hint}"
 
 
-@dataclass(frozen=True)
-class Tolerances:
+class Tolerances(BaseModel):
     """Largest changes accepted: drops absolute on the 0..1 scale, latency in ms; checked on construction,
     so a tolerance that would switch the gate off is refused before anything runs or is saved."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     max_top1_drop: float = DEFAULT_MAX_DROP
     max_top3_drop: float = DEFAULT_MAX_DROP
-    max_p95_latency_increase_ms: float | None = field(default=None, metadata={"unit": MILLISECONDS})
-    min_compared_questions: int = field(default=DEFAULT_MIN_COMPARED_QUESTIONS, metadata={"unit": COUNT})
+    max_p95_latency_increase_ms: float | None = in_unit(MILLISECONDS, None)
+    min_compared_questions: int = in_unit(COUNT, DEFAULT_MIN_COMPARED_QUESTIONS)
     """Fewer unchanged questions in common with the baseline than this: not comparable, not judged."""
     max_mrr_drop: float | None = None
     max_ndcg_drop: float | None = None
     max_recall_drop: float | None = None
-    min_significance: float | None = field(default=None, metadata={"unit": LEVEL})
+    min_significance: float | None = in_unit(LEVEL, None)
     """When set, a hit-rate drop beyond tolerance whose Holm-corrected p-value is above it is inconclusive."""
     max_unjudged_share: float | None = None
     """When set, a drop beyond tolerance where more of the lost hits than this share have unjudged
     documents in their new top k is inconclusive: the labels, not the retriever, are in doubt."""
-    weighted: bool = field(default=False, metadata={"unit": SWITCH})
+    weighted: bool = in_unit(SWITCH, False)
     """When true, the top-1 and top-3 drop tolerances gate the traffic-weighted hit rates of a set that
     names a traffic log (traffic.py) instead of the plain ones; a set without one is gated as before."""
 
-    def __post_init__(self) -> None:
-        for tolerance in fields(self):
-            problem = tolerance_problem(tolerance.name, getattr(self, tolerance.name), tolerance.metadata.get("unit", FRACTION))
-            if problem:
-                raise ValueError(f"{tolerance.name} {problem}")
+    @field_validator("*", mode="before")
+    @classmethod
+    def _checked(cls, value: Any, info: ValidationInfo) -> Any:
+        """Before pydantic's coercion, which would turn `true` into the tolerance 1.0."""
+        problem = tolerance_problem(info.field_name or "", value, _unit(cls, info.field_name or ""))
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    def replaced(self, **changes: object) -> Tolerances:
+        """These tolerances with `changes`, checked alike; a refused change is named, as an option would be."""
+        try:
+            return self.model_validate({**self.model_dump(), **changes})
+        except ValidationError as error:
+            location, message = validation_problem(error, type(self))
+            raise InvalidInputError(f"{'.'.join(location)} {message}") from None
 
     def as_dict(self) -> dict[str, float | int | bool | None]:
         """The tolerances as the JSON document and the stored run state them; the `weighted` switch only
         when on, so the records of projects that never weigh by traffic stay as they were."""
-        written = dataclasses.asdict(self)
-        if not self.weighted:
-            del written["weighted"]
-        return written
+        return self.model_dump(exclude=None if self.weighted else {"weighted"})
 
 
-_UNITS = {tolerance.name: tolerance.metadata.get("unit", FRACTION) for tolerance in fields(Tolerances)}
-
-
-def tolerance_fields() -> list[tuple[Field, type]]:
-    """Each tolerance with its type: what the configuration's `tolerances` section is made of."""
-    hints = typing.get_type_hints(Tolerances)
-    return [(tolerance, hints[tolerance.name]) for tolerance in fields(Tolerances)]
-
-
-def hit_rate_gates(tolerances: Tolerances, cutoffs: tuple[int, ...]) -> list[tuple[int, float]]:
-    """(cut-off, tolerance) for every hit rate a tolerance option gates, as the hit-rate measure declares."""
-    return [(figure.k, getattr(tolerances, option)) for figure, option in gated_figures(cutoffs) if figure.measure is HIT_RATE]
-
-
-def dropped_hit_rates(counts: Mapping[int, tuple[tuple[int, int], tuple[int, int]]], tolerances: Tolerances) -> list[int]:
-    """The cut-offs whose gated hit rate dropped beyond its tolerance, from (before, after) counts of
-    (hits, questions) by cut-off: the check's exact rule, for runs known only by their stored counts."""
-    return [k for k, tolerance in hit_rate_gates(tolerances, tuple(counts)) if exceeds(count_drop(*counts[k]), tolerance)]
-
-
-def exact_drop(baseline: RunResult, current: RunResult, k: int) -> Fraction:
-    """Rates are ratios of counts; comparing them exactly keeps 0.8 - 0.7 from exceeding 0.1."""
-    return count_drop((baseline.hit_count(k), baseline.question_count), (current.hit_count(k), current.question_count))
+def _unit(model: type[BaseModel], name: str) -> str:
+    declared = model.model_fields.get(name)
+    extra = declared.json_schema_extra if declared is not None else None
+    return str(extra.get("unit", FRACTION)) if isinstance(extra, dict) else FRACTION
 
 
 def count_drop(before: tuple[int, int], after: tuple[int, int]) -> Fraction:

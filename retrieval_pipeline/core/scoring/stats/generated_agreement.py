@@ -14,9 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from retrieval_pipeline.core.scoring.stats.agreement import kendall_tau
-from retrieval_pipeline.core.scoring.stats.significance import BOOTSTRAP_RESAMPLES, SEED
+from retrieval_pipeline.core.scoring.stats.significance import BOOTSTRAP_RESAMPLES, SEED, percentile_bootstrap
 
-LEVEL = 0.95
 _CHUNK = 250
 """Resamples drawn at once: a chunk's question weights are resamples × questions integers."""
 
@@ -41,6 +40,11 @@ class MeasureAgreement:
     def reaches(self, threshold: float) -> bool:
         return self.interval[0] >= threshold
 
+    def gate_text(self, threshold: float) -> str:
+        """Which bound gates: "tau +1.00 [+0.00, +1.00] below 0.8" read as a contradiction."""
+        verdict = "reaches" if self.reaches(threshold) else "is below"
+        return f"the interval's lower bound {self.interval[0]:+.2f} {verdict} {threshold:g}"
+
 
 def measure_agreement(
     measure: str,
@@ -56,15 +60,12 @@ def measure_agreement(
 
     names = sorted(human)
     human_scores, generated_scores = _matrix("human", human, names), _matrix("generated", generated, names)
-    rng, taus = np.random.default_rng(seed), []
-    for start in range(0, resamples, _CHUNK):
-        size = min(_CHUNK, resamples - start)
-        for human_means, generated_means in zip(
-            _resampled_means(rng, human_scores, size), _resampled_means(rng, generated_scores, size)
-        ):
-            tau = kendall_tau(dict(zip(names, human_means)), dict(zip(names, generated_means)))
-            taus.append(0.0 if tau is None else tau)
-    low, high = np.quantile(taus, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+
+    def taus(rng: np.random.Generator, size: int) -> np.ndarray:
+        resampled = zip(_resampled_means(rng, human_scores, size), _resampled_means(rng, generated_scores, size))
+        return np.array([_tau(names, human_means, generated_means) for human_means, generated_means in resampled])
+
+    low, high = percentile_bootstrap(taus, _CHUNK, resamples=resamples, seed=seed)
     human_means = dict(zip(names, human_scores.mean(axis=1).tolist()))
     generated_means = dict(zip(names, generated_scores.mean(axis=1).tolist()))
     return MeasureAgreement(
@@ -82,6 +83,11 @@ def _matrix(side: str, scores: Mapping[str, Sequence[float]], names: list[str]):
     if not names or len(set(lengths.values())) != 1 or not next(iter(lengths.values())):
         raise ValueError(f"every retriever needs scores on the same {side} questions, at least one: {lengths}")
     return np.asarray([scores[name] for name in names], dtype=float)
+
+
+def _tau(names: list[str], human_means, generated_means) -> float:
+    tau = kendall_tau(dict(zip(names, human_means)), dict(zip(names, generated_means)))
+    return 0.0 if tau is None else tau
 
 
 def _resampled_means(rng, scores, size: int):

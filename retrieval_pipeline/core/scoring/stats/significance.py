@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import comb
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,8 @@ def holm_adjusted(p_values: Sequence[float]) -> tuple[float, ...]:
 RESAMPLES = 10_000
 """Random sign assignments drawn per randomization test: a p-value near 0.05 is then known to about
 ±0.002, far finer than a small set's own noise."""
+LEVEL = 0.95
+"""The confidence of every bootstrap interval."""
 BOOTSTRAP_RESAMPLES = 2_000
 """Resamples per bootstrap interval: enough for stable 2.5% and 97.5% percentiles, and a fifth of the
 cost of the test's draws, which matters on a set of 20,000 questions checked on every run."""
@@ -75,7 +77,7 @@ def paired_randomization_p(differences: np.ndarray, resamples: int = RESAMPLES, 
         signs = 1 - 2 * ((np.arange(2**width)[:, None] >> np.arange(width)) & 1)
         return (np.abs(signs @ differing) >= observed).mean(axis=0)
     rng, extreme, total = np.random.default_rng(seed), np.zeros(differing.shape[1]), differing.sum(axis=0)
-    for size in _chunks(resamples, width):
+    for size in _chunks(resamples, _per_chunk(width)):
         # One random bit per sign, drawn a byte at a time: a signed sum is twice the kept sum less the total.
         kept = np.unpackbits(rng.integers(0, 256, (size, (width + 7) // 8), dtype=np.uint8), axis=1, count=width)
         extreme += (np.abs(2.0 * (kept @ differing) - total) >= observed).sum(axis=0)
@@ -83,7 +85,7 @@ def paired_randomization_p(differences: np.ndarray, resamples: int = RESAMPLES, 
 
 
 def bootstrap_interval(
-    differences: np.ndarray, level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED
+    differences: np.ndarray, level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED
 ) -> np.ndarray:
     """The percentile bootstrap interval of each figure's mean difference (one row per question, one
     column per figure), questions resampled with replacement, the same resamples for every figure; one
@@ -94,14 +96,33 @@ def bootstrap_interval(
     questions, differing = len(differences), _differing(differences)
     if not len(differing):
         return np.zeros((differing.shape[1], 2))
-    rng, means = np.random.default_rng(seed), []
-    for size in _chunks(resamples, len(differing)):
+
+    def means(rng: np.random.Generator, size: int) -> np.ndarray:
         drawn = rng.binomial(questions, len(differing) / questions, size)
         running = np.cumsum(differing[rng.integers(0, len(differing), drawn.sum())], axis=0)
         running = np.vstack((np.zeros((1, differing.shape[1])), running))
         ends = np.cumsum(drawn)
-        means.append((running[ends] - running[ends - drawn]) / questions)
-    return np.quantile(np.concatenate(means), [(1 - level) / 2, (1 + level) / 2], axis=0).T
+        return (running[ends] - running[ends - drawn]) / questions
+
+    return percentile_bootstrap(means, _per_chunk(len(differing)), level, resamples, seed)
+
+
+def percentile_bootstrap(
+    statistics: Callable[[np.random.Generator, int], np.ndarray],
+    step: int,
+    level: float = LEVEL,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = SEED,
+) -> np.ndarray:
+    """The percentile interval of a statistic over `resamples` bootstrap resamples, each drawn by
+    `statistics(rng, size)` as `size` values (or rows of values), at most `step` at a time to bound
+    memory; one (low, high) row per column. Every bootstrap draws from the one seeded generator this way,
+    so an interval is the same each time it is asked."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    drawn = np.concatenate([statistics(rng, size) for size in _chunks(resamples, step)])
+    return np.quantile(drawn, [(1 - level) / 2, (1 + level) / 2], axis=0).T
 
 
 def _differing(differences: np.ndarray) -> np.ndarray:
@@ -112,6 +133,10 @@ def _differing(differences: np.ndarray) -> np.ndarray:
     return values[(values != 0).any(axis=1)]
 
 
-def _chunks(resamples: int, width: int) -> list[int]:
-    step = max(1, _CHUNK // width)
+def _per_chunk(width: int) -> int:
+    """Resamples drawn at once when each draws `width` values."""
+    return max(1, _CHUNK // width)
+
+
+def _chunks(resamples: int, step: int) -> list[int]:
     return [min(step, resamples - start) for start in range(0, resamples, step)]

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
+from retrieval_pipeline.core.base.text_files import parse_yaml, read_text
 from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.retrieval.generators import Generator
-from retrieval_pipeline.core.retrieval.judges import Judge
+from retrieval_pipeline.core.retrieval.generators import GENERATORS, Generator
+from retrieval_pipeline.core.retrieval.judges import JUDGES, Judge
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
-from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import Figure, figure_names
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.services.configuration.lookup import DEMO_NOTE, demo_config_path
@@ -41,7 +41,7 @@ class ProjectConfig:
         self.base_dir = path.parent
         self._data = data
         self.cutoffs = CutOffs(data.cutoffs, data.overfetch_multiplier)
-        self.tolerances = Tolerances(**data.tolerances.model_dump())
+        self.tolerances = data.tolerances
         self.baseline_policy = data.baseline_policy
         self.retention_days = data.retention_days
         self.dagster = data.dagster
@@ -143,28 +143,24 @@ class ProjectConfig:
     def judge(self, name: str) -> Judge:
         """A machine judge of the `judges:` section, built once per configuration."""
         if name not in self._judges:
-            from retrieval_pipeline.core.retrieval.judge_kinds import build_judge
-
             if not self.judge_specs:  # "available: none" alone leaves a newcomer guessing where judges come from
                 note = f"no judges are configured in {self.source}: name one under `judges:`, see docs/configuration.md"
                 raise UnknownIdentifierError("judge", name, (), note)
             if name not in self.judge_specs:
                 raise UnknownIdentifierError("judge", name, self.judge_specs)
             spec = self.judge_specs[name]
-            self._judges[name] = build_judge(name, spec.kind, spec.params, self.build_context())
+            self._judges[name] = JUDGES.build(name, spec.kind, spec.params, self.build_context())
         return self._judges[name]
 
     def generator(self, name: str) -> Generator:
         """A question generator of the `generators:` section (built on each call: it holds no index)."""
-        from retrieval_pipeline.core.retrieval.generator_kinds import build_generator
-
         if name not in self.generator_specs:
             note = (
                 None if self.generator_specs else f"no generators are configured in {self.source}: name one under `generators:`"
             )
             raise UnknownIdentifierError("generator", name, self.generator_specs, note)
         spec = self.generator_specs[name]
-        return build_generator(name, spec.kind, spec.params, self.build_context())
+        return GENERATORS.build(name, spec.kind, spec.params, self.build_context())
 
     @property
     def generation_cache(self) -> Path:
@@ -203,8 +199,6 @@ def _ranking_figure(name: str, cutoffs: tuple[int, ...], path: Path) -> Figure:
 
 
 def load_config(path: str | Path) -> ProjectConfig:
-    from retrieval_pipeline.core.base.text_files import parse_yaml, read_text
-
     path = Path(path)
     raw = parse_yaml(read_text(path, "configuration"), str(path)) or {}
     if not isinstance(raw, dict):

@@ -6,14 +6,12 @@ encoder), and built once. The project facade, `ProjectConfig`, holds one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.base.errors import UnknownIdentifierError
+from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever
+from retrieval_pipeline.core.retrieval.retriever_kinds import RETRIEVERS, RetrieverKind
 from retrieval_pipeline.core.services.configuration.schema import RetrieverSpec
-
-if TYPE_CHECKING:
-    from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 
 Progress = Callable[[str], None]
 
@@ -38,31 +36,33 @@ class ConfiguredRetrievers:
         """Retriever `identifier`'s kind with its parameters checked, refused as building it would refuse
         them, with nothing built: parsed once per configuration (every set's label check asks every corpus)."""
         if identifier not in self._kinds:
-            from retrieval_pipeline.core.retrieval.retriever_kinds import parsed_retriever
-
             spec = self._spec(identifier)
-            self._kinds[identifier] = parsed_retriever(identifier, spec.kind, spec.params, self._context(None))
+            self._kinds[identifier] = RETRIEVERS.parsed(identifier, spec.kind, spec.params, self._context(None))
         return self._kinds[identifier]
 
     def kind_class(self, identifier: str) -> type[RetrieverKind]:
         """The class of retriever `identifier`'s kind, its parameters unread: what the kind says of itself
-        (`embeds_questions`) without loading a model. A kind not installed answers as `RetrieverKind`
-        itself, which offers nothing."""
-        from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind, as_retriever_kind, retriever_kinds
-
+        (`embeds_questions`) without loading a model. A kind not installed, or no kind, answers as
+        `RetrieverKind` itself, which offers nothing (parsing the entry says what is wrong)."""
         try:
-            return as_retriever_kind(retriever_kinds()[self._spec(identifier).kind].load())
-        except UnknownIdentifierError:
+            return RETRIEVERS.kind_class(identifier, self._spec(identifier).kind, self._context(None))
+        except (UnknownIdentifierError, InvalidInputError):
             return RetrieverKind
 
     def built(self, identifier: str, progress: Progress | None = None) -> Retriever:
         """Built once per configuration; a kind such as fusion may ask for other named retrievers. A long
-        build (encoding a corpus) tells `progress` how it goes."""
+        build (encoding a corpus) tells `progress` how it goes. A run is stored under the identifier its
+        retriever reports, and run keys, partitions and baselines under the configured name, so one that
+        reports another name is refused here, before any question is asked."""
         if identifier not in self._built:
-            from retrieval_pipeline.core.retrieval.retriever_kinds import built_retriever
-
             kind = self.kind(identifier).reporting(progress)
-            self._built[identifier] = built_retriever(self._specs[identifier].kind, kind)
+            built = RETRIEVERS.built(self._specs[identifier].kind, kind)
+            if built.identifier != identifier:
+                raise KindContext.of(kind).invalid(
+                    f"kind '{self._specs[identifier].kind}' built a retriever that reports the identifier "
+                    f"{quoted(built.identifier)}, not {quoted(identifier)}: its runs would be stored under another name"
+                )
+            self._built[identifier] = built
         return self._built[identifier]
 
     def _spec(self, identifier: str) -> RetrieverSpec:

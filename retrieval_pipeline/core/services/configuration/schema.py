@@ -10,24 +10,15 @@ import difflib
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    ValidationInfo,
-    create_model,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
 from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.questions import check_identifier
-from retrieval_pipeline.core.scoring.checks.tolerances import tolerance_fields, tolerance_problem
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
+from retrieval_pipeline.core.storage.retention import check_retention_days
 
 DEFAULT_RETENTION_DAYS = 30.0
 
@@ -116,27 +107,6 @@ class GeneratorSpec(RetrieverSpec):
     plugin's); every other key is that kind's parameter, validated by the kind."""
 
 
-class _ToleranceChecks(_Section):
-    """Every field, present or future, is checked by the one rule of `Tolerances` for its unit."""
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _tolerance(cls, value: Any, info: ValidationInfo) -> Any:
-        """Before pydantic's coercion, which would turn `true` into the tolerance 1.0."""
-        problem = tolerance_problem(info.field_name, value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-
-ToleranceSection = create_model(
-    "ToleranceSection",
-    __base__=_ToleranceChecks,
-    __doc__="The configuration's `tolerances`: exactly the fields and defaults of `Tolerances`, declared once there.",
-    **{tolerance.name: (hint, tolerance.default) for tolerance, hint in tolerance_fields()},
-)
-
-
 class DagsterSection(_Section):
     """Read by the Dagster layer only; kept here so one file configures the whole project."""
 
@@ -198,7 +168,8 @@ class ConfigFile(_Section):
     overfetch_multiplier: int = OVERFETCH_MULTIPLIER
     cache_dir: str | None = None
     vector_cache: str | None = None
-    tolerances: ToleranceSection = ToleranceSection()
+    tolerances: Tolerances = Tolerances()
+    """The one model every gate reads (checks/tolerances.py), validated here as a section."""
     baseline_policy: BaselinePolicy = BaselinePolicy.PREVIOUS
     question_sets: list[SetSource] = []
     retrievers: dict[str, RetrieverSpec] = {}
@@ -231,8 +202,6 @@ class ConfigFile(_Section):
     @field_validator("retention_days")
     @classmethod
     def _retention(cls, days: float) -> float:
-        from retrieval_pipeline.core.storage.retention import check_retention_days
-
         return check_retention_days(days)
 
     @field_validator("cutoffs")

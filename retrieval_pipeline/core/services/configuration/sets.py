@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError
+from retrieval_pipeline.core.golden.beir import ImportedSet, imported_beir
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.question_sets import (
     QuestionSetRegistry,
     SetProvider,
@@ -19,9 +20,6 @@ from retrieval_pipeline.core.golden.question_sets import (
 )
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.services.configuration.schema import BeirSource, SetFileSource
-
-if TYPE_CHECKING:
-    from retrieval_pipeline.core.golden.beir import ImportedSet
 
 
 class ConfiguredSets:
@@ -83,8 +81,6 @@ class ConfiguredSets:
             yield source, provide
 
     def _read_entries(self) -> Iterable[tuple[SetFileSource | BeirSource, str, Callable[[], list[GoldenQuestionSet]]]]:
-        from retrieval_pipeline.core.golden.question_files import load_question_set_file
-
         for entry in self._entries:
             if isinstance(entry, SetFileSource):
                 path = self._resolve(entry.file)
@@ -99,8 +95,6 @@ class ConfiguredSets:
     def _imported_beir(self, entry: BeirSource) -> ImportedSet:
         """A BEIR entry read once: its set for the registry and the queries it left out for `list`."""
         if entry not in self._beir_imports:
-            from retrieval_pipeline.core.golden.beir import imported_beir
-
             self._beir_imports[entry] = imported_beir(
                 self._resolve(entry.beir),
                 identifier=entry.identifier,

@@ -7,10 +7,9 @@ baseline. The retry policy it holds is defined here, beside the settings it is o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.machine_labels import check_labels
 from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.scoring import CutOffs
@@ -74,12 +73,8 @@ class EvaluationSettings:
         """An override of None leaves the configuration's value. One that makes the tolerances invalid is
         refused here, before any store is opened or question asked."""
         overrides = {"max_top1_drop": max_top1_drop, "max_top3_drop": max_top3_drop}
-        try:
-            tolerances = replace(config.tolerances, **{name: value for name, value in overrides.items() if value is not None})
-        except ValueError as error:
-            raise InvalidInputError(str(error)) from None
         return cls(
-            tolerances=tolerances,
+            tolerances=config.tolerances.replaced(**{name: value for name, value in overrides.items() if value is not None}),
             tolerances_source=config.source,
             cutoffs=config.cutoffs,
             baseline_policy=config.baseline_policy,

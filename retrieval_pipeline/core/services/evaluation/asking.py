@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.base.arrow_arrays import from_python
+from retrieval_pipeline.core.base.backoff import Transient, with_backoff
 from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.golden.questions import GoldenQuestion
 from retrieval_pipeline.core.retrieval.retriever import ConcurrentRetriever, Retriever, RetrieverFault, ServiceUnreachable
@@ -65,21 +66,23 @@ def _block(answers: Sequence[Answer], depth: int) -> Answers:
 
 def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> tuple[Answer, bool]:
     """The answer, and whether it failed for want of a connection (what the fail-fast gate counts)."""
-    wait = retry.backoff_seconds
-    for attempt in range(1, retry.attempts + 1):
+
+    def attempt() -> Answer:
         started = time.perf_counter()
         try:
             ranking = checked_ranking(retriever.retrieve(text, limit))
-            return (ranking, (time.perf_counter() - started) * 1000.0, None), False
-        except RetrieverFault as fault:
-            return ((), 0.0, scrub(str(fault))), isinstance(fault, ServiceUnreachable)
+        except RetrieverFault:
+            raise
         except Exception as error:  # a retriever may fail in any way; the run must go on
-            if attempt == retry.attempts:
-                text = scrub(f"{type(error).__name__}: {error} (after {retry.attempts} attempts)")
-                return ((), 0.0, text), isinstance(error, ConnectionError)
-            time.sleep(wait)
-            wait *= retry.factor
-    raise AssertionError("unreachable")
+            raise Transient(f"{type(error).__name__}: {error}", unreachable=isinstance(error, ConnectionError)) from None
+        return ranking, (time.perf_counter() - started) * 1000.0, None
+
+    try:
+        return with_backoff(attempt, retry.attempts, retry.backoff_seconds, retry.factor), False
+    except RetrieverFault as fault:
+        return ((), 0.0, scrub(str(fault))), isinstance(fault, ServiceUnreachable)
+    except Transient as last:
+        return ((), 0.0, scrub(f"{last.cause} (after {retry.attempts} attempts)")), last.unreachable
 
 
 def _ask_one_by_one(

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, dropped_hit_rates, hit_rate_gates
+from retrieval_pipeline.core.scoring.checks.metric_gates import dropped_hit_rates, hit_rate_gates
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.checks.verdicts import Verdict
-from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, in_declared_order
+from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, gates, in_declared_order
 from retrieval_pipeline.core.services.evaluation.history import HistoryEntry, run_history
 from retrieval_pipeline.core.services.evaluation.rescored_history import rescored_history
 from retrieval_pipeline.core.storage.run_summary import RunSummary
@@ -110,7 +111,8 @@ class HistoryChartData:
     def tolerance(self, line: str) -> float | None:
         """The largest accepted drop of the figure, where a tolerance gates it by the exact rule (hit rates)."""
         cutoffs = tuple(sorted({k for point in self.points for k in point.summary.cutoffs}))
-        return {HIT_RATE.short(k): tolerance for k, tolerance in hit_rate_gates(self.tolerances, cutoffs)}.get(line)
+        limits = hit_rate_gates(gates(self.tolerances, cutoffs))
+        return {HIT_RATE.short(k): tolerance for k, tolerance in limits.items()}.get(line)
 
 
 def history_chart_data(
@@ -174,7 +176,7 @@ def _point(entry: HistoryEntry, summaries: _Summaries, tolerances: Tolerances) -
 def _dropped(before: RunSummary, after: RunSummary, tolerances: Tolerances) -> bool:
     shared = [k for k in after.cutoffs if k in before.cutoffs]
     counts = {k: ((before.hit_count(k), before.question_count), (after.hit_count(k), after.question_count)) for k in shared}
-    return bool(dropped_hit_rates(counts, tolerances))
+    return bool(dropped_hit_rates(counts, gates(tolerances, shared)))
 
 
 def _baseline(entries: list[HistoryEntry], summaries: _Summaries, pinned: str | None) -> ChartPoint | None:

@@ -4,6 +4,10 @@ The question "did anything regress last night?" has one answer across all pairs;
 answers it for one partition only, so a person would have to open every partition to find the failed
 one. Read from the stored summaries (the verdict and the sentence each check saved with its run), never
 recomputed, so this answer and the per-pair checks cannot disagree. Pure: no Dagster, no printing.
+
+It fails closed: a pair whose latest run cannot be read fails, since an older run's verdict would answer
+for a night it did not see; and no pair evaluated at all is told apart (`evaluated`), so a mistyped store
+is not read as a quiet night.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
 NOT_EVALUATED = "not_evaluated"
 UNCHECKED = "unchecked"
-"""Statuses beside the stored verdicts: a pair with no readable run, and a run saved without a check
-(an imported run file)."""
-_FAILING = frozenset(verdict.value for verdict in FAILING)
+UNREADABLE = "unreadable"
+"""Statuses beside the stored verdicts: a pair with no stored run, a run saved without a check (an
+imported run file), and a latest run whose summary cannot be read."""
+_FAILING = frozenset({*(verdict.value for verdict in FAILING), UNREADABLE})
 _WARNED = frozenset({*(verdict.value for verdict in WARNED), NOT_EVALUATED})
-_KNOWN = frozenset({*(verdict.value for verdict in Verdict), NOT_EVALUATED, UNCHECKED})
+_KNOWN = frozenset({*(verdict.value for verdict in Verdict), NOT_EVALUATED, UNCHECKED, UNREADABLE})
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,11 @@ class PairVerdicts:
         return not self.failed
 
     @property
+    def evaluated(self) -> int:
+        """The pairs with a stored run: none means the store holds nothing for this configuration."""
+        return sum(verdict.status != NOT_EVALUATED for verdict in self.verdicts)
+
+    @property
     def sentence(self) -> str:
         """What a person reads first: how many pairs failed, then each failed pair with its check's sentence."""
         total = len(self.verdicts)
@@ -78,20 +88,25 @@ class PairVerdicts:
 def latest_verdicts(
     store: ResultStore, set_identifiers: Sequence[str], retriever_identifiers: Sequence[str], grader: str = GRADER
 ) -> PairVerdicts:
-    """Every pair of the given sets and retrievers, in that order, as its latest readable run left it."""
+    """Every pair of the given sets and retrievers, in that order, as its latest run left it."""
     verdicts = []
     for set_identifier in set_identifiers:
         for retriever_identifier in retriever_identifiers:
             key = HistoryKey(set_identifier, retriever_identifier, grader)
-            latest = next(store.summaries(store.history(key)), None)
-            verdicts.append(_verdict(key, None if latest is None else RunSummary.of(key, latest[1])))
+            history = store.history(key)
+            if not history:
+                verdicts.append(PairVerdict(set_identifier, retriever_identifier, NOT_EVALUATED, "not evaluated yet"))
+                continue
+            latest = next(store.summaries(history[:1]), None)  # an unreadable one is reported as skipped
+            verdicts.append(_verdict(key, history[0].run_id, None if latest is None else RunSummary.of(key, latest[1])))
     return PairVerdicts(tuple(verdicts))
 
 
-def _verdict(key: HistoryKey, summary: RunSummary | None) -> PairVerdict:
+def _verdict(key: HistoryKey, run_id: str, summary: RunSummary | None) -> PairVerdict:
     pair = (key.set_identifier, key.retriever_identifier)
     if summary is None:
-        return PairVerdict(*pair, NOT_EVALUATED, "not evaluated yet")
+        sentence = f"its latest run {run_id} cannot be read, and an older run's verdict does not answer for it"
+        return PairVerdict(*pair, UNREADABLE, sentence, run_id)
     if not summary.complete:
         status = Verdict.INCOMPLETE.value
     else:

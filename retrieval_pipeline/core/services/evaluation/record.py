@@ -21,6 +21,7 @@ from retrieval_pipeline.core.services.configuration.settings import EvaluationSe
 from retrieval_pipeline.core.services.evaluation.baselines import load_baseline
 from retrieval_pipeline.core.services.evaluation.runner import Progress, latency_mode, run_question_set
 from retrieval_pipeline.core.services.generated.split import GeneratedSplit, sliced_run, split_generated
+from retrieval_pipeline.core.services.labels.audit import unstable_question_ids
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore, StoredRun
 from retrieval_pipeline.core.storage.stored_runs import recorded_tolerances, recorded_traffic
 
@@ -80,7 +81,7 @@ def _before(store: ResultStore, question_set: GoldenQuestionSet, retriever: str,
     key = HistoryKey(question_set.identifier, retriever)
     baseline = load_baseline(store, key, settings.baseline_policy, settings.baseline_run_id)
     window = settings.unstable_window
-    return _Before(question_set, baseline, _unstable(store, key, question_set, window) if window else frozenset())
+    return _Before(question_set, baseline, unstable_question_ids(store, key, question_set, window) if window else frozenset())
 
 
 def _recorded(
@@ -150,13 +151,6 @@ def scored_run(
     scored = scored_under(question_set, settings.labels)
     run = run_question_set(scored, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
     return replace(run, labels=settings.labels)
-
-
-def _unstable(store: ResultStore, key: HistoryKey, question_set: GoldenQuestionSet, window: int) -> frozenset[str]:
-    """The label audit's flip counts, imported only by a gate that leaves unstable questions out."""
-    from retrieval_pipeline.core.services.labels.audit import unstable_question_ids
-
-    return unstable_question_ids(store, key, question_set, window)
 
 
 def judge(

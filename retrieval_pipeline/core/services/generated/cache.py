@@ -26,10 +26,11 @@ class GenerationCache(SqliteCache):
     file_name, schema, what = FILE_NAME, _SCHEMA, "generation cache"
 
     def get(self, request: GenerationRequest) -> GeneratedQuestion | None:
-        found = self._row(
-            "SELECT question FROM questions WHERE fingerprint = ? AND request = ?", (self.fingerprint, request.key())
+        return self._value(
+            "SELECT question FROM questions WHERE fingerprint = ? AND request = ?",
+            (self.fingerprint, request.key()),
+            lambda row: GeneratedQuestion(row[0]),
         )
-        return None if found is None else GeneratedQuestion(found[0])
 
     def put_all(self, answers: Iterable[tuple[GenerationRequest, GeneratedQuestion]]) -> None:
         """One transaction (CacheNotWritten when the disk refuses it)."""

@@ -1,13 +1,14 @@
-"""What `generate` will ask, settled before anything is asked: the sources (`sources`), the forms,
-the retrievers, and coverage's similarity that filters near-duplicates. Every refusal (a form the
+"""What `generate` will ask, settled before anything is asked: what was ordered (`GenerationOrder`, as
+the command and the Dagster asset take it), the sources (`sources`), the forms, the retrievers, and
+coverage's similarity that filters near-duplicates. Every refusal (a form the
 generator cannot write, example texts from a log that does not allow them, no log to draw from, a missing
 extra) happens here, so bad input costs no request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
@@ -17,12 +18,30 @@ from retrieval_pipeline.core.retrieval.generators import Generator
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.services.generated.sources import (
     Source,
-    asked_forms,
     cluster_sources,
     corpus_sources,
     reached_documents,
 )
 from retrieval_pipeline.core.services.traffic.coverage import CLUSTERING_MODULES, measure_coverage, read_log, similarity_for
+
+
+@dataclass(frozen=True)
+class GenerationOrder:
+    """`log` defaults to the set's `traffic:` log; `retrievers` to every configured one; `examples` None
+    sends a cluster's queries where the log allows them, True requires that it does, False never sends them."""
+
+    question_set: str
+    """A configured set, or the path of a set file."""
+    generator: str
+    count: int
+    out: Path
+    origin: Literal["log", "corpus"] = "log"
+    log: str | None = None
+    form: str | None = None
+    retrievers: tuple[str, ...] = ()
+    depth: int = 10
+    seed: int = 0
+    examples: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -36,21 +55,9 @@ class GenerationPlan:
 
 
 def plan_generation(
-    project: ProjectConfig,
-    question_set: GoldenQuestionSet,
-    generator: Generator,
-    *,
-    origin: Literal["log", "corpus"],
-    log: str | None,
-    count: int,
-    form: str | None,
-    retrievers: Sequence[str],
-    depth: int,
-    seed: int,
-    examples: bool | None,
+    project: ProjectConfig, question_set: GoldenQuestionSet, generator: Generator, order: GenerationOrder
 ) -> GenerationPlan:
-    """`log` defaults to the set's `traffic:` log; `examples` None sends a cluster's queries where the log
-    allows them, True requires that it does, False never sends them."""
+    count, depth, examples = order.count, order.depth, order.examples
     missing = missing_extra(CLUSTERING_MODULES, "coverage")
     if missing:
         raise InvalidInputError(
@@ -58,22 +65,22 @@ def plan_generation(
         )
     if count < 1:
         raise InvalidInputError(f"the count of questions to generate must be at least 1, got {count}", field="count")
-    names = tuple(retrievers) or tuple(project.retriever_identifiers)
+    names = order.retrievers or tuple(project.retriever_identifiers)
     if not names:
         raise InvalidInputError(
             "no retriever is configured to rank documents beside the generated questions", source=project.source
         )
     for name in names:
         project.retriever(name)  # an unknown or broken retriever is refused before any request
-    forms = asked_forms(count, _gap_share(question_set, generator, form))
-    log = log or project.set_traffic(question_set.identifier)
-    if origin == "corpus":
+    gap_share = _gap_share(question_set, generator, order.form)
+    log = order.log or project.set_traffic(question_set.identifier)
+    if order.origin == "corpus":
         if examples:
             raise InvalidInputError("--examples goes with --from log: documents of the corpus have no users' queries")
         counts = read_log(project, log) if log else None
         reached = reached_documents(project, counts, names, depth) if counts else set()
         similarity = similarity_for(project, question_set)
-        sources = corpus_sources(project, question_set, reached, forms, names, seed)
+        sources = corpus_sources(project, question_set, reached, count, gap_share, names, order.seed)
         return GenerationPlan(tuple(sources), similarity, _threshold(project, similarity), names, log, 0)
     if log is None:
         raise InvalidInputError(
@@ -88,7 +95,7 @@ def plan_generation(
             field="examples",
         )
     send = coverage.log.examples if examples is None else examples
-    sources = cluster_sources(project, coverage, log, forms, names, depth, send)
+    sources = cluster_sources(project, coverage, log, count, gap_share, names, depth, send)
     similarity = similarity_for(project, question_set)
     return GenerationPlan(tuple(sources), similarity, coverage.threshold, names, log, len(coverage.clusters))
 

@@ -5,14 +5,16 @@ columns `generate` writes, core/golden/generated.py). A candidate is confirmed b
 document, the answer it was written from: a person's, or, with `--machine` (behind the calibration gate
 of machine_apply.py), a machine judge's where no person answered that row. Its other rows answered yes
 and no become its expected and rejected ids as for any pooled question, a person's in the human lists
-and a machine's in the machine lists, so a machine's yes never passes for a person's. A candidate whose
+and a machine's in the machine lists, so a machine's yes never passes for a person's; as for a pooled
+question, a yes must name a document of the corpus of a retriever that ranked the file, when its kind
+knows it (an edited row's unknown id would block every evaluation of the set). A candidate whose
 source document was judged no is not added, and one whose source document nobody judged waits in the
 file for a later `judge apply`; both are counted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,10 +22,12 @@ from pydantic import ValidationError
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.golden.generated import GeneratedProvenance
+from retrieval_pipeline.core.golden.judgements import refuse_unknown_document
 from retrieval_pipeline.core.golden.questions import GoldenQuestion, QuestionForm
 from retrieval_pipeline.core.golden.set_file_additions import add_questions_to_set_file
 from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
-from retrieval_pipeline.core.services.labels.judging_files import is_candidate_row, numbered_judging_rows
+from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.judging_files import is_candidate_row, numbered_judging_rows, ranking_corpora
 
 
 @dataclass(frozen=True)
@@ -41,22 +45,25 @@ class ConfirmedCandidates:
         return any(q.machine_expected_document_ids or q.machine_rejected_document_ids for q in self.questions)
 
 
-def judged_candidates(judging_path: Path, known: Collection[str], machine: bool) -> ConfirmedCandidates:
+def judged_candidates(judging_path: Path, known: Collection[str], machine: bool, config: ProjectConfig) -> ConfirmedCandidates:
     """The judging file's candidates for a set whose question ids are `known`, checked, not yet written."""
     rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if is_candidate_row(row, known)]
-    return confirmed_candidates(rows, machine)
+    return confirmed_candidates(rows, machine, ranking_corpora(rows, config))
 
 
-def confirmed_candidates(rows: Sequence[tuple[str, dict]], machine: bool) -> ConfirmedCandidates:
-    """(file:line, row) of candidates' rows, in file order, to one question per confirmed candidate."""
+def confirmed_candidates(
+    rows: Sequence[tuple[str, dict]], machine: bool, corpora: Mapping[str, frozenset[str]]
+) -> ConfirmedCandidates:
+    """(file:line, row) of candidates' rows, in file order, to one question per confirmed candidate; a yes
+    for a document none of `corpora` holds is refused."""
     grouped: dict[str, list[tuple[str, dict]]] = {}
     for where, row in rows:
         grouped.setdefault(row["question_id"], []).append((where, row))
     questions, by_machine, refused, unjudged = [], 0, 0, 0
     for question_id, group in grouped.items():
         provenance = _provenance(question_id, group[0])
-        human = _answers(group, "judgement")
-        robot = {d: yes for d, yes in _answers(group, "machine_judgement").items() if d not in human} if machine else {}
+        human = _answers(group, "judgement", corpora)
+        robot = {d: yes for d, yes in _answers(group, "machine_judgement", corpora).items() if d not in human} if machine else {}
         source = human.get(provenance.document_id, robot.get(provenance.document_id))
         if source is None:
             unjudged += 1
@@ -68,11 +75,14 @@ def confirmed_candidates(rows: Sequence[tuple[str, dict]], machine: bool) -> Con
     return ConfirmedCandidates(tuple(questions), by_machine, refused, unjudged)
 
 
-def _answers(group: list[tuple[str, dict]], column: str) -> dict[str, bool]:
-    """Document id to yes, from the rows answered in `column`; two rows of one document that disagree are refused."""
+def _answers(group: list[tuple[str, dict]], column: str, corpora: Mapping[str, frozenset[str]]) -> dict[str, bool]:
+    """Document id to yes, from the rows answered in `column`; two rows of one document that disagree are
+    refused, and so is a yes for a document no corpus holds."""
     answers: dict[str, tuple[bool, str]] = {}
     for where, row in group:
         answer = row.get(column) or ""
+        if answer == "yes":
+            refuse_unknown_document(row["question_id"], row["document_id"], corpora, where)
         if answer:
             earlier = answers.setdefault(row["document_id"], (answer == "yes", where))
             if earlier[0] != (answer == "yes"):

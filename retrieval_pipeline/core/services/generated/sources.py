@@ -80,25 +80,27 @@ def allotted(traffic: Sequence[int], count: int) -> list[int]:
     return shares
 
 
-def asked_forms(count: int, gap_share: float) -> list[str]:
-    """`count` forms with `gap` spread evenly at `gap_share` (the set's own mix, or 0 or 1 when one form
-    is asked for), so any first part of the list keeps the mix."""
-    return ["gap" if int((index + 1) * gap_share + 1e-9) > int(index * gap_share + 1e-9) else "match" for index in range(count)]
+def asked_form(index: int, gap_share: float) -> str:
+    """The form of the `index`-th request, with `gap` spread evenly at `gap_share` (the set's own mix, or 0
+    or 1 when one form is asked for), so the first requests keep the mix however many are drawn. Computed
+    per request, never as a list as long as the count asked: that count may be far more than can be drawn."""
+    return "gap" if int((index + 1) * gap_share + 1e-9) > int(index * gap_share + 1e-9) else "match"
 
 
 def cluster_sources(
     project: ProjectConfig,
     coverage: Coverage,
     log: str,
-    forms: Sequence[str],
+    count: int,
+    gap_share: float,
     retrievers: Sequence[str],
     depth: int,
     examples: bool,
 ) -> list[Source]:
-    """One source per form in `forms` (the count asked), shared among the clusters by traffic."""
+    """Up to `count` sources, shared among the clusters by traffic: each gives at most its documents."""
     sources: list[Source] = []
     used: set[str] = set()
-    shares = allotted([cluster.traffic for cluster in coverage.clusters], len(forms))
+    shares = allotted([cluster.traffic for cluster in coverage.clusters], count)
     for rank, (cluster, share) in enumerate(zip(coverage.clusters, shares), start=1):
         if not share:
             continue
@@ -108,7 +110,8 @@ def cluster_sources(
         used.update(chosen)
         shown = tuple(query for query, _ in cluster.top[:EXAMPLES]) if examples else ()
         for document in chosen:
-            sources.append(Source(document, *texts[document], forms[len(sources)], shown, log, rank, cluster.traffic))
+            form = asked_form(len(sources), gap_share)
+            sources.append(Source(document, *texts[document], form, shown, log, rank, cluster.traffic))
     return sources
 
 
@@ -116,11 +119,12 @@ def corpus_sources(
     project: ProjectConfig,
     question_set: GoldenQuestionSet,
     reached: Collection[str],
-    forms: Sequence[str],
+    count: int,
+    gap_share: float,
     retrievers: Sequence[str],
     seed: int,
 ) -> list[Source]:
-    """One source per form in `forms`, from a seeded sample of the documents nothing asks about yet."""
+    """Up to `count` sources, from a seeded sample of the documents nothing asks about yet."""
     import numpy
 
     corpus: set[str] = set()
@@ -134,14 +138,15 @@ def corpus_sources(
     expected = {document for question in question_set.questions for document in question.expected_document_ids}
     unasked = sorted(corpus - expected - set(reached))
     order = [unasked[index] for index in numpy.random.default_rng(seed).permutation(len(unasked))]
+    wanted = min(count, len(order))  # capped first: never more than the documents there are
     sources: list[Source] = []
-    for start in range(0, len(order), max(len(forms), 1)):  # a chunk's texts at a time: one read of the corpus
-        chunk = order[start : start + len(forms)]
+    for start in range(0, len(order), max(wanted, 1)):  # a chunk's texts at a time: one read of the corpus
+        chunk = order[start : start + wanted]
         texts = corpus_texts(project, chunk, retrievers)
         for document in chunk:
-            if len(sources) < len(forms) and _has_text(texts.get(document)):
-                sources.append(Source(document, *texts[document], forms[len(sources)]))
-        if len(sources) == len(forms):
+            if len(sources) < wanted and _has_text(texts.get(document)):
+                sources.append(Source(document, *texts[document], asked_form(len(sources), gap_share)))
+        if len(sources) == wanted:
             break
     return sources
 

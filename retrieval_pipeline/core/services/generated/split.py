@@ -17,15 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.golden.generated import generated_set_identifier
 from retrieval_pipeline.core.golden.questions import GeneratedQuestionsCounted, GoldenQuestionSet
 from retrieval_pipeline.core.scoring.results import RunResult
-
-GENERATED_SUFFIX = ".generated"
-
-
-def generated_set_identifier(identifier: str) -> str:
-    """The derived set a set's generated questions are stored under."""
-    return identifier + GENERATED_SUFFIX
 
 
 @dataclass(frozen=True)

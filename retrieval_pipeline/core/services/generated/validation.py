@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, NotAcceptableError, quoted
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GeneratedQuestionsCounted, GoldenQuestionSet
+from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.stats.generated_agreement import MeasureAgreement, measure_agreement
 from retrieval_pipeline.core.services.generated.split import generated_set_identifier
@@ -167,9 +169,6 @@ def record_counted(set_path: Path, validation: GeneratedValidation, by: str | No
     """Write into the set file that its generated questions count in its verdicts: `validated` when every
     lower bound reaches the threshold (refused otherwise, unless a person, `by`, decides it whatever the
     figures: a `person` decision)."""
-    from retrieval_pipeline.core.golden.question_files import load_question_set_file
-    from retrieval_pipeline.core.golden.set_file_edits import relabel_set_file
-
     in_file = load_question_set_file(set_path).identifier
     if in_file != validation.set_identifier:
         raise InvalidInputError(f"holds set {quoted(in_file)}, not {quoted(validation.set_identifier)}", source=str(set_path))

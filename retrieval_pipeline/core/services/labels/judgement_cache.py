@@ -28,13 +28,11 @@ class JudgementCache(SqliteCache):
     file_name, schema, what = FILE_NAME, _SCHEMA, "judgement cache"
 
     def get(self, question: str, document: str) -> MachineJudgement | None:
-        found = self._row(
+        return self._value(
             "SELECT relevant, grade FROM answers WHERE fingerprint = ? AND pair = ?",
             (self.fingerprint, pair_key(question, document)),
+            lambda row: MachineJudgement(bool(row[0]), None if row[1] is None else Grade(row[1])),
         )
-        if found is None:
-            return None
-        return MachineJudgement(bool(found[0]), None if found[1] is None else Grade(found[1]))
 
     def put_all(self, answers: Iterable[tuple[str, str, MachineJudgement]]) -> None:
         """One transaction (CacheNotWritten when the disk refuses it)."""

@@ -156,9 +156,14 @@ def human_labels(
         for where, row in rows
         if row["judgement"]
     ]
+    return merged_labels(question_set, judgements, ranking_corpora(rows, config))
+
+
+def ranking_corpora(rows: list[tuple[str, dict]], config: ProjectConfig) -> dict[str, frozenset[str]]:
+    """The corpora a yes among `rows` must name a document of: those of the configured retrievers their
+    `ranked_by` names, where the retriever's kind knows its corpus."""
     rankers = dict.fromkeys(entry.rpartition("@")[0] for _, row in rows for entry in row.get("ranked_by", ()))
-    corpora = retriever_corpora(config, [identifier for identifier in rankers if identifier in config.retriever_specs])
-    return merged_labels(question_set, judgements, corpora)
+    return retriever_corpora(config, [identifier for identifier in rankers if identifier in config.retriever_specs])
 
 
 def _csv_rows(text: str, path: Path) -> list[tuple[int, dict]]:

@@ -2,10 +2,12 @@
 row's own columns (`machine_judgement`, `machine_grade`, `judged_by`), never in the person's `judgement`.
 
 Every row is queued at once, `concurrency` asked at a time; the answers are gathered in batches of a few
-times the concurrency, and after each batch they go to the cache and the file is replaced whole
-(`write_judging_file`) while the next rows are being asked. So Ctrl-C loses at most the answers of the
-batch being gathered and the requests in flight, and running the command again skips every row this
-judge (same fingerprint) already answered. A row the judge cannot answer (a reply without a grade, a
+times the concurrency, and after each batch they go to the answer cache, the pass's journal, while the
+next rows are being asked. The file is replaced whole (`write_judging_file`) once: at the end, when the
+pass stops, and on Ctrl-C, so saving progress costs the same whatever the file's size. So Ctrl-C loses at
+most the answers of the batch being gathered and the requests in flight (and a killed pass's answers are
+in the cache), and running the command again skips every row this judge (same fingerprint) already
+answered, taking the cached answers unasked. A row the judge cannot answer (a reply without a grade, a
 failing request) keeps what it held and is counted by cause; a judge whose first `fail_fast_after` rows
 all fail to reach its service stops the pass.
 
@@ -33,6 +35,8 @@ from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.base.sqlite_cache import CacheNotWritten
 from retrieval_pipeline.core.retrieval.judges import Judge, JudgeFailed, MachineJudgement, document_text, judged_by
 from retrieval_pipeline.core.retrieval.retriever import ANSWER_MARK, RetrieverFault, ServiceUnreachable
+from retrieval_pipeline.core.scoring.stats.agreement import kappa_agreement
+from retrieval_pipeline.core.services.labels.calibration import answered_rows
 from retrieval_pipeline.core.services.labels.judgement_cache import JudgementCache
 from retrieval_pipeline.core.services.labels.judging_files import (
     NO,
@@ -146,18 +150,21 @@ def machine_judge_file(
             # Every row is queued at once, so the workers go on asking while a batch is written.
             answers = submitted(judge, pairs, cache, tally, workers)
             saving = _Saving(rows, pending, pairs, answers, label, path, cache, tally)
-            for start in range(0, len(pending), size):
-                batch = range(start, min(start + size, len(pending)))
-                fresh, failure, reached = gathered(judge, answers, batch, tally)
-                # Answers taken from the cache survive a stop in the cache itself: no write for them alone.
-                saving.save(batch, fresh, write=bool(fresh) or failure is not None or batch.stop == len(pending))
-                if advance is not None:
-                    advance(len(batch))
-                if failure or saving.problems:
-                    workers.shutdown(wait=True, cancel_futures=True)  # the queued rows dropped, those in flight finish
-                    late = range(reached, len(pending))
-                    saving.save(late, finished(answers, late, tally), write=True)  # answers paid for, kept if possible
-                    raise ServiceFailedError(saving.stopped(judge.name, failure, reached))
+            try:
+                for start in range(0, len(pending), size):
+                    batch = range(start, min(start + size, len(pending)))
+                    fresh, failure, reached = gathered(judge, answers, batch, tally)
+                    saving.save(batch, fresh, write=failure is not None or batch.stop == len(pending))
+                    if advance is not None:
+                        advance(len(batch))
+                    if failure or saving.problems:
+                        workers.shutdown(wait=True, cancel_futures=True)  # the queued rows dropped, those in flight finish
+                        late = range(reached, len(pending))
+                        saving.save(late, finished(answers, late, tally), write=True)  # answers paid for, kept if possible
+                        raise ServiceFailedError(saving.stopped(judge.name, failure, reached))
+            except KeyboardInterrupt:
+                saving.write()  # the batches gathered before the one in flight, into the file as the cache has them
+                raise
     finally:  # Ctrl-C: the queued rows are dropped, not asked; only the requests in flight finish
         workers.shutdown(wait=False, cancel_futures=True)
     mine = [row for row in rows if row.get("judged_by") == label and row.get("machine_judgement")]
@@ -233,13 +240,19 @@ class _Saving:
         new = {index: answer for index, answer in fresh.items() if answer is not None}
         cached = _cached(self.cache, self.pairs, new)
         self.cache_problem = self.cache_problem or cached
-        if not (write or cached):
-            return
+        if cached:
+            self.lost.update(new)
+        else:
+            self.in_cache_only.update(new)
+        if write or cached:
+            self.write()
+
+    def write(self) -> None:
+        """Every filled row into the file: what the cache alone held (or nothing could) is then in it too."""
         try:
             write_judging_file(self.rows, self.path)
         except InvalidInputError as error:  # a full disk: "cannot write (No space left on device)"
             self.file_problem = self.file_problem or f"{self.path}: {error.problem}"
-            (self.lost if cached else self.in_cache_only).update(new)
             return
         self.in_file = set(self.filled)
         self.in_cache_only -= self.in_file
@@ -337,9 +350,6 @@ def _fail_fast(judge: Judge, tally: Tally, fault: RetrieverFault, role: str, uni
 def judge_agreement(path: Path, label: str) -> Agreement | None:
     """Cohen's kappa of one judge (`judged_by` label) with people, over the file's rows carrying both a
     person's and that judge's answer; None when no row does."""
-    from retrieval_pipeline.core.scoring.stats.agreement import kappa_agreement
-    from retrieval_pipeline.core.services.labels.calibration import answered_rows
-
     pairs = [
         (row.human, row.machine)
         for row in answered_rows(numbered_judging_rows(path))

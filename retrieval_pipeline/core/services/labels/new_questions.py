@@ -13,6 +13,7 @@ from pathlib import Path
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.golden.forms import tag_form
+from retrieval_pipeline.core.golden.question_files import load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestion
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.services.labels.judging_files import is_new_question_row, numbered_judging_rows
@@ -21,8 +22,6 @@ from retrieval_pipeline.core.services.labels.pooling import corpus_texts
 
 def judged_new_questions(judging_path: Path, set_path: Path, config: ProjectConfig) -> list[GoldenQuestion]:
     """The new questions the judging file's judged sampled queries make, checked, not yet written."""
-    from retrieval_pipeline.core.golden.question_files import load_question_set_file
-
     question_set = load_question_set_file(set_path)
     known = {question.id for question in question_set.questions}
     rows = [(where, row) for where, row in numbered_judging_rows(judging_path) if is_new_question_row(row, known)]

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.formatting import as_written, percent, points
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
-from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances, hit_rate_gates
+from retrieval_pipeline.core.scoring.checks.metric_gates import hit_rate_gates
+from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
+from retrieval_pipeline.core.scoring.measures import gates
 from retrieval_pipeline.core.scoring.rescoring import under_current_labels
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import restrict, set_changes
@@ -68,8 +70,8 @@ class SetPower:
 def set_power(question_set: GoldenQuestionSet, histories: Mapping[str, Sequence[RunResult]], tolerances: Tolerances) -> SetPower:
     """`histories`: each retriever's complete runs, oldest first."""
     significance = tolerances.min_significance or DEFAULT_SIGNIFICANCE
-    gates = hit_rate_gates(tolerances, TESTED_CUTOFFS)
-    flips, compared, pairs = dict.fromkeys((k for k, _ in gates), 0), 0, 0
+    limits = hit_rate_gates(gates(tolerances, TESTED_CUTOFFS))
+    flips, compared, pairs = dict.fromkeys(limits, 0), 0, 0
     for runs in histories.values():
         rescored = [under_current_labels(run, question_set).run for run in runs]
         for before, after in zip(rescored, rescored[1:]):
@@ -82,7 +84,7 @@ def set_power(question_set: GoldenQuestionSet, histories: Mapping[str, Sequence[
             compared, pairs = compared + len(ids), pairs + 1
     size = len(question_set.questions)
     cutoffs = []
-    for k, tolerance in gates:
+    for k, tolerance in limits.items():
         rate = flips[k] / compared if compared else 0.0
         cutoffs.append(
             CutoffPower(

@@ -14,9 +14,12 @@ from dataclasses import dataclass
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, quoted
 from retrieval_pipeline.core.base.extras import missing_extra
+from retrieval_pipeline.core.golden.forms import MATCH_THRESHOLD, best_overlap, content_terms
 from retrieval_pipeline.core.golden.query_logs import QueryCounts, read_query_log
+from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES, load_question_set_file
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.pooling import corpus_texts
 from retrieval_pipeline.core.services.traffic.clusters import Cluster, UncoveredClusters
 from retrieval_pipeline.core.services.traffic.similarity import EncoderSimilarity, LexicalSimilarity
 
@@ -72,8 +75,6 @@ class Coverage:
 def named_set(project: ProjectConfig, name: str) -> GoldenQuestionSet:
     """A configured set's identifier, or the path of a set file (YAML, JSON, JSONL)."""
     from pathlib import Path
-
-    from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES, load_question_set_file
 
     path = Path(name).expanduser()
     if path.suffix in SET_FILE_SUFFIXES and path.is_file():
@@ -173,9 +174,6 @@ def _scan(counts: QueryCounts, question_set: GoldenQuestionSet, similarity, thre
 
 
 def _match_traffic(project: ProjectConfig, question_set: GoldenQuestionSet, covered: list[tuple[int, str, int]]) -> int | None:
-    from retrieval_pipeline.core.golden.forms import MATCH_THRESHOLD, best_overlap, content_terms
-    from retrieval_pipeline.core.services.labels.pooling import corpus_texts
-
     questions = question_set.questions
     wanted = {document for index in {index for index, _, _ in covered} for document in questions[index].expected_document_ids}
     texts = corpus_texts(project, wanted) if wanted else {}

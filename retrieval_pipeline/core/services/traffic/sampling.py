@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
+from retrieval_pipeline.core.services.labels.judging_files import candidate_rows
 from retrieval_pipeline.core.services.labels.pooling import Candidate, corpus_texts, with_texts
 from retrieval_pipeline.core.services.traffic.clusters import Cluster
 from retrieval_pipeline.core.services.traffic.coverage import Coverage
@@ -49,8 +50,6 @@ def sample_rows(
     project: ProjectConfig, coverage: Coverage, log: str, size: int, seed: int, retrievers: Sequence[str], depth: int
 ) -> list[dict]:
     """The judging rows of the sample: every (query, document) in a retriever's top `depth`, each once."""
-    from retrieval_pipeline.core.services.labels.judging_files import candidate_rows
-
     if not coverage.log.examples:
         raise InvalidInputError(
             "a sample writes the logged queries' text: allow it with examples: true on the log's entry",

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from retrieval_pipeline.core.golden.forms import content_terms
+
 ENCODER_THRESHOLD = 0.7
 """Calibrated on the shipped collections with all-MiniLM-L6-v2 (docs/coverage.md)."""
 LEXICAL_THRESHOLD = 0.5
@@ -105,8 +107,6 @@ def term_vectors(texts: Sequence[str]):
     lexical method's vectors for clustering, in bounded memory whatever the vocabulary (scikit-learn, which
     `measure_coverage` requires before anything is read)."""
     from sklearn.feature_extraction.text import HashingVectorizer
-
-    from retrieval_pipeline.core.golden.forms import content_terms
 
     return HashingVectorizer(analyzer=lambda text: sorted(content_terms(text)), n_features=2**20, alternate_sign=False).transform(
         texts

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from retrieval_pipeline.core.base.durable import file_sha256
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights
+from retrieval_pipeline.core.services.traffic.coverage import assigned_traffic
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.services.configuration.project import ProjectConfig
@@ -27,8 +28,6 @@ def set_traffic(project: ProjectConfig, question_set: GoldenQuestionSet, log: st
     name = log or project.set_traffic(question_set.identifier)
     if name is None:
         return None
-    from retrieval_pipeline.core.services.traffic.coverage import assigned_traffic
-
     _, path = project.query_log(name)
     assignment = assigned_traffic(project, question_set, name)
     return TrafficWeights(name, assignment.by_question, f"sha256:{file_sha256(path)[:FINGERPRINT_DIGITS]}")

@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError
+from retrieval_pipeline.core.base.secrets import scrub
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -95,9 +98,6 @@ class ListingView:
 
 
 def listing_view(config: ProjectConfig) -> ListingView:
-    from retrieval_pipeline.core.base.errors import RetrievalEvalError
-    from retrieval_pipeline.core.base.secrets import scrub
-
     sets = config.question_sets
     listed_sets = tuple(
         ListedSet(
@@ -137,8 +137,6 @@ def _listed_judge(name: str, kind: str, params: dict[str, Any]) -> ListedJudge:
 
 
 def _listed_log(name: str, spec: QueryLogSpec, path: Path) -> ListedLog:
-    from retrieval_pipeline.core.base.errors import InvalidInputError
-
     try:
         log_format = spec.log_format(path)
     except InvalidInputError:

@@ -15,13 +15,12 @@ from typing import Literal
 from pydantic import Field
 
 from retrieval_pipeline.core.base.extras import install_command, missing_modules
-from retrieval_pipeline.core.retrieval.retriever import RetrieverParams
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext, KindParams
 
 SMALL_FILE_BYTES = 1 << 20
 
 
-class CrossEncoderParams(RetrieverParams):
+class CrossEncoderParams(KindParams):
     kind: Literal["cross_encoder"]
     model: str = Field(min_length=1, description="a local folder holding the model in sentence-transformers layout")
     max_length: int | None = Field(None, ge=1, description="tokens per question-document pair; null: the model's own")

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_pipeline.retrievers.base.kind_context import KindContext
+from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.retrievers.http.client import JsonService, at_path
 from retrieval_pipeline.retrievers.http.params import HttpTransportParams, resolved_headers
 

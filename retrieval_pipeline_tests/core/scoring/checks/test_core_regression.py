@@ -79,7 +79,11 @@ def test_a_drop_just_past_the_tolerance_is_a_regression():
     [("1" * 4, "11--", 0.5), ("1" * 8, "111111--", 0.25), ("1" * 10, "1111111---", 0.3), ("1" * 20, "1" * 17 + "---", 0.15)],
 )
 def test_a_drop_equal_to_other_tolerances_is_not_a_regression(baseline_codes, current_codes, tolerance):
-    report = detect_regression(run_from_codes(current_codes), run_from_codes(baseline_codes), Tolerances(tolerance, tolerance))
+    report = detect_regression(
+        run_from_codes(current_codes),
+        run_from_codes(baseline_codes),
+        Tolerances(max_top1_drop=tolerance, max_top3_drop=tolerance),
+    )
     assert report.is_regression is False
 
 
@@ -94,8 +98,8 @@ def test_custom_tolerances_widen_what_is_accepted():
 def test_zero_tolerance_flags_any_drop():
     baseline = run_from_codes("1" * 20)
     current = run_from_codes("1" * 19 + "3")
-    assert detect_regression(current, baseline, Tolerances(0.0, 0.0)).is_regression is True
-    assert detect_regression(baseline, baseline, Tolerances(0.0, 0.0)).is_regression is False
+    assert detect_regression(current, baseline, Tolerances(max_top1_drop=0.0, max_top3_drop=0.0)).is_regression is True
+    assert detect_regression(baseline, baseline, Tolerances(max_top1_drop=0.0, max_top3_drop=0.0)).is_regression is False
 
 
 @pytest.mark.parametrize("field", ["max_top1_drop", "max_top3_drop", "max_p95_latency_increase_ms"])
@@ -156,7 +160,7 @@ def test_summary_says_no_regression_with_both_deltas_in_percentage_points():
 def test_summary_names_each_metric_that_dropped_and_by_how_much():
     baseline = run_from_codes("1111111111")
     current = run_from_codes("11111-----")
-    summary = detect_regression(current, baseline, Tolerances(0.1, 0.2)).summary
+    summary = detect_regression(current, baseline, Tolerances(max_top1_drop=0.1, max_top3_drop=0.2)).summary
     assert summary == (
         "Regression: top-1 hit rate dropped 50.0 pp (tolerance 10.0 pp); top-3 hit rate dropped 50.0 pp (tolerance 20.0 pp). "
         "5 of the 5 lost hits have unjudged documents in their new top 3; counted as relevant they would bring every "

@@ -51,7 +51,7 @@ def failure(path: Path) -> InvalidInputError:
 def test_defaults_apply_when_the_file_is_empty(tmp_path):
     config = load_config(write_config(tmp_path, ""))
     assert config.cutoffs == CutOffs()
-    assert config.tolerances == Tolerances(0.1, 0.1)
+    assert config.tolerances == Tolerances(max_top1_drop=0.1, max_top3_drop=0.1)
     assert config.retention_days == DEFAULT_RETENTION_DAYS == 30
     assert config.store_uri == str(tmp_path / "results")
     assert config.retriever_identifiers == []

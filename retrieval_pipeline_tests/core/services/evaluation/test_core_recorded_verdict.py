@@ -18,8 +18,12 @@ QS = question_set(question("q1"), question("q2"), question("q3"), question("q4")
 GOOD = {"q1": ["t"], "q2": ["t"], "q3": ["t"], "q4": ["t"]}
 WORSE = {"q1": ["t"], "q2": ["t"], "q3": ["x"], "q4": ["x"]}  # top-1 and top-3 drop 50 pp
 KEY = HistoryKey("demo.set", "fixed")
-STRICT = EvaluationSettings(tolerances=Tolerances(0.1, 0.1), retry=RetryPolicy(attempts=1, backoff_seconds=0))
-LENIENT = EvaluationSettings(tolerances=Tolerances(0.6, 0.6), retry=RetryPolicy(attempts=1, backoff_seconds=0))
+STRICT = EvaluationSettings(
+    tolerances=Tolerances(max_top1_drop=0.1, max_top3_drop=0.1), retry=RetryPolicy(attempts=1, backoff_seconds=0)
+)
+LENIENT = EvaluationSettings(
+    tolerances=Tolerances(max_top1_drop=0.6, max_top3_drop=0.6), retry=RetryPolicy(attempts=1, backoff_seconds=0)
+)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def rows(question_id: str, source: str, answers: dict[str, tuple[str, str]]) -> 
 
 
 def test_a_persons_yes_on_the_source_adds_the_candidate_with_its_other_answers():
-    found = confirmed_candidates(rows("gen-1", "d1", {"d1": ("yes", ""), "d2": ("yes", ""), "d3": ("no", "yes")}), False)
+    found = confirmed_candidates(rows("gen-1", "d1", {"d1": ("yes", ""), "d2": ("yes", ""), "d3": ("no", "yes")}), False, {})
 
     (question,) = found.questions
     assert (question.expected_document_ids, question.rejected_document_ids) == (("d1", "d2"), ("d3",))
@@ -43,7 +43,7 @@ def test_a_persons_yes_on_the_source_adds_the_candidate_with_its_other_answers()
 def test_a_source_judged_no_is_not_added_and_one_nobody_judged_waits():
     judged = rows("gen-1", "d1", {"d1": ("no", ""), "d2": ("yes", "")}) + rows("gen-2", "d5", {"d5": ("", "yes")})
 
-    found = confirmed_candidates(judged, False)
+    found = confirmed_candidates(judged, False, {})
 
     assert (found.questions, found.refused, found.unjudged) == ((), 1, 1)
 
@@ -51,7 +51,7 @@ def test_a_source_judged_no_is_not_added_and_one_nobody_judged_waits():
 def test_a_machine_yes_confirms_only_with_machine_and_its_labels_stay_the_machines():
     judged = rows("gen-2", "d5", {"d5": ("", "yes"), "d6": ("no", "yes"), "d7": ("", "no")})
 
-    found = confirmed_candidates(judged, True)
+    found = confirmed_candidates(judged, True, {})
 
     (question,) = found.questions
     assert question.expected_document_ids == () and question.rejected_document_ids == ("d6",)
@@ -77,11 +77,11 @@ def test_a_bad_candidate_row_is_refused_naming_the_line_and_the_question(change,
     (where, row), *_ = rows("gen-1", "d1", {"d1": ("yes", "")})
 
     with pytest.raises(InvalidInputError, match=problem):
-        confirmed_candidates([(where, {**row, **change})], False)
+        confirmed_candidates([(where, {**row, **change})], False, {})
 
 
 def test_two_answers_that_disagree_on_one_document_are_refused():
     judged = rows("gen-1", "d1", {"d1": ("yes", "")}) + rows("gen-1", "d1", {"d1": ("no", "")})
 
     with pytest.raises(InvalidInputError, match="conflicting answers for question 'gen-1', document 'd1'"):
-        confirmed_candidates(judged, False)
+        confirmed_candidates(judged, False, {})

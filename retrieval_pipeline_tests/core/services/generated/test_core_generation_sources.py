@@ -10,7 +10,7 @@ from traffic_project import DEMO, SET_FILE
 
 from retrieval_pipeline.core.golden.query_logs import QueryCounts
 from retrieval_pipeline.core.services.configuration.project import load_config
-from retrieval_pipeline.core.services.generated.sources import allotted, asked_forms, corpus_sources, reached_documents
+from retrieval_pipeline.core.services.generated.sources import allotted, asked_form, corpus_sources, reached_documents
 
 
 @given(st.lists(st.integers(min_value=1, max_value=10_000), min_size=1, max_size=30), st.integers(min_value=1, max_value=500))
@@ -27,9 +27,10 @@ def test_the_largest_remainders_go_to_the_most_traffic_first_on_a_tie():
 
 
 def test_the_forms_asked_keep_the_sets_mix_in_every_first_part():
-    forms = asked_forms(10, 0.3)
+    forms = [asked_form(index, 0.3) for index in range(10)]
 
-    assert forms.count("gap") == 3 and asked_forms(4, 0.0) == ["match"] * 4 and asked_forms(3, 1.0) == ["gap"] * 3
+    assert forms.count("gap") == 3 and {asked_form(n, 0.0) for n in range(4)} == {"match"}
+    assert {asked_form(n, 1.0) for n in range(3)} == {"gap"} and asked_form(10**12, 1.0) == "gap"
     assert all(abs(forms[:n].count("gap") - 0.3 * n) < 1 for n in range(1, 11))
 
 
@@ -42,12 +43,12 @@ def test_corpus_documents_are_those_no_question_expects_and_no_logged_query_reac
     log = QueryCounts("log", {"propeller slipstream lift": 3, "heat conduction in composite slabs": 1}, lines=2)
 
     reached = reached_documents(project, log, ["bm25"], 5)
-    sources = corpus_sources(project, question_set, reached, ["match"] * 20, ["bm25"], seed=7)
+    sources = corpus_sources(project, question_set, reached, 20, 0.0, ["bm25"], seed=7)
 
     expected = {document for question in question_set.questions for document in question.expected_document_ids}
     assert len(reached) >= 5 and len(sources) == 20
     assert not {source.document_id for source in sources} & (expected | reached)
     assert all(source.title or source.text for source in sources)
-    assert [s.document_id for s in corpus_sources(project, question_set, reached, ["match"] * 20, ["bm25"], seed=7)] == [
+    assert [s.document_id for s in corpus_sources(project, question_set, reached, 20, 0.0, ["bm25"], seed=7)] == [
         source.document_id for source in sources
     ]

@@ -116,7 +116,8 @@ def test_a_disk_that_fills_mid_pass_keeps_every_answer_it_got_and_says_what_it_k
     in_file = _answered_in_file(path)
     only_cached = _stated(message, r"(\d+) more answers? only in the judgement cache")
     assert _stated(message, r"(\d+) rows? carry parity's answer in") == len(in_file)
-    assert 0 < len(in_file) and 0 < _stated(message, rf"the pass stopped after (\d+) of {ROWS} rows") < ROWS
+    # the file is written at the end (the cache is the pass's journal), so a full disk may leave it unanswered
+    assert 0 < len(in_file) + only_cached and 0 < _stated(message, rf"the pass stopped after (\d+) of {ROWS} rows") <= ROWS
     assert not list(tmp_path.glob(".pool.jsonl.*"))  # no half-written file left beside it
     assert "could not be saved anywhere" not in message
     assert stopped["called"] == stopped["answered"] == len(in_file) + only_cached  # every answer paid for was kept

@@ -7,7 +7,7 @@ from typing import Any
 
 from retrieval_pipeline.core.golden.query_logs import QueryCounts
 from retrieval_pipeline.core.services.views.coverage_view import CoverageView
-from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Markdown, plotted, table
+from retrieval_pipeline.dagster_layer.metadata.values import Column, Markdown, plotted, table
 
 MOST_ASKED = 10
 MOST_ASKED_COLUMNS = (Column("query", "string"), Column("count", "int"))

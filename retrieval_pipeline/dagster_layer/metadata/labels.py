@@ -12,7 +12,7 @@ from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.labels.audit import AuditReport
 from retrieval_pipeline.core.services.labels.label_audit import OPTIMISTIC, Finding
 from retrieval_pipeline.core.services.labels.machine_judging import JudgingSummary
-from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Link, Table, plotted, table
+from retrieval_pipeline.dagster_layer.metadata.values import Column, Link, Table, plotted, table
 
 MAX_ROWS = 200
 

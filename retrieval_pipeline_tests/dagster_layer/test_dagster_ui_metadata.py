@@ -1,5 +1,6 @@
-"""The Dagster UI's metadata as the core builds it: plain values in the order the UI lists them, floats that
-stay floats, and a leaderboard whose ranked table fits the asset's Overview."""
+"""The Dagster UI's metadata as the Dagster layer builds it from the core's views: plain values in the
+order the UI lists them, floats that stay floats, and a leaderboard whose ranked table fits the asset's
+Overview."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from retrieval_pipeline.core.services.evaluation.leaderboard import build_leader
 from retrieval_pipeline.core.services.evaluation.record import evaluate_and_record
 from retrieval_pipeline.core.services.evaluation.runner import RetryPolicy
 from retrieval_pipeline.core.services.views.evaluation_view import evaluation_view
-from retrieval_pipeline.core.services.views.ui_metadata.evaluation import evaluation_metadata
-from retrieval_pipeline.core.services.views.ui_metadata.project import leaderboard_metadata
-from retrieval_pipeline.core.services.views.ui_metadata.regression import regression_metadata
-from retrieval_pipeline.core.services.views.ui_metadata.values import Link, Markdown, Table, plotted
 from retrieval_pipeline.core.storage.store import ResultStore
+from retrieval_pipeline.dagster_layer.metadata.evaluation import evaluation_metadata
+from retrieval_pipeline.dagster_layer.metadata.project import leaderboard_metadata
+from retrieval_pipeline.dagster_layer.metadata.regression import regression_metadata
+from retrieval_pipeline.dagster_layer.metadata.values import Link, Markdown, Table, plotted
 
 # The Overview of an asset in Dagster 1.13's UI, measured in Chromium: a table cell's text is monospace at
 # about 8.5 px a character, each column adds about 14 px of padding and borders; the metadata table's Key

@@ -18,8 +18,8 @@ from retrieval_pipeline.core.services.views.question_outcomes import (
     preview_rows,
 )
 from retrieval_pipeline.core.services.views.traffic_view import TrafficView
-from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Link, Markdown, Table, plotted, table
 from retrieval_pipeline.core.storage.store import ResultStore
+from retrieval_pipeline.dagster_layer.metadata.values import Column, Link, Markdown, Table, plotted, table
 
 RATES_COLUMNS = (
     Column("key", "string"),

@@ -14,7 +14,7 @@ from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.services.configuration.schema import RetrieverSpec
 from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard
 from retrieval_pipeline.core.services.views.leaderboard_rows import leaderboard_rows, ranking_measures
-from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Json, Link, Markdown, Table, plotted, table
+from retrieval_pipeline.dagster_layer.metadata.values import Column, Json, Link, Markdown, Table, plotted, table
 
 COUNT_COLUMNS = (Column("key", "string"), Column("questions", "int"))
 RUN_COLUMNS = (

@@ -7,31 +7,30 @@ summary holds neither), and an error's cause is already scrubbed of secrets by t
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.measures import figure_of
 from retrieval_pipeline.core.scoring.stats.generated_agreement import MeasureAgreement
-from retrieval_pipeline.core.services.generated.generation import GenerationSummary
+from retrieval_pipeline.core.services.generated.generation import GenerationSummary, PlannedGeneration
 from retrieval_pipeline.core.services.generated.split import counted_because, generated_set_identifier
 from retrieval_pipeline.core.services.generated.validation import GeneratedValidation
-from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Json, Link, Markdown, plotted, table
+from retrieval_pipeline.dagster_layer.metadata.values import Column, Json, Link, Markdown, plotted, table
 
 DROPPED_COLUMNS = (Column("reason", "string"), Column("candidates", "int"))
 NO_GENERATED = "No generated questions: nothing to compare, nothing kept apart."
 
 
-def generation_metadata(summary: GenerationSummary, path: Path, origin: str, log: str | None, clusters: int) -> dict[str, Any]:
-    document = summary.to_dict()
+def generation_metadata(summary: GenerationSummary, planned: PlannedGeneration) -> dict[str, Any]:
+    document, plan = summary.to_dict(), planned.plan
     return {
-        "file": Link(str(path)),
+        "file": Link(str(planned.order.out)),
         "generated_by": summary.generated_by,
         "candidates": summary.written,
         "rows": summary.rows,
-        "from": origin,
-        "log": log or "none",
-        "uncovered_clusters": clusters,
+        "from": planned.order.origin,
+        "log": plan.log or "none",
+        "uncovered_clusters": plan.clusters,
         "requests": summary.planned,
         "asked": document["asked"],
         "from_cache": document["from_cache"],
@@ -100,10 +99,10 @@ def agreement_check_metadata(validation: GeneratedValidation | None) -> dict[str
 
 
 def _tau_text(agreement: MeasureAgreement, threshold: float) -> str:
-    """`-1.00 [-1.00, +0.33], below 0.8`, as `validate-generated` prints it."""
+    """`-1.00 [-1.00, +0.33]: the interval's lower bound -1.00 is below 0.8`, as `validate-generated` prints it."""
     tau = "n/a" if agreement.tau is None else f"{agreement.tau:+.2f}"
     low, high = agreement.interval
-    return f"{tau} [{low:+.2f}, {high:+.2f}], {'reaches' if agreement.reaches(threshold) else 'below'} {threshold:g}"
+    return f"{tau} [{low:+.2f}, {high:+.2f}]: {agreement.gate_text(threshold)}"
 
 
 def _differences(validation: GeneratedValidation):

@@ -7,15 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_pipeline.core.base.formatting import as_written, milliseconds, p_value, points
-from retrieval_pipeline.core.scoring.checks.metric_gates import ranking_gate_options
 from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
-from retrieval_pipeline.core.scoring.measures import TESTED, gated_figures
+from retrieval_pipeline.core.scoring.measures import TESTED, gates
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
 from retrieval_pipeline.core.services.evaluation.pair_verdicts import PairVerdicts
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.evaluation_view import EvaluationView
 from retrieval_pipeline.core.services.views.figure_rows import is_hit_rate
-from retrieval_pipeline.core.services.views.ui_metadata.values import Column, Json, Table, table
+from retrieval_pipeline.dagster_layer.metadata.values import Column, Json, Table, table
 
 MAX_LISTED_QUESTIONS = 200
 
@@ -50,6 +49,7 @@ PAIRS_COLUMNS = (
 
 def regression_metadata(view: EvaluationView, tolerances: Tolerances) -> dict[str, Any]:
     verdict, run, tested = view.verdict, view.run.result, view.run.tested
+    held = gates(tolerances, run.cutoffs)
     metadata = {
         "verdict": verdict.sentence,
         "verdict_status": verdict.status,
@@ -61,7 +61,7 @@ def regression_metadata(view: EvaluationView, tolerances: Tolerances) -> dict[st
         "baseline_labels": view.baseline_labels or "none",
         "baseline_run_id": verdict.baseline_run_id or "none",
         **{f"{row.key}_change": view.change_text(row) for row in tested},
-        **{option: points(getattr(tolerances, option)) for figure, option in gated_figures(run.cutoffs) if is_hit_rate(figure)},
+        **{gate.option: points(gate.tolerance) for gate in held if is_hit_rate(gate.figure)},
         **{f"{row.key}_p_value": p_value(row.p_value) for row in tested},
         "is_inconclusive": verdict.is_inconclusive,
         **_significance_metadata(view),
@@ -75,10 +75,11 @@ def regression_metadata(view: EvaluationView, tolerances: Tolerances) -> dict[st
     for breakdown in (view.run.by_form, view.run.by_hard_class):
         if breakdown.changes:
             metadata[f"by_{breakdown.name}_deltas"] = _delta_table(breakdown)
-    for name in ("max_p95_latency_increase_ms", "min_significance", "max_unjudged_share", *ranking_gate_options()):
+    for name in ("max_p95_latency_increase_ms", "min_significance", "max_unjudged_share"):
         value = getattr(tolerances, name)
         if value is not None:
             metadata[name] = milliseconds(value) if name.endswith("_ms") else as_written(value)
+    metadata.update({gate.option: as_written(gate.tolerance) for gate in held if not is_hit_rate(gate.figure)})
     if view.latency_change is not None:
         metadata["p95_latency_change"] = view.latency_change_text
     if view.set_changes is not None:
