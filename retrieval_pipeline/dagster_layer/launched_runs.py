@@ -68,6 +68,8 @@ class LaunchedRuns:
         self.environment, self.run_config, self.module = dict(environment), dict(run_config or {}), module
         self.log_path = Path(environment["DAGSTER_HOME"]) / LOG_NAME
         self.pending: set[str] = set()
+        self.submitted: dict[str, PartitionRun] = {}
+        self.ended: dict[str, str] = {}
 
     def __enter__(self) -> LaunchedRuns:
         from dagster_graphql import DagsterGraphQLClient
@@ -98,7 +100,7 @@ class LaunchedRuns:
             self._stop()
 
     def run(self, requests: Sequence[PartitionRun]) -> Iterator[PartitionOutcome]:
-        submitted = {}
+        submitted = self.submitted
         for request in requests:
             run_id = self.client.submit_job_execution(
                 request.job,
@@ -157,6 +159,12 @@ class LaunchedRuns:
             time.sleep(POLL_SECONDS)
         raise ServiceFailedError(f"`dagster dev` did not serve the code location; see {self.log_path}")
 
+    def stop(self) -> Iterator[PartitionOutcome]:
+        """Ctrl-C: the runs not ended are terminated; those that succeeded before they could be (their
+        evaluation saved and recorded in Dagster) are reported, so the night's summary names them."""
+        self._cancel()
+        yield from (PartitionOutcome(self.submitted[r]) for r, status in self.ended.items() if status == "SUCCESS")
+
     def _cancel(self) -> None:
         """Terminate what is queued or running (each ends CANCELED), and wait for them to end. A run still
         STARTING cannot be terminated until its process has started: it is asked again until it can be."""
@@ -166,6 +174,7 @@ class LaunchedRuns:
         deadline = time.monotonic() + CANCEL_SECONDS
         while self.pending and time.monotonic() < deadline:
             statuses = self.statuses(self.pending)
+            self.ended.update({run_id: status for run_id, status in statuses.items() if status in ENDED})
             self.pending = {run_id for run_id in self.pending if statuses.get(run_id) not in ENDED}
             for run_id in sorted(self.pending - asked):
                 try:

@@ -108,6 +108,9 @@ class Runner(Protocol):
     def run(self, requests: Sequence[PartitionRun]) -> Iterator[PartitionOutcome]:
         """Each request's outcome, as each run ends; Ctrl-C ends the runs in progress, then propagates."""
 
+    def stop(self) -> Iterator[PartitionOutcome]:
+        """After Ctrl-C: the runs in progress ended, and the outcomes of those that finished meanwhile."""
+
 
 class InProcessRuns:
     """Each run executed in this process, one after another (`nightly --in-process`: no code location,
@@ -119,6 +122,10 @@ class InProcessRuns:
     def run(self, requests: Sequence[PartitionRun]) -> Iterator[PartitionOutcome]:
         for request in requests:
             yield self._run(request)
+
+    def stop(self) -> Iterator[PartitionOutcome]:
+        """One run at a time: the one Ctrl-C reached ended then (canceled), none finished meanwhile."""
+        return iter(())
 
     def _run(self, request: PartitionRun) -> PartitionOutcome:
         run_id = str(uuid.uuid4())
@@ -165,12 +172,21 @@ def run_every_partition(defs: Definitions, runner: Runner, on_outcome: Callable)
             else:
                 requests.append((asset, request))
         assets = {request: asset for asset, request in requests}
-        for outcome in runner.run(list(assets)):
+
+        def ended(outcome: PartitionOutcome, assets: dict = assets) -> None:
             if not outcome.success:
                 failed.setdefault(assets[outcome.request], []).append(outcome.request)
             if outcome.job == EVALUATION_JOB:
                 outcome = _evaluated(outcome, partitions.dimensions(outcome.partition), store, config.dagster.check_severity)
             on_outcome(outcome)
+
+        try:
+            for outcome in runner.run(list(assets)):
+                ended(outcome)
+        except KeyboardInterrupt:
+            for outcome in runner.stop():
+                ended(outcome)
+            raise
 
 
 def upstream_assets(defs: Definitions) -> dict[AssetKey, set[AssetKey]]:
