@@ -75,8 +75,10 @@ def build_definitions(
         *traffic.jobs,
         *vectors.jobs,
     ]
-    assets = [golden_question_set, retriever_config, vectors.evaluation, leaderboard, label_audit, agreement]
-    assets += [build_machine_judgements(names), build_generated_questions(names), *traffic.assets, *vectors.assets]
+    # The shards first: `nightly` runs the roots of the asset graph in this order, so in process a dense
+    # retriever's shards are encoded in their own steps before its retriever_config is built.
+    assets = [*vectors.assets, golden_question_set, retriever_config, vectors.evaluation, leaderboard, label_audit]
+    assets += [agreement, build_machine_judgements(names), build_generated_questions(names), *traffic.assets]
     return Definitions(
         assets=assets,
         jobs=jobs,
