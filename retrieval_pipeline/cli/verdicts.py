@@ -5,12 +5,10 @@ the verdicts each check saved with its run are in the result store, so CI reads 
 Dagster instance to reach. Exit 1 when any pair's latest verdict failed (a regression, an incomplete
 run, a latest run that cannot be read), as the leaderboard's `every_pair_passes` check fails, and when no
 pair was evaluated at all (a mistyped store must not pass the gate) unless `--allow-empty` says that is
-expected. A store that is a file is refused (exit 2), as `run` refuses it.
+expected. A store that is a file is refused (exit 2), as `run` refuses it (`ResultStore.check_readable`).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import click
 
@@ -40,9 +38,10 @@ def verdicts(config_path, store_uri: str | None, as_json: bool, allow_empty: boo
     when no pair has one, the command fails unless --allow-empty. A pair whose latest run cannot be read
     fails."""
     from retrieval_pipeline.core.base.exit_codes import EXIT_FAILED
+    from retrieval_pipeline.core.services.evaluation.pair_verdicts import latest_verdicts
 
     config = load_project(config_path)
-    found = _found(config, store_uri)
+    found = latest_verdicts(open_store(store_uri, config), list(config.question_sets), list(config.retriever_identifiers))
     empty = not found.evaluated and not allow_empty
     if as_json:
         from retrieval_pipeline.cli.render.payloads import emit
@@ -58,16 +57,6 @@ def verdicts(config_path, store_uri: str | None, as_json: bool, allow_empty: boo
             "nothing was evaluated there (is it the right store?); pass --allow-empty when none is expected yet",
             EXIT_FAILED,
         )
-
-
-def _found(config, store_uri: str | None):
-    """Every pair's latest verdict; a store that is a file holds none and is refused, as `run` refuses it."""
-    from retrieval_pipeline.core.services.evaluation.pair_verdicts import latest_verdicts
-
-    location = store_location(store_uri, config)
-    if Path(location.removeprefix("file://")).is_file():
-        raise CommandError(f"the result store {location} is a file, not a folder: name the store's folder")
-    return latest_verdicts(open_store(store_uri, config), list(config.question_sets), list(config.retriever_identifiers))
 
 
 def _print(found) -> None:

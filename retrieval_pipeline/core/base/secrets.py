@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import unquote_plus
+from urllib.parse import unquote_plus, urlsplit
 
 from retrieval_pipeline.core.base.errors import RetrievalEvalError
 from retrieval_pipeline.core.base.redaction import secret_name
 
 MASK = "***"
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _lock = threading.Lock()
 _forms: tuple[str, ...] = ()
 
@@ -69,11 +67,14 @@ def _remember_url_secrets(text: str) -> None:
     """A url's password (`//user:PASSWORD@host`) and its query values under a secret-looking name (`?key=`,
     `?api_key=`, `?access_token=`), as written and decoded: a service echoing its request quotes them, and
     whatever shows the configuration would."""
-    if not _URL.match(text):
+    try:
+        url = urlsplit(text)
+    except ValueError:  # no url ("http://[::1" and the like): nothing of one to remember
         return
-    authority = re.split(r"[/?#]", text.partition("://")[2], maxsplit=1)[0]
-    values = [authority.rpartition("@")[0].partition(":")[2]]
-    for pair in text.partition("?")[2].partition("#")[0].split("&"):
+    if not (url.scheme and url.netloc):
+        return
+    values = [url.password]  # as written (urlsplit decodes nothing); each is remembered decoded too
+    for pair in url.query.split("&"):
         name, _, value = pair.partition("=")
         if secret_name(unquote_plus(name)):
             values.append(value)

@@ -236,6 +236,14 @@ class ResultStore:
         self.delete(self.run_files(stored)[0])
         return demoted
 
+    def check_readable(self) -> None:
+        """A StoreError when the store's root is a file: read, it would hold no run, and whatever reads
+        verdicts there would find every pair "not evaluated"."""
+        from pyarrow.fs import FileType
+
+        if self.fs.get_file_info(self.location.root).type == FileType.File:
+            raise StoreError(f"the result store {self.uri} is a file, not a folder: name the store's folder")
+
     def check_writable(self) -> None:
         """A StoreError unless a run could be saved here now: asked before any retriever is built or asked,
         because an evaluation whose save then fails has thrown its work away (an hour, on a slow service)."""

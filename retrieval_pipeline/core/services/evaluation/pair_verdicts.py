@@ -89,6 +89,7 @@ def latest_verdicts(
     store: ResultStore, set_identifiers: Sequence[str], retriever_identifiers: Sequence[str], grader: str = GRADER
 ) -> PairVerdicts:
     """Every pair of the given sets and retrievers, in that order, as its latest run left it."""
+    store.check_readable()
     verdicts = []
     for set_identifier in set_identifiers:
         for retriever_identifier in retriever_identifiers:
