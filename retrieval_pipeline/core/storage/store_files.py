@@ -128,12 +128,29 @@ def write_table(fs, local: bool, path: str, table, shown: str) -> None:
         raise
 
 
+PROBE_ATTEMPTS = 3
+
+
 def probe_writable(fs, local: bool, root: str, shown: str) -> None:
     """Create and remove an empty file in the store's root. A local root is made first, as a first save
-    would make it, and the folders made for the probe alone are removed again: the store is left as found."""
-    import uuid
-
+    would make it, and the folders made for the probe alone are removed again: the store is left as found.
+    Two commands probing a store not made yet (two `nightly` started together) may each find the other's
+    folder, which its maker then removes under the other's probe: a probe whose folder vanished is tried
+    again, the folder made again."""
     import pyarrow as pa
+
+    for attempt in range(PROBE_ATTEMPTS):
+        try:
+            _probe(fs, local, root)
+            return
+        except (OSError, pa.ArrowException) as error:
+            if isinstance(error, FileNotFoundError) and local and attempt < PROBE_ATTEMPTS - 1:
+                continue
+            raise StoreError(f"cannot write to the result store {shown}: {first_line(error)}") from None
+
+
+def _probe(fs, local: bool, root: str) -> None:
+    import uuid
 
     made = _missing_folders(root) if local else []
     probe = f"{root}/{PARTIAL_PREFIX}write-probe-{uuid.uuid4().hex}"
@@ -142,8 +159,6 @@ def probe_writable(fs, local: bool, root: str, shown: str) -> None:
             _create_dir(fs, local, root)
         with fs.open_output_stream(probe):
             pass
-    except (OSError, pa.ArrowException) as error:
-        raise StoreError(f"cannot write to the result store {shown}: {first_line(error)}") from None
     finally:
         discard(fs, probe)
         for folder in made:

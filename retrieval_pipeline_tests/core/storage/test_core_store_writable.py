@@ -44,3 +44,22 @@ def test_a_remote_store_is_probed_through_its_file_system_and_left_clean():
 
     assert store.fs.get_file_info(store.uri.removeprefix("memory://")).type.name in {"NotFound", "Directory"}
     assert store.keys() == []
+
+
+def _probe_often(root: str) -> str:
+    try:
+        for _ in range(200):
+            ResultStore(root).check_writable()
+    except Exception as error:  # noqa: BLE001 - what the command would print
+        return str(error)
+    return "ok"
+
+
+def test_commands_probing_a_store_not_made_yet_at_once_all_find_it_writable(tmp_path):
+    """Two `nightly` started together: each probe may find the folder another made, which its maker then
+    removes under it; that is no reason to refuse a store that can take runs."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    root = str(tmp_path / "a" / "results")
+    with ProcessPoolExecutor(4) as pool:
+        assert list(pool.map(_probe_often, [root] * 4)) == ["ok"] * 4
