@@ -156,11 +156,12 @@ def evaluation_asset(partitions: ProjectPartitions, names: Names) -> AssetsDefin
                 )
                 metadata = evaluation_metadata(evaluation, store, settings.tolerances)
                 check = regression_check_result(evaluation, settings.tolerances, project.config.dagster.check_severity)
-        if not check.passed and check.severity == AssetCheckSeverity.ERROR:
-            yield check
+                failed = not check.passed and check.severity == AssetCheckSeverity.ERROR
+                if not failed:  # recorded inside the block: an interrupt before Dagster records it keeps the run incomplete
+                    yield MaterializeResult(metadata=metadata)
+                yield check
+        if failed:
             raise CheckFailed(description=check.description, metadata=metadata, allow_retries=False)
-        yield MaterializeResult(metadata=metadata)
-        yield check
 
     return retrieval_evaluation
 

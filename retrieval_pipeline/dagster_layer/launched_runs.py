@@ -45,6 +45,10 @@ FAILURE_QUERY = """query Failure($id: ID!) {
     ... on RunFailureEvent { message error { message className causes { message className } } }
   } } } }
 }"""
+RECORDED_QUERY = """query Recorded($id: ID!) {
+  runOrError(runId: $id) { ... on Run { eventConnection { events { __typename } } } }
+}"""
+RECORDING_EVENTS = {"MaterializationEvent", "AssetCheckEvaluationEvent"}
 LOCATION_QUERY = "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
 
 
@@ -160,10 +164,19 @@ class LaunchedRuns:
         raise ServiceFailedError(f"`dagster dev` did not serve the code location; see {self.log_path}")
 
     def stop(self) -> Iterator[PartitionOutcome]:
-        """Ctrl-C: the runs not ended are terminated; those that succeeded before they could be (their
-        evaluation saved and recorded in Dagster) are reported, so the night's summary names them."""
+        """Ctrl-C: the runs not ended are terminated, and those that ended meanwhile are reported, so the
+        night's summary names every evaluation Dagster recorded: one that succeeded or failed its check
+        before it could be terminated, and one canceled after its materialization was recorded."""
         self._cancel()
-        yield from (PartitionOutcome(self.submitted[r]) for r, status in self.ended.items() if status == "SUCCESS")
+        for run_id, status in self.ended.items():
+            if status == "CANCELED" and self._recorded(run_id):
+                status = "SUCCESS"
+            yield self._outcome(self.submitted[run_id], run_id, status)
+
+    def _recorded(self, run_id: str) -> bool:
+        """Whether the run recorded its asset (a materialization or a check's evaluation) before it ended."""
+        run = self.query(RECORDED_QUERY, {"id": run_id})["runOrError"]
+        return any(event["__typename"] in RECORDING_EVENTS for event in run.get("eventConnection", {}).get("events", []))
 
     def _cancel(self) -> None:
         """Terminate what is queued or running (each ends CANCELED), and wait for them to end. A run still

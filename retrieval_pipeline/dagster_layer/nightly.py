@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from graphlib import TopologicalSorter
 from typing import Protocol
 
-from dagster import AssetKey, DagsterExecutionInterruptedError, DagsterInstance, Definitions, MultiPartitionKey
+from dagster import AssetKey, DagsterEventType, DagsterExecutionInterruptedError, DagsterInstance, Definitions, MultiPartitionKey
 
 from retrieval_pipeline.core.base.errors import RetrievalEvalError, ServiceFailedError
 from retrieval_pipeline.core.services.views.evaluation_view import RegressionCheck, regression_check
@@ -118,14 +118,16 @@ class InProcessRuns:
 
     def __init__(self, defs: Definitions, instance: DagsterInstance):
         self.defs, self.instance = defs, instance
+        self.interrupted: list[PartitionOutcome] = []
 
     def run(self, requests: Sequence[PartitionRun]) -> Iterator[PartitionOutcome]:
         for request in requests:
             yield self._run(request)
 
     def stop(self) -> Iterator[PartitionOutcome]:
-        """One run at a time: the one Ctrl-C reached ended then (canceled), none finished meanwhile."""
-        return iter(())
+        """One run at a time: the one Ctrl-C reached is reported if it had recorded its asset before it
+        ended (Ctrl-C between its materialization and the run's end); none other ran meanwhile."""
+        return iter(self.interrupted)
 
     def _run(self, request: PartitionRun) -> PartitionOutcome:
         run_id = str(uuid.uuid4())
@@ -139,6 +141,8 @@ class InProcessRuns:
             )
         except (KeyboardInterrupt, DagsterExecutionInterruptedError):
             self._canceled(run_id)
+            if self._recorded(run_id):
+                self.interrupted.append(PartitionOutcome(request))
             raise KeyboardInterrupt from None
         except Exception as error:
             return PartitionOutcome.failed(request, type(error), str(error))
@@ -150,6 +154,10 @@ class InProcessRuns:
         run = self.instance.get_run_by_id(run_id)
         if run is not None and not run.is_finished:
             self.instance.report_run_canceled(run, message="Interrupted (Ctrl-C) before its steps began.")
+
+    def _recorded(self, run_id: str) -> bool:
+        recording = {DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_CHECK_EVALUATION}
+        return bool(self.instance.get_records_for_run(run_id, of_type=recording, limit=1).records)
 
 
 def project_of(defs: Definitions) -> tuple[str, RetrievalProject]:

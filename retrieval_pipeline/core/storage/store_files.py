@@ -11,6 +11,7 @@ remote stores pay for importing fsspec.
 from __future__ import annotations
 
 import os
+import uuid
 from datetime import datetime, timedelta, timezone
 
 from retrieval_pipeline.core.base.arrow_arrays import numbers, release_unused
@@ -128,53 +129,48 @@ def write_table(fs, local: bool, path: str, table, shown: str) -> None:
         raise
 
 
-PROBE_ATTEMPTS = 3
-
-
 def probe_writable(fs, local: bool, root: str, shown: str) -> None:
-    """Create and remove an empty file in the store's root. A local root is made first, as a first save
-    would make it, and the folders made for the probe alone are removed again: the store is left as found.
-    Two commands probing a store not made yet (two `nightly` started together) may each find the other's
-    folder, which its maker then removes under the other's probe: a probe whose folder vanished is tried
-    again, the folder made again."""
+    """Create and remove an empty file in the store's root. A local root not made yet is not made: the probe
+    makes a folder of its own in the nearest folder that exists, as a first save would make the root there,
+    and removes it again, so the store is left as found. Every probe touches only a name of its own, so two
+    commands probing one new store at once (two `nightly` started together) never remove each other's."""
     import pyarrow as pa
 
-    for attempt in range(PROBE_ATTEMPTS):
-        try:
-            _probe(fs, local, root)
-            return
-        except (OSError, pa.ArrowException) as error:
-            if isinstance(error, FileNotFoundError) and local and attempt < PROBE_ATTEMPTS - 1:
-                continue
-            raise StoreError(f"cannot write to the result store {shown}: {first_line(error)}") from None
-
-
-def _probe(fs, local: bool, root: str) -> None:
-    import uuid
-
-    made = _missing_folders(root) if local else []
-    probe = f"{root}/{PARTIAL_PREFIX}write-probe-{uuid.uuid4().hex}"
     try:
         if local:
-            _create_dir(fs, local, root)
+            _probe_local(root)
+        else:
+            _probe_remote(fs, root)
+    except (OSError, pa.ArrowException) as error:
+        raise StoreError(f"cannot write to the result store {shown}: {first_line(error)}") from None
+
+
+def _probe_name() -> str:
+    return f"{PARTIAL_PREFIX}write-probe-{uuid.uuid4().hex}"
+
+
+def _probe_local(root: str) -> None:
+    folder = root
+    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    if folder == root:
+        probe = os.path.join(root, _probe_name())
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.remove(probe)
+    else:
+        probe = os.path.join(folder, _probe_name())
+        os.mkdir(probe)
+        os.rmdir(probe)
+
+
+def _probe_remote(fs, root: str) -> None:
+    probe = f"{root}/{_probe_name()}"
+    try:
+        fs.create_dir(root, recursive=True)
         with fs.open_output_stream(probe):
             pass
     finally:
         discard(fs, probe)
-        for folder in made:
-            try:
-                os.rmdir(folder)
-            except OSError:  # never made, or a concurrent save has written into it since
-                break
-
-
-def _missing_folders(folder: str) -> list[str]:
-    """`folder` and its ancestors that do not exist yet, deepest first."""
-    missing = []
-    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
-        missing.append(folder)
-        folder = os.path.dirname(folder)
-    return missing
 
 
 def discard(fs, path: str) -> None:
