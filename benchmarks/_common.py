@@ -221,13 +221,15 @@ server.serve_forever()
 """
 
 
-def start_latency_server(latency: float, answer: str, context: Any = None) -> tuple[subprocess.Popen, int]:
+def start_latency_server(
+    latency: float, answer: str, context: Any = None, server: str = _LATENCY_SERVER
+) -> tuple[subprocess.Popen, int]:
     """A JSON service on 127.0.0.1 (a free port) in a child process, so it does not share the measuring
     process's interpreter lock: every POST is answered after `latency` seconds with `answer(body)`, the
-    function whose source `answer` holds (it may read `context`, sent as JSON). Returns the process
-    (terminate it) and its port."""
+    function whose source `answer` holds (it may read `context`, sent as JSON). `server` is the source of
+    the server itself, `_LATENCY_SERVER` or a variant of it. Returns the process (terminate it) and its port."""
     process = subprocess.Popen(
-        [sys.executable, "-c", _LATENCY_SERVER.replace("{answer}", answer), str(latency)],
+        [sys.executable, "-c", server.replace("{answer}", answer), str(latency)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

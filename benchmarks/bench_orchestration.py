@@ -11,8 +11,9 @@ runs (`--in-process`):
 set x retriever evaluation with its check and history chart, then the leaderboard and each set's label
 audit. Two configurations, both warm (a warm-up round builds their BM25 indexes into their cache folders,
 as a team's nightly finds them):
-- demo: the embedded demo's configuration as shipped (the Cranfield demo set, 240 questions, x 3 BM25
-  retrievers over 1,400 abstracts): 3 evaluation partitions, 9 runs;
+- demo: the embedded demo's configuration as shipped (the Cranfield demo set, 240 questions, and its
+  conversations, 113 turns, x 6 BM25 retrievers over 1,400 abstracts): 12 evaluation partitions, 25 runs
+  (3 and 10 before the conversations were added, 6 December 2026);
 - 24:   2 question sets (the demo set under two identifiers) x 12 BM25 retrievers (k1 in 0.9 / 1.2 / 1.5 /
   2.0, b in 0.5 / 0.75 / 0.9: twelve distinct indexes), built under benchmarks/.work: 24 evaluation
   partitions, 41 runs.
@@ -185,6 +186,14 @@ def project(folder: Path, sets: int = SETS) -> Path:
     return config
 
 
+def demo_evaluations() -> int:
+    """The embedded demo's evaluation partitions: every set by every retriever."""
+    from retrieval_pipeline.core.services.configuration.project import load_config
+
+    config = load_config(demo_config())
+    return len(config.question_sets) * len(config.retriever_identifiers)
+
+
 def demo_config() -> Path:
     """The embedded demo's configuration, as shipped (its index cache: $RETRIEVAL_EVAL_CACHE, set below)."""
     from importlib.resources import files
@@ -208,7 +217,7 @@ def main(argv: list[str] | None = None) -> c.Report:
             report.save()
             return report
         configs = {"demo": demo_config(), "24": project(scratch / "p24")}
-        evaluations = {"demo": 3, "24": partitions}
+        evaluations = {"demo": demo_evaluations(), "24": partitions}
         envs = {}  # an instance of its own per configuration, as each team's code location has its instance
         for size in configs:
             home = scratch / f"dagster_home_{size}"

@@ -1,4 +1,5 @@
-"""`retrieval-eval import beir|trec ...`: golden set files from formats IR people already have."""
+"""`retrieval-eval import beir|trec|cast|ikat|qrecc|topiocqa ...`: golden set files from formats IR people
+already have."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def _import_to_file(
     question_set, left_out = imported.question_set, imported.left_out
     written = write_question_set_file(question_set, out, overwrite=force)
     if left_out:
-        warn(left_out_note(left_out))
+        warn(left_out_note(left_out, imported.left_out_because))
     if as_json:
         from retrieval_pipeline.cli.render.payloads import emit
 
@@ -103,14 +104,17 @@ def _import_to_file(
                 "set": question_set.identifier,
                 "file": str(written),
                 "questions": len(question_set.questions),
+                "conversations": len(question_set.conversations),
                 "forms": question_set.counts_by_form(),
                 "left_out": list(left_out),
             }
         )
         return
     forms = ", ".join(f"{form} {count}" for form, count in question_set.counts_by_form().items())
+    conversations = len(question_set.conversations)
+    held = f" in {conversations} conversation{'s' if conversations != 1 else ''}" if conversations else ""
     stdout_console().print(
-        f"Wrote {len(question_set.questions)} questions ({forms}) of set {question_set.identifier} to {written}"
+        f"Wrote {len(question_set.questions)} questions ({forms}){held} of set {question_set.identifier} to {written}"
     )
 
 
@@ -183,3 +187,71 @@ def trec(qrels: Path, topics: Path, corpus: Path, field: str, **options) -> None
         return imported_trec(qrels, topics, field=field, corpus=corpus, **labels)
 
     _import_to_file(load, {"qrels file": qrels, "topics file": topics, "corpus": corpus}, **options)
+
+
+_CORPUS_OPTION = click.option(
+    "--corpus",
+    "corpus",
+    type=_FILE,
+    help="The judged documents as a BEIR-style corpus.jsonl (_id, title, text), to tag the forms against. "
+    "Default: the text the format gives of each turn's answer.",
+)
+
+
+@import_group.command("cast")
+@click.option("--topics", "topics", required=True, type=_FILE, help="The topics JSON (a list of topics, each with its turns).")
+@click.option("--qrels", "qrels", required=True, type=_FILE, help="TREC qrels whose query ids are <topic>_<turn>.")
+@_CORPUS_OPTION
+@click.option(
+    "--rewrites",
+    "rewrites",
+    type=_FILE,
+    help="Manual rewrites as '<topic>_<turn><TAB>text' lines (CAsT 2019's annotated_resolved TSV); they replace the topics' own.",
+)
+@_set_file_options("the topics file's name")
+def cast(topics: Path, qrels: Path, corpus: Path | None, rewrites: Path | None, **options) -> None:
+    """Write golden conversations from TREC CAsT (2019-2022) or iKAT (2023, 2024) topics and their qrels.
+
+    Each topic is a conversation and each user turn a question `<topic>/<turn>` with its utterance, manual
+    rewrite and canonical response; CAsT 2022's flattened file gives each path its own conversation
+    `<topic>.<path>`. A conversation is kept up to its first turn without a relevant judgement (relevance
+    > 0, or at least --min-relevance); the turns left out that way are named on stderr. See
+    docs/golden-sets.md for the fields read.
+    """
+
+    def load(**labels):
+        from retrieval_pipeline.core.golden.conversation_imports.cast import imported_cast
+
+        return imported_cast(topics, qrels, corpus=corpus, rewrites=rewrites, **labels)
+
+    inputs = {"topics file": topics, "qrels file": qrels, "corpus": corpus, "rewrites file": rewrites}
+    _import_to_file(load, inputs, **options)
+
+
+import_group.add_command(cast, "ikat")
+
+
+def _records_command(style: str, gold: str) -> Callable:
+    @click.argument("records", metavar="FILE", type=_FILE)
+    @click.option("--qrels", "qrels", type=_FILE, help=f"TREC qrels (query ids <Conversation_no>_<Turn_no>) instead of {gold}.")
+    @_CORPUS_OPTION
+    @_set_file_options("the file's name")
+    def command(records: Path, qrels: Path | None, corpus: Path | None, **options) -> None:
+        def load(**labels):
+            from retrieval_pipeline.core.golden.conversation_imports.records import imported_conversation_records
+
+            return imported_conversation_records(records, style=style, qrels=qrels, corpus=corpus, **labels)
+
+        _import_to_file(load, {"records file": records, "qrels file": qrels, "corpus": corpus}, **options)
+
+    command.__doc__ = (
+        f"Write golden conversations from a {style}-style FILE: JSON lines, or one JSON list, a record per turn.\n\n"
+        f"Each record is a question `<Conversation_no>/<Turn_no>` with its Question, Rewrite and Answer, expecting "
+        f"{gold}. A conversation is kept up to its first turn without one; the turns left out that way are "
+        "named on stderr. See docs/golden-sets.md for the fields read."
+    )
+    return command
+
+
+import_group.command("qrecc")(_records_command("QReCC", "its Answer_URL"))
+import_group.command("topiocqa")(_records_command("TopiOCQA", "its Gold_passage id"))

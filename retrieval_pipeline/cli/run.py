@@ -204,7 +204,8 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     console = stdout_console()
     console.print(
         f"[bold]{run_result.set_identifier}[/bold] × [bold]{run_result.retriever_identifier}[/bold] "
-        f"(grader {run_result.grader}, {run_result.question_count} questions, labels {run_result.labels})"
+        f"(grader {run_result.grader}, {run_result.question_count} questions, labels {run_result.labels}"
+        f"{'' if run_result.query_mode == 'current' else f', turns asked as {run_result.query_mode}'})"
     )
     questions, note = render.selected_questions(run_result, show)
     if questions:
@@ -221,6 +222,8 @@ def _print_report(view, stored_run_id: str, store_uri: str, show: str) -> None:
     for line in render.traffic_lines(view.traffic):
         console.print(line)
     render.print_approximation(console, run_result)
+    if view.run.conversations_text:
+        console.print(f"Conversations: {view.run.conversations_text}")
     for breakdown in view.run.breakdowns:
         render.print_breakdown(console, breakdown)
     console.print()

@@ -55,7 +55,7 @@ def test_an_unknown_set_on_the_embedded_demo_says_the_demo_is_in_use_and_how_to_
     assert result.exit_code == 1
     [configuration, error] = result.stderr.splitlines()
     assert "the embedded demo" in configuration
-    assert "unknown question set 'scifact.test'; available: demo.cranfield" in error
+    assert "unknown question set 'scifact.test'; available: demo.conversations, demo.cranfield" in error
     assert "embedded demo is in use" in error
     assert "--config FILE, $RETRIEVAL_EVAL_CONFIG, or a retrieval-eval.yaml" in error
 

@@ -98,6 +98,7 @@ def test_retriever_metadata_shows_kind_fingerprint_and_version(defs, instance):
     assert metadata["kind"].value == "run_file"
     assert metadata["index_version"].value.startswith("sha256:")
     assert metadata["configuration_fingerprint"].value == fingerprint("run_file", {"path": "runs/good.jsonl", "format": "jsonl"})
+    assert metadata["query_mode"].value == "current"
 
 
 def test_secrets_never_reach_the_metadata(tmp_path, monkeypatch, instance, project):
@@ -154,13 +155,15 @@ def test_the_leaderboard_puts_every_pair_side_by_side(defs, instance):
 
 @pytest.mark.slow
 def test_every_partition_of_the_demo_materializes(tmp_path, instance, monkeypatch):
-    """The embedded demo (three BM25 variants over Cranfield), via the main command's code path."""
+    """The embedded demo (BM25 variants over Cranfield's questions and the demo conversations), via the
+    main command's code path."""
     monkeypatch.delenv("RETRIEVAL_EVAL_CONFIG", raising=False)
     output = io.StringIO()
     report = run_nightly(store_uri=str(tmp_path / "store"), instance=instance, console=Console(file=output, width=160))
     assert report.exit_code == 0, output.getvalue()
     demo = build_definitions()
     expected = set(demo.resolve_assets_def(EVALUATION).partitions_def.get_partition_keys())
-    assert len(expected) == 3 and instance.get_materialized_partitions(EVALUATION) == expected
+    assert len(expected) == 12 and instance.get_materialized_partitions(EVALUATION) == expected
     assert all(outcome.check_passed for outcome in report.evaluations)
-    assert "Leaderboard: demo.cranfield" in output.getvalue()
+    assert "Leaderboard: demo.cranfield" in output.getvalue() and "Leaderboard: demo.conversations" in output.getvalue()
+    assert "By turn depth (top-1 / top-3): demo.conversations" in output.getvalue()

@@ -68,7 +68,8 @@ def test_the_embedded_demo_is_the_default_configuration(monkeypatch):
 
     demo = defs()
     partitions = demo.resolve_assets_def(EVALUATION).partitions_def
-    assert partitions.get_partition_keys() and all("demo.cranfield" in key for key in partitions.get_partition_keys())
+    sets = {key.split("|")[1] for key in partitions.get_partition_keys()}
+    assert sets == {"demo.cranfield", "demo.conversations"}
 
 
 def test_partitions_are_the_configured_sets_and_retrievers(defs):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from semantic_text_splitter import TextSplitter
 
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.retriever import BuildContext
+from retrieval_pipeline.core.services.configuration.schema import RetrieverSpec
 from retrieval_pipeline.dagster_layer.metadata.project import retriever_metadata
 from retrieval_pipeline.retrievers.lexical import retriever as lexical
 from retrieval_pipeline.retrievers.lexical.retriever import LexicalKind, LexicalRetriever
@@ -142,7 +142,7 @@ def test_bad_settings_name_the_retriever_and_the_key(toy, context, chunking, fie
 
 def test_the_chunk_count_is_in_the_retriever_metadata(toy, context):
     retriever = lexical_on(context, toy, chunking={"size": 200})
-    metadata = retriever_metadata(SimpleNamespace(kind="lexical", params={"chunking": {"size": 200}}), retriever, 0.5)
+    metadata = retriever_metadata(RetrieverSpec(kind="lexical", chunking={"size": 200}), retriever, 0.5)
     chunks = len(TextSplitter(200).chunks(f"{DOCUMENTS[0]['title']} {DOCUMENTS[0]['text']}")) + 2
     assert (metadata["build_documents"], metadata["build_chunks"]) == (3, chunks)
 

@@ -25,6 +25,7 @@ from retrieval_pipeline.cli import main
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.retrieval.kinds import KindContext
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, BuildReport
+from retrieval_pipeline.core.services.configuration.schema import RetrieverSpec
 from retrieval_pipeline.dagster_layer.metadata.project import retriever_metadata
 from retrieval_pipeline.retrievers.encoders import EncoderSettings, onnx
 from retrieval_pipeline.retrievers.encoders.query_encoder import checked_encoder
@@ -485,11 +486,8 @@ def test_the_retriever_config_metadata_shows_what_the_build_did():
         def build_report(self):
             return {"documents": 150, "vector_cache_hit": True, "encoding_seconds": 1.5, "model_fingerprint": "abc"}
 
-    class Spec:
-        kind, params = "dense", {}
-
     assert isinstance(Built(), BuildReport)
-    metadata = retriever_metadata(Spec(), Built(), 2.0)
+    metadata = retriever_metadata(RetrieverSpec(kind="dense"), Built(), 2.0)
     assert (metadata["build_documents"], metadata["build_vector_cache_hit"]) == (150, True)
     assert (metadata["build_encoding_seconds"], metadata["build_model_fingerprint"]) == (1.5, "abc")
     built = ("build_documents", "build_vector_cache_hit", "build_encoding_seconds", "build_model_fingerprint")

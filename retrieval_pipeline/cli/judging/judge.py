@@ -255,6 +255,8 @@ def _show(console, rows: list[dict], position: int) -> None:
     labelled = row["expected_title"] or ", ".join(row["expected_document_ids"]) or "nothing (no document answers it)"
     answer = f" (now: {row['judgement']})" if row["judgement"] else ""
     console.rule(Text(f"{position + 1} of {len(rows)}{answer}"))
+    if row.get("conversation"):
+        console.print(f"Conversation so far:\n{row['conversation']}", highlight=False, markup=False)
     console.print(f"Question {row['question_id']}: {row['question']}", highlight=False, markup=False)
     console.print(f"Labelled answer: {labelled}", highlight=False, markup=False)
     ranked = ", ".join(row["ranked_by"]) if isinstance(row["ranked_by"], list) else row["ranked_by"]

@@ -12,6 +12,7 @@ from retrieval_pipeline.core.base.formatting import id_list
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.services.views.comparison.view import ComparisonView, GroupTable
 from retrieval_pipeline.core.services.views.figure_rows import MISSING
+from retrieval_pipeline.core.services.views.turns_view import gap_lines
 
 SIGNIFICANCE_NOTE = (
     "p: two-sided exact McNemar test against the reference (the first retriever), counting only the "
@@ -35,6 +36,8 @@ def print_comparison(console: Console, view: ComparisonView, limit: int) -> None
     print_weighted(console, view)
     for table in view.group_tables:
         print_group_table(console, table, view)
+    for line in gap_lines(view.rewrite_gaps):
+        console.print(line)
     for compared in view.others:
         print_slice_table(console, f"{compared.identifier} against {reference.identifier} by slice", compared.slice_tests)
         console.print(compared.slice_tests.surviving_sentence)

@@ -54,6 +54,7 @@ def print_results(report: NightlyReport, project, console) -> None:
     from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
     from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS
     from retrieval_pipeline.core.services.evaluation.leaderboard import build_leaderboard, figure_cells
+    from retrieval_pipeline.core.services.evaluation.leaderboard_turns import turn_entries
     from retrieval_pipeline.core.services.views.figure_rows import is_hit_rate
     from retrieval_pipeline.core.storage.store import ResultStore
 
@@ -79,6 +80,7 @@ def print_results(report: NightlyReport, project, console) -> None:
             for rank, entry in enumerate(board.for_set(set_identifier), start=1)
         ]
         print_fitted(console, f"Leaderboard: {set_identifier}, {board.ranking}", columns, rows)
+        print_depths(console, set_identifier, turn_entries(board.summaries(set_identifier)))
     checks = Table(title="Regression checks (retrieval_evaluation / no_regression)", title_justify="left")
     identifier_column(checks, "set")
     identifier_column(checks, "retriever")
@@ -101,3 +103,21 @@ def print_results(report: NightlyReport, project, console) -> None:
         environment = ui_environment(report.dagster_home, project)
         console.print("\nSee the runs, partitions, checks and history charts in the Dagster UI (from any folder):")
         console.print(f"  {ui_command_line(environment)}", highlight=False, soft_wrap=True, markup=False)
+
+
+def print_depths(console, set_identifier: str, rows) -> None:
+    """A set of conversations: each retriever's top-1 / top-3 by turn depth, its conversations all hit and
+    its gap beside the set's rewrite run (leaderboard_turns.py); nothing for a set without turns."""
+    from retrieval_pipeline.cli.render.fitted_tables import Column, print_fitted
+    from retrieval_pipeline.core.golden.conversations import DEPTHS
+
+    if not rows:
+        return
+    gap = any(row.gap is not None for row in rows)
+    columns = [Column("retriever", "left", identifier=True), *[Column(f"depth {depth}") for depth in DEPTHS]]
+    columns += [Column("all hit@3", optional=1)] + ([Column("gap vs rewrite")] if gap else [])
+    cells = []
+    for row in rows:
+        depths = [row.depth_text(depth) for depth in DEPTHS]
+        cells.append([row.retriever_identifier, *depths, row.all_hit_text, *([row.gap_text] if gap else [])])
+    print_fitted(console, f"By turn depth (top-1 / top-3): {set_identifier}", columns, cells)

@@ -90,6 +90,7 @@ def print_questions(console: Console, questions: Sequence[QuestionResult]) -> No
     """One row per question; `hit rank` is where the first expected document came (up to the deepest
     cut-off). A narrow terminal leaves out the latency, then the hit rank."""
     with_errors = any(question.error is not None for question in questions)
+    with_queries = any(question.query is not None for question in questions)
     columns = [
         Column("id", "left", identifier=True),
         Column("form", "left", identifier=True),
@@ -100,6 +101,8 @@ def print_questions(console: Console, questions: Sequence[QuestionResult]) -> No
         Column("expected", "left"),
         Column("ms", optional=2),
     ]
+    if with_queries:  # a turn asked with its history or a rewrite (query_modes.py)
+        columns.append(Column("asked as", "left"))
     if with_errors:
         columns.append(Column("error", "left"))
     rows = []
@@ -115,7 +118,8 @@ def print_questions(console: Console, questions: Sequence[QuestionResult]) -> No
             id_list(question.expected_document_ids) if question.expected_document_ids else "(none)",
             f"{question.latency_ms:.1f}" if answered else "",
         ]
-        rows.append([*row, *([Text(question.error or "", style="red")] if with_errors else [])])
+        asked_as = [Text(question.query or "", style="dim")] if with_queries else []
+        rows.append([*row, *asked_as, *([Text(question.error or "", style="red")] if with_errors else [])])
     print_fitted(console, "Questions", columns, rows)
 
 

@@ -24,6 +24,7 @@ from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
 MAX_NAMED = 10
 """Query ids a left-out note names before it says how many more."""
+JUDGED_ONLY_NOT_RELEVANT = "judged only not relevant (nothing to score them on)"
 
 
 @dataclass(frozen=True)
@@ -42,15 +43,14 @@ class ImportedSet:
 
     question_set: GoldenQuestionSet
     left_out: tuple[str, ...]
+    left_out_because: str = JUDGED_ONLY_NOT_RELEVANT
+    """Why they were left out (conversational imports leave out turns for another reason)."""
 
 
-def left_out_note(left_out: Sequence[str]) -> str:
+def left_out_note(left_out: Sequence[str], because: str = JUDGED_ONLY_NOT_RELEVANT) -> str:
     """The one account of the queries an import left out: `import` warns it, `list` prints it under its table."""
     count = len(left_out)
-    return (
-        f"left out {count} quer{'ies' if count != 1 else 'y'} judged only not relevant "
-        f"(nothing to score them on): {id_list(left_out, limit=MAX_NAMED)}"
-    )
+    return f"left out {count} quer{'ies' if count != 1 else 'y'} {because}: {id_list(left_out, limit=MAX_NAMED)}"
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

@@ -1,8 +1,9 @@
 """Writing a golden set as a file that `load_question_set_file` reads back as the same set.
 
 The format follows the suffix (YAML, JSON, or JSONL with the header on the first line and one
-question per following line). The file is written under a temporary name in the target folder and
-renamed into place, so an error never leaves a half-written set behind.
+question per following line). A set's turns are written grouped under `conversations:` (in JSONL, as
+lines naming their conversation), after its questions. The file is written under a temporary name in
+the target folder and renamed into place, so an error never leaves a half-written set behind.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from retrieval_pipeline.core.base.durable import write_text_atomically
 from retrieval_pipeline.core.base.errors import InvalidInputError
+from retrieval_pipeline.core.golden.conversation_files import conversation_documents, jsonl_turn_lines
 from retrieval_pipeline.core.golden.question_files import SET_FILE_SUFFIXES
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 
@@ -22,20 +24,31 @@ OPTIONAL_LISTS = ("rejected_document_ids", "machine_expected_document_ids", "mac
 
 def question_set_document(question_set: GoldenQuestionSet) -> dict[str, Any]:
     """The mapping a set file holds; optional fields that are unset (or, for the optional id lists, empty)
-    are left out."""
+    are left out, and so is `questions` when the set holds only conversations."""
     document = question_set.model_dump(mode="json", exclude_none=True)
     for question in document["questions"]:
         for name in OPTIONAL_LISTS:
             if not question[name]:
                 del question[name]
-    return document
+    turns = [question for question in document["questions"] if "turn" in question]
+    if not turns:
+        return document
+    questions = [question for question in document["questions"] if "turn" not in question]
+    placed: dict[str, Any] = {}
+    for key, value in document.items():
+        if key == "questions":  # the conversations follow the questions, where a reader looks for them
+            placed.update({"questions": questions} if questions else {})
+            placed["conversations"] = conversation_documents(turns)
+        else:
+            placed[key] = value
+    return placed
 
 
 def dump_question_set(question_set: GoldenQuestionSet, suffix: str) -> str:
     document = question_set_document(question_set)
     if suffix == ".jsonl":
         header = {field: document[field] for field in HEADER_FIELDS if field in document}
-        lines = [header, *document["questions"]]
+        lines = [header, *document.get("questions", ()), *jsonl_turn_lines(document.get("conversations", ()))]
         return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     if suffix == ".json":
         return json.dumps(document, ensure_ascii=False, indent=2) + "\n"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from retrieval_pipeline.core.base.errors import quoted
+from retrieval_pipeline.core.golden.conversations import ConversationTurn, turn_problem
+from retrieval_pipeline.core.golden.fingerprints import turn_contexts
 from retrieval_pipeline.core.golden.forms import QuestionForm
 from retrieval_pipeline.core.golden.generated import GeneratedProvenance
 
@@ -56,6 +59,8 @@ class GoldenQuestion(_Frozen):
     generated: GeneratedProvenance | None = None
     """Set for a question a generator wrote (`generate`, then `judge apply`): kept apart from the human
     questions' figures until the set records `generated_questions`; never in the fingerprint."""
+    turn: ConversationTurn | None = None
+    """Set for a turn of a conversation (conversations.py): `question` is then the utterance as typed."""
 
     @field_validator("id", "question", "hard_class")
     @classmethod
@@ -166,6 +171,9 @@ class GoldenQuestionSet(_Frozen):
             if question.id in seen:
                 raise ValueError(f"duplicate question id {quoted(question.id)}")
             seen.add(question.id)
+        problem = turn_problem(self.questions)
+        if problem is not None:
+            raise ValueError(problem)
         labelled = next(
             (q.id for q in self.questions if q.machine_expected_document_ids or q.machine_rejected_document_ids), None
         )
@@ -178,6 +186,31 @@ class GoldenQuestionSet(_Frozen):
             if question.id == question_id:
                 return question
         raise KeyError(question_id)
+
+    @cached_property
+    def conversations(self) -> dict[str, tuple[GoldenQuestion, ...]]:
+        """Each conversation's turns in order; empty for a set of single questions."""
+        grouped: dict[str, list[GoldenQuestion]] = {}
+        for question in self.questions:
+            if question.turn is not None:
+                grouped.setdefault(question.turn.conversation, []).append(question)
+        return {conversation: tuple(turns) for conversation, turns in grouped.items()}
+
+    def history(self, question: GoldenQuestion) -> tuple[GoldenQuestion, ...]:
+        """The turns of the question's conversation before it, in order (none for a single question)."""
+        if question.turn is None:
+            return ()
+        return self.conversations[question.turn.conversation][: question.turn.number - 1]
+
+    def turn_context(self, question: GoldenQuestion) -> str | None:
+        """What a query mode may read of a turn besides its utterance, for its fingerprint
+        (fingerprints.turn_contexts); None for a single question."""
+        return None if question.turn is None else self.turn_contexts[question.id]
+
+    @cached_property
+    def turn_contexts(self) -> dict[str, str]:
+        """Built once per set: every run of it fingerprints every turn."""
+        return turn_contexts(self.conversations.values())
 
     def counts_by_form(self) -> dict[str, int]:
         return _count(q.form.value for q in self.questions)

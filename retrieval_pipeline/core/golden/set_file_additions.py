@@ -1,7 +1,9 @@
 """New questions appended to a set file in place, keeping the file's format and layout, so a diff shows
 the added questions and nothing else: JSONL gets one line each, JSON is rewritten with its key order,
-YAML gets block entries after the last question in the list's own indentation. The new text is read back
-and must be the old set plus exactly the new questions before it replaces the file, atomically.
+YAML gets block entries after the last question in the list's own indentation (a set of conversations
+alone gets a `questions:` list at its end). The new text is read back and must be the old set plus exactly
+the new questions before it replaces the file, atomically. Questions only: a turn belongs to a conversation
+a person writes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ def add_questions_to_set_file(path: Path, questions: Sequence[GoldenQuestion]) -
         raise InvalidInputError(f"unsupported set file type; use one of {', '.join(SET_FILE_SUFFIXES)}", source=str(path))
     text = read_text(path, "set file")
     before = question_set_from_text(text, path.suffix, str(path))
+    turn = next((question.id for question in questions if question.turn is not None), None)
+    if turn is not None:
+        raise InvalidInputError(f"{quoted(turn)} is a turn: add it to its conversation by hand", source=str(path), field="turn")
     known = {question.id for question in before.questions}
     repeated = next((question.id for question in questions if question.id in known), None)
     if repeated is not None:
@@ -31,7 +36,8 @@ def add_questions_to_set_file(path: Path, questions: Sequence[GoldenQuestion]) -
     entries = _documents(before, questions)
     edited = {".jsonl": _jsonl, ".json": _json}.get(path.suffix, _yaml)(text, entries)
     after = question_set_from_text(edited, path.suffix, str(path))
-    if after.questions != before.questions + tuple(questions):
+    singles = tuple(question for question in before.questions if question.turn is None)
+    if after.questions != singles + tuple(questions) + before.questions[len(singles) :]:  # the turns come last
         raise InvalidInputError("its layout does not let questions be appended in place; add them by hand", source=str(path))
     return write_text_atomically(path, edited)
 
@@ -49,7 +55,7 @@ def _jsonl(text: str, entries: list[dict]) -> str:
 
 def _json(text: str, entries: list[dict]) -> str:
     document = json.loads(text)
-    document["questions"].extend(entries)
+    document.setdefault("questions", []).extend(entries)
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -61,7 +67,11 @@ def _yaml(text: str, entries: list[dict]) -> str:
     windows = "\r\n" in text
     text = text.replace("\r\n", "\n")
     root = yaml.compose(text, Loader=yaml.SafeLoader)
-    questions = next(value for key, value in root.value if key.value == "questions")
+    questions = next((value for key, value in root.value if key.value == "questions"), None)
+    if questions is None:
+        block = yaml.safe_dump({"questions": entries}, sort_keys=False, allow_unicode=True, width=120)
+        text = text + ("" if text.endswith("\n") else "\n") + block
+        return text.replace("\n", "\r\n") if windows else text
     if questions.flow_style or not questions.value:
         return text
     last = questions.value[-1]

@@ -58,6 +58,20 @@ class Retriever(Protocol):
     def retrieve(self, question: str, limit: int) -> Sequence[str]: ...
 
 
+ChatMessages = Sequence[Mapping[str, str]]
+"""A conversation as chat messages, `{"role": "user" | "assistant", "content": ...}`, oldest first."""
+
+
+@runtime_checkable
+class ConversationalRetriever(Protocol):
+    """Optional: a retriever that receives the conversation before a turn (its earlier utterances and the
+    replies the set records, as chat messages; empty for a single question or an opening turn) beside the
+    query the retriever's `conversation:` mode made (query_modes.py), so a service can read the history
+    itself. The runner then asks it one question at a time, by this method instead of `retrieve`."""
+
+    def retrieve_in_conversation(self, question: str, history: ChatMessages, limit: int) -> Sequence[str]: ...
+
+
 @runtime_checkable
 class BatchRetriever(Protocol):
     """Optional: many questions in one call, for retrievers that vectorise (BM25) or fan out.

@@ -48,7 +48,14 @@ class QuestionColumns(Sequence["QuestionResult"]):
 
         schema = question_schema()
         count = len(columns["question_id"])
-        columns = {"rejected_document_ids": [()] * count, "machine_judged_document_ids": [()] * count, **columns}
+        columns = {
+            "rejected_document_ids": [()] * count,
+            "machine_judged_document_ids": [()] * count,
+            "conversation": [None] * count,
+            "turn": [None] * count,
+            "query": [None] * count,
+            **columns,
+        }
         arrays = []
         for field in schema:
             values = columns[field.name]
@@ -203,20 +210,26 @@ class QuestionResult:
         fingerprint: str | None = None,
         rejected_document_ids: Sequence[str] = (),
         machine_judged_document_ids: Sequence[str] = (),
+        conversation: str | None = None,
+        turn: int | None = None,
+        query: str | None = None,
     ):
-        values = (
-            question_id,
-            form,
-            hard_class,
-            expected_document_ids,
-            retrieved_document_ids,
-            latency_ms,
-            error,
-            fingerprint,
-            rejected_document_ids,
-            machine_judged_document_ids,
-        )
-        self._columns = QuestionColumns.of(**{name: [value] for name, value in zip(FIELDS, values)})
+        values = {
+            "question_id": question_id,
+            "form": form,
+            "hard_class": hard_class,
+            "expected_document_ids": expected_document_ids,
+            "retrieved_document_ids": retrieved_document_ids,
+            "latency_ms": latency_ms,
+            "error": error,
+            "fingerprint": fingerprint,
+            "rejected_document_ids": rejected_document_ids,
+            "machine_judged_document_ids": machine_judged_document_ids,
+            "conversation": conversation,
+            "turn": turn,
+            "query": query,
+        }
+        self._columns = QuestionColumns.of(**{name: [value] for name, value in values.items()})
         self._row = 0
 
     @classmethod
@@ -238,6 +251,9 @@ class QuestionResult:
     fingerprint = property(lambda self: self._value("fingerprint"))
     rejected_document_ids = property(lambda self: self._value("rejected_document_ids"))
     machine_judged_document_ids = property(lambda self: self._value("machine_judged_document_ids"))
+    conversation = property(lambda self: self._value("conversation"))
+    turn = property(lambda self: self._value("turn"))
+    query = property(lambda self: self._value("query"))
 
     def unjudged_document_ids(self, k: int) -> tuple[str, ...]:
         return self._columns.unjudged_ids(k)[self._row]

@@ -74,10 +74,11 @@ def rescored(run: RunResult, question_set: GoldenQuestionSet, cutoffs: Sequence[
             continue
         now = (question.expected_document_ids, question.form.value, question.hard_class, question.rejected_document_ids)
         then = tuple(labels[name][position] for name in LABEL_FIELDS[:-1])
-        fingerprint, relabelled_to = labels["fingerprint"][position], question_fingerprint(question.question, *now)
+        fingerprint = labels["fingerprint"][position]
+        relabelled_to = question_fingerprint(question.question, *now, context=question_set.turn_context(question))
         if fingerprint == relabelled_to:
             continue
-        if fingerprint != question_fingerprint(question.question, *then):
+        if fingerprint != question_fingerprint(question.question, *then, context=question_set.turn_context(question)):
             left_out.append((question_id, REWORDED))
         elif shallow and set(now[0]) != set(then[0]):
             left_out.append((question_id, too_shallow))
@@ -103,7 +104,14 @@ def under_current_labels(run: RunResult, question_set: GoldenQuestionSet) -> Res
     if rescoring.refused is not None:
         return rescoring
     current = {
-        q.id: question_fingerprint(q.question, q.expected_document_ids, q.form.value, q.hard_class, q.rejected_document_ids)
+        q.id: question_fingerprint(
+            q.question,
+            q.expected_document_ids,
+            q.form.value,
+            q.hard_class,
+            q.rejected_document_ids,
+            context=question_set.turn_context(q),
+        )
         for q in question_set.questions
     }
     questions = rescoring.run.questions

@@ -16,6 +16,7 @@ from retrieval_pipeline.core.scoring.question_columns import QuestionColumns
 from retrieval_pipeline.core.scoring.question_columns import QuestionResult as QuestionResult  # readers import it from here
 from retrieval_pipeline.core.scoring.ranking_metrics import mean_scores
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, hit_rate
+from retrieval_pipeline.core.scoring.slices import FORM, HARD_CLASS, SLICES, TURN_DEPTH, Slice, slice_named
 from retrieval_pipeline.core.scoring.stats.intervals import wilson_interval
 
 GRADER = "retrieval_hit_rate"
@@ -25,7 +26,7 @@ RUN_ID_PATTERN = r"^\d{8}T\d{12}Z-[0-9a-f]{8}$"
 
 @dataclass(frozen=True)
 class GroupRates:
-    """One key of a breakdown (a form or a hard class): its hits at each tested cut-off (measures.TESTED),
+    """One key of a breakdown (a form, a hard class, a turn depth): its hits at each tested cut-off (measures.TESTED),
     kept by cut-off so another tested cut-off needs no new field."""
 
     questions: int
@@ -93,6 +94,12 @@ class RunResult:
     """The labels it was scored under (machine_labels.py): `human`, or `human+machine`."""
     approximation: Approximation | None = None
     """What an approximate search said of itself (approximation.py); None: the search was exact."""
+    query_mode: str = "current"
+    """How the retriever asked a conversation's turns (query_modes.py): `current`, `history:2`, `rewrite`,
+    `rewriter:NAME`...; each question's `query` holds the text it was asked with when not its own."""
+    retriever_setup: str | None = None
+    """The fingerprint of the retriever's kind and parameters, its query mode aside (query_modes.QueryPlan);
+    None for a retriever evaluated without a configuration."""
 
     def __post_init__(self) -> None:
         latency.check_mode(self.latency_mode)
@@ -128,25 +135,28 @@ class RunResult:
         return bool(self.questions.answered.all())
 
     def by_form(self) -> dict[str, GroupRates]:
-        return dict(self._by_form)
+        return self.breakdown(FORM.name)
 
     def by_hard_class(self) -> dict[str, GroupRates]:
-        return dict(self._by_hard_class)
+        return self.breakdown(HARD_CLASS.name)
+
+    def by_turn_depth(self) -> dict[str, GroupRates]:
+        return self.breakdown(TURN_DEPTH.name)
+
+    def breakdown(self, name: str) -> dict[str, GroupRates]:
+        """The rates of each key of a declared slice (slices.py); empty when no question has a key."""
+        return dict(self._breakdowns[name])
 
     @cached_property
-    def _by_form(self) -> dict[str, GroupRates]:
+    def _breakdowns(self) -> dict[str, dict[str, GroupRates]]:
         """Counted once: the summary, its Parquet row, the metadata and the JSON all ask again."""
-        return self._breakdown("form")
+        return {declared.name: self._breakdown(declared) for declared in SLICES}
 
-    @cached_property
-    def _by_hard_class(self) -> dict[str, GroupRates]:
-        return self._breakdown("hard_class")
-
-    def _breakdown(self, label: str) -> dict[str, GroupRates]:
-        """Keys in first-seen order, only keys that occur; questions without a key are left out."""
+    def _breakdown(self, declared: Slice) -> dict[str, GroupRates]:
+        """Keys in the slice's order, only keys that occur; questions without a key are left out."""
         import numpy as np
 
-        keys, codes = self.questions.groups(label)
+        keys, codes = declared.groups(self.questions)
         labelled = codes >= 0
         cutoffs = [figure.k for figure in TESTED]
         totals, *counts = (
@@ -175,13 +185,14 @@ class RunResult:
         return mean_scores(self.questions.metrics(self.cutoffs), self.questions.answered, self.question_count)
 
     def metrics_by_form(self) -> dict[str, dict[str, float]]:
-        return self._group_metrics("form")
+        return self.group_metrics(FORM.name)
 
     def metrics_by_hard_class(self) -> dict[str, dict[str, float]]:
-        return self._group_metrics("hard_class")
+        return self.group_metrics(HARD_CLASS.name)
 
-    def _group_metrics(self, label: str) -> dict[str, dict[str, float]]:
-        keys, codes = self.questions.groups(label)
+    def group_metrics(self, name: str) -> dict[str, dict[str, float]]:
+        """Each key of a declared slice: its mean ranking scores."""
+        keys, codes = slice_named(name).groups(self.questions)
         scores, answered = self.questions.metrics(self.cutoffs), self.questions.answered
         return {
             key: mean_scores(scores, answered & (codes == index), int((codes == index).sum())) for index, key in enumerate(keys)

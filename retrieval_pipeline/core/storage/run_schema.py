@@ -11,24 +11,29 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.retrieval.latency import PER_QUESTION, PERCENTILES
 from retrieval_pipeline.core.scoring.measures import TESTED
+from retrieval_pipeline.core.scoring.slices import SLICES, TURN_DEPTH
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The summary schema every run is written with. Version 1 is every summary written before the version
 was (its columns grew over time: verdicts, fingerprints, intervals, ranking metrics, the latency mode);
 version 3 adds the traffic a log assigned to each question and the weighted figures (null without one);
 version 4 the baseline's tested hit rates rescored and as stored, when the check rescored its baseline
-(`RESCORED_BASELINE_COLUMNS`, null otherwise)."""
+(`RESCORED_BASELINE_COLUMNS`, null otherwise); version 5 the breakdown by turn depth (empty without turns)
+and the conversations' counts (`CONVERSATION_COLUMNS`, null without turns)."""
 
 _NOT_RECORDED = {
     "latency_mode": PER_QUESTION,
     "labels": "human",
+    "query_mode": "current",
     "hit_rate_ci_low": [],
     "hit_rate_ci_high": [],
     "metric_names": [],
     "metric_values": [],
+    f"by_{TURN_DEPTH.name}": [],
+    f"by_{TURN_DEPTH.name}_metrics": [],
 }
 """What a column an older summary lacks reads as; any other missing column reads as null."""
 
@@ -49,6 +54,11 @@ TRAFFIC_COLUMNS = (
 RESCORED_BASELINE_COLUMNS = tuple(f"{figure.key}_baseline_{state}" for state in ("rescored", "stored") for figure in TESTED)
 """The baseline's top-1 and top-3 hit rates under the labels the run was checked with (what its deltas
 were computed from) and as stored with the baseline; null unless the check rescored its baseline."""
+
+
+CONVERSATION_COLUMNS = ("conversation_count", "conversations_all_hit_count")
+"""A run of conversations: how many it held, and how many had every turn hit in the top 3
+(turns.conversations_all_hit); null in a run without turns (and every run stored before them)."""
 
 
 def upgraded(row: dict) -> dict:
@@ -87,8 +97,7 @@ def summary_schema() -> pa.Schema:
             ("mean_score", pa.float64()),
             ("cutoffs", pa.list_(pa.int64())),
             ("hit_rates", pa.list_(pa.float64())),
-            ("by_form", breakdown),
-            ("by_hard_class", breakdown),
+            *[(f"by_{declared.name}", breakdown) for declared in SLICES],
             *[(f"latency_p{p}_ms", pa.float64()) for p in PERCENTILES],
             ("latency_max_ms", pa.float64()),
             ("index_version", pa.string()),
@@ -98,8 +107,7 @@ def summary_schema() -> pa.Schema:
             ("hit_rate_ci_high", pa.list_(pa.float64())),
             ("metric_names", pa.list_(pa.string())),
             ("metric_values", pa.list_(pa.float64())),
-            ("by_form_metrics", group_metrics),
-            ("by_hard_class_metrics", group_metrics),
+            *[(f"by_{declared.name}_metrics", group_metrics) for declared in SLICES],
             ("set_fingerprint", pa.string()),
             ("verdict", pa.string()),
             ("verdict_summary", pa.string()),
@@ -113,6 +121,9 @@ def summary_schema() -> pa.Schema:
             ("labels", pa.string()),
             *_traffic_fields(),
             ("approximation", pa.string()),
+            ("query_mode", pa.string()),
+            ("retriever_setup", pa.string()),
+            *[(name, pa.int64()) for name in CONVERSATION_COLUMNS],
         ]
     )
 
@@ -145,5 +156,8 @@ def question_file_schema() -> pa.Schema:
             ("question_fingerprint", pa.string()),
             ("rejected_document_ids", pa.list_(pa.string())),
             ("machine_judged_document_ids", pa.list_(pa.string())),
+            ("conversation", pa.string()),
+            ("turn", pa.int64()),
+            ("query", pa.string()),
         ]
     )

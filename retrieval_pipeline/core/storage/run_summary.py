@@ -13,6 +13,10 @@ from datetime import datetime
 
 from retrieval_pipeline.core.retrieval.latency import PERCENTILES
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, figure_of, in_declared_order
+from retrieval_pipeline.core.scoring.results import GroupRates
+from retrieval_pipeline.core.scoring.slices import TURN_DEPTH
+from retrieval_pipeline.core.scoring.turns import ConversationsHit, TurnFigures
+from retrieval_pipeline.core.storage.run_schema import CONVERSATION_COLUMNS
 from retrieval_pipeline.core.storage.store import HistoryKey
 
 
@@ -55,6 +59,12 @@ class RunSummary:
     weighted_intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     labels: str = "human"
     """The labels the run was scored under (machine_labels.py)."""
+    turns: TurnFigures | None = None
+    """A run of conversations: its rates by turn depth and its conversations all hit; None without turns."""
+    query_mode: str = "current"
+    """How its retriever asked the turns (query_modes.py: `current`, `rewrite`, ...), as the run recorded it."""
+    retriever_setup: str | None = None
+    """Its retriever's kind and parameters, fingerprinted with its mode aside (RunResult.retriever_setup)."""
 
     def figure(self, key: str) -> float | None:
         return self.figures.get(key)
@@ -128,4 +138,21 @@ class RunSummary:
                 HIT_RATE.key(k): (low, high)
                 for k, low, high in zip(cutoffs, row["weighted_ci_low"] or (), row["weighted_ci_high"] or ())
             },
+            turns=_turns(row),
+            query_mode=row["query_mode"],
+            retriever_setup=row["retriever_setup"],
         )
+
+
+def _turns(row: Mapping) -> TurnFigures | None:
+    """The rates by depth are stored as rates over counts of turns, so the counts come back exactly."""
+    if not row[f"by_{TURN_DEPTH.name}"]:
+        return None
+    by_depth = {
+        group["key"]: GroupRates(
+            group["questions"], tuple((figure.k, round(group[figure.column] * group["questions"])) for figure in TESTED)
+        )
+        for group in row[f"by_{TURN_DEPTH.name}"]
+    }
+    conversations, all_hit = (row[name] for name in CONVERSATION_COLUMNS)
+    return TurnFigures(by_depth, ConversationsHit(conversations, all_hit) if conversations is not None else None)

@@ -17,8 +17,16 @@ from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport, Ve
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.question_fields import FIELDS
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.slices import SLICES
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
-from retrieval_pipeline.core.storage.run_schema import SCHEMA_VERSION, TRAFFIC_COLUMNS, question_file_schema, summary_schema
+from retrieval_pipeline.core.scoring.turns import ConversationsHit, conversations_all_hit
+from retrieval_pipeline.core.storage.run_schema import (
+    CONVERSATION_COLUMNS,
+    SCHEMA_VERSION,
+    TRAFFIC_COLUMNS,
+    question_file_schema,
+    summary_schema,
+)
 
 
 def _breakdown_rows(groups) -> list[dict]:
@@ -59,8 +67,7 @@ def summary_table(
         "mean_score": run.hit_rate(TESTED[-1].k),
         "cutoffs": list(run.cutoffs),
         "hit_rates": [run.hit_rate(k) for k in run.cutoffs],
-        "by_form": _breakdown_rows(run.by_form()),
-        "by_hard_class": _breakdown_rows(run.by_hard_class()),
+        **{f"by_{declared.name}": _breakdown_rows(run.breakdown(declared.name)) for declared in SLICES},
         **{f"latency_p{p}_ms": latency.get(f"p{p}") for p in PERCENTILES},
         "latency_max_ms": latency.get("max"),
         "index_version": run.index_version,
@@ -70,16 +77,23 @@ def summary_table(
         "hit_rate_ci_high": [high for _, high in intervals.values()],
         "metric_names": list(metrics),
         "metric_values": list(metrics.values()),
-        "by_form_metrics": _group_metric_rows(run.metrics_by_form()),
-        "by_hard_class_metrics": _group_metric_rows(run.metrics_by_hard_class()),
+        **{f"by_{declared.name}_metrics": _group_metric_rows(run.group_metrics(declared.name)) for declared in SLICES},
         "set_fingerprint": run.set_fingerprint,
         **_check_columns(report, tolerances),
         "schema_version": SCHEMA_VERSION,
         "labels": run.labels,
         **_traffic_columns(weighted),
         "approximation": run.approximation.to_json() if run.approximation else None,
+        "query_mode": run.query_mode,
+        "retriever_setup": run.retriever_setup,
+        **_conversation_columns(conversations_all_hit(run)),
     }
     return from_rows([row], summary_schema())
+
+
+def _conversation_columns(conversations: ConversationsHit | None) -> dict:
+    counts = (conversations.conversations, conversations.all_hit) if conversations else (None, None)
+    return dict(zip(CONVERSATION_COLUMNS, counts))
 
 
 def _check_columns(report: RegressionReport | None, tolerances: Tolerances | None) -> dict:
@@ -165,6 +179,9 @@ def question_table(run: RunResult):
         "question_fingerprint": questions.column("fingerprint"),
         "rejected_document_ids": questions.column("rejected_document_ids"),
         "machine_judged_document_ids": questions.column("machine_judged_document_ids"),
+        "conversation": questions.column("conversation"),
+        "turn": questions.column("turn"),
+        "query": questions.column("query"),
     }
     return pa.Table.from_arrays(list(columns.values()), schema=question_file_schema())
 

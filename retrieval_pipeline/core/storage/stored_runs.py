@@ -27,6 +27,7 @@ RUN_COLUMNS_PER_QUESTION = (
     "index_version",
     "set_fingerprint",
     "latency_mode",
+    "query_mode",
 )
 """Summary columns repeated on every question row of a run's value, when the stored summary has them:
 the rows of several runs stay self-describing once concatenated."""
@@ -65,17 +66,20 @@ def run_from_tables(summary, questions) -> RunResult:
         latency_mode=row["latency_mode"],
         labels=row["labels"],
         approximation=Approximation.from_json(row["approximation"]),
+        query_mode=row["query_mode"],
+        retriever_setup=row["retriever_setup"],
         questions=QuestionColumns(pa.Table.from_arrays(columns, schema=schema)),
     )
 
 
 def _stored_column(questions, field):
     """A missing column is a foreign file (KeyError), except the fingerprints, rejected and machine-judged
-    ids older runs lack (none recorded: no fingerprint, nothing rejected, nothing machine-judged)."""
+    ids, the turns and the queries older runs lack (none recorded: no fingerprint, nothing rejected, nothing
+    machine-judged, no conversation, every question asked as typed)."""
     import pyarrow as pa
 
     name = "question_fingerprint" if field.name == "fingerprint" else field.name
-    if name == "question_fingerprint" and name not in questions.column_names:
+    if name in ("question_fingerprint", "conversation", "turn", "query") and name not in questions.column_names:
         return pa.nulls(questions.num_rows, field.type)
     if name in ("rejected_document_ids", "machine_judged_document_ids") and name not in questions.column_names:
         return from_python([[]] * questions.num_rows, field.type)

@@ -57,8 +57,7 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, history_char
         "is_regression": verdict.is_regression,
         "set_fingerprint": run.set_fingerprint or "none",
         "labels": run.labels,
-        "by_form": rates_table(view.run.by_form),
-        "by_hard_class": rates_table(view.run.by_hard_class),
+        **{f"by_{breakdown.name}": rates_table(breakdown) for breakdown in view.run.breakdowns},
         "questions_preview_order": f"{min(PREVIEW_ROWS, run.question_count)} of {run.question_count} questions: "
         f"{READING_ORDER_TEXT} (every question: result_uri)",
         "questions_preview": table(PREVIEW_COLUMNS, preview_rows(run.questions, run.cutoffs[-1])),
@@ -72,8 +71,8 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, history_char
         # plotted, so numbers; to the three decimals a score reads with
         **{row.key: plotted(row.value, 3) for row in view.run.ranking},
     }
-    if not view.run.by_hard_class.rows:
-        del metadata["by_hard_class"]
+    if view.run.conversations is not None:  # a run of single questions keeps the entries it always had
+        metadata[view.run.conversations.key] = view.run.conversations_text
     if run.approximation is not None:  # an exact run's metadata keeps the entries it always had
         metadata["approximate"] = run.approximation.sentence
         if run.approximation.overlap is not None:

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from retrieval_pipeline.core.base.redaction import fingerprint, redacted
+from retrieval_pipeline.core.golden.conversations import DEPTHS
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.retriever import BatchRetriever, BuildReport, Retriever, VersionedIndex
 from retrieval_pipeline.core.scoring.measures import TESTED, Measure
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.services.configuration.schema import RetrieverSpec
 from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard
-from retrieval_pipeline.core.services.views.leaderboard_rows import leaderboard_rows, ranking_measures
+from retrieval_pipeline.core.services.views.leaderboard_rows import depth_rows, leaderboard_rows, ranking_measures
 from retrieval_pipeline.dagster_layer.metadata.values import Column, Json, Link, Markdown, Table, plotted, table
 
 COUNT_COLUMNS = (Column("key", "string"), Column("questions", "int"))
@@ -25,6 +26,13 @@ RUN_COLUMNS = (
     Column("batch_mean_latency_ms", "float", description="Mean per question of batch calls (no percentiles)"),
     Column("run_id", "string"),
     Column("latest_run_complete", "bool"),
+)
+DEPTH_COLUMNS = (
+    Column("set", "string"),
+    Column("retriever", "string"),
+    *[Column(f"depth_{depth}", "string", description=f"Top-1 / top-3 hit rate at turn depth {depth}") for depth in DEPTHS],
+    Column("conversations_all_hit", "string", description="Conversations whose every turn hit in the top 3"),
+    Column("rewrite_gap", "string", description="Top-1 / top-3 on the turns as asked minus on the set's rewrites"),
 )
 NO_CHART = "No complete evaluation run yet."
 
@@ -51,6 +59,7 @@ def retriever_metadata(spec: RetrieverSpec, retriever: Retriever, build_seconds:
         "kind": spec.kind,
         "configuration": Json(configuration),
         "configuration_fingerprint": fingerprint(spec.kind, configuration),
+        "query_mode": spec.conversation.label,
         "index_version": retriever.index_version() if isinstance(retriever, VersionedIndex) else "not reported",
         "batch_retrieval": isinstance(retriever, BatchRetriever),
         "build_seconds": plotted(build_seconds, 3),
@@ -100,6 +109,9 @@ def leaderboard_metadata(board: Leaderboard, store_uri: str, config_path: str, c
         "store": Link(store_uri),
         "configuration": Link(config_path),
     }
+    by_depth = depth_rows(board)
+    if by_depth:  # a board without conversations keeps the entries it always had
+        metadata["leaderboard_by_turn_depth"] = table(DEPTH_COLUMNS, by_depth)
     for entry in board.entries:  # one numeric series per pair, so the UI plots them over time
         pair = f"{entry.set_identifier}/{entry.retriever_identifier}"
         for figure in TESTED:

@@ -27,7 +27,7 @@ DELTA_COLUMNS = (
     ],
 )
 SLICE_TEST_COLUMNS = (
-    Column("slice", "string", description="overall, form or hard_class"),
+    Column("slice", "string", description="overall, form, hard_class or turn_depth"),
     Column("key", "string"),
     Column("measure", "string", description="The figure compared: top1, top3, mrr@10, ..."),
     Column("k", "int", description="Cut-off"),
@@ -72,7 +72,7 @@ def regression_metadata(view: EvaluationView, tolerances: Tolerances) -> dict[st
         "unjudged_lost_hit_count": str(len(view.unjudged_lost_hits)),
         "unjudged_lost_hits": _listed(view.unjudged_lost_hits),
     }
-    for breakdown in (view.run.by_form, view.run.by_hard_class):
+    for breakdown in view.run.slices:
         if breakdown.changes:
             metadata[f"by_{breakdown.name}_deltas"] = _delta_table(breakdown)
     for name in ("max_p95_latency_increase_ms", "min_significance", "max_unjudged_share"):

@@ -1,16 +1,18 @@
-"""A search engine's own request body with the question put in: `{question}`, `{limit}` and `{vector}`
-anywhere in nested JSON (an Elasticsearch or OpenSearch `_search` query, a Vespa YQL request, a Weaviate
+"""A search engine's own request body with the question put in: `{question}`, `{limit}`, `{vector}` and
+`{history}` anywhere in nested JSON (an Elasticsearch or OpenSearch `_search` query, a Vespa YQL request, a Weaviate
 GraphQL query), so an engine is measured by its real request shape with no service in front of it.
 
 Placeholders are recognised only in string values, never in keys, and only as these exact tokens
 (other braces, like YQL's `{targetHits: 10}`, stay as written):
 
 - a string that is exactly `"{question}"` becomes the question, `"{limit}"` the number of hits wanted
-  (a JSON number), `"{vector}"` the question's embedding (a JSON array of numbers);
+  (a JSON number), `"{vector}"` the question's embedding (a JSON array of numbers), `"{history}"` the
+  conversation before a turn as chat messages (a JSON list of `{"role": "user" | "assistant",
+  "content": ...}`, oldest first; `[]` for a single question or an opening turn);
 - inside a longer string, `{question}` is inserted escaped as the content of a JSON string (`"` as `\\"`,
   `\\` as `\\\\`, control characters as `\\n`, `\\u0001`), so a question stays one string literal of a
   query embedded in the string (GraphQL and YQL share JSON's escapes); `{limit}` is inserted as digits;
-  `{vector}` is refused there.
+  `{vector}` and `{history}` are refused there.
 
 The body is then sent as JSON, so every value is escaped once more as JSON requires; a value YAML
 reads as something JSON cannot hold (an unquoted date, `.nan`, `.inf`, a `!!set`, `!!binary`) is
@@ -23,7 +25,7 @@ import datetime
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, clip, quoted
@@ -32,8 +34,8 @@ from retrieval_pipeline.retrievers.encoders import EncoderSettings
 from retrieval_pipeline.retrievers.encoders.query_encoder import QueryEncoderParams, checked_encoder
 from retrieval_pipeline.retrievers.http.params import HttpParams
 
-PLACEHOLDERS = ("{question}", "{limit}", "{vector}")
-WHOLE_ONLY = "{vector}"
+PLACEHOLDERS = ("{question}", "{limit}", "{vector}", "{history}")
+WHOLE_ONLY = ("{vector}", "{history}")
 _EMBEDDED = re.compile(r"\{question\}|\{limit\}")
 _YAML_TAGS = {set: "!!set", bytes: "!!binary"}
 
@@ -49,10 +51,10 @@ def placeholders_in(template: Any) -> set[str]:
     return set()
 
 
-def embedded_vector_path(template: Any) -> str | None:
-    """Where `{vector}` sits inside a longer string (where it cannot be filled), if anywhere."""
-    found = _first_problem(template, "", lambda value: "" if _embedded_vector(value) else None)
-    return None if found is None else found[0]
+def embedded_whole_path(template: Any) -> tuple[str, str] | None:
+    """(where, which) of the first `{vector}` or `{history}` inside a longer string (where it cannot be
+    filled), if any."""
+    return _first_problem(template, "", _embedded_whole)
 
 
 def not_json(template: Any, where: str) -> tuple[str, str] | None:
@@ -75,8 +77,10 @@ def _first_problem(template: Any, path: str, problem: Callable[[Any], str | None
     return next((found for key, value in items if (found := _first_problem(value, key, problem)) is not None), None)
 
 
-def _embedded_vector(value: Any) -> bool:
-    return isinstance(value, str) and WHOLE_ONLY in value and value != WHOLE_ONLY
+def _embedded_whole(value: Any) -> str | None:
+    if not isinstance(value, str) or value in WHOLE_ONLY:
+        return None
+    return next((token for token in WHOLE_ONLY if token in value), None)
 
 
 def _not_json(value: Any) -> str | None:
@@ -93,15 +97,21 @@ def _not_json(value: Any) -> str | None:
     return f"a YAML {tag} ({quoted(value)}): JSON has no such type"
 
 
-def filled(template: Any, question: str, limit: int, vector: Sequence[float] | None = None) -> Any:
+def filled(
+    template: Any,
+    question: str,
+    limit: int,
+    vector: Sequence[float] | None = None,
+    history: Sequence[Mapping[str, str]] = (),
+) -> Any:
     """A new body: the template with its placeholders replaced, the template itself untouched."""
     if isinstance(template, dict):
-        return {key: filled(value, question, limit, vector) for key, value in template.items()}
+        return {key: filled(value, question, limit, vector, history) for key, value in template.items()}
     if isinstance(template, list):
-        return [filled(value, question, limit, vector) for value in template]
+        return [filled(value, question, limit, vector, history) for value in template]
     if not isinstance(template, str):
         return template
-    whole = {"{question}": question, "{limit}": limit, "{vector}": vector}
+    whole = {"{question}": question, "{limit}": limit, "{vector}": vector, "{history}": [dict(m) for m in history]}
     if template in whole:
         return whole[template]
     escaped = json.dumps(question, ensure_ascii=False)[1:-1]
@@ -138,9 +148,10 @@ def checked_template(params: HttpSearchParams, kind: KindContext) -> EncoderSett
     found = placeholders_in(params.body_template)
     if not found & {"{question}", "{vector}"}:
         raise invalid("body_template has neither {question} nor {vector}: every question would send the same body")
-    embedded = embedded_vector_path(params.body_template)
+    embedded = embedded_whole_path(params.body_template)
     if embedded is not None:
-        raise invalid(f'{{vector}} must be a whole value ("{{vector}}"), not inside the string at {embedded}')
+        where, token = embedded
+        raise invalid(f'{token} must be a whole value ("{token}"), not inside the string at {where}')
     if ("{vector}" in found) != (params.query_encoder is not None):
         raise invalid(
             "{vector} and query_encoder go together: the vector is the question embedded by query_encoder", "query_encoder"

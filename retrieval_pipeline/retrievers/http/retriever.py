@@ -5,6 +5,8 @@ most services need no code. Requests, retries, fail-fast and the scrubbing of se
 are `http.client.JsonService`'s, shared with every adapter that asks a JSON service.
 `index_version` exists only on `VersionedHttpRetriever` (when `version_url` is set): the core's runtime
 protocol only checks that the method exists, so every instance having it would claim the capability.
+Every instance receives the conversation before a turn (`ConversationalRetriever`), which a
+`body_template` places with `{history}`; without one the service is sent the query alone.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from retrieval_pipeline.core.retrieval.kinds import KindContext
-from retrieval_pipeline.core.retrieval.retriever import document_id_from_chunk
+from retrieval_pipeline.core.retrieval.retriever import ChatMessages, document_id_from_chunk
 from retrieval_pipeline.core.retrieval.retriever_kinds import RetrieverKind
 from retrieval_pipeline.retrievers.encoders import Encoder, EncoderSettings
 from retrieval_pipeline.retrievers.encoders.query_encoder import opened_encoder
@@ -66,13 +68,16 @@ class HttpRetriever:
         return f"{type(self).__name__}({self.identifier!r}, {params.method} {params.url}, headers=[{names}])"
 
     def retrieve(self, question: str, limit: int) -> list[str]:
+        return self.retrieve_in_conversation(question, (), limit)
+
+    def retrieve_in_conversation(self, question: str, history: ChatMessages, limit: int) -> list[str]:
         params = self._params
         fields: dict[str, Any] = {params.question_field: question}
         if params.limit_field is not None:
             fields[params.limit_field] = limit
         if params.body_template is not None:
             vector = None if self._encoder is None else query_vector(self._encoder, params.query_encoder, question).tolist()
-            body = filled(params.body_template, question, limit, vector)
+            body = filled(params.body_template, question, limit, vector, history)
             document = self._service.request_json("POST", params.url, query=params.extra_params, body=body)
         elif params.method == "GET":
             document = self._service.request_json("GET", params.url, query={**(params.extra_params or {}), **fields})

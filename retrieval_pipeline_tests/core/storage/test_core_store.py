@@ -65,6 +65,7 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
         "index_version",
         "set_fingerprint",
         "latency_mode",
+        "query_mode",
         "run_id",
         "question_id",
         "form",
@@ -80,6 +81,9 @@ def test_the_latest_run_reads_as_one_table_with_its_identity_and_hits_at_every_c
         "question_fingerprint",
         "rejected_document_ids",
         "machine_judged_document_ids",
+        "conversation",
+        "turn",
+        "query",
     ]
     rows = table.to_pylist()
     assert {(r["set_identifier"], r["retriever_identifier"], r["run_id"], r["complete"], r["index_version"]) for r in rows} == {

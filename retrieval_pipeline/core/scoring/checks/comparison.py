@@ -2,7 +2,7 @@
 
 Pure functions over finished runs, so the command line and the Dagster UI show the same figures. Every
 run is tested against the first with the exact McNemar test (only the questions where exactly one of
-the two hit), overall and per form and hard class, Holm-corrected over each pair's slices and cut-offs:
+the two hit), overall and per form, hard class and turn depth, Holm-corrected over each pair's slices and cut-offs:
 on a small set one question is several points, and the p-value tells a team whether a difference could
 be noise. Runs that measured different versions of the set are compared on the questions unchanged in
 all of them (set_versions.py).
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from retrieval_pipeline.core.base.errors import InvalidInputError
 from retrieval_pipeline.core.scoring.results import GroupRates, QuestionResult, RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, unchanged_across
+from retrieval_pipeline.core.scoring.slices import FORM, HARD_CLASS, SLICES, TURN_DEPTH
 from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
 from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS, SliceTest, overall_test, paired_slice_tests
 
@@ -24,7 +25,7 @@ COMPARED_CUTOFFS = TESTED_CUTOFFS
 
 @dataclass(frozen=True)
 class GroupComparison:
-    """One form or hard class; `rates` holds one entry per run (None: the group is absent from that run)."""
+    """One form, hard class or turn depth; `rates` holds one entry per run (None: the group is absent from that run)."""
 
     key: str
     rates: tuple[GroupRates | None, ...]
@@ -48,8 +49,8 @@ class Disagreement:
 class Comparison:
     set_identifier: str
     runs: tuple[RunResult, ...]
-    by_form: tuple[GroupComparison, ...]
-    by_hard_class: tuple[GroupComparison, ...]
+    by_slice: tuple[tuple[str, tuple[GroupComparison, ...]], ...]
+    """(slice name, its keys side by side) for every declared slice (slices.SLICES), in their order."""
     disagreements: tuple[Disagreement, ...]
     slice_tests: tuple[tuple[SliceTest, ...], ...]
     """For each run after the reference, its tests against the reference (first = the reference)."""
@@ -57,6 +58,21 @@ class Comparison:
     """The level at which a corrected difference is said to survive."""
     set_changes: tuple[SetChanges, ...] = ()
     """One per run after the reference: its set edits against the reference's questions."""
+
+    def groups_by(self, name: str) -> tuple[GroupComparison, ...]:
+        return dict(self.by_slice).get(name, ())
+
+    @property
+    def by_form(self) -> tuple[GroupComparison, ...]:
+        return self.groups_by(FORM.name)
+
+    @property
+    def by_hard_class(self) -> tuple[GroupComparison, ...]:
+        return self.groups_by(HARD_CLASS.name)
+
+    @property
+    def by_turn_depth(self) -> tuple[GroupComparison, ...]:
+        return self.groups_by(TURN_DEPTH.name)
 
     @property
     def reference(self) -> RunResult:
@@ -97,8 +113,7 @@ def compare_runs(
     return Comparison(
         set_identifier=runs[0].set_identifier,
         runs=runs,
-        by_form=group_comparisons([run.by_form() for run in runs]),
-        by_hard_class=group_comparisons([run.by_hard_class() for run in runs]),
+        by_slice=tuple((s.name, group_comparisons([run.breakdown(s.name) for run in runs])) for s in SLICES),
         disagreements=disagreements(runs, cutoffs),
         slice_tests=tuple(paired_slice_tests(runs[0], other, cutoffs) for other in runs[1:]),
         significance=significance,

@@ -15,6 +15,7 @@ from dataclasses import replace
 from retrieval_pipeline.core.base.formatting import points, signed_pp
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.scoring.checks.change_breakdown import flipped_questions, group_deltas
+from retrieval_pipeline.core.scoring.checks.later_turns import later_turns_drop
 from retrieval_pipeline.core.scoring.checks.metric_gates import (
     dropped_between,
     hit_rate_gates,
@@ -29,6 +30,7 @@ from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, G
 from retrieval_pipeline.core.scoring.rescoring import RescoredBaseline, rescored_baseline
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges, restrict, set_changes
+from retrieval_pipeline.core.scoring.slices import SLICES
 from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE, minimum_detectable_drop
 from retrieval_pipeline.core.scoring.stats.slice_tests import SliceTest, overall_test, paired_slice_tests
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights, weighted_figures, weighted_hit_rate
@@ -172,6 +174,9 @@ def _compare(
     doubt = losses.sentence() if unjudged else losses.clearing_sentence()
     if doubt:
         summary = f"{summary} {doubt}"
+    confined = later_turns_drop(current.by_turn_depth(), baseline.by_turn_depth(), held)
+    if confined:
+        summary = f"{summary} {confined}"
     if changes.rescore_sentence:
         summary += f" {changes.rescore_sentence}"
     paired = overall_test(tests, TESTED[0].k).questions
@@ -187,8 +192,7 @@ def _compare(
         hit_rate_deltas=tuple((figure.k, delta) for figure, delta in tested.items()),
         baseline_run_id=baseline.run_id,
         p95_latency_delta_ms=latency_delta,
-        by_form=group_deltas(current.by_form(), baseline.by_form()),
-        by_hard_class=group_deltas(current.by_hard_class(), baseline.by_hard_class()),
+        by_slice=tuple((s.name, group_deltas(current.breakdown(s.name), baseline.breakdown(s.name))) for s in SLICES),
         flipped_to_miss=to_miss,
         flipped_to_hit=to_hit,
         hit_rate_p_values=tuple((figure.k, overall_test(tests, figure.k).p_value) for figure in TESTED),

@@ -13,6 +13,7 @@ from retrieval_pipeline.core.scoring.checks.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.checks.unjudged_losses import UnjudgedLosses
 from retrieval_pipeline.core.scoring.rescoring import RescoredBaseline
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.slices import FORM, HARD_CLASS, TURN_DEPTH
 from retrieval_pipeline.core.scoring.stats.intervals import DEFAULT_SIGNIFICANCE
 from retrieval_pipeline.core.scoring.stats.slice_tests import SliceTest
 
@@ -52,8 +53,8 @@ class RegressionReport:
     """(cut-off, current minus baseline hit rate) at each tested cut-off (measures.TESTED) the check compared."""
     baseline_run_id: str | None = None
     p95_latency_delta_ms: float | None = None
-    by_form: tuple[GroupDelta, ...] = ()
-    by_hard_class: tuple[GroupDelta, ...] = ()
+    by_slice: tuple[tuple[str, tuple[GroupDelta, ...]], ...] = ()
+    """(slice name, its keys' deltas) for every declared slice (slices.SLICES), in their order."""
     flipped_to_miss: tuple[str, ...] = ()
     flipped_to_hit: tuple[str, ...] = ()
     hit_rate_p_values: tuple[tuple[int, float], ...] = ()
@@ -87,6 +88,22 @@ class RegressionReport:
     def hit_rate_p_value(self, k: int) -> float:
         """The uncorrected p-value at tested cut-off `k`; 1 when nothing was compared."""
         return dict(self.hit_rate_p_values).get(k, 1.0)
+
+    def deltas_by(self, name: str) -> tuple[GroupDelta, ...]:
+        """The deltas of a declared slice's keys; none when nothing was compared."""
+        return dict(self.by_slice).get(name, ())
+
+    @property
+    def by_form(self) -> tuple[GroupDelta, ...]:
+        return self.deltas_by(FORM.name)
+
+    @property
+    def by_hard_class(self) -> tuple[GroupDelta, ...]:
+        return self.deltas_by(HARD_CLASS.name)
+
+    @property
+    def by_turn_depth(self) -> tuple[GroupDelta, ...]:
+        return self.deltas_by(TURN_DEPTH.name)
 
     @property
     def is_regression(self) -> bool:

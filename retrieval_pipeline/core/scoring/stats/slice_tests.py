@@ -1,4 +1,5 @@
-"""Paired tests per slice: overall, every form and every hard class, at top-1 and top-3, Holm-corrected.
+"""Paired tests per slice: overall and every key of each declared slice (slices.py), at top-1 and top-3,
+Holm-corrected.
 
 A drop inside one class is what a team most wants to see, and what is most easily noise: a class of 11
 questions moves 9 points per question. Testing every slice at once would make some slice "significant"
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, ranking_figures
 from retrieval_pipeline.core.scoring.results import RunResult
+from retrieval_pipeline.core.scoring.slices import SLICES, Slice
 from retrieval_pipeline.core.scoring.stats.significance import (
     bootstrap_interval,
     discordant_pairs,
@@ -38,9 +40,9 @@ class SliceTest:
     """The second run against the first on one slice at one cut-off (first: the reference or baseline)."""
 
     slice: str
-    """`overall`, `form` or `hard_class`."""
+    """`overall`, or a declared slice's name (`form`, `hard_class`, `turn_depth`)."""
     key: str
-    """The form or hard class; `all` for the overall slice."""
+    """The form, hard class or turn depth; `all` for the overall slice."""
     k: int
     questions: int
     first_only: int
@@ -63,7 +65,7 @@ class SliceTest:
 
 
 def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[int] = TESTED_CUTOFFS) -> tuple[SliceTest, ...]:
-    """One family: overall, then forms, then hard classes (first-seen order in the second run), each at
+    """One family: overall, then each declared slice's keys (first-seen order in the second run), each at
     every cut-off; only questions both runs hold are paired, slices follow the second run's labels."""
     import numpy as np
 
@@ -74,7 +76,7 @@ def paired_slice_tests(first: RunResult, second: RunResult, cutoffs: Sequence[in
     now, then = (np.array(side, np.int64) for side in zip(*paired)) if paired else (np.zeros(0, np.int64),) * 2
     answered = second.questions.answered[now] & first.questions.answered[then]
     hits = {k: (first.questions.hits(k)[then], second.questions.hits(k)[now]) for k in cutoffs}
-    slices = [(OVERALL, "all", np.ones(len(now), bool)), *_slices("form", second, now), *_slices("hard_class", second, now)]
+    slices = [(OVERALL, "all", np.ones(len(now), bool)), *(part for s in SLICES for part in _slices(s, second, now))]
     raw = []
     for name, key, members in slices:
         for k in cutoffs:
@@ -128,11 +130,12 @@ def overall_test(tests: Sequence[SliceTest], k: int) -> SliceTest | None:
     return next((t for t in tests if t.slice == OVERALL and t.k == k and t.measure == HIT_RATE.name), None)
 
 
-def _slices(name: str, run: RunResult, paired: np.ndarray) -> list[tuple[str, str, np.ndarray]]:
-    """Each label's paired questions, labels in first-seen order among the paired questions."""
+def _slices(declared: Slice, run: RunResult, paired: np.ndarray) -> list[tuple[str, str, np.ndarray]]:
+    """Each key's paired questions, keys in first-seen order among the paired questions."""
     import numpy as np
 
-    keys, codes = run.questions.groups(name)
+    name = declared.name
+    keys, codes = declared.groups(run.questions)
     codes = codes[paired]
     present, first_seen = np.unique(codes[codes >= 0], return_index=True)
     return [(name, keys[code], codes == code) for code in present[np.argsort(first_seen)]]

@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, UnknownIdentifierError, quoted, validation_problem
+from retrieval_pipeline.core.base.redaction import fingerprint, redacted
 from retrieval_pipeline.core.base.text_files import parse_yaml, read_text
 from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.question_sets import QuestionSetRegistry
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.generators import GENERATORS, Generator
 from retrieval_pipeline.core.retrieval.judges import JUDGES, Judge
+from retrieval_pipeline.core.retrieval.query_modes import QueryPlan
 from retrieval_pipeline.core.retrieval.retriever import BuildContext, Retriever, default_cache_dir
+from retrieval_pipeline.core.retrieval.rewriters import REWRITERS, Rewriter
 from retrieval_pipeline.core.scoring.measures import Figure, figure_names
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.services.configuration.lookup import DEMO_NOTE, demo_config_path
@@ -55,9 +58,12 @@ class ProjectConfig:
         self.retriever_specs = data.retrievers
         self.judge_specs = data.judges
         self.generator_specs = data.generators
+        self.rewriter_specs = data.rewriters
+        _check_rewriters_named(data, path)
         self._sets = ConfiguredSets(data.question_sets, self.resolve, self.source, self.query_log)
         self._retrievers = ConfiguredRetrievers(data.retrievers, self.build_context, DEMO_NOTE if self.is_demo else None)
         self._judges: dict[str, Judge] = {}
+        self._rewriters: dict[str, Rewriter] = {}
 
     @property
     def source(self) -> str:
@@ -162,6 +168,29 @@ class ProjectConfig:
         spec = self.generator_specs[name]
         return GENERATORS.build(name, spec.kind, spec.params, self.build_context())
 
+    def rewriter(self, name: str) -> Rewriter:
+        """A query rewriter of the `rewriters:` section, built once per configuration."""
+        if name not in self._rewriters:
+            if name not in self.rewriter_specs:
+                raise UnknownIdentifierError("rewriter", name, self.rewriter_specs)
+            spec = self.rewriter_specs[name]
+            self._rewriters[name] = REWRITERS.build(name, spec.kind, spec.params, self.build_context())
+        return self._rewriters[name]
+
+    def query_plan(self, identifier: str) -> QueryPlan:
+        """How retriever `identifier` asks a conversation's turns (its `conversation:` key); a rewriter it
+        names is built only when a set has turns to rewrite."""
+        spec = self.retriever_specs[identifier]
+        mode, setup = spec.conversation, fingerprint(spec.kind, redacted(spec.params))
+        if mode.rewriter is None:
+            return QueryPlan(mode, setup=setup)
+        return QueryPlan(mode, lambda: self.rewriter(mode.rewriter), self.rewrite_cache, setup)
+
+    @property
+    def rewrite_cache(self) -> Path:
+        """Where rewriters' rewrites are kept, keyed by rewriter fingerprint and conversation, across runs."""
+        return self.cache_dir / "rewrites"
+
     @property
     def generation_cache(self) -> Path:
         """Where generators' questions are kept, keyed by generator fingerprint and request, across runs."""
@@ -196,6 +225,20 @@ def _ranking_figure(name: str, cutoffs: tuple[int, ...], path: Path) -> Figure:
             field="rank_by",
         )
     return known[name]
+
+
+def _check_rewriters_named(data: ConfigFile, path: Path) -> None:
+    """A retriever's `conversation: {rewriter: NAME}` names a rewriter of the `rewriters:` section."""
+    for identifier, spec in data.retrievers.items():
+        name = spec.conversation.rewriter
+        if name is not None and name not in data.rewriters:
+            known = ", ".join(sorted(data.rewriters)) or "none; name one under `rewriters:`"
+            raise InvalidInputError(
+                f"no rewriter {quoted(name)} is configured (rewriters: {known})",
+                source=str(path),
+                key=f"retrievers.{identifier}",
+                field="conversation",
+            )
 
 
 def load_config(path: str | Path) -> ProjectConfig:

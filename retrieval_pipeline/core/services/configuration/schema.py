@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from retrieval_pipeline.core.base.errors import quoted
 from retrieval_pipeline.core.golden.query_logs import QueryLogSpec
 from retrieval_pipeline.core.golden.questions import check_identifier
+from retrieval_pipeline.core.retrieval.query_modes import CURRENT, QueryMode, query_mode
 from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.measures import TESTED
 from retrieval_pipeline.core.scoring.scoring import DEFAULT_CUTOFFS, OVERFETCH_MULTIPLIER, CutOffs
@@ -76,7 +77,7 @@ SetSource = Annotated[
 ]
 
 
-class RetrieverSpec(BaseModel):
+class KindSpec(BaseModel):
     """`kind` picks the class; every other key is that kind's parameter, validated by the kind."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
@@ -97,14 +98,31 @@ class RetrieverSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
-class JudgeSpec(RetrieverSpec):
+class RetrieverSpec(KindSpec):
+    """A retriever: `kind` and that kind's parameters, and `conversation`, how it asks a conversation's
+    turns, whatever its kind (query_modes.py)."""
+
+    conversation: QueryMode = CURRENT
+
+    @field_validator("conversation", mode="before")
+    @classmethod
+    def _query_mode(cls, value: Any) -> QueryMode:
+        return value if isinstance(value, QueryMode) else query_mode(value)
+
+
+class JudgeSpec(KindSpec):
     """A machine judge: `kind` picks the judge kind (`openai`, `rerank`, `callable`, or a plugin's); every
     other key is that kind's parameter, validated by the kind."""
 
 
-class GeneratorSpec(RetrieverSpec):
+class GeneratorSpec(KindSpec):
     """A question generator: `kind` picks the generator kind (`openai`, `callable`, `extractive`, or a
     plugin's); every other key is that kind's parameter, validated by the kind."""
+
+
+class RewriterSpec(KindSpec):
+    """A query rewriter a retriever's `conversation: {rewriter: NAME}` names: `kind` (`openai`, `callable`,
+    or a plugin's); every other key is that kind's parameter, validated by the kind."""
 
 
 class DagsterSection(_Section):
@@ -175,6 +193,7 @@ class ConfigFile(_Section):
     retrievers: dict[str, RetrieverSpec] = {}
     judges: dict[str, JudgeSpec] = {}
     generators: dict[str, GeneratorSpec] = {}
+    rewriters: dict[str, RewriterSpec] = {}
     dagster: DagsterSection = DagsterSection()
     audit: AuditSection = AuditSection()
     leaderboard: LeaderboardSection = LeaderboardSection()
@@ -185,7 +204,7 @@ class ConfigFile(_Section):
     query_logs: dict[str, QueryLogSpec] = {}
     coverage: CoverageSection = CoverageSection()
 
-    @field_validator("retrievers", "judges", "generators", "query_logs")
+    @field_validator("retrievers", "judges", "generators", "rewriters", "query_logs")
     @classmethod
     def _names(cls, named: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         """Retriever, judge, generator and log names end up in run keys, fingerprints and partition keys."""
@@ -193,6 +212,7 @@ class ConfigFile(_Section):
             "retrievers": "retriever identifier",
             "judges": "judge identifier",
             "generators": "generator identifier",
+            "rewriters": "rewriter identifier",
             "query_logs": "query log name",
         }
         for identifier in named:

@@ -7,10 +7,12 @@ baseline. The retry policy it holds is defined here, beside the settings it is o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from retrieval_pipeline.core.golden.machine_labels import check_labels
+from retrieval_pipeline.core.retrieval.query_modes import QueryPlan
 from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.scoring.traffic import TrafficWeights
@@ -59,6 +61,12 @@ class EvaluationSettings:
     traffic: TrafficWeights | None = None
     """The traffic a query log assigned to the set's questions: the run gets weighted figures beside the
     plain ones (and is gated on them with `tolerances.weighted`); None: plain figures only."""
+    query_plans: Mapping[str, QueryPlan] = field(default_factory=dict)
+    """How each configured retriever asks a conversation's turns (its `conversation:` key, query_modes.py);
+    a retriever not named here asks every question as typed."""
+
+    def query_plan(self, retriever: str) -> QueryPlan:
+        return self.query_plans.get(retriever, QueryPlan())
 
     @classmethod
     def from_config(
@@ -81,4 +89,5 @@ class EvaluationSettings:
             baseline_run_id=baseline_run_id,
             unstable_window=config.audit.unstable_window if config.audit.exclude_unstable else None,
             labels=check_labels(labels or config.labels),
+            query_plans={identifier: config.query_plan(identifier) for identifier in config.retriever_identifiers},
         )

@@ -1,5 +1,7 @@
 """How a retriever is asked: a batch at a time where it can answer batches, else one question at a time,
 with bounded retries; the answers arrive as blocks of consecutive questions (runner.py makes the run).
+Each question is asked by its query (queries.py): its text, and the conversation before it for a
+retriever that receives it; a question whose query could not be made is recorded with why, not asked.
 
 Every error text recorded on a question goes through the secret scrubber, whatever raised it. When the
 first questions all fail to reach the service, the rest are not asked (`failures.FailFastGate`).
@@ -16,8 +18,14 @@ from typing import TYPE_CHECKING
 from retrieval_pipeline.core.base.arrow_arrays import from_python
 from retrieval_pipeline.core.base.backoff import Transient, with_backoff
 from retrieval_pipeline.core.base.secrets import scrub
-from retrieval_pipeline.core.golden.questions import GoldenQuestion
-from retrieval_pipeline.core.retrieval.retriever import ConcurrentRetriever, Retriever, RetrieverFault, ServiceUnreachable
+from retrieval_pipeline.core.retrieval.query_modes import Query
+from retrieval_pipeline.core.retrieval.retriever import (
+    ConcurrentRetriever,
+    ConversationalRetriever,
+    Retriever,
+    RetrieverFault,
+    ServiceUnreachable,
+)
 from retrieval_pipeline.core.scoring.failures import FailFastGate
 from retrieval_pipeline.core.scoring.scoring import collapsed
 from retrieval_pipeline.core.services.configuration.settings import RetryPolicy
@@ -64,13 +72,17 @@ def _block(answers: Sequence[Answer], depth: int) -> Answers:
     return Answers(collapsed(raw, depth), [latency_ms for _, latency_ms, _ in answers], [error for _, _, error in answers])
 
 
-def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> tuple[Answer, bool]:
-    """The answer, and whether it failed for want of a connection (what the fail-fast gate counts)."""
+def _ask(retriever: Retriever, query: Query, limit: int, retry: RetryPolicy, conversational: bool) -> tuple[Answer, bool]:
+    """The answer, and whether it failed for want of a connection (what the fail-fast gate counts);
+    `conversational`: the retriever receives the conversation (a protocol check, asked once per run)."""
 
     def attempt() -> Answer:
         started = time.perf_counter()
         try:
-            ranking = checked_ranking(retriever.retrieve(text, limit))
+            if conversational:
+                ranking = checked_ranking(retriever.retrieve_in_conversation(query.text, query.history, limit))
+            else:
+                ranking = checked_ranking(retriever.retrieve(query.text, limit))
         except RetrieverFault:
             raise
         except Exception as error:  # a retriever may fail in any way; the run must go on
@@ -86,14 +98,17 @@ def _ask(retriever: Retriever, text: str, limit: int, retry: RetryPolicy) -> tup
 
 
 def _ask_one_by_one(
-    retriever, questions: Sequence[GoldenQuestion], limit: int, retry: RetryPolicy, progress, gate: FailFastGate
+    retriever, questions: Sequence[Query], limit: int, retry: RetryPolicy, progress, gate: FailFastGate
 ) -> list[Answer]:
     concurrency = retriever.concurrency if isinstance(retriever, ConcurrentRetriever) else 1
+    conversational = isinstance(retriever, ConversationalRetriever)
 
-    def ask(question: GoldenQuestion) -> Answer:
+    def ask(query: Query) -> Answer:
         skipped = gate.not_asked()
-        if skipped is None:
-            answer, unreachable = _ask(retriever, question.question, limit, retry)
+        if query.error is not None:
+            answer = ((), 0.0, query.error)
+        elif skipped is None:
+            answer, unreachable = _ask(retriever, query, limit, retry, conversational)
             gate.record(answer[2], unreachable)
         else:
             answer = ((), 0.0, skipped)
@@ -102,31 +117,34 @@ def _ask_one_by_one(
         return answer
 
     if concurrency <= 1:
-        return [ask(question) for question in questions]
+        return [ask(query) for query in questions]
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         return list(pool.map(ask, questions))
 
 
 def one_by_one(
-    retriever, questions: Sequence[GoldenQuestion], limit: int, depth: int, retry: RetryPolicy, progress, gate: FailFastGate
+    retriever, questions: Sequence[Query], limit: int, depth: int, retry: RetryPolicy, progress, gate: FailFastGate
 ) -> Answers:
     """Each question asked on its own (`concurrency` at once where the retriever allows), with retries."""
     return _block(_ask_one_by_one(retriever, questions, limit, retry, progress, gate), depth)
 
 
 def in_batches(
-    retriever, questions: Sequence[GoldenQuestion], limit: int, depth: int, retry: RetryPolicy, progress, gate: FailFastGate
+    retriever, questions: Sequence[Query], limit: int, depth: int, retry: RetryPolicy, progress, gate: FailFastGate
 ) -> Iterator[Answers]:
     """A failed or malformed batch falls back to asking its questions one by one, with retries.
 
     A batch may come back as an Arrow list<string> array (answers that arrive as a table, such as a run
-    file's): it is checked and collapsed as a whole, without a Python step per question.
+    file's): it is checked and collapsed as a whole, without a Python step per question. A batch holding a
+    question whose query could not be made is asked one by one, so that question alone is left out.
     """
     for start in range(0, len(questions), BATCH_SIZE):
         chunk = questions[start : start + BATCH_SIZE]
         started = time.perf_counter()
         try:
-            rankings = _checked_batch(retriever.retrieve_batch([q.question for q in chunk], limit), len(chunk))
+            if any(query.error is not None for query in chunk):
+                raise RetrieverFault("a query of the batch could not be made")
+            rankings = _checked_batch(retriever.retrieve_batch([query.text for query in chunk], limit), len(chunk))
         except Exception:
             yield _block(_ask_one_by_one(retriever, chunk, limit, retry, progress, gate), depth)
             continue

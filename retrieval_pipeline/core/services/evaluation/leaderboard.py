@@ -16,6 +16,8 @@ from retrieval_pipeline.core.base.arrow_arrays import from_rows
 from retrieval_pipeline.core.golden.machine_labels import HUMAN
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure, in_declared_order
 from retrieval_pipeline.core.scoring.results import GRADER
+from retrieval_pipeline.core.services.evaluation.leaderboard_turns import TABLE_COLUMNS as TURN_COLUMNS
+from retrieval_pipeline.core.services.evaluation.leaderboard_turns import depth_markdown, table_values, turn_entries
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
 
@@ -68,6 +70,9 @@ class Leaderboard:
     def for_set(self, set_identifier: str) -> list[LeaderboardEntry]:
         return [entry for entry in self.entries if entry.set_identifier == set_identifier]
 
+    def summaries(self, set_identifier: str) -> list[RunSummary]:
+        return [entry.summary for entry in self.for_set(set_identifier)]
+
     def entry(self, set_identifier: str, retriever_identifier: str) -> LeaderboardEntry | None:
         return next(
             (e for e in self.entries if (e.set_identifier, e.retriever_identifier) == (set_identifier, retriever_identifier)),
@@ -106,6 +111,9 @@ class Leaderboard:
                 for rank, entry in enumerate(self.for_set(set_identifier), start=1)
             ]
             blocks.append(f"### `{set_identifier}`, {self.ranking}\n\n" + _table(header, rows))
+            by_depth = depth_markdown(set_identifier, self.summaries(set_identifier))
+            if by_depth is not None:
+                blocks.append(by_depth)
         if len(self.set_identifiers) > 1:
             header = ["retriever", *[f"`{s}` top-1 / top-3" for s in self.set_identifiers]]
             rows = []
@@ -126,10 +134,12 @@ class Leaderboard:
         """One row per evaluated pair, ranked inside its set as in `to_markdown`, as a pyarrow.Table for
         dataframe users: a column per figure any run recorded (null where a run did not; top-1 and top-3
         always), and the latency under the name of what was measured (p95, or the batch mean for runs
-        timed in batches)."""
+        timed in batches); where some run recorded turns, its figures by turn depth (leaderboard_turns.py)."""
         import pyarrow as pa
 
         shown = recorded_figures(self.entries, always=[Figure(HIT_RATE, 1), Figure(HIT_RATE, 3)])
+        turns = {row.summary.run_id: row for s in self.set_identifiers for row in turn_entries(self.summaries(s))}
+        turn_columns = TURN_COLUMNS if turns else ()
         schema = pa.schema(
             [
                 ("set_identifier", pa.string()),
@@ -144,6 +154,7 @@ class Leaderboard:
                 ("index_version", pa.string()),
                 ("latest_run_complete", pa.bool_()),
                 ("labels", pa.string()),
+                *[(name, pa.float64()) for name in turn_columns],
             ]
         )
         rows = [
@@ -160,6 +171,7 @@ class Leaderboard:
                 "index_version": entry.summary.index_version,
                 "latest_run_complete": entry.latest_run_complete,
                 "labels": entry.summary.labels,
+                **(table_values(turns.get(entry.run_id)) if turns else {}),
             }
             for set_identifier in self.set_identifiers
             for rank, entry in enumerate(self.for_set(set_identifier), start=1)

@@ -149,7 +149,14 @@ def scored_run(
     """The set asked and scored under the settings' labels (`question_set` already is, or is turned into,
     the set those labels make), the run saying which."""
     scored = scored_under(question_set, settings.labels)
-    run = run_question_set(scored, retriever, cutoffs=settings.cutoffs, retry=settings.retry, progress=progress)
+    run = run_question_set(
+        scored,
+        retriever,
+        cutoffs=settings.cutoffs,
+        retry=settings.retry,
+        progress=progress,
+        queries=settings.query_plan(retriever.identifier),
+    )
     return replace(run, labels=settings.labels)
 
 

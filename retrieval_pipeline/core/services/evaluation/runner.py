@@ -12,9 +12,11 @@ from retrieval_pipeline.core.base.secrets import scrub
 from retrieval_pipeline.core.golden.fingerprints import question_fingerprint
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
 from retrieval_pipeline.core.retrieval.latency import BATCH_MEAN, PER_QUESTION
+from retrieval_pipeline.core.retrieval.query_modes import QueryPlan
 from retrieval_pipeline.core.retrieval.retriever import (
     ApproximateSearch,
     BatchRetriever,
+    ConversationalRetriever,
     CountsRetries,
     FailFast,
     Retriever,
@@ -26,6 +28,7 @@ from retrieval_pipeline.core.scoring.results import RunResult, utc_now
 from retrieval_pipeline.core.scoring.scoring import CutOffs
 from retrieval_pipeline.core.services.configuration.settings import RetryPolicy
 from retrieval_pipeline.core.services.evaluation.asking import in_batches, one_by_one
+from retrieval_pipeline.core.services.evaluation.queries import asked_queries
 
 logger = logging.getLogger(__name__)
 Progress = Callable[[int], None]
@@ -38,20 +41,25 @@ def run_question_set(
     cutoffs: CutOffs = CutOffs(),
     retry: RetryPolicy = RetryPolicy(),
     progress: Progress | None = None,
+    queries: QueryPlan = QueryPlan(),
 ) -> RunResult:
-    """The answers, however they arrive, become the run's columns (question_columns.py)."""
+    """The answers, however they arrive, become the run's columns (question_columns.py). Each question is
+    asked with the query its retriever's mode makes (`queries`, made before any is asked: queries.py); a
+    retriever that receives the conversation (`ConversationalRetriever`) is asked one question at a time."""
     import numpy as np
     import pyarrow as pa
 
     run_at = utc_now()
     index_version = _index_version(retriever)
     questions = question_set.questions
+    conversational = isinstance(retriever, ConversationalRetriever)
+    asked_as = asked_queries(question_set, queries, retriever.identifier, conversational=conversational)
     gate = FailFastGate(retriever.fail_fast_after if isinstance(retriever, FailFast) else DEFAULT_FAIL_FAST_AFTER)
     asked = (cutoffs.fetch_limit, cutoffs.deepest, retry, progress, gate)
-    if isinstance(retriever, BatchRetriever):
-        blocks = list(in_batches(retriever, questions, *asked))
+    if latency_mode(retriever) == BATCH_MEAN:
+        blocks = list(in_batches(retriever, asked_as, *asked))
     else:
-        blocks = [one_by_one(retriever, questions, *asked)]
+        blocks = [one_by_one(retriever, asked_as, *asked)]
     columns = QuestionColumns.of(
         question_id=[question.id for question in questions],
         form=[question.form.value for question in questions],
@@ -67,6 +75,7 @@ def run_question_set(
                 question.form.value,
                 question.hard_class,
                 question.rejected_document_ids,
+                context=question_set.turn_context(question),
             )
             for question in questions
         ],
@@ -74,6 +83,9 @@ def run_question_set(
         machine_judged_document_ids=[
             question.machine_expected_document_ids + question.machine_rejected_document_ids for question in questions
         ],
+        conversation=[question.turn.conversation if question.turn else None for question in questions],
+        turn=[question.turn.number if question.turn else None for question in questions],
+        query=[None if query.text == question.question else query.text for query, question in zip(asked_as, questions)],
     )
     _report_retries(retriever)
     return RunResult(
@@ -84,9 +96,11 @@ def run_question_set(
         cutoffs=cutoffs.values,
         index_version=index_version,
         latency_mode=latency_mode(retriever),
-        approximation=retriever.approximation([q.question for q in questions])
+        approximation=retriever.approximation([query.text for query in asked_as])
         if isinstance(retriever, ApproximateSearch)
         else None,
+        query_mode=queries.mode.label,
+        retriever_setup=queries.setup,
     )
 
 
@@ -104,9 +118,11 @@ def latency_mode(retriever: Retriever) -> str:
 
     Timing the lexical retriever one question at a time instead would cost a Python round trip per
     question (bm25s scores a batch in one call) and lose the batch path's speed, which keeps the tool's
-    overhead over bare bm25s small; the honest figure is the mean, reported as such.
+    overhead over bare bm25s small; the honest figure is the mean, reported as such. A retriever that
+    receives the conversation is asked one question at a time, each with its own history.
     """
-    return BATCH_MEAN if isinstance(retriever, BatchRetriever) else PER_QUESTION
+    batched = isinstance(retriever, BatchRetriever) and not isinstance(retriever, ConversationalRetriever)
+    return BATCH_MEAN if batched else PER_QUESTION
 
 
 def _index_version(retriever: Retriever) -> str | None:

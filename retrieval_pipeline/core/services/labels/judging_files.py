@@ -40,6 +40,8 @@ FIELDS = (
     "text",
 )
 REQUIRED = FIELDS[:3]
+CONVERSATION = "conversation"
+"""A turn's conversation so far (pooling.Candidate): a column before `question`, written only when a row has it."""
 MACHINE_FIELDS = ("machine_judgement", "machine_grade", "judged_by")
 """A machine judge's answer, its 0-3 grade (empty when the judge gives none or failed) and who gave it
 (`name@fingerprint`): columns of their own, so a machine's answer never passes for a person's `judgement`.
@@ -58,8 +60,16 @@ def candidate_rows(candidates: Sequence[Candidate]) -> list[dict]:
         row = {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(candidate).items()}
         row["ranked_by"] = [f"{retriever}@{rank}" for retriever, rank in candidate.ranked_by]
         row["judgement"] = ""
-        rows.append({name: row[name] for name in FIELDS})
+        context = {CONVERSATION: candidate.conversation} if candidate.conversation else {}
+        rows.append({name: row[name] for name in FIELDS[:3]} | context | {name: row[name] for name in FIELDS[3:]})
     return rows
+
+
+def judged_question(row: dict) -> str:
+    """What a machine judge reads as a row's question: a turn's conversation so far, then the turn as typed."""
+    if not row.get(CONVERSATION):
+        return row.get("question", "")
+    return f"{row[CONVERSATION]}\nuser: {row.get('question', '')}"
 
 
 def is_new_question_row(row: dict, known: Collection[str]) -> bool:
@@ -81,6 +91,8 @@ def write_judging_file(rows: Sequence[dict], path: Path) -> Path:
     machine = any(name in row for row in rows for name in MACHINE_FIELDS)
     buffer = io.StringIO()
     fieldnames = [*FIELDS, *(MACHINE_FIELDS if machine else ())]
+    if any(CONVERSATION in row for row in rows):
+        fieldnames.insert(FIELDS.index("question"), CONVERSATION)
     extra = [name for name in dict.fromkeys(name for row in rows for name in row) if name not in fieldnames]
     writer = csv.DictWriter(buffer, fieldnames=[*fieldnames, *extra], lineterminator="\n")
     writer.writeheader()

@@ -71,11 +71,14 @@ def normalised_text(text: str) -> str:
 
 
 def repeated_questions(question_set: GoldenQuestionSet) -> list[Finding]:
-    """Each later copy of a text: a duplicate when its labels agree with the first, a conflict otherwise."""
+    """Each later copy of a text: a duplicate when its labels agree with the first, a conflict otherwise.
+    A turn's text is the conversation up to it: "and at supersonic speeds?" after two different first
+    turns asks two different things."""
     first_seen: dict[str, GoldenQuestion] = {}
     findings = []
     for question in question_set.questions:
-        first = first_seen.setdefault(normalised_text(question.question), question)
+        asked = " / ".join(normalised_text(turn.question) for turn in (*question_set.history(question), question))
+        first = first_seen.setdefault(asked, question)
         if first is question:
             continue
         if set(first.expected_document_ids) == set(question.expected_document_ids):

@@ -41,6 +41,7 @@ from retrieval_pipeline.core.services.labels.judgement_cache import JudgementCac
 from retrieval_pipeline.core.services.labels.judging_files import (
     NO,
     YES,
+    judged_question,
     numbered_judging_rows,
     read_judging_file,
     write_judging_file,
@@ -143,7 +144,7 @@ def machine_judge_file(
     size = max(1, judge.concurrency) * BATCH_PER_WORKER
     if advance is not None:
         advance(len(rows) - len(pending))
-    pairs = [(row.get("question", ""), document_text(row.get("title", ""), row.get("text", ""))) for row in pending]
+    pairs = [(judged_question(row), document_text(row.get("title", ""), row.get("text", ""))) for row in pending]
     workers = ThreadPoolExecutor(judge.concurrency, thread_name_prefix=f"judge {judge.name}")
     try:
         with JudgementCache(cache_folder, judge.fingerprint) as cache:

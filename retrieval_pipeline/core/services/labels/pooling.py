@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 
 from retrieval_pipeline.core.base.errors import InvalidInputError, RetrievalEvalError, quoted
 from retrieval_pipeline.core.golden.questions import GoldenQuestionSet
+from retrieval_pipeline.core.retrieval.query_modes import chat_history
+from retrieval_pipeline.core.retrieval.rewriters import transcript
 from retrieval_pipeline.core.scoring.results import GRADER, RunResult
 from retrieval_pipeline.core.services.configuration.project import ProjectConfig
 from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
@@ -35,6 +37,9 @@ class Candidate:
     """The first labelled document's title, when a corpus knows it: what the question is known to be about."""
     title: str = ""
     text: str = ""
+    conversation: str = ""
+    """For a turn past a conversation's first, the turns before it (`user: ...`, `assistant: ...` lines):
+    "and at supersonic speeds?" cannot be judged without them."""
 
 
 def pool(question_set: GoldenQuestionSet, runs: Sequence[RunResult], depth: int) -> list[Candidate]:
@@ -69,6 +74,7 @@ def _candidate(question_set: GoldenQuestionSet, question_id: str, document_id: s
         rejected_document_ids=question.rejected_document_ids,
         document_id=document_id,
         ranked_by=ranked_by,
+        conversation=transcript(chat_history(question_set.history(question))),
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from retrieval_pipeline.core.retrieval.judges import Judge, document_text
 from retrieval_pipeline.core.scoring.stats.intervals import wilson_interval
 from retrieval_pipeline.core.services.labels.judgement_cache import JudgementCache
-from retrieval_pipeline.core.services.labels.judging_files import NO, read_judging_file
+from retrieval_pipeline.core.services.labels.judging_files import NO, judged_question, read_judging_file
 from retrieval_pipeline.core.services.labels.machine_judging import Tally, ask_all
 
 DEFAULT_SAMPLE = 50
@@ -77,8 +77,10 @@ def stuffing_probe(
     rows = [row for row in read_judging_file(path) if row["judgement"] == NO]
     rng = random.Random(seed)
     chosen = rng.sample(rows, min(sample, len(rows)))
-    written = [(row.get("question", ""), document_text(row.get("title", ""), row.get("text", ""))) for row in chosen]
-    pairs = written + [(question, stuffed(document, question, rng)) for question, document in written]
+    written = [(judged_question(row), document_text(row.get("title", ""), row.get("text", ""))) for row in chosen]
+    pairs = written + [  # stuffed with the words of the question as typed, not of the conversation before it
+        (question, stuffed(document, row.get("question", ""), rng)) for (question, document), row in zip(written, chosen)
+    ]
     tally = Tally()
     workers = ThreadPoolExecutor(judge.concurrency, thread_name_prefix=f"probe {judge.name}")
     try:

@@ -1,5 +1,5 @@
-"""A run's breakdowns by form and by hard class: each group's rates and ranking figures, beside the
-check's change for the group where the check compared it."""
+"""A run's breakdowns, one per declared slice (form, hard class, turn depth: slices.py): each group's rates
+and ranking figures, beside the check's change for the group where the check compared it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from retrieval_pipeline.core.scoring.checks.change_breakdown import GroupDelta
 from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.results import GroupRates
+from retrieval_pipeline.core.scoring.slices import Slice
 from retrieval_pipeline.core.services.views.figure_rows import FigureDelta, FigureRow
 
 
 @dataclass(frozen=True)
 class GroupRow:
-    """One form or hard class: its top-1 and top-3 rates (all a breakdown counts) and every ranking figure."""
+    """One form, hard class or turn depth: its top-1 and top-3 rates (all a breakdown counts) and every ranking figure."""
 
     key: str
     questions: int
@@ -39,12 +40,14 @@ class GroupChange:
 @dataclass(frozen=True)
 class Breakdown:
     name: str
-    """The question label it groups by: `form` or `hard_class`."""
+    """The declared slice it groups by: `form`, `hard_class` or `turn_depth`."""
     title: str
     figures: tuple[Figure, ...]
     """The rates every row holds, in order."""
     rows: tuple[GroupRow, ...]
     changes: tuple[GroupChange, ...] = ()
+    listed: bool = True
+    """Whether a document lists it: always, or only with rows for a slice not `listed_when_empty`."""
 
     @property
     def label(self) -> str:
@@ -52,7 +55,7 @@ class Breakdown:
 
 
 def breakdown(
-    name: str,
+    declared: Slice,
     groups: dict[str, GroupRates],
     metrics: dict[str, dict[str, float]],
     ranking: list[Figure],
@@ -85,4 +88,5 @@ def breakdown(
         GroupChange(delta.key, delta.questions, tuple(FigureDelta(figure, delta.delta(figure.k)) for figure in rated))
         for delta in deltas
     )
-    return Breakdown(name, f"By {name.replace('_', ' ')}", rated, tuple(rows), changes)
+    listed = bool(rows) or declared.listed_when_empty
+    return Breakdown(declared.name, declared.title, rated, tuple(rows), changes, listed)

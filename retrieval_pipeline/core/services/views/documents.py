@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.services.views.turns_view import conversations_document
 
 if TYPE_CHECKING:
     from retrieval_pipeline.core.services.views.breakdowns import Breakdown
@@ -36,6 +37,7 @@ def run_summary(view: RunView) -> dict[str, Any]:
         "retriever": run.retriever_identifier,
         "grader": run.grader,
         "labels": run.labels,
+        "query_mode": run.query_mode,
         "run_id": run.run_id,
         "run_at": run.run_at.isoformat(),
         "question_count": run.question_count,
@@ -43,7 +45,8 @@ def run_summary(view: RunView) -> dict[str, Any]:
         "hit_rates": {str(row.figure.k): {"hit_count": row.count, "hit_rate": row.value} for row in view.rates},
         "intervals": {row.key: list(row.interval) for row in view.rates},
         "metrics": {row.key: row.value for row in view.ranking},
-        **{f"by_{b.name}": breakdown(b) for b in (view.by_form, view.by_hard_class)},
+        **{f"by_{b.name}": breakdown(b) for b in view.listed},
+        **conversations_document(view.conversations),
         "latency_mode": run.latency_mode,
         "latency_ms": {row.statistic: row.value for row in view.latency},
         "complete": run.complete,

@@ -247,7 +247,7 @@ def regression_document(view: EvaluationView, tolerances: Tolerances) -> dict[st
         "flipped_to_hit": list(view.flipped_to_hit),
         "unjudged_lost_hits": list(view.unjudged_lost_hits),
         "unjudged_could_clear": view.unjudged_could_clear,
-        **{f"by_{b.name}": documents.group_changes(b) for b in (view.run.by_form, view.run.by_hard_class)},
+        **{f"by_{b.name}": documents.group_changes(b) for b in view.run.listed},
         **{f"{row.key}_p_value": row.p_value for row in tested},
         "is_inconclusive": verdict.is_inconclusive,
         "slice_tests": documents.slice_tests(view.slice_tests),
@@ -288,6 +288,8 @@ def markdown_summary(view: EvaluationView, note: str | None = None) -> str:
             f"Flipped hit → miss ({view.lost_hits_count}): {id_list(view.flipped_to_miss, FLIPPED_LISTED)}  ",
             f"Flipped miss → hit ({len(view.flipped_to_hit)}): {id_list(view.flipped_to_hit, FLIPPED_LISTED)}",
         ]
+    if view.run.conversations_text:
+        lines += ["", f"Conversations: {view.run.conversations_text}."]
     for breakdown in view.run.breakdowns:
         lines += ["", f"<details><summary>{breakdown.title}</summary>", "", *_group_table(breakdown), "", "</details>"]
     return "\n".join(lines) + "\n"
@@ -328,4 +330,8 @@ def _run_line(view: EvaluationView) -> str:
     run, baseline_run_id = view.run.result, view.verdict.baseline_run_id
     errors = f", {len(run.errored_question_ids)} errored" if run.errored_question_ids else ""
     against = f", compared with run `{baseline_run_id}`" if baseline_run_id is not None else ""
-    return f"Run `{run.run_id}` ({run.run_at:%Y-%m-%d %H:%M} UTC, {run.question_count} questions{errors}, labels {run.labels}){against}."
+    asked = f", turns asked as {run.query_mode}" if run.query_mode != "current" else ""
+    return (
+        f"Run `{run.run_id}` ({run.run_at:%Y-%m-%d %H:%M} UTC, {run.question_count} questions{errors}, "
+        f"labels {run.labels}{asked}){against}."
+    )

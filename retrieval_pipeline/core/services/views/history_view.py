@@ -11,8 +11,10 @@ from retrieval_pipeline.core.base.formatting import signed_pp
 from retrieval_pipeline.core.golden.machine_labels import HUMAN
 from retrieval_pipeline.core.scoring.measures import TESTED, Figure
 from retrieval_pipeline.core.scoring.set_versions import by_reason
+from retrieval_pipeline.core.scoring.turns import TurnFigures
 from retrieval_pipeline.core.services.evaluation.history import HistoryEntry
 from retrieval_pipeline.core.services.views.documents import not_rescored_questions
+from retrieval_pipeline.core.services.views.turns_view import conversations_document
 from retrieval_pipeline.core.storage.run_summary import RunSummary
 from retrieval_pipeline.core.storage.store import HistoryKey, StoredRun
 
@@ -64,6 +66,8 @@ class HistoryView:
             notes.append(f"not rescored: {entry.not_rescored}")
         if s.labels != HUMAN:
             notes.append(f"labels {s.labels}")
+        if s.query_mode != self.entries[0].summary.query_mode:  # its retriever's `conversation:` changed since
+            notes.append(f"turns asked as {s.query_mode}")
         if s.traffic_log is not None:
             notes.append(f"traffic-weighted by log '{s.traffic_log}'")
         return "; ".join(note for note in notes if note)
@@ -147,6 +151,7 @@ class HistoryView:
             "not_rescored": e.not_rescored,
             **({"not_rescored_questions": not_rescored_questions(e.not_rescored_questions)} if self.rescored else {}),
             **({"traffic": _stored_traffic(s)} if s.traffic_log is not None else {}),
+            **(_stored_turns(s.turns) if s.turns is not None else {}),
         }
 
 
@@ -157,6 +162,14 @@ def _stored_traffic(summary: RunSummary) -> dict[str, Any]:
         "fingerprint": summary.traffic_fingerprint,
         "figures": dict(summary.weighted),
         "intervals": {key: list(interval) for key, interval in summary.weighted_intervals.items()},
+    }
+
+
+def _stored_turns(turns: TurnFigures) -> dict[str, Any]:
+    """A run of conversations: its rates by turn depth and its conversations all hit, as stored with it."""
+    return {
+        "by_turn_depth": {depth: rates.as_dict() for depth, rates in turns.by_depth.items()},
+        **conversations_document(turns.all_hit),
     }
 
 

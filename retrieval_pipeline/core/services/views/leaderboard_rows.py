@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from retrieval_pipeline.core.golden.conversations import DEPTHS
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Measure
 from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard, LeaderboardEntry, figure_cells, recorded_figures
+from retrieval_pipeline.core.services.evaluation.leaderboard_turns import turn_entries
 
 
 def ranking_measures(board: Leaderboard) -> list[Measure]:
@@ -33,6 +35,22 @@ def leaderboard_rows(board: Leaderboard, ranking: list[Measure]) -> list[dict[st
         }
         for set_identifier in board.set_identifiers
         for rank, entry in enumerate(board.for_set(set_identifier), start=1)
+    ]
+
+
+def depth_rows(board: Leaderboard) -> list[dict[str, str]]:
+    """One row per pair that recorded turns: top-1 / top-3 at each turn depth, the conversations all hit
+    and the gap beside the set's `rewrite` run, as text; none for a board without turns."""
+    return [
+        {
+            "set": set_identifier,
+            "retriever": row.retriever_identifier,
+            **{f"depth_{depth}": row.depth_text(depth) for depth in DEPTHS},
+            "conversations_all_hit": row.all_hit_text,
+            "rewrite_gap": row.gap_text,
+        }
+        for set_identifier in board.set_identifiers
+        for row in turn_entries(board.summaries(set_identifier))
     ]
 
 

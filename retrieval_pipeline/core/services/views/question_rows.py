@@ -27,7 +27,8 @@ _BOOLEANS = {True: "true", False: "false", None: "null"}
 class QuestionRows:
     """One row per question of `run` (those at `positions`, else all). `unjudged_document_ids` are the ids
     in its top D (the deepest cut-off) that are neither expected nor rejected: what to judge before
-    trusting a miss."""
+    trusting a miss. `query` is the text the question was asked with when it was not its own (a turn asked
+    with its history or a rewrite: query_modes.py), else null."""
 
     def __init__(self, run: RunResult, positions: Sequence[int] | None = None):
         self._columns = run.questions if positions is None else run.questions.take(positions)
@@ -45,6 +46,7 @@ class QuestionRows:
             "metrics",
             "latency_ms",
             "error",
+            "query",
         )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -75,6 +77,7 @@ class QuestionRows:
             json_float_objects(metrics, columns.answered) if as_json else _metric_dicts(metrics, columns.values("error")),
             json_floats(columns.column("latency_ms")) if as_json else columns.values("latency_ms"),
             strings("error"),
+            strings("query"),
         ]
 
 

@@ -1,4 +1,4 @@
-"""A run as rows: every declared figure, its latency and its breakdowns by form and hard class; with the
+"""A run as rows: every declared figure, its latency and its breakdowns (form, hard class, turn depth); with the
 check's report and baseline, the baseline's figures and the changes beside them.
 
 The figures are the declarations' (`measures.figures`, read when the view is built), so a measure added
@@ -14,9 +14,12 @@ from retrieval_pipeline.core.scoring.checks.verdicts import RegressionReport, Ve
 from retrieval_pipeline.core.scoring.measures import Figure, figures
 from retrieval_pipeline.core.scoring.results import RunResult
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.slices import FORM, HARD_CLASS, SLICES, TURN_DEPTH
 from retrieval_pipeline.core.scoring.stats.slice_tests import TESTED_CUTOFFS
+from retrieval_pipeline.core.scoring.turns import ConversationsHit, conversations_all_hit
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown, breakdown
 from retrieval_pipeline.core.services.views.figure_rows import FigureRow, LatencyRow, is_hit_rate
+from retrieval_pipeline.core.services.views.turns_view import conversations_text
 
 JUDGED = (Verdict.PASS, Verdict.REGRESSION)
 """Verdicts of a run judged against its baseline: the reports show its changes. An inconclusive run's
@@ -33,8 +36,14 @@ class RunView:
     ranking: tuple[FigureRow, ...]
     """Every ranking figure, headline or not."""
     latency: tuple[LatencyRow, ...]
-    by_form: Breakdown
-    by_hard_class: Breakdown
+    slices: tuple[Breakdown, ...]
+    """One per declared slice (slices.SLICES), in their order, with rows or without."""
+    conversations: ConversationsHit | None = None
+    """A run of conversations: those whose every turn hit in the top 3; None without turns."""
+
+    @property
+    def conversations_text(self) -> str | None:
+        return conversations_text(self.conversations) if self.conversations is not None else None
 
     @property
     def headline(self) -> tuple[FigureRow, ...]:
@@ -68,10 +77,30 @@ class RunView:
     def reported_latency(self) -> LatencyRow | None:
         return next((row for row in self.latency if row.statistic in REPORTED_LATENCY), None)
 
+    def slice(self, name: str) -> Breakdown:
+        return next(shown for shown in self.slices if shown.name == name)
+
+    @property
+    def by_form(self) -> Breakdown:
+        return self.slice(FORM.name)
+
+    @property
+    def by_hard_class(self) -> Breakdown:
+        return self.slice(HARD_CLASS.name)
+
+    @property
+    def by_turn_depth(self) -> Breakdown:
+        return self.slice(TURN_DEPTH.name)
+
     @property
     def breakdowns(self) -> tuple[Breakdown, ...]:
-        """The breakdowns the run has (a set without hard classes has no such table)."""
-        return tuple(shown for shown in (self.by_form, self.by_hard_class) if shown.rows)
+        """The breakdowns the run has (a set without hard classes or turns has no such table)."""
+        return tuple(shown for shown in self.slices if shown.rows)
+
+    @property
+    def listed(self) -> tuple[Breakdown, ...]:
+        """The breakdowns a document lists: with rows, or empty where the slice is always listed."""
+        return tuple(shown for shown in self.slices if shown.listed)
 
 
 def edited(changes: SetChanges | None) -> bool:
@@ -126,16 +155,24 @@ def run_view(run: RunResult, report: RegressionReport | None = None, baseline: R
         )
     declared = figures(run.cutoffs)
     rated, ranking = [f for f in declared if is_hit_rate(f)], [f for f in declared if not is_hit_rate(f)]
-    form_deltas, class_deltas = (report.by_form, report.by_hard_class) if report is not None else ((), ())
     return RunView(
         result=run,
         rates=_rate_rows(run, rated, against),
         ranking=_ranking_rows(run, ranking, against),
         latency=_latency(run, against),
-        by_form=breakdown("form", run.by_form(), run.metrics_by_form(), ranking, form_deltas, against.judged, run.cutoffs),
-        by_hard_class=breakdown(
-            "hard_class", run.by_hard_class(), run.metrics_by_hard_class(), ranking, class_deltas, against.judged, run.cutoffs
+        slices=tuple(
+            breakdown(
+                sliced,
+                run.breakdown(sliced.name),
+                run.group_metrics(sliced.name),
+                ranking,
+                report.deltas_by(sliced.name) if report is not None else (),
+                against.judged,
+                run.cutoffs,
+            )
+            for sliced in SLICES
         ),
+        conversations=conversations_all_hit(run),
     )
 
 

@@ -14,7 +14,9 @@ from typing import Any
 from retrieval_pipeline.core.scoring.checks.comparison import Comparison, Disagreement, GroupComparison
 from retrieval_pipeline.core.scoring.measures import Figure
 from retrieval_pipeline.core.scoring.set_versions import SetChanges
+from retrieval_pipeline.core.scoring.slices import SLICES
 from retrieval_pipeline.core.scoring.traffic import WeightedFigures
+from retrieval_pipeline.core.scoring.turns import REWRITE_MODE
 from retrieval_pipeline.core.services.views import documents
 from retrieval_pipeline.core.services.views.breakdowns import Breakdown
 from retrieval_pipeline.core.services.views.figure_rows import MISSING, FigureRow
@@ -22,6 +24,7 @@ from retrieval_pipeline.core.services.views.question_rows import QuestionRows
 from retrieval_pipeline.core.services.views.run_view import RunView, run_view
 from retrieval_pipeline.core.services.views.slice_rows import SliceRow, SliceTests, slice_tests
 from retrieval_pipeline.core.services.views.traffic_view import TrafficView, traffic_view
+from retrieval_pipeline.core.services.views.turns_view import GapView, gap_lines, gap_views
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class ComparisonView:
     significance: float
     saved: Mapping[str, tuple[str, str]] | None = None
     """Each retriever's stored run id and regression verdict when the runs were saved; None when not."""
+    rewrite_gaps: tuple[GapView, ...] = ()
+    """With a `rewrite` run among the compared: every other run's gap beside it (turns_view.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The `retrieval-eval compare --json` document."""
@@ -113,7 +118,8 @@ def comparison_view(
     weighted: Sequence[WeightedFigures] | None = None,
 ) -> ComparisonView:
     """`saved`: each retriever's stored run id and verdict sentence, when the runs were saved; `weighted`:
-    each run's traffic-weighted figures (the same traffic), when a log weighed them."""
+    each run's traffic-weighted figures (the same traffic), when a log weighed them. With a run asked in
+    the `rewrite` query mode among them, every other run's gap beside it."""
     views = [run_view(run) for run in comparison.runs]
     weighted = list(weighted) if weighted is not None else [None] * len(views)
     tested = tuple(row.figure for row in views[0].tested)
@@ -127,10 +133,7 @@ def comparison_view(
         overall = tuple(tests_by_key.get(figure.key) for figure in tested)
         traffic = _weighted_against(figures, weighted[0], view.result.cutoffs)
         runs.append(ComparedRun(view, overall, tuple(rows_by_key.get(figure.key) for figure in ranking), tests, traffic))
-    tables = (
-        (comparison.by_form, [view.by_form for view in views]),
-        (comparison.by_hard_class, [view.by_hard_class for view in views]),
-    )
+    tables = [(comparison.groups_by(s.name), [view.slice(s.name) for view in views]) for s in SLICES]
     return ComparisonView(
         set_identifier=comparison.set_identifier,
         runs=tuple(runs),
@@ -141,6 +144,7 @@ def comparison_view(
         disagreements=comparison.disagreements,
         significance=comparison.significance,
         saved=saved,
+        rewrite_gaps=gap_views(comparison.runs, next((r for r in comparison.runs if r.query_mode == REWRITE_MODE), None)),
     )
 
 
@@ -198,6 +202,7 @@ def comparison_document(view: ComparisonView) -> dict[str, Any]:
             for row in compared.slice_tests.overall
         ],
         "significance": view.significance,
+        **({"rewrite_gaps": [gap.to_dict() for gap in view.rewrite_gaps]} if view.rewrite_gaps else {}),
         "slice_tests": {compared.identifier: documents.slice_tests(compared.slice_tests) for compared in view.others},
         "disagreements": [
             {
@@ -249,6 +254,8 @@ def comparison_markdown(view: ComparisonView) -> str:
     if approximate:
         lines += ["", *(f"`{c.identifier}`: **{c.run.result.approximation.sentence}**  " for c in approximate)]
     lines += ["", *(f"`{compared.identifier}`: {compared.slice_tests.surviving_sentence}" for compared in view.others)]
+    if view.rewrite_gaps:
+        lines += ["", *gap_lines(view.rewrite_gaps)]
     return "\n".join(lines) + "\n"
 
 
