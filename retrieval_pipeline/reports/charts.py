@@ -1,5 +1,6 @@
-"""Charts as small PNGs for the Dagster UI (markdown metadata) and the HTML report: the leaderboard's here,
-with the figure, colours and run labels every chart shares (history_chart.py, coverage_chart.py).
+"""Charts as small PNGs for the Dagster UI (markdown metadata) and the HTML report: the leaderboard's here
+(and a set of conversations' rates by turn depth), with the figure, colours and run labels every chart
+shares (history_chart.py, coverage_chart.py).
 
 PNG rather than SVG: the Dagster UI's markdown sanitiser drops inline `<svg>` but lets `data:` image
 sources through, and a PNG of this size stays small whatever the number of runs. matplotlib is
@@ -14,8 +15,10 @@ import io
 from collections import Counter
 from datetime import datetime
 
+from retrieval_pipeline.core.golden.conversations import DEPTHS
 from retrieval_pipeline.core.scoring.measures import HIT_RATE, TESTED, Figure
 from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard
+from retrieval_pipeline.core.services.evaluation.leaderboard_turns import turn_entries
 
 WIDTH_INCHES, DPI = 8.0, 90
 MAX_DATE_LABELS = 10
@@ -81,6 +84,39 @@ def leaderboard_chart(board: Leaderboard):
         axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     figure.axes[-1].set_xlabel("hit rate (%)", fontsize=8)
     return figure
+
+
+def turn_depth_chart_png(board: Leaderboard, set_identifier: str) -> bytes | None:
+    """A set's rates by turn depth, None for a set whose runs recorded no turns (nothing to draw)."""
+    return png_bytes(turn_depth_chart(board, set_identifier)) if turn_entries(board.summaries(set_identifier)) else None
+
+
+def turn_depth_chart(board: Leaderboard, set_identifier: str):
+    """One colour per retriever, top-3 solid and top-1 dashed across depths 1 to 4+: lines, not bars, since
+    what a person looks for is the slope, how much later turns lose. A depth a run had no turn at is a gap."""
+    entries = turn_entries(board.summaries(set_identifier))
+    palette = (COLOURS[FIRST], COLOURS[DEEPEST], *OTHER_COLOURS)
+    longest = max((entry.retriever_identifier for entry in entries), key=len, default="")
+    right = 1 - (_text_width_inches(longest, 7) + 0.6) / WIDTH_INCHES
+    figure, axes = new_figure(3.2, margins={"left": 0.08, "right": max(right, 0.55), "top": 0.9, "bottom": 0.15})
+    for index, entry in enumerate(entries):
+        colour = palette[index % len(palette)]
+        for tested, style in ((TESTED[-1], "-"), (TESTED[0], "--")):
+            rates = [_depth_rate(entry.turns.by_depth.get(depth), tested.k) for depth in DEPTHS]
+            label = entry.retriever_identifier if style == "-" else "_" + entry.retriever_identifier
+            axes.plot(range(len(DEPTHS)), rates, style, color=colour, marker="o", markersize=3, linewidth=1.5, label=label)
+    axes.set_xticks(range(len(DEPTHS)), DEPTHS, fontsize=8)
+    axes.set_ylim(0, 105)
+    axes.set_xlabel("turn depth", fontsize=8)
+    axes.set_ylabel("hit rate (%)", fontsize=8)
+    axes.tick_params(axis="y", labelsize=8)
+    axes.set_title(f"{set_identifier}: {DEEPEST} (solid) and {FIRST} (dashed) by turn depth", fontsize=9, loc="left")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    return figure
+
+
+def _depth_rate(rates, k: int) -> float:
+    return float("nan") if rates is None else 100 * rates.hit_rate(k)
 
 
 def run_labels(times: list[datetime]) -> list[str]:

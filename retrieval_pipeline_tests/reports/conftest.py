@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
 from retrieval_pipeline.core.scoring.results import QuestionResult, RunResult
 from retrieval_pipeline.core.storage.store import ResultStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))  # `conversation_helpers`: runs of conversations
 
 START = datetime(2026, 11, 1, tzinfo=timezone.utc)
 

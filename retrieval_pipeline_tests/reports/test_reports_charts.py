@@ -11,12 +11,14 @@ from xml.etree import ElementTree
 
 import pytest
 from chart_helpers import png_size
+from conversation_helpers import conversation_run
 
 from retrieval_pipeline.core.scoring.checks.tolerances import Tolerances
 from retrieval_pipeline.core.services.evaluation.chart_data import ChartPoint, HistoryChartData, history_chart_data
 from retrieval_pipeline.core.services.evaluation.leaderboard import Leaderboard, build_leaderboard
 from retrieval_pipeline.core.storage.run_summary import RunSummary
-from retrieval_pipeline.core.storage.store import HistoryKey
+from retrieval_pipeline.core.storage.store import HistoryKey, ResultStore
+from retrieval_pipeline.dagster_layer.metadata.charted import turn_depth_markdown
 from retrieval_pipeline.reports.charts import (
     COLOURS,
     REGRESSED,
@@ -24,6 +26,8 @@ from retrieval_pipeline.reports.charts import (
     leaderboard_chart_png,
     markdown_image,
     run_labels,
+    turn_depth_chart,
+    turn_depth_chart_png,
 )
 from retrieval_pipeline.reports.history_chart import history_chart, history_chart_png
 from retrieval_pipeline.reports.history_svg import BOTTOM, LEFT, RIGHT, TOP, history_chart_svg
@@ -116,6 +120,27 @@ def test_a_leaderboard_chart_draws_the_intervals_the_entries_carry(store):
     with_intervals = Leaderboard(tuple(replace(e, summary=replace(e.summary, intervals=intervals)) for e in board.entries))
     assert png_size(leaderboard_chart_png(with_intervals)) == png_size(leaderboard_chart_png(board))
     assert leaderboard_chart_png(with_intervals) != leaderboard_chart_png(board)
+
+
+def test_a_set_of_conversations_gets_a_chart_by_turn_depth_with_a_line_per_retriever(tmp_path):
+    store = ResultStore(str(tmp_path))
+    store.save(conversation_run({"a": "1133", "b": "11-"}))
+    store.save(conversation_run({"a": "1111", "b": "111"}, retriever="bm25_rewrite", rewrite=True))
+    board = build_leaderboard(store)
+    [axes] = turn_depth_chart(board, "demo.conversations").axes
+    assert [tick.get_text() for tick in axes.get_xticklabels()] == ["1", "2", "3", "4+"]
+    assert set(_labelled_lines(axes)) == {"bm25_current", "bm25_rewrite"}  # top-3; top-1 dashed, unlabelled
+    [colour] = [line.get_color() for line in axes.get_lines() if line.get_label() == "bm25_current"]
+    current = [line for line in axes.get_lines() if line.get_color() == colour]
+    assert [list(line.get_ydata()) for line in current] == [[100.0, 100.0, 50.0, 100.0], [100.0, 100.0, 0.0, 0.0]]
+    assert current[1].get_linestyle() == "--"
+    assert png_size(turn_depth_chart_png(board, "demo.conversations"))[0] == 720
+    assert turn_depth_markdown(board).startswith("![top-1 and top-3 hit rates of demo.conversations by turn depth](data:")
+
+
+def test_a_board_without_turns_has_no_chart_by_turn_depth(store):
+    board = build_leaderboard(store)
+    assert turn_depth_markdown(board) is None and turn_depth_chart_png(board, board.set_identifiers[0]) is None
 
 
 def test_markdown_embeds_the_picture_itself():

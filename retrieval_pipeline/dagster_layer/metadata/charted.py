@@ -1,5 +1,6 @@
 """The metadata that carries a chart, drawn here (`reports/` sits above the core) and handed to its
-builder as Markdown: an evaluation's with its pair's history, the leaderboard's with the latest rates."""
+builder as Markdown: an evaluation's with its pair's history, the leaderboard's with the latest rates
+(and, for a set of conversations, its rates by turn depth)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from retrieval_pipeline.dagster_layer.metadata import evaluation as evaluation_u
 from retrieval_pipeline.dagster_layer.metadata import project as project_ui
 from retrieval_pipeline.dagster_layer.metadata.values import typed
 from retrieval_pipeline.dagster_layer.resources import RetrievalProject
-from retrieval_pipeline.reports.charts import leaderboard_chart_png, markdown_image
+from retrieval_pipeline.reports.charts import leaderboard_chart_png, markdown_image, turn_depth_chart_png
 from retrieval_pipeline.reports.history_svg import history_chart_svg
 
 
@@ -31,4 +32,13 @@ def evaluation_metadata(evaluation: Evaluation, store: ResultStore, tolerances: 
 def leaderboard_metadata(board: Leaderboard, project: RetrievalProject) -> dict[str, Any]:
     alt = "latest top-1 and top-3 hit rates of every retriever"
     chart = markdown_image(leaderboard_chart_png(board), alt) if board.entries else None
-    return typed(project_ui.leaderboard_metadata(board, project.resolved_store_uri, str(project.config.path), chart))
+    uri, path = project.resolved_store_uri, str(project.config.path)
+    return typed(project_ui.leaderboard_metadata(board, uri, path, chart, depth_chart=turn_depth_markdown(board)))
+
+
+def turn_depth_markdown(board: Leaderboard) -> str | None:
+    """One chart per set of conversations, so a drop confined to later turns shows at a glance; None when no
+    set recorded turns, and a board of single questions keeps the entries it always had."""
+    charts = [(s, png) for s in board.set_identifiers if (png := turn_depth_chart_png(board, s)) is not None]
+    images = [markdown_image(png, f"top-1 and top-3 hit rates of {s} by turn depth") for s, png in charts]
+    return "\n\n".join(images) or None

@@ -93,8 +93,11 @@ def padding_shard_metadata(identifier: str, count: int) -> dict[str, Any]:
     return {"shard": f"none: {identifier} has {count} shards", "documents": 0}
 
 
-def leaderboard_metadata(board: Leaderboard, store_uri: str, config_path: str, chart: str | None) -> dict[str, Any]:
-    """`chart`: the latest rates drawn as Markdown (by `reports/charts.py`), None when nothing is evaluated.
+def leaderboard_metadata(
+    board: Leaderboard, store_uri: str, config_path: str, chart: str | None, depth_chart: str | None = None
+) -> dict[str, Any]:
+    """`chart`: the latest rates drawn as Markdown (by `reports/charts.py`), None when nothing is evaluated;
+    `depth_chart`: the sets of conversations' rates by turn depth, drawn too, None for a board without turns.
     The ranked table holds what a person compares, narrow enough for the Value column of the asset's
     Overview; each run's question count, latency and id are a second table (`leaderboard_runs`)."""
     ranking = ranking_measures(board)
@@ -112,6 +115,8 @@ def leaderboard_metadata(board: Leaderboard, store_uri: str, config_path: str, c
     by_depth = depth_rows(board)
     if by_depth:  # a board without conversations keeps the entries it always had
         metadata["leaderboard_by_turn_depth"] = table(DEPTH_COLUMNS, by_depth)
+    if depth_chart:
+        metadata["leaderboard_by_turn_depth_chart"] = Markdown(depth_chart)
     for entry in board.entries:  # one numeric series per pair, so the UI plots them over time
         pair = f"{entry.set_identifier}/{entry.retriever_identifier}"
         for figure in TESTED:
