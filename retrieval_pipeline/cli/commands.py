@@ -56,13 +56,16 @@ def _print_listing(view, origin: str | None) -> None:
     console.print(f"Result store: {view.store_uri}")
     table = Table(title="Question sets", title_justify="left")
     identifier_column(table, "set")
-    for header, justify in (("questions", "right"), ("match", "right"), ("gap", "right"), ("name", "left")):
-        table.add_column(header, justify=justify)
+    conversational = any(listed.conversations for listed in view.question_sets)
+    headers = ("questions", "match", "gap", *(("conversations",) if conversational else ()))
+    for header in headers:
+        table.add_column(header, justify="right")
+    table.add_column("name")
     for listed in view.question_sets:
         forms = listed.by_form
-        table.add_row(
-            listed.identifier, str(listed.question_count), str(forms.get("match", 0)), str(forms.get("gap", 0)), listed.name
-        )
+        counts = [listed.question_count, forms.get("match", 0), forms.get("gap", 0)]
+        counts += [listed.conversations or 0] if conversational else []
+        table.add_row(listed.identifier, *map(str, counts), listed.name)
     console.print(table if view.question_sets else "No question sets configured.")
     for listed in view.question_sets:
         if listed.left_out:
@@ -70,22 +73,28 @@ def _print_listing(view, origin: str | None) -> None:
     table = Table(title="Retrievers", title_justify="left")
     identifier_column(table, "retriever")
     table.add_column("kind")
+    asked = any(retriever.query_mode != "current" for retriever in view.retrievers)
+    if asked:  # only once a retriever asks turns otherwise than as typed (query_modes.py)
+        table.add_column("turns asked as")
     table.add_column("status")
     for retriever in view.retrievers:
         status = "ok" if retriever.problem is None else f"[red]problem:[/red] {escape(retriever.problem)}"
-        table.add_row(retriever.identifier, retriever.kind, status)
+        table.add_row(retriever.identifier, retriever.kind, *([retriever.query_mode] if asked else []), status)
     console.print(table if view.retrievers else "No retrievers configured.")
     _print_judges_and_logs(console, view)
 
 
 def _print_judges_and_logs(console, view) -> None:
-    """Only when configured: a configuration without judges or logs lists as it always did."""
+    """Only when configured: a configuration without judges, logs or rewriters lists as it always did."""
     if view.judges:
         rows = [(judge.identifier, judge.kind, judge.model or "—", judge.host or "—") for judge in view.judges]
         _print_listed(console, "Judges", ("judge", "kind", "model", "endpoint host"), rows)
     if view.query_logs:
         rows = [(log.identifier, log.path, log.format or "unknown", "on" if log.examples else "off") for log in view.query_logs]
         _print_listed(console, "Query logs", ("log", "path", "format", "examples"), rows)
+    if view.rewriters:
+        rows = [(rewriter.identifier, rewriter.kind, rewriter.model or "—", rewriter.host or "—") for rewriter in view.rewriters]
+        _print_listed(console, "Rewriters", ("rewriter", "kind", "model", "endpoint host"), rows)
 
 
 def _print_listed(console, title: str, headers: tuple[str, ...], rows) -> None:

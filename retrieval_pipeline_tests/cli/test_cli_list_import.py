@@ -269,3 +269,33 @@ def test_list_without_judges_or_query_logs_has_no_such_sections(cli, project):
 
     assert "Judges" not in listed.stdout and "Query logs" not in listed.stdout
     assert "judges" not in document and "query_logs" not in document
+
+
+def test_list_shows_a_sets_conversations_how_each_retriever_asks_turns_and_the_rewriters(cli, tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "Wings", "text": "Swept wings at speed."}\n', encoding="utf-8")
+    (tmp_path / "talks.yaml").write_text(
+        "identifier: talks\nname: Talks\nconversations:\n  - id: wings\n    turns:\n"
+        "      - {turn: 1, utterance: what do swept wings do?, form: match, expected_document_ids: [d1]}\n"
+        "      - {turn: 2, utterance: and at speed?, form: gap, expected_document_ids: [d1]}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "config.yaml").write_text(
+        "store: results\nquestion_sets: [{file: talks.yaml}]\nretrievers:\n"
+        "  asked: {kind: lexical, corpus: corpus.jsonl}\n"
+        "  rewritten: {kind: lexical, corpus: corpus.jsonl, conversation: {rewriter: chat}}\n"
+        "rewriters:\n  chat: {kind: openai, url: 'http://127.0.0.1:9/v1/chat/completions?key=k-123', model: small}\n",
+        encoding="utf-8",
+    )
+
+    result = cli("list", "--config", str(tmp_path / "config.yaml"))
+    document = json.loads(cli("list", "--config", str(tmp_path / "config.yaml"), "--json").stdout)
+
+    assert result.exit_code == 0, result.stderr
+    [set_row] = [line for line in result.stdout.splitlines() if "talks" in line]
+    assert [cell.strip() for cell in set_row.split("│")[2:6]] == ["2", "1", "1", "1"]  # questions, match, gap, conversations
+    assert any("rewritten" in line and "rewriter:chat" in line for line in result.stdout.splitlines())
+    assert any("chat" in line and "openai" in line and "127.0.0.1:9" in line for line in result.stdout.splitlines())
+    assert "k-123" not in result.stdout + json.dumps(document)
+    assert document["question_sets"][0]["conversations"] == 1
+    assert [r.get("query_mode") for r in document["retrievers"]] == [None, "rewriter:chat"]
+    assert document["rewriters"] == [{"identifier": "chat", "kind": "openai", "model": "small", "host": "127.0.0.1:9"}]

@@ -27,12 +27,16 @@ class ListedSet:
     source: str
     left_out: tuple[str, ...] | None = None
     """A set read from a BEIR folder: the queries judged only not relevant, left out. None for any other set."""
+    conversations: int | None = None
+    """How many conversations its turns make; None for a set of single questions."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Its entry of the `list --json` document: `left_out` only where a set can leave queries out."""
+        """Its entry of the `list --json` document: `left_out` only where a set can leave queries out,
+        `conversations` only where it has some."""
         document = asdict(self)
-        if self.left_out is None:
-            del document["left_out"]
+        for optional in ("left_out", "conversations"):
+            if document[optional] is None:
+                del document[optional]
         return document
 
 
@@ -42,6 +46,8 @@ class ListedRetriever:
     kind: str
     problem: str | None
     """Why it cannot be run (secrets scrubbed); None when it can."""
+    query_mode: str = "current"
+    """How it asks a conversation's turns (its `conversation:` key, query_modes.py)."""
 
     @property
     def status(self) -> str:
@@ -50,8 +56,8 @@ class ListedRetriever:
 
 @dataclass(frozen=True)
 class ListedJudge:
-    """A configured judge as far as it can be shown: its model and endpoint host, never headers or the url's
-    query (both may hold keys)."""
+    """A configured judge (or rewriter) as far as it can be shown: its model and endpoint host, never
+    headers or the url's query (both may hold keys)."""
 
     identifier: str
     kind: str
@@ -78,6 +84,7 @@ class ListingView:
     retrievers: tuple[ListedRetriever, ...]
     judges: tuple[ListedJudge, ...] = ()
     query_logs: tuple[ListedLog, ...] = ()
+    rewriters: tuple[ListedJudge, ...] = ()
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -90,9 +97,12 @@ class ListingView:
             "store": self.store_uri,
             "question_sets": [listed.to_dict() for listed in self.question_sets],
             "retrievers": [
-                {"identifier": r.identifier, "kind": r.kind, "status": r.status, "problem": r.problem} for r in self.retrievers
+                {"identifier": r.identifier, "kind": r.kind, "status": r.status, "problem": r.problem}
+                | ({"query_mode": r.query_mode} if r.query_mode != "current" else {})
+                for r in self.retrievers
             ],
             **({"judges": [asdict(judge) for judge in self.judges]} if self.judges else {}),
+            **({"rewriters": [asdict(rewriter) for rewriter in self.rewriters]} if self.rewriters else {}),
             **({"query_logs": [asdict(log) for log in self.query_logs]} if self.query_logs else {}),
         }
 
@@ -108,6 +118,7 @@ def listing_view(config: ProjectConfig) -> ListingView:
             question_set.counts_by_hard_class(),
             sets.source_of(identifier),
             config.set_left_out(identifier),
+            len(question_set.conversations) or None,
         )
         for identifier, question_set in sets.items()
     )
@@ -118,10 +129,11 @@ def listing_view(config: ProjectConfig) -> ListingView:
             problem = None
         except RetrievalEvalError as error:
             problem = scrub(str(error))
-        retrievers.append(ListedRetriever(name, spec.kind, problem))
+        retrievers.append(ListedRetriever(name, spec.kind, problem, spec.conversation.label))
     judges = tuple(_listed_judge(name, spec.kind, spec.params) for name, spec in config.judge_specs.items())
     logs = tuple(_listed_log(name, spec, config.resolve(spec.path)) for name, spec in config.query_logs.items())
-    return ListingView(config.source, config.store_uri, listed_sets, tuple(retrievers), judges, logs)
+    rewriters = tuple(_listed_judge(name, spec.kind, spec.params) for name, spec in config.rewriter_specs.items())
+    return ListingView(config.source, config.store_uri, listed_sets, tuple(retrievers), judges, logs, rewriters)
 
 
 def _listed_judge(name: str, kind: str, params: dict[str, Any]) -> ListedJudge:
