@@ -57,11 +57,11 @@ def test_each_later_turn_is_asked_with_the_endpoints_rewrite_of_the_conversation
         "how much ice have alpine glaciers lost? when did that begin?"
     )
     assert all(question.hit_at(1) for question in run.questions)
-    assert len(chat.bodies) == 2
-    prompt = chat.bodies[0]["messages"][0]["content"]
+    assert len(chat.bodies) == 2  # the two later turns, asked at once: in either order
+    [body] = [b for b in chat.bodies if "Last message: how are the blades checked afterwards?" in b["messages"][0]["content"]]
+    prompt = body["messages"][0]["content"]
     assert "user: what damage do bird strikes do to turbofan engines?\nassistant: They can crack the fan blades." in prompt
-    assert "Last message: how are the blades checked afterwards?" in prompt
-    assert (chat.bodies[0]["model"], chat.bodies[0]["temperature"]) == ("rule-rewriter", 0)
+    assert (body["model"], body["temperature"]) == ("rule-rewriter", 0)
 
 
 def test_a_second_run_asks_the_endpoint_nothing_and_a_new_prompt_asks_again(tmp_path, chat):
