@@ -211,17 +211,24 @@ def graph_levels(defs: Definitions) -> list[list[tuple[AssetKey, PartitionRun]]]
         selected = selection.resolve(defs.assets) if selection is not None else set()
         if len(selected) == 1:
             jobs[next(iter(selected))] = job.name
-    declared = list(upstream)
+    declared = _declared_order(defs)
     sorter = TopologicalSorter({key: upstream[key] & upstream.keys() for key in upstream})
     sorter.prepare()
     levels = []
     while sorter.is_active():
-        ready = sorted(sorter.get_ready(), key=declared.index)
+        ready = sorted(sorter.get_ready(), key=lambda key: declared.get(key, len(declared)))
         sorter.done(*ready)
         level = [(asset, request) for asset in ready if asset in jobs for request in _partition_runs(defs, jobs[asset])]
         if level:
             levels.append(level)
     return levels
+
+
+def _declared_order(defs: Definitions) -> dict[AssetKey, int]:
+    """Each asset's place in the list the definitions were given (a dense retriever's shards before the
+    retriever, so they encode first): Dagster's resolved specs come in no stable order across processes."""
+    keys = [key for asset in defs.assets or [] for key in getattr(asset, "keys", None) or [asset.key]]
+    return {key: index for index, key in enumerate(keys)}
 
 
 def _partition_runs(defs: Definitions, job: str) -> list[PartitionRun]:
